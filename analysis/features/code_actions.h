@@ -1,0 +1,42 @@
+// Code actions: the quick fixes of findings, and the refactors that need no profile (NVTX
+// ranges, a cudaProfilerApi capture window). Each action is a list of byte-offset edits that
+// leaves valid Python, and is not offered again once applied.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/features/diagnostics.h"
+
+namespace sightline::features {
+
+struct CodeAction {
+  std::string title;
+  std::string kind;  // "quickfix" or "refactor.rewrite"
+  std::vector<TextEdit> edits;
+  int finding = -1;  // for a quick fix: index into the findings passed in
+  bool preferred = false;
+};
+
+struct ActionOptions {
+  uint32_t profile_first_step = 10;  // first iteration inside the capture window (0-based)
+  uint32_t profile_last_step = 14;   // last iteration inside it
+};
+
+// Quick fixes of findings overlapping `selection`, then the refactors available there.
+std::vector<CodeAction> computeCodeActions(const source::SourceFile& file,
+                                           const source::SourceIndex& index, ByteRange selection,
+                                           const std::vector<Finding>& findings,
+                                           const ActionOptions& options);
+
+// The single refactors, for callers (commands, tests) that want one by name.
+std::optional<CodeAction> wrapInNvtxRange(const source::SourceFile& file,
+                                          const source::SourceIndex& index, ByteRange selection);
+std::optional<CodeAction> annotateTrainingStep(const source::SourceFile& file,
+                                               const source::SourceIndex& index, uint32_t offset);
+std::optional<CodeAction> limitProfilingWindow(const source::SourceFile& file,
+                                               const source::SourceIndex& index, uint32_t offset,
+                                               uint32_t first_step, uint32_t last_step);
+
+}  // namespace sightline::features

@@ -1,0 +1,181 @@
+// The index of one Python file: functions, classes, loops, calls, assignments, `with` blocks,
+// imports, statements, and what is knowable about names (tensors, nn.Modules, DataLoaders).
+// Built by one walk over the tree (source_index_walk.cpp). All ranges are byte offsets into the
+// SourceFile's text; indices into the vectors below are stable for one index, -1 means "none".
+// It does not decide what is a performance problem: that is analysis/features.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis/source/line_index.h"
+#include "analysis/source/source_file.h"
+
+namespace sightline::source {
+
+struct ImportBinding {
+  std::string local_name;      // the name bound in the file: "F", "DL", "torch"
+  std::string qualified_name;  // what it stands for: "torch.nn.functional", "torch.utils.data.DataLoader"
+  ByteRange range;             // the import statement
+};
+
+struct ClassInfo {
+  std::string name;
+  std::string qualified_name;       // "Outer.Inner"
+  std::vector<std::string> bases;   // base expressions as written, resolved through imports
+  ByteRange range;
+  bool is_module = false;           // derives (within this file) from torch.nn.Module
+};
+
+struct FunctionInfo {
+  std::string name;
+  std::string qualified_name;  // "Trainer._run_batch", "main.<locals>.step" is written "main.step"
+  ByteRange range;             // the whole definition, decorators excluded
+  ByteRange body;
+  uint32_t def_line = 0;       // 0-based line of the `def` keyword
+  uint32_t end_line = 0;       // 0-based last line
+  int class_index = -1;        // the class it is a method of
+  int parent_function = -1;
+  std::vector<std::string> parameters;
+  bool returns_tensor = false;  // some `return` gives a tensor (or a tuple holding one)
+  bool trains = false;          // calls backward()/optimizer.step(), directly or via this file
+  bool reached_from_training_loop = false;  // called (transitively) from a training loop's body
+};
+
+enum class LoopKind { For, While };
+
+struct LoopInfo {
+  LoopKind kind = LoopKind::For;
+  ByteRange range;       // the whole statement
+  ByteRange header;      // from `for`/`while` to the colon
+  ByteRange body;
+  int parent_loop = -1;  // enclosing loop in the same function
+  int function = -1;
+  int depth = 0;         // 0 for an outermost loop of its function
+  std::vector<std::string> targets;  // names bound by a `for` target, in order
+  std::string iterable;              // the iterable's text
+  bool iterates_dataloader = false;
+  bool is_training = false;          // see SourceIndex::training loop rules in the .cpp
+};
+
+struct Argument {
+  std::string keyword;  // empty for a positional argument
+  std::string value_text;
+  ByteRange range;      // the whole argument (`pin_memory=True`)
+  ByteRange value;
+  bool is_splat = false;  // *args / **kwargs
+};
+
+struct CallInfo {
+  ByteRange range;           // the whole call expression
+  ByteRange callee;          // the function expression
+  ByteRange arguments;       // the argument list, parentheses included
+  std::string callee_text;   // as written: "x.to", "torch.cuda.synchronize", "DL"
+  std::string resolved;      // imports applied: "torch.utils.data.DataLoader"
+  std::string method;        // last name of the callee: "to", "synchronize", "DataLoader"
+  std::string receiver_text; // for `a.b.c(...)`: "a.b"; empty for plain names
+  int receiver_call = -1;    // the receiver is itself this call: `torch.zeros(3).cuda()`
+  std::vector<Argument> args;
+  int function = -1;
+  int loop = -1;             // innermost enclosing loop
+  int statement = -1;        // innermost enclosing statement
+  bool in_fstring = false;   // inside an f-string interpolation
+};
+
+struct AssignmentInfo {
+  std::vector<std::string> targets;  // names and attribute paths (`self.model`) it binds
+  ByteRange range;
+  ByteRange value;
+  std::string value_text;
+  std::string op;            // "=" or the augmented operator ("+=")
+  int value_call = -1;       // the value is this call
+  int function = -1;
+  int loop = -1;
+  int statement = -1;
+};
+
+struct WithInfo {
+  ByteRange range;
+  ByteRange body;
+  std::vector<int> item_calls;  // calls that are the context managers
+  int function = -1;
+  int statement = -1;
+};
+
+// A statement as the unit that code actions move and wrap.
+struct StatementInfo {
+  std::string kind;     // tree-sitter type: "expression_statement", "for_statement", ...
+  ByteRange range;      // from its first byte to its last (comments after it excluded)
+  uint32_t first_line = 0;
+  uint32_t last_line = 0;
+  uint32_t indent = 0;  // column (bytes) of its first byte
+  int block = -1;       // the block holding it
+};
+
+// A suite of statements: the module, or the body of a def/class/loop/if/with/try.
+struct BlockInfo {
+  ByteRange range;
+  int owner_statement = -1;  // -1 for the module
+  std::vector<int> statements;
+};
+
+// A place where Python turns a value into a host bool/str: `if t:`, `f"{t}"`, `print(t)`.
+struct ValueUse {
+  enum class Kind { Condition, FormatField, PrintArgument } kind = Kind::Condition;
+  std::string expression;  // the used expression's text
+  ByteRange range;
+  int function = -1;
+  int loop = -1;
+};
+
+// What a name (or `self.attr` path) is known to hold.
+enum class ValueKind { Unknown, Tensor, Module, DataLoader, Optimizer, Device };
+
+class SourceIndex {
+ public:
+  std::vector<ImportBinding> imports;
+  std::vector<ClassInfo> classes;
+  std::vector<FunctionInfo> functions;
+  std::vector<LoopInfo> loops;
+  std::vector<CallInfo> calls;
+  std::vector<AssignmentInfo> assignments;
+  std::vector<WithInfo> withs;
+  std::vector<StatementInfo> statements;
+  std::vector<BlockInfo> blocks;  // blocks[0] is the module
+  std::vector<ValueUse> value_uses;
+  std::vector<ByteRange> comments;
+  std::vector<ByteRange> multiline_strings;  // string literals spanning lines (not re-indented)
+  bool has_syntax_errors = false;
+
+  // Expands the first name of a dotted expression through the file's imports:
+  // "F.relu" -> "torch.nn.functional.relu", "nvtx.range_push" -> "torch.cuda.nvtx.range_push".
+  std::string resolve(const std::string& dotted) const;
+  // The local name bound to `qualified` by an import, or "" ("torch" for `import torch`).
+  std::string localNameFor(const std::string& qualified) const;
+
+  // What `expression` (a name or `self.attr`) holds in function `function` (-1: module scope).
+  ValueKind kindOf(const std::string& expression, int function) const;
+
+  // True when the loop, or any loop enclosing it, is a training loop.
+  bool inTrainingLoop(int loop) const;
+  // A training context: inside a training loop, or in a function a training loop calls.
+  bool inTrainingContext(int loop, int function) const;
+  // The innermost block holding `offset` (the module block when none deeper does).
+  int blockAt(uint32_t offset) const;
+  // The outermost statement of `block` that contains `offset`, or -1.
+  int statementInBlockAt(int block, uint32_t offset) const;
+  int functionAt(uint32_t offset) const;
+
+  // Scope tables: scope 0 is the module, scope f+1 is functions[f]; class attributes
+  // (`self.x` assigned in any method) live per class.
+  std::vector<std::map<std::string, ValueKind>> scope_values;
+  std::vector<std::map<std::string, ValueKind>> class_attribute_values;
+};
+
+// Builds the index; never fails (a tree with errors gives a partial index).
+SourceIndex buildSourceIndex(const SourceFile& file);
+
+}  // namespace sightline::source

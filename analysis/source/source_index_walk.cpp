@@ -1,0 +1,679 @@
+// The one walk over a tree-sitter tree that fills a SourceIndex. TSNode stays in this file.
+// Name knowledge (tensor / module / loader ...) is flow-insensitive per scope: the walk runs
+// twice so that calls to functions defined further down see what those functions return.
+#include <tree_sitter/api.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <functional>
+
+#include "analysis/source/source_index.h"
+#include "analysis/source/source_index_rules.h"
+
+namespace sightline::source {
+namespace {
+
+bool isType(TSNode n, const char* type) { return std::strcmp(ts_node_type(n), type) == 0; }
+
+TSNode field(TSNode n, const char* name) {
+  return ts_node_child_by_field_name(n, name, static_cast<uint32_t>(std::strlen(name)));
+}
+
+ByteRange rangeOf(TSNode n) { return {ts_node_start_byte(n), ts_node_end_byte(n)}; }
+
+const std::set<std::string>& statementTypes() {
+  static const std::set<std::string> types = {
+      "expression_statement", "return_statement", "delete_statement", "raise_statement",
+      "pass_statement", "break_statement", "continue_statement", "import_statement",
+      "import_from_statement", "future_import_statement", "global_statement",
+      "nonlocal_statement", "assert_statement", "print_statement", "exec_statement",
+      "type_alias_statement", "if_statement", "for_statement", "while_statement",
+      "try_statement", "with_statement", "function_definition", "class_definition",
+      "decorated_definition", "match_statement"};
+  return types;
+}
+
+struct Context {
+  int function = -1;
+  int cls = -1;
+  int loop = -1;
+  int statement = -1;
+  int block = 0;
+  int depth = 0;  // loop depth inside the current function
+  bool in_fstring = false;
+};
+
+class Walker {
+ public:
+  Walker(const SourceFile& file, SourceIndex& index, const WalkKnowledge& known)
+      : text_(file.text()), index_(index), known_(known), tensor_functions_(known.tensor_functions) {}
+
+  void walkModule(TSNode root) {
+    index_.blocks.push_back({rangeOf(root), -1, {}});
+    index_.scope_values.emplace_back();
+    Context ctx;
+    visitBlockChildren(root, ctx, 0);
+  }
+
+ private:
+  std::string textOf(TSNode n) const {
+    return text_.substr(ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n));
+  }
+
+  std::map<std::string, ValueKind>& scopeFor(const Context& ctx) {
+    return index_.scope_values[static_cast<size_t>(ctx.function + 1)];
+  }
+
+  void bind(const std::string& target, ValueKind kind, const Context& ctx) {
+    if (target.rfind("self.", 0) == 0 && ctx.function >= 0) {
+      int cls = index_.functions[static_cast<size_t>(ctx.function)].class_index;
+      if (cls >= 0) {
+        auto& attrs = index_.class_attribute_values[static_cast<size_t>(cls)];
+        // A later Unknown assignment does not erase what an earlier one established.
+        if (kind != ValueKind::Unknown || !attrs.count(target)) attrs[target] = kind;
+        return;
+      }
+    }
+    auto& scope = scopeFor(ctx);
+    if (kind != ValueKind::Unknown || !scope.count(target)) scope[target] = kind;
+  }
+
+  // Statements of a block (or the module), each recorded before it is visited.
+  void visitBlockChildren(TSNode block, Context ctx, int block_index) {
+    uint32_t count = ts_node_named_child_count(block);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode child = ts_node_named_child(block, i);
+      if (isType(child, "comment")) {
+        index_.comments.push_back(rangeOf(child));
+        continue;
+      }
+      if (!statementTypes().count(ts_node_type(child))) {
+        visit(child, ctx);
+        continue;
+      }
+      StatementInfo st;
+      st.kind = ts_node_type(child);
+      st.range = rangeOf(child);
+      st.first_line = ts_node_start_point(child).row;
+      st.last_line = ts_node_end_point(child).row;
+      // An end at column 0 belongs to the line before (a compound statement's trailing newline).
+      if (ts_node_end_point(child).column == 0 && st.last_line > st.first_line) --st.last_line;
+      st.indent = ts_node_start_point(child).column;
+      st.block = block_index;
+      int st_index = static_cast<int>(index_.statements.size());
+      index_.statements.push_back(st);
+      index_.blocks[static_cast<size_t>(block_index)].statements.push_back(st_index);
+      Context inner = ctx;
+      inner.statement = st_index;
+      visit(child, inner);
+    }
+  }
+
+  int newBlock(TSNode block, const Context& ctx) {
+    int b = static_cast<int>(index_.blocks.size());
+    index_.blocks.push_back({rangeOf(block), ctx.statement, {}});
+    return b;
+  }
+
+  void visitBlock(TSNode block, Context ctx) {
+    if (ts_node_is_null(block)) return;
+    if (!isType(block, "block")) {
+      visit(block, ctx);
+      return;
+    }
+    ctx.block = newBlock(block, ctx);
+    visitBlockChildren(block, ctx, ctx.block);
+  }
+
+  void visitChildren(TSNode n, const Context& ctx) {
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) visit(ts_node_named_child(n, i), ctx);
+  }
+
+  void visit(TSNode n, Context ctx) {
+    const char* type = ts_node_type(n);
+    if (!std::strcmp(type, "comment")) {
+      index_.comments.push_back(rangeOf(n));
+    } else if (!std::strcmp(type, "function_definition")) {
+      visitFunction(n, ctx);
+    } else if (!std::strcmp(type, "class_definition")) {
+      visitClass(n, ctx);
+    } else if (!std::strcmp(type, "for_statement")) {
+      visitFor(n, ctx);
+    } else if (!std::strcmp(type, "while_statement")) {
+      visitWhile(n, ctx);
+    } else if (!std::strcmp(type, "with_statement")) {
+      visitWith(n, ctx);
+    } else if (!std::strcmp(type, "if_statement") || !std::strcmp(type, "elif_clause")) {
+      visitIf(n, ctx);
+    } else if (!std::strcmp(type, "block")) {
+      visitBlock(n, ctx);
+    } else if (!std::strcmp(type, "import_statement") ||
+               !std::strcmp(type, "import_from_statement")) {
+      visitImport(n);
+    } else if (!std::strcmp(type, "assignment") || !std::strcmp(type, "augmented_assignment")) {
+      visitAssignment(n, ctx);
+    } else if (!std::strcmp(type, "call")) {
+      visitCall(n, ctx);
+    } else if (!std::strcmp(type, "interpolation")) {
+      visitInterpolation(n, ctx);
+    } else if (!std::strcmp(type, "return_statement")) {
+      visitReturn(n, ctx);
+    } else if (!std::strcmp(type, "string")) {
+      if (ts_node_start_point(n).row != ts_node_end_point(n).row)
+        index_.multiline_strings.push_back(rangeOf(n));
+      visitChildren(n, ctx);
+    } else {
+      visitChildren(n, ctx);
+    }
+  }
+
+  std::vector<std::string> parameterNames(TSNode params, int function_index) {
+    std::vector<std::string> names;
+    if (ts_node_is_null(params)) return names;
+    uint32_t count = ts_node_named_child_count(params);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode p = ts_node_named_child(params, i);
+      TSNode name_node = p;
+      TSNode type_node = field(p, "type");
+      if (isType(p, "default_parameter") || isType(p, "typed_default_parameter")) {
+        name_node = field(p, "name");
+      } else if (isType(p, "typed_parameter")) {
+        name_node = ts_node_named_child(p, 0);
+      }
+      if (ts_node_is_null(name_node) || !isType(name_node, "identifier")) continue;
+      std::string name = textOf(name_node);
+      names.push_back(name);
+      if (!ts_node_is_null(type_node)) {
+        ValueKind kind = kindOfTypeAnnotation(index_.resolve(textOf(type_node)));
+        if (kind != ValueKind::Unknown)
+          index_.scope_values[static_cast<size_t>(function_index + 1)][name] = kind;
+      }
+    }
+    return names;
+  }
+
+  void visitFunction(TSNode n, Context ctx) {
+    FunctionInfo f;
+    f.name = textOf(field(n, "name"));
+    std::string prefix;
+    if (ctx.function >= 0) prefix = index_.functions[static_cast<size_t>(ctx.function)].qualified_name + ".";
+    else if (ctx.cls >= 0) prefix = index_.classes[static_cast<size_t>(ctx.cls)].qualified_name + ".";
+    f.qualified_name = prefix + f.name;
+    f.range = rangeOf(n);
+    TSNode body = field(n, "body");
+    if (!ts_node_is_null(body)) f.body = rangeOf(body);
+    f.def_line = ts_node_start_point(n).row;
+    f.end_line = ts_node_end_point(n).row;
+    f.class_index = ctx.function >= 0 ? -1 : ctx.cls;
+    f.parent_function = ctx.function;
+    f.returns_tensor = tensor_functions_.count(f.qualified_name) > 0;
+    int index = static_cast<int>(index_.functions.size());
+    index_.functions.push_back(f);
+    index_.scope_values.emplace_back();
+    index_.functions[static_cast<size_t>(index)].parameters =
+        parameterNames(field(n, "parameters"), index);
+    if (auto it = known_.tensor_parameters.find(f.qualified_name); it != known_.tensor_parameters.end()) {
+      auto& scope = index_.scope_values[static_cast<size_t>(index + 1)];
+      for (const auto& p : it->second)
+        if (!scope.count(p)) scope[p] = ValueKind::Tensor;
+    }
+    Context inner = ctx;
+    inner.function = index;
+    inner.loop = -1;
+    inner.depth = 0;
+    visitBlock(body, inner);
+  }
+
+  void visitClass(TSNode n, Context ctx) {
+    ClassInfo c;
+    c.name = textOf(field(n, "name"));
+    c.qualified_name = ctx.cls >= 0 ? index_.classes[static_cast<size_t>(ctx.cls)].qualified_name + "." + c.name : c.name;
+    c.range = rangeOf(n);
+    TSNode bases = field(n, "superclasses");
+    if (!ts_node_is_null(bases)) {
+      uint32_t count = ts_node_named_child_count(bases);
+      for (uint32_t i = 0; i < count; ++i) {
+        TSNode b = ts_node_named_child(bases, i);
+        if (isType(b, "keyword_argument") || isType(b, "comment")) continue;
+        std::string base = textOf(b);
+        c.bases.push_back(index_.resolve(base));
+        for (const auto& other : index_.classes)
+          if (other.name == base && other.is_module) c.is_module = true;
+      }
+    }
+    for (const auto& base : c.bases)
+      if (isTorchModuleClass(base)) c.is_module = true;
+    int index = static_cast<int>(index_.classes.size());
+    index_.classes.push_back(c);
+    index_.class_attribute_values.emplace_back();
+    Context inner = ctx;
+    inner.cls = index;
+    visitBlock(field(n, "body"), inner);
+  }
+
+  void collectTargets(TSNode n, std::vector<std::string>& out) {
+    if (ts_node_is_null(n)) return;
+    if (isType(n, "identifier") || isType(n, "attribute")) {
+      out.push_back(textOf(n));
+      return;
+    }
+    if (isType(n, "pattern_list") || isType(n, "tuple_pattern") || isType(n, "list_pattern") ||
+        isType(n, "expression_list") || isType(n, "tuple") || isType(n, "list") ||
+        isType(n, "parenthesized_expression")) {
+      uint32_t count = ts_node_named_child_count(n);
+      for (uint32_t i = 0; i < count; ++i) collectTargets(ts_node_named_child(n, i), out);
+    }
+  }
+
+  // The expression of a `for` iterable without a wrapping enumerate()/tqdm()/iter().
+  TSNode unwrapIterable(TSNode n, bool& enumerated) {
+    while (isType(n, "call")) {
+      std::string callee = textOf(field(n, "function"));
+      TSNode args = field(n, "arguments");
+      if (ts_node_is_null(args) || ts_node_named_child_count(args) == 0) break;
+      if (callee == "enumerate") enumerated = true;
+      if (callee != "enumerate" && callee != "iter" && callee.find("tqdm") == std::string::npos) break;
+      n = ts_node_named_child(args, 0);
+    }
+    return n;
+  }
+
+  void visitFor(TSNode n, Context ctx) {
+    LoopInfo loop;
+    loop.kind = LoopKind::For;
+    loop.range = rangeOf(n);
+    TSNode body = field(n, "body");
+    loop.header = {ts_node_start_byte(n), ts_node_is_null(body) ? ts_node_end_byte(n) : ts_node_start_byte(body)};
+    if (!ts_node_is_null(body)) loop.body = rangeOf(body);
+    loop.parent_loop = ctx.loop;
+    loop.function = ctx.function;
+    loop.depth = ctx.depth;
+    TSNode left = field(n, "left");
+    TSNode right = field(n, "right");
+    collectTargets(left, loop.targets);
+    bool enumerated = false;
+    if (!ts_node_is_null(right)) {
+      loop.iterable = textOf(right);
+      visit(right, ctx);  // evaluated once, in the enclosing loop
+      TSNode inner = unwrapIterable(right, enumerated);
+      loop.iterates_dataloader = kindOfExpression(inner, ctx) == ValueKind::DataLoader;
+    }
+    int index = static_cast<int>(index_.loops.size());
+    index_.loops.push_back(loop);
+    if (loop.iterates_dataloader) {
+      for (size_t i = enumerated ? 1 : 0; i < loop.targets.size(); ++i)
+        bind(loop.targets[i], ValueKind::Tensor, ctx);
+    }
+    Context inner = ctx;
+    inner.loop = index;
+    inner.depth = ctx.depth + 1;
+    visitBlock(body, inner);
+    TSNode alt = field(n, "alternative");
+    if (!ts_node_is_null(alt)) visit(alt, ctx);
+  }
+
+  void visitWhile(TSNode n, Context ctx) {
+    LoopInfo loop;
+    loop.kind = LoopKind::While;
+    loop.range = rangeOf(n);
+    TSNode body = field(n, "body");
+    loop.header = {ts_node_start_byte(n), ts_node_is_null(body) ? ts_node_end_byte(n) : ts_node_start_byte(body)};
+    if (!ts_node_is_null(body)) loop.body = rangeOf(body);
+    loop.parent_loop = ctx.loop;
+    loop.function = ctx.function;
+    loop.depth = ctx.depth;
+    int index = static_cast<int>(index_.loops.size());
+    index_.loops.push_back(loop);
+    Context inner = ctx;
+    inner.loop = index;
+    inner.depth = ctx.depth + 1;
+    TSNode cond = field(n, "condition");
+    if (!ts_node_is_null(cond)) {
+      recordCondition(cond, inner);
+      visit(cond, inner);
+    }
+    visitBlock(body, inner);
+    TSNode alt = field(n, "alternative");
+    if (!ts_node_is_null(alt)) visit(alt, ctx);
+  }
+
+  void recordCondition(TSNode cond, const Context& ctx) {
+    if (isType(cond, "not_operator")) cond = field(cond, "argument");
+    if (ts_node_is_null(cond)) return;
+    if (isType(cond, "identifier") || isType(cond, "attribute"))
+      index_.value_uses.push_back({ValueUse::Kind::Condition, textOf(cond), rangeOf(cond), ctx.function, ctx.loop});
+  }
+
+  void visitIf(TSNode n, Context ctx) {
+    TSNode cond = field(n, "condition");
+    if (!ts_node_is_null(cond)) {
+      recordCondition(cond, ctx);
+      visit(cond, ctx);
+    }
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode child = ts_node_named_child(n, i);
+      if (ts_node_eq(child, cond)) continue;
+      if (isType(child, "else_clause")) visitBlock(field(child, "body"), ctx);
+      else visit(child, ctx);
+    }
+  }
+
+  void visitWith(TSNode n, Context ctx) {
+    WithInfo w;
+    w.range = rangeOf(n);
+    w.function = ctx.function;
+    w.statement = ctx.statement;
+    TSNode body = field(n, "body");
+    if (!ts_node_is_null(body)) w.body = rangeOf(body);
+    int index = static_cast<int>(index_.withs.size());
+    index_.withs.push_back(w);
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode clause = ts_node_named_child(n, i);
+      if (!isType(clause, "with_clause")) continue;
+      uint32_t items = ts_node_named_child_count(clause);
+      for (uint32_t j = 0; j < items; ++j) {
+        TSNode item = ts_node_named_child(clause, j);
+        TSNode value = isType(item, "with_item") ? field(item, "value") : item;
+        if (ts_node_is_null(value)) continue;
+        if (isType(value, "as_pattern")) value = ts_node_named_child(value, 0);
+        if (isType(value, "call")) {
+          int call = visitCall(value, ctx);
+          index_.withs[static_cast<size_t>(index)].item_calls.push_back(call);
+        } else {
+          visit(value, ctx);
+        }
+      }
+    }
+    visitBlock(body, ctx);
+  }
+
+  void visitImport(TSNode n) {
+    ByteRange range = rangeOf(n);
+    if (isType(n, "import_statement")) {
+      uint32_t count = ts_node_named_child_count(n);
+      for (uint32_t i = 0; i < count; ++i) {
+        TSNode item = ts_node_named_child(n, i);
+        if (isType(item, "aliased_import")) {
+          index_.imports.push_back({textOf(field(item, "alias")), textOf(field(item, "name")), range});
+        } else if (isType(item, "dotted_name")) {
+          // `import torch.nn` binds `torch`.
+          std::string dotted = textOf(item);
+          std::string head = dotted.substr(0, dotted.find('.'));
+          index_.imports.push_back({head, head, range});
+        }
+      }
+      return;
+    }
+    std::string module = textOf(field(n, "module_name"));
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode item = ts_node_named_child(n, i);
+      if (ts_node_eq(item, field(n, "module_name"))) continue;
+      if (isType(item, "aliased_import")) {
+        index_.imports.push_back({textOf(field(item, "alias")), module + "." + textOf(field(item, "name")), range});
+      } else if (isType(item, "dotted_name")) {
+        std::string name = textOf(item);
+        index_.imports.push_back({name, module + "." + name, range});
+      }
+    }
+  }
+
+  void visitAssignment(TSNode n, Context ctx) {
+    AssignmentInfo a;
+    a.range = rangeOf(n);
+    a.function = ctx.function;
+    a.loop = ctx.loop;
+    a.statement = ctx.statement;
+    TSNode left = field(n, "left");
+    TSNode right = field(n, "right");
+    a.op = "=";
+    if (isType(n, "augmented_assignment")) a.op = textOf(field(n, "operator"));
+    collectTargets(left, a.targets);
+    // Chained `a = b = value`: the inner assignment is visited (and binds) first.
+    while (!ts_node_is_null(right) && isType(right, "assignment")) {
+      visitAssignment(right, ctx);
+      right = field(right, "right");
+    }
+    int index = static_cast<int>(index_.assignments.size());
+    index_.assignments.push_back(a);
+    if (ts_node_is_null(right)) return;
+    index_.assignments[static_cast<size_t>(index)].value = rangeOf(right);
+    index_.assignments[static_cast<size_t>(index)].value_text = textOf(right);
+    if (isType(right, "call")) {
+      int call = visitCall(right, ctx);
+      index_.assignments[static_cast<size_t>(index)].value_call = call;
+    } else {
+      visit(right, ctx);
+    }
+    visitSubscriptTargets(left, ctx);
+    auto targets = index_.assignments[static_cast<size_t>(index)].targets;
+    if (a.op != "=") {
+      // `total += loss` keeps or makes `total` a tensor.
+      if (kindOfExpression(right, ctx) == ValueKind::Tensor)
+        for (const auto& t : targets) bind(t, ValueKind::Tensor, ctx);
+      return;
+    }
+    bool pairwise = (isType(right, "expression_list") || isType(right, "tuple")) &&
+                    ts_node_named_child_count(right) == targets.size() &&
+                    (isType(left, "pattern_list") || isType(left, "tuple_pattern"));
+    if (pairwise) {
+      for (uint32_t i = 0; i < targets.size(); ++i)
+        bind(targets[i], kindOfExpression(ts_node_named_child(right, i), ctx), ctx);
+      return;
+    }
+    ValueKind kind = kindOfExpression(right, ctx);
+    if (targets.size() > 1 && kind != ValueKind::Tensor) kind = ValueKind::Unknown;
+    for (const auto& t : targets) bind(t, kind, ctx);
+  }
+
+  // Calls inside subscript/attribute targets (`x[f(i)] = ...`) still count.
+  void visitSubscriptTargets(TSNode left, const Context& ctx) {
+    if (ts_node_is_null(left)) return;
+    if (isType(left, "subscript")) visitChildren(left, ctx);
+  }
+
+  int visitCall(TSNode n, Context ctx) {
+    CallInfo c;
+    c.range = rangeOf(n);
+    TSNode fn = field(n, "function");
+    TSNode args = field(n, "arguments");
+    c.callee = rangeOf(fn);
+    c.callee_text = textOf(fn);
+    c.resolved = index_.resolve(c.callee_text);
+    if (!ts_node_is_null(args)) c.arguments = rangeOf(args);
+    c.function = ctx.function;
+    c.loop = ctx.loop;
+    c.statement = ctx.statement;
+    c.in_fstring = ctx.in_fstring;
+    if (isType(fn, "attribute")) {
+      TSNode obj = field(fn, "object");
+      c.method = textOf(field(fn, "attribute"));
+      c.receiver_text = textOf(obj);
+    } else {
+      c.method = c.callee_text;
+    }
+    if (!ts_node_is_null(args) && isType(args, "argument_list")) {
+      uint32_t count = ts_node_named_child_count(args);
+      for (uint32_t i = 0; i < count; ++i) {
+        TSNode a = ts_node_named_child(args, i);
+        if (isType(a, "comment")) continue;
+        Argument arg;
+        arg.range = rangeOf(a);
+        if (isType(a, "keyword_argument")) {
+          arg.keyword = textOf(field(a, "name"));
+          TSNode v = field(a, "value");
+          if (!ts_node_is_null(v)) {
+            arg.value = rangeOf(v);
+            arg.value_text = textOf(v);
+          }
+        } else {
+          arg.is_splat = isType(a, "list_splat") || isType(a, "dictionary_splat");
+          arg.value = arg.range;
+          arg.value_text = textOf(a);
+        }
+        c.args.push_back(arg);
+      }
+    }
+    int index = static_cast<int>(index_.calls.size());
+    index_.calls.push_back(c);
+    if (isType(fn, "attribute")) {
+      TSNode obj = field(fn, "object");
+      if (isType(obj, "call")) index_.calls[static_cast<size_t>(index)].receiver_call = visitCall(obj, ctx);
+      else visit(obj, ctx);
+    } else {
+      visit(fn, ctx);
+    }
+    if (!ts_node_is_null(args)) {
+      if (c.resolved == "print" && isType(args, "argument_list")) {
+        uint32_t count = ts_node_named_child_count(args);
+        for (uint32_t i = 0; i < count; ++i) {
+          TSNode a = ts_node_named_child(args, i);
+          if (isType(a, "identifier") || isType(a, "attribute"))
+            index_.value_uses.push_back({ValueUse::Kind::PrintArgument, textOf(a), rangeOf(a), ctx.function, ctx.loop});
+        }
+      }
+      visit(args, ctx);
+    }
+    noteCallEvidence(index_.calls[static_cast<size_t>(index)], fn, ctx);
+    return index;
+  }
+
+  // What a call tells about names: `x.backward()` means x is a tensor; tensors passed to a
+  // function of this file make its parameters tensors (used by the next walk).
+  void noteCallEvidence(const CallInfo& call, TSNode fn, const Context& ctx) {
+    if (call.method == "backward" && isType(fn, "attribute")) {
+      TSNode obj = field(fn, "object");
+      if ((isType(obj, "identifier") || isType(obj, "attribute")) &&
+          index_.kindOf(call.receiver_text, ctx.function) == ValueKind::Unknown)
+        bind(call.receiver_text, ValueKind::Tensor, ctx);
+    }
+    bool local_callee = call.receiver_text.empty() || call.receiver_text == "self";
+    if (!local_callee) return;
+    size_t position = 0;
+    for (const auto& arg : call.args) {
+      if (!arg.keyword.empty() || arg.is_splat) break;
+      if (index_.kindOf(arg.value_text, ctx.function) == ValueKind::Tensor)
+        learned_.tensor_arguments[call.callee_text].insert(position);
+      ++position;
+    }
+  }
+
+  void visitInterpolation(TSNode n, Context ctx) {
+    TSNode expr = field(n, "expression");
+    if (ts_node_is_null(expr)) expr = ts_node_named_child(n, 0);
+    if (ts_node_is_null(expr)) return;
+    if (isType(expr, "identifier") || isType(expr, "attribute"))
+      index_.value_uses.push_back({ValueUse::Kind::FormatField, textOf(expr), rangeOf(expr), ctx.function, ctx.loop});
+    ctx.in_fstring = true;
+    visit(expr, ctx);
+  }
+
+  void visitReturn(TSNode n, Context ctx) {
+    visitChildren(n, ctx);
+    if (ctx.function < 0 || ts_node_named_child_count(n) == 0) return;
+    TSNode value = ts_node_named_child(n, 0);
+    bool tensor = kindOfExpression(value, ctx) == ValueKind::Tensor;
+    if (isType(value, "expression_list") || isType(value, "tuple")) {
+      uint32_t count = ts_node_named_child_count(value);
+      for (uint32_t i = 0; i < count; ++i)
+        tensor = tensor || kindOfExpression(ts_node_named_child(value, i), ctx) == ValueKind::Tensor;
+    }
+    if (tensor) {
+      auto& f = index_.functions[static_cast<size_t>(ctx.function)];
+      f.returns_tensor = true;
+      learned_.tensor_functions.insert(f.qualified_name);
+    }
+  }
+
+  // What an expression evaluates to, from what the walk knows so far.
+  ValueKind kindOfExpression(TSNode n, const Context& ctx) {
+    if (ts_node_is_null(n)) return ValueKind::Unknown;
+    const char* type = ts_node_type(n);
+    if (!std::strcmp(type, "identifier") || !std::strcmp(type, "attribute"))
+      return index_.kindOf(textOf(n), ctx.function);
+    if (!std::strcmp(type, "parenthesized_expression") || !std::strcmp(type, "unary_operator"))
+      return kindOfExpression(ts_node_named_child(n, 0), ctx);
+    if (!std::strcmp(type, "subscript"))
+      return kindOfExpression(field(n, "value"), ctx) == ValueKind::Tensor ? ValueKind::Tensor : ValueKind::Unknown;
+    if (!std::strcmp(type, "binary_operator")) {
+      bool t = kindOfExpression(field(n, "left"), ctx) == ValueKind::Tensor ||
+               kindOfExpression(field(n, "right"), ctx) == ValueKind::Tensor;
+      return t ? ValueKind::Tensor : ValueKind::Unknown;
+    }
+    if (!std::strcmp(type, "conditional_expression")) {
+      ValueKind k = kindOfExpression(ts_node_named_child(n, 0), ctx);
+      return k != ValueKind::Unknown ? k : kindOfExpression(ts_node_named_child(n, 2), ctx);
+    }
+    if (!std::strcmp(type, "call")) return kindOfCall(n, ctx);
+    if (!std::strcmp(type, "string")) {
+      std::string literal = textOf(n);
+      if (literal.size() > 5 && literal.compare(1, 4, "cuda") == 0) return ValueKind::Device;
+    }
+    return ValueKind::Unknown;
+  }
+
+  ValueKind kindOfCall(TSNode n, const Context& ctx) {
+    TSNode fn = field(n, "function");
+    std::string callee = textOf(fn);
+    std::string resolved = index_.resolve(callee);
+    // A class of this file.
+    for (const auto& c : index_.classes)
+      if (c.name == callee) return c.is_module ? ValueKind::Module : ValueKind::Unknown;
+    if (tensor_functions_.count(callee)) return ValueKind::Tensor;
+    if (isType(fn, "attribute")) {
+      TSNode obj = field(fn, "object");
+      std::string method = textOf(field(fn, "attribute"));
+      if (textOf(obj) == "self" && ctx.function >= 0) {
+        int cls = index_.functions[static_cast<size_t>(ctx.function)].class_index;
+        if (cls >= 0 && tensor_functions_.count(index_.classes[static_cast<size_t>(cls)].qualified_name + "." + method))
+          return ValueKind::Tensor;
+      }
+      ValueKind receiver = ValueKind::Unknown;
+      if (!isType(obj, "identifier") || index_.resolve(textOf(obj)) == textOf(obj))
+        receiver = kindOfExpression(obj, ctx);
+      if (receiver == ValueKind::Module) {
+        return returnsModule(method) ? ValueKind::Module : ValueKind::Unknown;
+      }
+      if (receiver == ValueKind::Tensor)
+        return tensorMethodReturnsTensor(method) ? ValueKind::Tensor : ValueKind::Unknown;
+      // `Net().to(device)`: an instance of a class we cannot see is most likely a module.
+      if (receiver == ValueKind::Unknown && isType(obj, "call")) {
+        std::string cls = textOf(field(obj, "function"));
+        std::string last = cls.substr(cls.rfind('.') == std::string::npos ? 0 : cls.rfind('.') + 1);
+        if (!last.empty() && std::isupper(static_cast<unsigned char>(last[0])) && returnsModule(method))
+          return ValueKind::Module;
+      }
+      // `.to()`/`.cuda()` of something not known to be a module gives a tensor.
+      if (receiver == ValueKind::Unknown && (method == "to" || method == "cuda"))
+        return ValueKind::Tensor;
+    }
+    ValueKind kind = kindOfResolvedCallee(resolved);
+    if (kind != ValueKind::Unknown) return kind;
+    // Calling an nn.Module instance runs its forward: a tensor.
+    if (index_.kindOf(callee, ctx.function) == ValueKind::Module) return ValueKind::Tensor;
+    return ValueKind::Unknown;
+  }
+
+ public:
+  WalkKnowledge learned_;
+
+ private:
+  const std::string& text_;
+  SourceIndex& index_;
+  const WalkKnowledge& known_;
+  const std::set<std::string>& tensor_functions_;
+};
+
+}  // namespace
+
+void walkTree(const SourceFile& file, SourceIndex& index, const WalkKnowledge& known, WalkKnowledge& learned) {
+  Walker walker(file, index, known);
+  walker.walkModule(ts_tree_root_node(file.tree()));
+  learned = std::move(walker.learned_);
+}
+
+}  // namespace sightline::source

@@ -1,0 +1,51 @@
+# Shared by scripts/demo.sh and scripts/test.sh: install what is missing (apt and npm only),
+# then configure and build. Idempotent: a second run only rebuilds what changed.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+APT_PACKAGES=(g++ cmake ninja-build pkg-config nodejs npm nlohmann-json3-dev libboost-dev
+              libsqlite3-dev libtree-sitter-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "need root to run: $*" >&2; return 1; fi
+}
+
+ensure_apt_packages() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    log "installing Debian packages: ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+# The Python grammar, pinned (version and integrity) by analysis/source/grammar/package-lock.json.
+ensure_grammar() {
+  local dir="$ROOT/analysis/source/grammar"
+  local stamp="$dir/node_modules/.sightline-lock"
+  if [ -f "$dir/node_modules/tree-sitter-python/src/parser.c" ] && [ -f "$stamp" ] &&
+     cmp -s "$dir/package-lock.json" "$stamp"; then
+    return
+  fi
+  log "installing tree-sitter-python from the npm registry (npm ci)"
+  (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$dir/package-lock.json" "$stamp"
+}
+
+# build DIR [cmake args...]
+build() {
+  local dir="$1"; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    log "configuring $dir"
+    cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  fi
+  log "building $dir"
+  cmake --build "$dir" -- -j"$(nproc)" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
+  test "${PIPESTATUS[0]}" -eq 0
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Sets up what is missing, builds (plain and ASan+UBSan), and runs every test.
+# The exit code says pass (0) or fail.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+ensure_apt_packages
+ensure_grammar
+build "$ROOT/build"
+# Sanitizer build: the parser, protocol, server and end-to-end bad-input tests run under it.
+build "$ROOT/build-asan" -DSIGHTLINE_SANITIZE=ON -DSIGHTLINE_BUILD_BENCH=OFF
+
+if [ ! -d "$ROOT/../shared/profiles" ]; then
+  echo "NOTE: ../shared (real scripts and profiles beside the clone) is absent;" \
+       "tests that read it say so and skip." >&2
+fi
+
+log "tests"
+ctest --test-dir "$ROOT/build" --output-on-failure -j"$(nproc)"
+log "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir "$ROOT/build-asan" --output-on-failure -j"$(nproc)" -L asan

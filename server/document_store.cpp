@@ -1,0 +1,58 @@
+// Document bookkeeping; all text edits go through SourceFile::applyEdit (one incremental path).
+#include "server/document_store.h"
+
+namespace sightline::server {
+
+const source::SourceIndex& Document::index() {
+  if (!index_) index_ = source::buildSourceIndex(file_);
+  return *index_;
+}
+
+const std::vector<features::Finding>& Document::findings(const features::RuleConfig& config,
+                                                         uint64_t config_generation) {
+  if (!findings_ || findings_generation_ != config_generation) {
+    findings_ = features::computeDiagnostics(file_, index(), config);
+    findings_generation_ = config_generation;
+  }
+  return *findings_;
+}
+
+void Document::applyChanges(int64_t version, const std::vector<protocol::TextDocumentContentChangeEvent>& changes,
+                            PositionEncoding encoding) {
+  for (const auto& change : changes) {
+    const auto& text = file_.text();
+    if (!change.range) {
+      file_.applyEdit(0, static_cast<uint32_t>(text.size()), change.text);
+      continue;
+    }
+    uint32_t begin = toOffset(text, file_.lines(), change.range->start, encoding);
+    uint32_t end = toOffset(text, file_.lines(), change.range->end, encoding);
+    if (end < begin) std::swap(begin, end);
+    file_.applyEdit(begin, end, change.text);
+  }
+  version_ = version;
+  index_.reset();
+  findings_.reset();
+}
+
+Document& DocumentStore::open(const std::string& uri, int64_t version, std::string text) {
+  auto doc = std::make_unique<Document>(uri, version, std::move(text));
+  Document& ref = *doc;
+  documents_[uri] = std::move(doc);
+  return ref;
+}
+
+Document* DocumentStore::find(const std::string& uri) {
+  auto it = documents_.find(uri);
+  return it == documents_.end() ? nullptr : it->second.get();
+}
+
+bool DocumentStore::close(const std::string& uri) { return documents_.erase(uri) > 0; }
+
+std::vector<Document*> DocumentStore::all() {
+  std::vector<Document*> out;
+  for (auto& [uri, doc] : documents_) out.push_back(doc.get());
+  return out;
+}
+
+}  // namespace sightline::server

@@ -1,0 +1,54 @@
+// Open documents: text + tree (SourceFile), with the index and findings computed on demand
+// and dropped on every change. LSP content changes are turned into byte edits here.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/features/diagnostics.h"
+#include "analysis/source/source_index.h"
+#include "protocol/lsp_types.h"
+#include "server/position_conversion.h"
+
+namespace sightline::server {
+
+class Document {
+ public:
+  Document(std::string uri, int64_t version, std::string text)
+      : uri_(std::move(uri)), version_(version), file_(std::move(text)) {}
+
+  const std::string& uri() const { return uri_; }
+  int64_t version() const { return version_; }
+  const source::SourceFile& file() const { return file_; }
+  const source::SourceIndex& index();
+  // Findings for `config`; recomputed after a change or when `config_generation` moves on.
+  const std::vector<features::Finding>& findings(const features::RuleConfig& config, uint64_t config_generation);
+
+  // Applies the changes in order; ranges are clamped to the text.
+  void applyChanges(int64_t version, const std::vector<protocol::TextDocumentContentChangeEvent>& changes,
+                    PositionEncoding encoding);
+
+ private:
+  std::string uri_;
+  int64_t version_;
+  source::SourceFile file_;
+  std::optional<source::SourceIndex> index_;
+  std::optional<std::vector<features::Finding>> findings_;
+  uint64_t findings_generation_ = 0;
+};
+
+class DocumentStore {
+ public:
+  Document& open(const std::string& uri, int64_t version, std::string text);
+  Document* find(const std::string& uri);
+  bool close(const std::string& uri);
+  std::vector<Document*> all();
+
+ private:
+  std::map<std::string, std::unique_ptr<Document>> documents_;
+};
+
+}  // namespace sightline::server

@@ -1,0 +1,85 @@
+// Settings parsing: tolerant of junk (a bad value never rejects the whole section).
+#include "server/settings.h"
+
+#include "server/uri.h"
+
+#ifndef SIGHTLINE_DOCS_DIR
+#define SIGHTLINE_DOCS_DIR "docs"
+#endif
+
+namespace sightline::server {
+
+namespace {
+
+void applyRuleSetting(features::RuleConfig& config, const std::string& code, const nlohmann::json& value,
+                      std::vector<std::string>& warnings) {
+  if (!features::findRule(code)) {
+    warnings.push_back("rules." + code + ": unknown rule");
+    return;
+  }
+  features::RuleSetting setting;
+  auto readSeverity = [&](const std::string& name) {
+    if (name == "off") {
+      setting.enabled = false;
+    } else if (auto s = features::parseSeverity(name)) {
+      setting.severity = s;
+    } else {
+      warnings.push_back("rules." + code + ": unknown severity \"" + name + "\"");
+    }
+  };
+  if (value.is_string()) {
+    readSeverity(value.get<std::string>());
+  } else if (value.is_boolean()) {
+    setting.enabled = value.get<bool>();
+  } else if (value.is_object()) {
+    if (auto e = value.find("enabled"); e != value.end() && e->is_boolean()) setting.enabled = e->get<bool>();
+    if (auto s = value.find("severity"); s != value.end() && s->is_string()) readSeverity(s->get<std::string>());
+  } else {
+    warnings.push_back("rules." + code + ": expected a severity, a boolean or an object");
+    return;
+  }
+  config.rules[code] = setting;
+}
+
+}  // namespace
+
+Settings parseSettings(const nlohmann::json& section, std::vector<std::string>& warnings) {
+  Settings s;
+  if (section.is_null()) return s;
+  if (!section.is_object()) {
+    warnings.push_back("sightline settings: expected an object");
+    return s;
+  }
+  if (auto rules = section.find("rules"); rules != section.end()) {
+    if (rules->is_object()) {
+      for (const auto& [code, value] : rules->items()) applyRuleSetting(s.rules, code, value, warnings);
+    } else {
+      warnings.push_back("rules: expected an object");
+    }
+  }
+  if (auto window = section.find("profileWindow"); window != section.end() && window->is_object()) {
+    auto first = window->find("firstStep");
+    auto last = window->find("lastStep");
+    if (first != window->end() && first->is_number_unsigned() && last != window->end() && last->is_number_unsigned() &&
+        last->get<uint32_t>() >= first->get<uint32_t>()) {
+      s.actions.profile_first_step = first->get<uint32_t>();
+      s.actions.profile_last_step = last->get<uint32_t>();
+    } else {
+      warnings.push_back("profileWindow: expected {\"firstStep\": N, \"lastStep\": M} with M >= N");
+    }
+  }
+  if (auto base = section.find("docsBaseUrl"); base != section.end() && base->is_string())
+    s.docs_base_url = base->get<std::string>();
+  return s;
+}
+
+std::string ruleDocumentationUrl(const Settings& settings, std::string_view code) {
+  if (!settings.docs_base_url.empty()) {
+    std::string base = settings.docs_base_url;
+    if (base.back() == '/') base.pop_back();
+    return base + "/" + std::string(code) + ".md";
+  }
+  return pathToUri(std::string(SIGHTLINE_DOCS_DIR) + "/rules/" + std::string(code) + ".md");
+}
+
+}  // namespace sightline::server

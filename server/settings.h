@@ -1,0 +1,30 @@
+// The `sightline` settings section (workspace/configuration, didChangeConfiguration, and
+// the check command's flags) turned into the analysis layer's configuration structs.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "analysis/features/code_actions.h"
+#include "analysis/features/rules.h"
+
+namespace sightline::server {
+
+struct Settings {
+  features::RuleConfig rules;
+  features::ActionOptions actions;
+  std::string docs_base_url;  // where rule pages live; "" means the bundled docs/rules
+};
+
+// Reads a settings object:
+//   {"rules": {"sync-in-loop": "off" | "error" | ... | {"enabled": bool, "severity": "..."}},
+//    "profileWindow": {"firstStep": 10, "lastStep": 14}, "docsBaseUrl": "https://..."}
+// Unknown keys are ignored; bad values are skipped and described in `warnings`.
+Settings parseSettings(const nlohmann::json& section, std::vector<std::string>& warnings);
+
+// The page documenting a rule: base + "/" + code + ".md", or the bundled file's URI.
+std::string ruleDocumentationUrl(const Settings& settings, std::string_view code);
+
+}  // namespace sightline::server

@@ -1,0 +1,13 @@
+// file:// URIs <-> local paths (percent-encoding per RFC 3986). Other schemes are left as is.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace sightline::server {
+
+std::string pathToUri(const std::string& absolute_path);
+// The path of a file:// URI, or nullopt for other schemes.
+std::optional<std::string> uriToPath(const std::string& uri);
+
+}  // namespace sightline::server

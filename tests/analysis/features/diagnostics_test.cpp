@@ -1,0 +1,236 @@
+// Each rule on annotated snippets: what fires, where, and what must not fire.
+#include "analysis/features/diagnostics.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "tests/support/annotated_source.h"
+
+namespace sightline::features {
+namespace {
+
+using testing::Expectation;
+
+// Runs every rule on the snippet and compares (line, columns, code) with its annotations.
+void checkDiagnostics(const std::string& annotated, const RuleConfig& config = {}) {
+  auto src = testing::parseAnnotatedSource(annotated);
+  source::SourceFile file(src.text);
+  auto index = source::buildSourceIndex(file);
+  std::vector<Expectation> actual;
+  for (const auto& f : computeDiagnostics(file, index, config)) {
+    auto b = file.lines().pointAt(f.range.begin);
+    auto e = file.lines().pointAt(f.range.end);
+    actual.push_back({b.line, b.column, b.line == e.line ? e.column : b.column + 1, f.code});
+    EXPECT_FALSE(f.message.empty());
+  }
+  auto expected = src.expected;
+  std::sort(actual.begin(), actual.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(actual, expected) << "expected:\n" << testing::describe(expected) << "actual:\n"
+                              << testing::describe(actual) << "source:\n" << src.text;
+}
+
+TEST(MissingNonBlocking, BatchCopiesInALoop) {
+  checkDiagnostics(R"py(
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)
+device = torch.device("cuda")
+for x, y in loader:
+    x = x.to(device)
+#       ^^^^^^^^^^^^ missing-non-blocking
+    y = y.cuda()
+#       ^^^^^^^^ missing-non-blocking
+    z = x.to(device, non_blocking=True)
+    w = x.to(torch.float16)
+    loss = model(x).sum()
+    loss.backward()
+)py");
+}
+
+TEST(MissingNonBlocking, NotForModelsOrOutsideLoops) {
+  checkDiagnostics(R"py(
+import torch
+model = Net().to("cuda")
+batch = torch.randn(4, 3)
+batch = batch.to("cuda")
+for step in range(10):
+    model.to("cuda")
+    net = model.cuda()
+)py");
+}
+
+TEST(MissingNonBlocking, InAFunctionTheTrainingLoopCalls) {
+  checkDiagnostics(R"py(
+import torch
+def step(model, opt, batch, device):
+    x = batch.to(device)
+#       ^^^^^^^^^^^^^^^^ missing-non-blocking
+    model(x).sum().backward()
+    opt.step()
+def main(loader, model, opt):
+    for batch in loader:
+        step(model, opt, batch, "cuda")
+)py");
+}
+
+TEST(SyncInLoop, HostReadsInATrainingLoop) {
+  checkDiagnostics(R"py(
+import torch
+for x, y in train_loader:
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    opt.step()
+    total += loss.item()
+#            ^^^^^^^^^^^ sync-in-loop
+    preds = out.argmax(1).cpu()
+#           ^^^^^^^^^^^^^^^^^^^ sync-in-loop
+    arr = out.detach().cpu().numpy()
+#         ^^^^^^^^^^^^^^^^^^ sync-in-loop
+    v = float(loss)
+#       ^^^^^^^^^^^ sync-in-loop
+    print(loss)
+#         ^^^^ sync-in-loop
+    print(f"loss {loss:.3f}")
+#                 ^^^^ sync-in-loop
+    if loss:
+#      ^^^^ sync-in-loop
+        pass
+    n = len(y)
+    print(f"step {n}")
+)py");
+}
+
+TEST(SyncInLoop, NotOutsideTrainingLoops) {
+  checkDiagnostics(R"py(
+import torch
+for x, y in train_loader:
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+final = loss.item()
+print(loss)
+for name, p in model.named_parameters():
+    print(p.norm().item())
+)py");
+}
+
+TEST(SyncInLoop, ThroughAFunctionCalledFromTheLoopAndSuppression) {
+  checkDiagnostics(R"py(
+def log(loss):
+    return loss.item()
+#          ^^^^^^^^^^^ sync-in-loop
+def train(model, opt, loader):
+    for x in loader:
+        loss = model(x).mean()
+        loss.backward()
+        opt.step()
+        log(loss)
+        a = loss.item()  # sightline: ignore[sync-in-loop]
+        b = loss.cpu()  # sightline: ignore
+        c = loss.item()  # sightline: ignore[missing-non-blocking]
+#           ^^^^^^^^^^^ sync-in-loop
+)py");
+}
+
+TEST(CudaSynchronizeInLoop, OnlyInTrainingLoops) {
+  checkDiagnostics(R"py(
+import torch
+for step in range(100):
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()
+#   ^^^^^^^^^^^^^^^^^^^^^^^^ cuda-synchronize-in-loop
+torch.cuda.synchronize()
+for i in range(3):
+    torch.cuda.synchronize()
+)py");
+}
+
+TEST(DataLoaderRules, PinMemoryAndWorkers) {
+  checkDiagnostics(R"py(
+import torch
+from torch.utils.data import DataLoader as DL
+a = DL(ds, batch_size=32)
+#   ^^^^^^^^^^^^^^^^^^^^^ dataloader-num-workers
+#   ^^^^^^^^^^^^^^^^^^^^^ dataloader-pin-memory
+b = DL(ds, num_workers=0, pin_memory=False)
+#   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ dataloader-num-workers
+#   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ dataloader-pin-memory
+c = DL(ds, num_workers=4, pin_memory=True)
+d = DL(ds, **loader_kwargs)
+for x in a:
+    x = x.cuda(non_blocking=True)
+)py");
+}
+
+TEST(DataLoaderRules, NoPinMemoryWarningWhenNothingGoesToTheGpu) {
+  checkDiagnostics(R"py(
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, num_workers=2)
+for x in loader:
+    print(len(x))
+)py");
+}
+
+TEST(ZeroGradSetToNone, OnlyTheExplicitFalse) {
+  checkDiagnostics(R"py(
+if True:
+    opt.zero_grad(set_to_none=False)
+#   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ zero-grad-set-to-none
+    opt.zero_grad(set_to_none=True)
+    opt.zero_grad()
+    model.zero_grad(set_to_none=False)
+#   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ zero-grad-set-to-none
+)py");
+}
+
+TEST(CpuTensorThenCopy, FactoryThenCopy) {
+  checkDiagnostics(R"py(
+import torch
+a = torch.zeros(3, 4).cuda()
+#   ^^^^^^^^^^^^^^^^^^^^^^^^ cpu-tensor-then-copy
+b = torch.tensor([1, 2]).to(device)
+#   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ cpu-tensor-then-copy
+c = torch.zeros(3, device="cuda")
+d = torch.ones(2).to(torch.float16)
+e = numpy.zeros(3).cuda()
+)py");
+}
+
+TEST(Config, DisabledRulesAndSeverities) {
+  RuleConfig config;
+  config.rules["sync-in-loop"].enabled = false;
+  checkDiagnostics(R"py(
+for x in loader:
+    loss = model(x).sum()
+    loss.backward()
+    total += loss.item()
+)py",
+                   config);
+  config.rules["sync-in-loop"] = {true, Severity::Error};
+  source::SourceFile file("for x in loader:\n    loss.backward()\n    v = loss.item()\n");
+  auto index = source::buildSourceIndex(file);
+  auto findings = computeDiagnostics(file, index, config);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].severity, Severity::Error);
+}
+
+TEST(Diagnostics, SyntaxErrorsDoNotCrashAndStillReportWhatParses) {
+  checkDiagnostics(R"py(
+import torch
+for x in loader:
+    loss = model(x).sum()
+    loss.backward()
+    total += loss.item()
+#            ^^^^^^^^^^^ sync-in-loop
+def broken(:
+    x = = 3
+)py");
+}
+
+}  // namespace
+}  // namespace sightline::features

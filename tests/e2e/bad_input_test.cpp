@@ -1,0 +1,142 @@
+// Bad input over the wire: each case is answered per the spec or ignored, and the server keeps
+// serving (checked by a request that must still be answered). scripts/test.sh also runs these
+// against the ASan+UBSan build.
+#include <gtest/gtest.h>
+
+#include "server/framing.h"
+#include "tests/support/lsp_client.h"
+#include "tests/support/test_paths.h"
+
+namespace sightline::testing {
+namespace {
+
+// The server still answers: a codeAction on an unknown document gives InvalidParams.
+void expectStillServing(LspClient& client) {
+  int64_t id = client.request("textDocument/codeAction",
+                              {{"textDocument", {{"uri", "file:///none.py"}}},
+                               {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 0}}}}},
+                               {"context", {{"diagnostics", json::array()}}}});
+  auto reply = client.waitForResponse(id, 10s);
+  ASSERT_TRUE(reply) << "server stopped answering; stderr:\n" << client.stderrText();
+  EXPECT_EQ((*reply)["error"]["code"], -32602);
+  EXPECT_TRUE(client.running());
+}
+
+std::unique_ptr<LspClient> initialized() {
+  auto c = LspClient::spawnStdio();
+  c->handshake();
+  return c;
+}
+
+TEST(BadInput, RequestBeforeInitialize) {
+  auto c = LspClient::spawnStdio();
+  int64_t id = c->request("textDocument/codeAction", json::object());
+  auto reply = c->waitForResponse(id);
+  ASSERT_TRUE(reply);
+  EXPECT_EQ((*reply)["error"]["code"], -32002);
+  c->handshake();
+  expectStillServing(*c);
+}
+
+TEST(BadInput, GarbageBytes) {
+  auto c = initialized();
+  c->sendRaw(std::string("\x00\x01\xff garbage\r\n\r\n", 17));
+  c->sendRaw("more garbage without any header end");
+  c->sendRaw("\r\n\r\n");
+  expectStillServing(*c);
+}
+
+TEST(BadInput, InvalidJsonGetsParseError) {
+  auto c = initialized();
+  c->sendRaw(server::frameMessage("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": "));
+  auto reply = c->waitFor([](const json& m) { return m.contains("error"); });
+  ASSERT_TRUE(reply);
+  EXPECT_EQ((*reply)["error"]["code"], -32700);
+  EXPECT_TRUE((*reply)["id"].is_null());
+  expectStillServing(*c);
+}
+
+TEST(BadInput, WrongContentLength) {
+  auto c = initialized();
+  std::string body = R"({"jsonrpc":"2.0","id":77,"method":"shutdown"})";
+  c->sendRaw("Content-Length: 10\r\n\r\n" + body);  // too short: a cut body, then junk
+  auto reply = c->waitFor([](const json& m) { return m.contains("error"); });
+  ASSERT_TRUE(reply);
+  EXPECT_EQ((*reply)["error"]["code"], -32700);
+  c->sendRaw("Content-Length: abc\r\n\r\n");
+  expectStillServing(*c);
+}
+
+TEST(BadInput, UnknownMethodAndInvalidParams) {
+  auto c = initialized();
+  int64_t id = c->request("sightline/doesNotExist", json::object());
+  auto reply = c->waitForResponse(id);
+  ASSERT_TRUE(reply);
+  EXPECT_EQ((*reply)["error"]["code"], -32601);
+  int64_t bad = c->request("textDocument/codeAction", {{"textDocument", {{"uri", 42}}}});
+  auto invalid = c->waitForResponse(bad);
+  ASSERT_TRUE(invalid);
+  EXPECT_EQ((*invalid)["error"]["code"], -32602);
+  EXPECT_NE((*invalid)["error"]["message"].get<std::string>().find("params.textDocument.uri"), std::string::npos);
+  c->notify("textDocument/didOpen", {{"textDocument", {{"uri", 1}}}});      // bad notification: logged
+  c->notify("$/somethingUnknown", {{"x", 1}});                              // ignored
+  c->send({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "shutdown"}, {"params", "not an object"}});
+  auto invalid_request = c->waitForResponse(5);
+  ASSERT_TRUE(invalid_request);
+  EXPECT_EQ((*invalid_request)["error"]["code"], -32600);
+  expectStillServing(*c);
+}
+
+TEST(BadInput, FiftyMegabyteMessage) {
+  auto c = initialized();
+  std::string big(50u << 20, 'a');
+  int64_t id = c->request("sightline/huge", {{"blob", big}});
+  auto reply = c->waitForResponse(id, 60s);
+  ASSERT_TRUE(reply) << c->stderrText();
+  EXPECT_EQ((*reply)["error"]["code"], -32601);
+  expectStillServing(*c);
+}
+
+TEST(BadInput, NonUtf8TextAndBrokenPython) {
+  auto c = initialized();
+  // JSON strings cannot carry invalid UTF-8: such a message is a parse error, not a crash.
+  std::string body = std::string("{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{\"textDocument\":"
+                                 "{\"uri\":\"file:///bad.py\",\"languageId\":\"python\",\"version\":1,\"text\":\"x = '") +
+                     "\xff\xfe\xc3" + "'\"}}}";
+  c->sendRaw(server::frameMessage(body));
+  auto parse_error = c->waitFor([](const json& m) { return m.contains("error"); });
+  ASSERT_TRUE(parse_error);
+  EXPECT_EQ((*parse_error)["error"]["code"], -32700);
+  // Valid JSON holding odd text and a file full of syntax errors: diagnostics, no crash.
+  std::string python = "def (:\n  for in\n\tx = = = \u0000\nfor x in loader:\n    loss.backward()\n    v = loss.item()\n"
+                       "class\n((((\n\"\"\"unterminated\n";
+  c->notify("textDocument/didOpen",
+            {{"textDocument", {{"uri", "file:///broken.py"}, {"languageId", "python"}, {"version", 1}, {"text", python}}}});
+  auto published = c->waitForNotification("textDocument/publishDiagnostics");
+  ASSERT_TRUE(published);
+  // Edits far outside the text are clamped.
+  json far_away = json::parse(R"([{"range": {"start": {"line": 999, "character": 5},
+                                              "end": {"line": 1000, "character": 0}}, "text": "\u00e9\ud83d\ude80"}])");
+  c->notify("textDocument/didChange",
+            {{"textDocument", {{"uri", "file:///broken.py"}, {"version", 2}}}, {"contentChanges", far_away}});
+  expectStillServing(*c);
+}
+
+TEST(BadInput, TruncatedMessageAtEndOfInput) {
+  auto c = initialized();
+  c->sendRaw("Content-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\",");
+  c->closeInput();
+  EXPECT_EQ(c->waitExit(), 1);
+  EXPECT_NE(c->stderrText().find("input ended inside a message"), std::string::npos) << c->stderrText();
+}
+
+TEST(BadInput, ChangeForADocumentThatWasNeverOpened) {
+  auto c = initialized();
+  c->notify("textDocument/didChange", {{"textDocument", {{"uri", "file:///ghost.py"}, {"version", 2}}},
+                                       {"contentChanges", {{{"text", "x"}}}}});
+  c->notify("textDocument/didClose", {{"textDocument", {{"uri", "file:///ghost.py"}}}});
+  expectStillServing(*c);
+}
+
+}  // namespace
+}  // namespace sightline::testing

@@ -1,0 +1,67 @@
+// The binary's command line: --version, --help, check on the bundled example, bad verbs.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <sys/wait.h>
+
+#include "tests/support/test_paths.h"
+
+namespace sightline::testing {
+namespace {
+
+struct Output {
+  int code;
+  std::string out;
+};
+
+Output run(const std::string& args) {
+  std::string cmd = binaryPath() + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(Cli, VersionAndHelp) {
+  auto v = run("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.out.rfind("sightline ", 0), 0u);
+  EXPECT_EQ(run("--help").code, 0);
+  EXPECT_NE(run("serve --help").out.find("--listen HOST:PORT"), std::string::npos);
+  EXPECT_NE(run("check --help").out.find("--format"), std::string::npos);
+  EXPECT_EQ(run("frobnicate").code, 2);
+  EXPECT_EQ(run("").code, 2);
+  EXPECT_EQ(run("serve --log-level loud").code, 2);
+  EXPECT_EQ(run("serve --listen nonsense").code, 2);
+}
+
+TEST(Cli, CheckTheBundledExample) {
+  auto r = run("check " + sourcePath("examples/train_small.py"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("examples/train_small.py:109:28: warning:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[dataloader-pin-memory]"), std::string::npos);
+}
+
+TEST(Cli, CheckAFileWithSyntaxErrors) {
+  std::string path = testDataPath("broken.py");
+  auto r = run("check " + path);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("has syntax errors"), std::string::npos);
+  EXPECT_NE(r.out.find("[sync-in-loop]"), std::string::npos);
+}
+
+TEST(Cli, RulePagesExistForEveryCode) {
+  auto r = run("check --format sarif " + sourcePath("examples/train_small.py"));
+  for (const char* code : {"dataloader-pin-memory", "dataloader-num-workers", "missing-non-blocking", "sync-in-loop",
+                           "cuda-synchronize-in-loop", "zero-grad-set-to-none", "cpu-tensor-then-copy"}) {
+    EXPECT_NO_THROW(readFile(sourcePath(std::string("docs/rules/") + code + ".md"))) << code;
+    EXPECT_NE(r.out.find(std::string("docs/rules/") + code + ".md"), std::string::npos) << code;
+  }
+}
+
+}  // namespace
+}  // namespace sightline::testing

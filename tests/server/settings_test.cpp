@@ -1,0 +1,48 @@
+// Settings: rule toggles, severities, profiling window, junk tolerated with warnings.
+#include "server/settings.h"
+
+#include <gtest/gtest.h>
+
+namespace sightline::server {
+namespace {
+
+TEST(Settings, ParsesRulesAndWindow) {
+  std::vector<std::string> warnings;
+  auto s = parseSettings(nlohmann::json::parse(R"({
+    "rules": {"sync-in-loop": "error", "dataloader-num-workers": "off",
+              "missing-non-blocking": {"enabled": true, "severity": "hint"}, "zero-grad-set-to-none": false},
+    "profileWindow": {"firstStep": 2, "lastStep": 4}, "docsBaseUrl": "https://example.org/rules/"})"),
+                         warnings);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(s.rules.severityOf("sync-in-loop"), features::Severity::Error);
+  EXPECT_FALSE(s.rules.enabled("dataloader-num-workers"));
+  EXPECT_FALSE(s.rules.enabled("zero-grad-set-to-none"));
+  EXPECT_EQ(s.rules.severityOf("missing-non-blocking"), features::Severity::Hint);
+  EXPECT_EQ(s.actions.profile_first_step, 2u);
+  EXPECT_EQ(s.actions.profile_last_step, 4u);
+  EXPECT_EQ(ruleDocumentationUrl(s, "sync-in-loop"), "https://example.org/rules/sync-in-loop.md");
+}
+
+TEST(Settings, JunkIsSkippedWithWarnings) {
+  std::vector<std::string> warnings;
+  auto s = parseSettings(nlohmann::json::parse(R"({"rules": {"made-up": "error", "sync-in-loop": "loud",
+                                                   "cuda-synchronize-in-loop": 3},
+                                                   "profileWindow": {"firstStep": 9, "lastStep": 1}})"),
+                         warnings);
+  EXPECT_EQ(warnings.size(), 4u);
+  EXPECT_EQ(s.rules.severityOf("sync-in-loop"), features::Severity::Warning);
+  EXPECT_EQ(s.actions.profile_first_step, 10u);
+  warnings.clear();
+  parseSettings(nlohmann::json::array(), warnings);
+  EXPECT_EQ(warnings.size(), 1u);
+}
+
+TEST(Settings, DefaultDocsPointAtTheBundledRulePages) {
+  Settings s;
+  std::string url = ruleDocumentationUrl(s, "sync-in-loop");
+  EXPECT_EQ(url.rfind("file://", 0), 0u);
+  EXPECT_NE(url.find("/docs/rules/sync-in-loop.md"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sightline::server

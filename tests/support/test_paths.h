@@ -1,0 +1,24 @@
+// Where tests find their inputs: the repo's tests/data, and ../shared beside the clone
+// (third-party scripts and profiles, read in place).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace sightline::testing {
+
+std::string testDataPath(const std::string& relative);  // tests/data/<relative>
+std::string sourcePath(const std::string& relative);    // <repo>/<relative>
+// ../shared/<relative> when present, else nullopt (tests then skip, saying so).
+std::optional<std::string> sharedPath(const std::string& relative);
+std::string readFile(const std::string& path);
+std::string binaryPath();  // the built sightline binary
+
+}  // namespace sightline::testing
+
+// Skips the test with a clear message when ../shared/<relative> is absent.
+#define SIGHTLINE_REQUIRE_SHARED(var, relative)                                                  \
+  auto var##_opt = ::sightline::testing::sharedPath(relative);                                   \
+  if (!var##_opt) GTEST_SKIP() << "../shared/" << (relative)                                      \
+                               << " is absent: clone the repo with ../shared beside it to run this"; \
+  const std::string var = *var##_opt
