@@ -3,6 +3,7 @@
 #include "analysis/source/source_index.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "analysis/source/source_index_rules.h"
 
@@ -81,15 +82,17 @@ bool tensorMethodReturnsTensor(const std::string& m) {
   return kNot.count(m) == 0;
 }
 
+void SourceIndex::addImport(ImportBinding binding) {
+  import_by_name_[binding.local_name] = imports.size();
+  imports.push_back(std::move(binding));
+}
+
 std::string SourceIndex::resolve(const std::string& dotted) const {
   auto dot = dotted.find('.');
-  std::string head = dotted.substr(0, dot);
-  // The last import of a name wins, as at run time for top-level imports.
-  for (auto it = imports.rbegin(); it != imports.rend(); ++it) {
-    if (it->local_name == head)
-      return dot == std::string::npos ? it->qualified_name : it->qualified_name + dotted.substr(dot);
-  }
-  return dotted;
+  auto it = import_by_name_.find(dot == std::string::npos ? dotted : dotted.substr(0, dot));
+  if (it == import_by_name_.end()) return dotted;
+  const std::string& qualified = imports[it->second].qualified_name;
+  return dot == std::string::npos ? qualified : qualified + dotted.substr(dot);
 }
 
 std::string SourceIndex::localNameFor(const std::string& qualified) const {
@@ -175,23 +178,21 @@ namespace {
 
 // The same-file function a call runs: `foo(...)` -> a function named foo visible from the
 // caller; `self.m(...)` -> method m of the caller's class. -1 when not known.
-int calledFunction(const SourceIndex& index, const CallInfo& call) {
-  if (call.receiver_text.empty()) {
-    int found = -1;
-    for (size_t f = 0; f < index.functions.size(); ++f) {
-      const auto& fn = index.functions[f];
-      if (fn.name != call.callee_text || fn.class_index >= 0) continue;
-      if (fn.parent_function < 0 || fn.parent_function == call.function) found = static_cast<int>(f);
-    }
-    return found;
+int calledFunction(const SourceIndex& index, const std::unordered_multimap<std::string, int>& by_name,
+                   const CallInfo& call) {
+  bool plain = call.receiver_text.empty();
+  if (!plain && !(call.receiver_text == "self" && call.function >= 0)) return -1;
+  int cls = plain ? -1 : index.functions[static_cast<size_t>(call.function)].class_index;
+  if (!plain && cls < 0) return -1;
+  int found = -1;
+  auto [begin, end] = by_name.equal_range(plain ? call.callee_text : call.method);
+  for (auto it = begin; it != end; ++it) {
+    const auto& fn = index.functions[static_cast<size_t>(it->second)];
+    if (plain && fn.class_index < 0 && (fn.parent_function < 0 || fn.parent_function == call.function))
+      found = std::max(found, it->second);
+    if (!plain && fn.class_index == cls) found = std::max(found, it->second);
   }
-  if (call.receiver_text == "self" && call.function >= 0) {
-    int cls = index.functions[static_cast<size_t>(call.function)].class_index;
-    if (cls < 0) return -1;
-    for (size_t f = 0; f < index.functions.size(); ++f)
-      if (index.functions[f].class_index == cls && index.functions[f].name == call.method) return static_cast<int>(f);
-  }
-  return -1;
+  return found;
 }
 
 bool isTrainingCall(const SourceIndex& index, const CallInfo& call) {
@@ -203,8 +204,10 @@ bool isTrainingCall(const SourceIndex& index, const CallInfo& call) {
 }
 
 void analyzeTraining(SourceIndex& index) {
+  std::unordered_multimap<std::string, int> by_name;
+  for (size_t f = 0; f < index.functions.size(); ++f) by_name.emplace(index.functions[f].name, static_cast<int>(f));
   std::vector<int> targets(index.calls.size(), -1);
-  for (size_t c = 0; c < index.calls.size(); ++c) targets[c] = calledFunction(index, index.calls[c]);
+  for (size_t c = 0; c < index.calls.size(); ++c) targets[c] = calledFunction(index, by_name, index.calls[c]);
 
   // A function trains if it, or a function it calls in this file, calls backward/step.
   for (size_t c = 0; c < index.calls.size(); ++c) {
@@ -224,14 +227,16 @@ void analyzeTraining(SourceIndex& index) {
     }
   }
 
-  for (auto& loop : index.loops) {
-    loop.is_training = loop.iterates_dataloader;
-    for (size_t c = 0; c < index.calls.size() && !loop.is_training; ++c) {
-      const auto& call = index.calls[c];
-      if (call.function != loop.function || !loop.body.encloses(call.range)) continue;
-      if (isTrainingCall(index, call) ||
-          (targets[c] >= 0 && index.functions[static_cast<size_t>(targets[c])].trains))
-        loop.is_training = true;
+  for (auto& loop : index.loops) loop.is_training = loop.iterates_dataloader;
+  for (size_t c = 0; c < index.calls.size(); ++c) {
+    const auto& call = index.calls[c];
+    if (call.loop < 0) continue;
+    if (!isTrainingCall(index, call) && !(targets[c] >= 0 && index.functions[static_cast<size_t>(targets[c])].trains))
+      continue;
+    // The call trains: so do its loop and every loop around it.
+    for (int l = call.loop; l >= 0; l = index.loops[static_cast<size_t>(l)].parent_loop) {
+      auto& loop = index.loops[static_cast<size_t>(l)];
+      if (loop.body.encloses(call.range) || loop.range.encloses(call.range)) loop.is_training = true;
     }
   }
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/source/line_index.h"
@@ -153,6 +154,8 @@ class SourceIndex {
   // Expands the first name of a dotted expression through the file's imports:
   // "F.relu" -> "torch.nn.functional.relu", "nvtx.range_push" -> "torch.cuda.nvtx.range_push".
   std::string resolve(const std::string& dotted) const;
+  // Records an import binding (the last binding of a name wins, as at run time).
+  void addImport(ImportBinding binding);
   // The local name bound to `qualified` by an import, or "" ("torch" for `import torch`).
   std::string localNameFor(const std::string& qualified) const;
 
@@ -173,6 +176,9 @@ class SourceIndex {
   // (`self.x` assigned in any method) live per class.
   std::vector<std::map<std::string, ValueKind>> scope_values;
   std::vector<std::map<std::string, ValueKind>> class_attribute_values;
+
+ private:
+  std::unordered_map<std::string, size_t> import_by_name_;  // local name -> imports index
 };
 
 // Builds the index; never fails (a tree with errors gives a partial index).

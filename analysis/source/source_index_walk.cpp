@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstring>
 #include <functional>
+#include <unordered_map>
 
 #include "analysis/source/source_index.h"
 #include "analysis/source/source_index_rules.h"
@@ -16,8 +17,29 @@ namespace {
 
 bool isType(TSNode n, const char* type) { return std::strcmp(ts_node_type(n), type) == 0; }
 
+// Field ids are looked up once per name (the names are string literals).
 TSNode field(TSNode n, const char* name) {
-  return ts_node_child_by_field_name(n, name, static_cast<uint32_t>(std::strlen(name)));
+  thread_local std::unordered_map<const char*, TSFieldId> ids;
+  auto it = ids.find(name);
+  if (it == ids.end())
+    it = ids.emplace(name, ts_language_field_id_for_name(ts_tree_language(n.tree), name,
+                                                         static_cast<uint32_t>(std::strlen(name)))).first;
+  return ts_node_child_by_field_id(n, it->second);
+}
+
+// Named children through a cursor: ts_node_named_child(i) walks from the first child each
+// time, which makes long blocks quadratic.
+std::vector<TSNode> namedChildren(TSNode n) {
+  std::vector<TSNode> out;
+  TSTreeCursor cursor = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&cursor)) {
+    do {
+      TSNode child = ts_tree_cursor_current_node(&cursor);
+      if (ts_node_is_named(child)) out.push_back(child);
+    } while (ts_tree_cursor_goto_next_sibling(&cursor));
+  }
+  ts_tree_cursor_delete(&cursor);
+  return out;
 }
 
 ByteRange rangeOf(TSNode n) { return {ts_node_start_byte(n), ts_node_end_byte(n)}; }
@@ -81,9 +103,7 @@ class Walker {
 
   // Statements of a block (or the module), each recorded before it is visited.
   void visitBlockChildren(TSNode block, Context ctx, int block_index) {
-    uint32_t count = ts_node_named_child_count(block);
-    for (uint32_t i = 0; i < count; ++i) {
-      TSNode child = ts_node_named_child(block, i);
+    for (TSNode child : namedChildren(block)) {
       if (isType(child, "comment")) {
         index_.comments.push_back(rangeOf(child));
         continue;
@@ -127,8 +147,7 @@ class Walker {
   }
 
   void visitChildren(TSNode n, const Context& ctx) {
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < count; ++i) visit(ts_node_named_child(n, i), ctx);
+    for (TSNode child : namedChildren(n)) visit(child, ctx);
   }
 
   void visit(TSNode n, Context ctx) {
@@ -172,9 +191,7 @@ class Walker {
   std::vector<std::string> parameterNames(TSNode params, int function_index) {
     std::vector<std::string> names;
     if (ts_node_is_null(params)) return names;
-    uint32_t count = ts_node_named_child_count(params);
-    for (uint32_t i = 0; i < count; ++i) {
-      TSNode p = ts_node_named_child(params, i);
+    for (TSNode p : namedChildren(params)) {
       TSNode name_node = p;
       TSNode type_node = field(p, "type");
       if (isType(p, "default_parameter") || isType(p, "typed_default_parameter")) {
@@ -233,19 +250,19 @@ class Walker {
     c.range = rangeOf(n);
     TSNode bases = field(n, "superclasses");
     if (!ts_node_is_null(bases)) {
-      uint32_t count = ts_node_named_child_count(bases);
-      for (uint32_t i = 0; i < count; ++i) {
-        TSNode b = ts_node_named_child(bases, i);
+      for (TSNode b : namedChildren(bases)) {
         if (isType(b, "keyword_argument") || isType(b, "comment")) continue;
         std::string base = textOf(b);
         c.bases.push_back(index_.resolve(base));
-        for (const auto& other : index_.classes)
-          if (other.name == base && other.is_module) c.is_module = true;
+        if (auto it = class_by_name_.find(base); it != class_by_name_.end() &&
+            index_.classes[static_cast<size_t>(it->second)].is_module)
+          c.is_module = true;
       }
     }
     for (const auto& base : c.bases)
       if (isTorchModuleClass(base)) c.is_module = true;
     int index = static_cast<int>(index_.classes.size());
+    class_by_name_[c.name] = index;
     index_.classes.push_back(c);
     index_.class_attribute_values.emplace_back();
     Context inner = ctx;
@@ -262,8 +279,7 @@ class Walker {
     if (isType(n, "pattern_list") || isType(n, "tuple_pattern") || isType(n, "list_pattern") ||
         isType(n, "expression_list") || isType(n, "tuple") || isType(n, "list") ||
         isType(n, "parenthesized_expression")) {
-      uint32_t count = ts_node_named_child_count(n);
-      for (uint32_t i = 0; i < count; ++i) collectTargets(ts_node_named_child(n, i), out);
+      for (TSNode child : namedChildren(n)) collectTargets(child, out);
     }
   }
 
@@ -352,9 +368,7 @@ class Walker {
       recordCondition(cond, ctx);
       visit(cond, ctx);
     }
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < count; ++i) {
-      TSNode child = ts_node_named_child(n, i);
+    for (TSNode child : namedChildren(n)) {
       if (ts_node_eq(child, cond)) continue;
       if (isType(child, "else_clause")) visitBlock(field(child, "body"), ctx);
       else visit(child, ctx);
@@ -370,13 +384,9 @@ class Walker {
     if (!ts_node_is_null(body)) w.body = rangeOf(body);
     int index = static_cast<int>(index_.withs.size());
     index_.withs.push_back(w);
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < count; ++i) {
-      TSNode clause = ts_node_named_child(n, i);
+    for (TSNode clause : namedChildren(n)) {
       if (!isType(clause, "with_clause")) continue;
-      uint32_t items = ts_node_named_child_count(clause);
-      for (uint32_t j = 0; j < items; ++j) {
-        TSNode item = ts_node_named_child(clause, j);
+      for (TSNode item : namedChildren(clause)) {
         TSNode value = isType(item, "with_item") ? field(item, "value") : item;
         if (ts_node_is_null(value)) continue;
         if (isType(value, "as_pattern")) value = ts_node_named_child(value, 0);
@@ -394,30 +404,26 @@ class Walker {
   void visitImport(TSNode n) {
     ByteRange range = rangeOf(n);
     if (isType(n, "import_statement")) {
-      uint32_t count = ts_node_named_child_count(n);
-      for (uint32_t i = 0; i < count; ++i) {
-        TSNode item = ts_node_named_child(n, i);
+      for (TSNode item : namedChildren(n)) {
         if (isType(item, "aliased_import")) {
-          index_.imports.push_back({textOf(field(item, "alias")), textOf(field(item, "name")), range});
+          index_.addImport({textOf(field(item, "alias")), textOf(field(item, "name")), range});
         } else if (isType(item, "dotted_name")) {
           // `import torch.nn` binds `torch`.
           std::string dotted = textOf(item);
           std::string head = dotted.substr(0, dotted.find('.'));
-          index_.imports.push_back({head, head, range});
+          index_.addImport({head, head, range});
         }
       }
       return;
     }
     std::string module = textOf(field(n, "module_name"));
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < count; ++i) {
-      TSNode item = ts_node_named_child(n, i);
+    for (TSNode item : namedChildren(n)) {
       if (ts_node_eq(item, field(n, "module_name"))) continue;
       if (isType(item, "aliased_import")) {
-        index_.imports.push_back({textOf(field(item, "alias")), module + "." + textOf(field(item, "name")), range});
+        index_.addImport({textOf(field(item, "alias")), module + "." + textOf(field(item, "name")), range});
       } else if (isType(item, "dotted_name")) {
         std::string name = textOf(item);
-        index_.imports.push_back({name, module + "." + name, range});
+        index_.addImport({name, module + "." + name, range});
       }
     }
   }
@@ -497,9 +503,7 @@ class Walker {
       c.method = c.callee_text;
     }
     if (!ts_node_is_null(args) && isType(args, "argument_list")) {
-      uint32_t count = ts_node_named_child_count(args);
-      for (uint32_t i = 0; i < count; ++i) {
-        TSNode a = ts_node_named_child(args, i);
+      for (TSNode a : namedChildren(args)) {
         if (isType(a, "comment")) continue;
         Argument arg;
         arg.range = rangeOf(a);
@@ -529,9 +533,7 @@ class Walker {
     }
     if (!ts_node_is_null(args)) {
       if (c.resolved == "print" && isType(args, "argument_list")) {
-        uint32_t count = ts_node_named_child_count(args);
-        for (uint32_t i = 0; i < count; ++i) {
-          TSNode a = ts_node_named_child(args, i);
+        for (TSNode a : namedChildren(args)) {
           if (isType(a, "identifier") || isType(a, "attribute"))
             index_.value_uses.push_back({ValueUse::Kind::PrintArgument, textOf(a), rangeOf(a), ctx.function, ctx.loop});
         }
@@ -621,8 +623,8 @@ class Walker {
     std::string callee = textOf(fn);
     std::string resolved = index_.resolve(callee);
     // A class of this file.
-    for (const auto& c : index_.classes)
-      if (c.name == callee) return c.is_module ? ValueKind::Module : ValueKind::Unknown;
+    if (auto it = class_by_name_.find(callee); it != class_by_name_.end())
+      return index_.classes[static_cast<size_t>(it->second)].is_module ? ValueKind::Module : ValueKind::Unknown;
     if (tensor_functions_.count(callee)) return ValueKind::Tensor;
     if (isType(fn, "attribute")) {
       TSNode obj = field(fn, "object");
@@ -666,6 +668,7 @@ class Walker {
   SourceIndex& index_;
   const WalkKnowledge& known_;
   const std::set<std::string>& tensor_functions_;
+  std::unordered_map<std::string, int> class_by_name_;
 };
 
 }  // namespace
