@@ -3,7 +3,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-APT_PACKAGES=(g++ cmake ninja-build pkg-config nodejs npm nlohmann-json3-dev libboost-dev
+APT_PACKAGES=(g++ cmake ninja-build pkg-config nlohmann-json3-dev libboost-dev
               libsqlite3-dev libtree-sitter-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -18,6 +18,8 @@ ensure_apt_packages() {
   for p in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
+  # npm may come from Debian (nodejs + npm) or be installed another way: only the command matters.
+  command -v npm >/dev/null || missing+=(nodejs npm)
   if [ "${#missing[@]}" -gt 0 ]; then
     log "installing Debian packages: ${missing[*]}"
     as_root apt-get update -qq
