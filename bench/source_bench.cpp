@@ -56,8 +56,10 @@ struct MidFileEdit {
   uint32_t offset;
   bool inserted = false;
   void apply(source::SourceFile& file) {
-    if (inserted) file.applyEdit(offset, offset + 1, "");
-    else file.applyEdit(offset, offset, "l");
+    if (inserted)
+      file.applyEdit(offset, offset + 1, "");
+    else
+      file.applyEdit(offset, offset, "l");
     inserted = !inserted;
   }
 };

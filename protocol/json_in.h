@@ -23,9 +23,9 @@ class JsonIn {
   bool isNull() const { return value_.is_null(); }
   bool has(const char* key) const { return value_.is_object() && value_.contains(key) && !value_[key].is_null(); }
 
-  JsonIn field(const char* key) const;             // required
+  JsonIn field(const char* key) const;  // required
   std::optional<JsonIn> optionalField(const char* key) const;
-  std::vector<JsonIn> elements() const;            // requires an array
+  std::vector<JsonIn> elements() const;  // requires an array
   std::string asString() const;
   int64_t asInt() const;
   uint32_t asUInt() const;

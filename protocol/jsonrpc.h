@@ -37,10 +37,10 @@ struct ResponseError {
 struct Message {
   enum class Kind { Request, Notification, Response };
   Kind kind = Kind::Notification;
-  std::optional<RequestId> id;  // requests and responses
-  std::string method;           // requests and notifications
-  nlohmann::json params;        // null when absent
-  nlohmann::json result;        // responses
+  std::optional<RequestId> id;         // requests and responses
+  std::string method;                  // requests and notifications
+  nlohmann::json params;               // null when absent
+  nlohmann::json result;               // responses
   std::optional<ResponseError> error;  // error responses
 };
 

@@ -106,13 +106,14 @@ void fromJson(const JsonIn& in, DidChangeTextDocumentParams& out) {
   }
 }
 
-void fromJson(const JsonIn& in, TextDocumentParams& out) {
-  out.uri = in.field("textDocument").field("uri").asString();
-}
+void fromJson(const JsonIn& in, TextDocumentParams& out) { out.uri = in.field("textDocument").field("uri").asString(); }
 
 json toJson(const Diagnostic& d) {
-  json j = {{"range", toJson(d.range)}, {"severity", d.severity}, {"code", d.code},
-            {"source", d.source}, {"message", d.message}};
+  json j = {{"range", toJson(d.range)},
+            {"severity", d.severity},
+            {"code", d.code},
+            {"source", d.source},
+            {"message", d.message}};
   if (!d.codeDescriptionHref.empty()) j["codeDescription"] = {{"href", d.codeDescriptionHref}};
   return j;
 }
@@ -146,9 +147,7 @@ void fromJson(const JsonIn& in, CodeActionParams& out) {
     for (const auto& k : only->elements()) out.only.push_back(k.asString());
 }
 
-json toJson(const Command& c) {
-  return {{"title", c.title}, {"command", c.command}, {"arguments", c.arguments}};
-}
+json toJson(const Command& c) { return {{"title", c.title}, {"command", c.command}, {"arguments", c.arguments}}; }
 
 json toJson(const CodeAction& a) {
   json j = {{"title", a.title}, {"kind", a.kind}};

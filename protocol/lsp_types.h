@@ -48,13 +48,13 @@ void fromJson(const JsonIn& in, WorkspaceEdit& out);
 // --- initialize ---------------------------------------------------------------------------
 // What the client can do, boiled down to flags at initialize.
 struct ClientCapabilities {
-  bool utf8_positions = false;            // general.positionEncodings offers "utf-8"
-  bool configuration = false;             // workspace.configuration
+  bool utf8_positions = false;  // general.positionEncodings offers "utf-8"
+  bool configuration = false;   // workspace.configuration
   bool did_change_configuration_dynamic = false;
-  bool apply_edit = false;                // workspace.applyEdit
-  bool code_action_literals = false;      // textDocument.codeAction.codeActionLiteralSupport
-  bool diagnostic_version = false;        // textDocument.publishDiagnostics.versionSupport
-  bool work_done_progress = false;        // window.workDoneProgress
+  bool apply_edit = false;            // workspace.applyEdit
+  bool code_action_literals = false;  // textDocument.codeAction.codeActionLiteralSupport
+  bool diagnostic_version = false;    // textDocument.publishDiagnostics.versionSupport
+  bool work_done_progress = false;    // window.workDoneProgress
 };
 
 struct InitializeParams {

@@ -17,7 +17,7 @@ struct FieldError {
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}           // NOLINT: implicit by design
   Result(FieldError error) : v_(std::move(error)) {}  // NOLINT
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }

@@ -4,7 +4,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 APT_PACKAGES=(g++ cmake ninja-build pkg-config nlohmann-json3-dev libboost-dev
-              libsqlite3-dev libtree-sitter-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev)
+              libsqlite3-dev libtree-sitter-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+              clang-format)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

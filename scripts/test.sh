@@ -13,6 +13,9 @@ if [ ! -d "$ROOT/../shared/profiles" ]; then
        "tests that read it say so and skip." >&2
 fi
 
+log "format (clang-format, .clang-format)"
+(cd "$ROOT" && git ls-files '*.h' '*.cpp' | xargs clang-format --dry-run --Werror)
+
 log "tests"
 ctest --test-dir "$ROOT/build" --output-on-failure -j"$(nproc)"
 log "tests under AddressSanitizer + UndefinedBehaviorSanitizer"

@@ -54,9 +54,12 @@ Located locate(const source::SourceFile& file, source::ByteRange r) {
 
 const char* sarifLevel(features::Severity s) {
   switch (s) {
-    case features::Severity::Error: return "error";
-    case features::Severity::Warning: return "warning";
-    default: return "note";
+    case features::Severity::Error:
+      return "error";
+    case features::Severity::Warning:
+      return "warning";
+    default:
+      return "note";
   }
 }
 
@@ -72,16 +75,17 @@ json sarifReport(const std::vector<FileResult>& results, const Settings& setting
   for (const auto& fr : results) {
     for (const auto& f : fr.findings) {
       Located at = locate(*fr.file, f.range);
-      out_results.push_back(
-          {{"ruleId", f.code},
-           {"level", sarifLevel(f.severity)},
-           {"message", {{"text", f.message}}},
-           {"locations",
-            {{{"physicalLocation",
-               {{"artifactLocation", {{"uri", fr.path}}},
-                {"region",
-                 {{"startLine", at.line}, {"startColumn", at.column}, {"endLine", at.end_line},
-                  {"endColumn", at.end_column}}}}}}}}});
+      out_results.push_back({{"ruleId", f.code},
+                             {"level", sarifLevel(f.severity)},
+                             {"message", {{"text", f.message}}},
+                             {"locations",
+                              {{{"physicalLocation",
+                                 {{"artifactLocation", {{"uri", fr.path}}},
+                                  {"region",
+                                   {{"startLine", at.line},
+                                    {"startColumn", at.column},
+                                    {"endLine", at.end_line},
+                                    {"endColumn", at.end_column}}}}}}}}});
     }
   }
   return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
@@ -188,9 +192,13 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
       json diags = json::array();
       for (const auto& f : r.findings) {
         Located at = locate(*r.file, f.range);
-        diags.push_back({{"line", at.line}, {"column", at.column}, {"end_line", at.end_line},
-                         {"end_column", at.end_column}, {"code", f.code},
-                         {"severity", std::string(features::severityName(f.severity))}, {"message", f.message}});
+        diags.push_back({{"line", at.line},
+                         {"column", at.column},
+                         {"end_line", at.end_line},
+                         {"end_column", at.end_column},
+                         {"code", f.code},
+                         {"severity", std::string(features::severityName(f.severity))},
+                         {"message", f.message}});
       }
       files.push_back({{"path", r.path}, {"diagnostics", diags}});
     }

@@ -25,9 +25,8 @@ protocol::WorkspaceEdit toWorkspaceEdit(const std::string& uri, const source::So
 }
 
 protocol::CodeAction toCodeAction(const std::string& uri, const source::SourceFile& file,
-                                  const features::CodeAction& action,
-                                  const std::vector<features::Finding>& findings, PositionEncoding encoding,
-                                  const Settings& settings) {
+                                  const features::CodeAction& action, const std::vector<features::Finding>& findings,
+                                  PositionEncoding encoding, const Settings& settings) {
   protocol::CodeAction out;
   out.title = action.title;
   out.kind = action.kind;

@@ -19,9 +19,8 @@ protocol::WorkspaceEdit toWorkspaceEdit(const std::string& uri, const source::So
                                         const std::vector<features::TextEdit>& edits, PositionEncoding encoding);
 
 protocol::CodeAction toCodeAction(const std::string& uri, const source::SourceFile& file,
-                                  const features::CodeAction& action,
-                                  const std::vector<features::Finding>& findings, PositionEncoding encoding,
-                                  const Settings& settings);
+                                  const features::CodeAction& action, const std::vector<features::Finding>& findings,
+                                  PositionEncoding encoding, const Settings& settings);
 
 int toLspSeverity(features::Severity severity);
 

@@ -26,8 +26,8 @@ IncomingMessage Dispatcher::receive(const std::string& body) {
       auto params = protocol::parse<protocol::CancelParams>(m->params);
       if (params) {
         const auto& id = params->id;
-        protocol::RequestId rid = id.is_string() ? protocol::RequestId{id.get<std::string>()}
-                                                 : protocol::RequestId{id.get<int64_t>()};
+        protocol::RequestId rid =
+            id.is_string() ? protocol::RequestId{id.get<std::string>()} : protocol::RequestId{id.get<int64_t>()};
         if (pending_.count(rid)) cancelled_.insert(rid);
       }
     }

@@ -77,8 +77,8 @@ std::optional<FrameEvent> MessageFramer::next() {
     auto length = findContentLength(header, malformed);
     if (!length) {
       compact();
-      return FrameEvent{FrameEvent::Kind::Error, malformed ? "malformed Content-Length header"
-                                                           : "header block without Content-Length"};
+      return FrameEvent{FrameEvent::Kind::Error,
+                        malformed ? "malformed Content-Length header" : "header block without Content-Length"};
     }
     if (*length > max_message_bytes_) {
       size_t available = std::min(*length, buffer_.size() - start_);

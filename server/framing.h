@@ -20,8 +20,7 @@ class MessageFramer {
   static constexpr size_t kDefaultMaxMessageBytes = size_t{256} << 20;
   static constexpr size_t kMaxHeaderBytes = size_t{64} << 10;
 
-  explicit MessageFramer(size_t max_message_bytes = kDefaultMaxMessageBytes)
-      : max_message_bytes_(max_message_bytes) {}
+  explicit MessageFramer(size_t max_message_bytes = kDefaultMaxMessageBytes) : max_message_bytes_(max_message_bytes) {}
 
   void feed(std::string_view bytes);
   // The next complete message or framing error, or nullopt until more bytes arrive.
@@ -33,8 +32,8 @@ class MessageFramer {
   void compact();
 
   std::string buffer_;
-  size_t start_ = 0;           // first unconsumed byte of buffer_
-  size_t body_length_ = 0;     // when reading a body
+  size_t start_ = 0;        // first unconsumed byte of buffer_
+  size_t body_length_ = 0;  // when reading a body
   bool in_body_ = false;
   size_t skip_remaining_ = 0;  // bytes of an oversized body still to drop
   size_t max_message_bytes_;

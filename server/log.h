@@ -32,7 +32,7 @@ class LogLine {
 
 }  // namespace sightline::server
 
-#define SL_LOG(level)                                                                      \
-  for (bool sl_log_once_ = ::sightline::server::logEnabled(::sightline::server::LogLevel::level); \
-       sl_log_once_; sl_log_once_ = false)                                                   \
+#define SL_LOG(level)                                                                                           \
+  for (bool sl_log_once_ = ::sightline::server::logEnabled(::sightline::server::LogLevel::level); sl_log_once_; \
+       sl_log_once_ = false)                                                                                    \
   ::sightline::server::LogLine(::sightline::server::LogLevel::level)

@@ -1,8 +1,8 @@
 // The sightline binary: `serve` (LSP over stdio or one TCP client) and the command-line verbs.
+#include <unistd.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <unistd.h>
 
 #include <csignal>
 #include <iostream>

@@ -27,7 +27,10 @@ constexpr const char* kApplyEditCommand = "sightline.applyWorkspaceEdit";
 }  // namespace
 
 Session::Session(asio::io_context& io, Transport& transport, SessionOptions options)
-    : io_(io), transport_(transport), options_(options), framer_(options.max_message_bytes),
+    : io_(io),
+      transport_(transport),
+      options_(options),
+      framer_(options.max_message_bytes),
       dispatcher_([this](const json& m) { send(m); }) {
   registerHandlers();
 }
@@ -62,7 +65,8 @@ void Session::onBytes(std::string bytes) {
 void Session::onClosed() {
   asio::post(io_, [this] {
     if (stopped_) return;
-    if (framer_.pendingBytes() > 0) SL_LOG(Warn) << "input ended inside a message (" << framer_.pendingBytes() << " bytes)";
+    if (framer_.pendingBytes() > 0)
+      SL_LOG(Warn) << "input ended inside a message (" << framer_.pendingBytes() << " bytes)";
     SL_LOG(Info) << "input closed" << (shutdown_requested_ ? "" : " without shutdown");
     stop(shutdown_requested_ ? 0 : 1);
   });
@@ -147,9 +151,10 @@ json Session::initialize(const json& params) {
 void Session::initialized() {
   if (client_.did_change_configuration_dynamic) {
     dispatcher_.sendRequest("client/registerCapability",
-                            {{"registrations", {{{"id", "sightline-configuration"},
-                                                 {"method", "workspace/didChangeConfiguration"},
-                                                 {"registerOptions", {{"section", "sightline"}}}}}}},
+                            {{"registrations",
+                              {{{"id", "sightline-configuration"},
+                                {"method", "workspace/didChangeConfiguration"},
+                                {"registerOptions", {{"section", "sightline"}}}}}}},
                             [](const protocol::Message& r) {
                               if (r.error) SL_LOG(Warn) << "registerCapability failed: " << r.error->message;
                             });
@@ -221,13 +226,12 @@ json Session::codeActions(const json& params) {
   json out = json::array();
   for (const auto& action : actions) {
     bool wanted = p.only.empty();
-    for (const auto& kind : p.only)
-      wanted = wanted || action.kind == kind || action.kind.rfind(kind + ".", 0) == 0;
+    for (const auto& kind : p.only) wanted = wanted || action.kind == kind || action.kind.rfind(kind + ".", 0) == 0;
     if (!wanted) continue;
     protocol::CodeAction converted = toCodeAction(p.uri, doc.file(), action, findings, encoding_, settings_);
     if (!client_.code_action_literals) {
-      out.push_back(protocol::toJson(protocol::Command{converted.title, kApplyEditCommand,
-                                                       json::array({protocol::toJson(*converted.edit)})}));
+      out.push_back(protocol::toJson(
+          protocol::Command{converted.title, kApplyEditCommand, json::array({protocol::toJson(*converted.edit)})}));
     } else {
       out.push_back(protocol::toJson(converted));
     }

@@ -2,10 +2,10 @@
 // it without leaving a thread blocked in read().
 #include "server/transport.h"
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 #include <poll.h>
 #include <unistd.h>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 
 #include <atomic>
 #include <cerrno>

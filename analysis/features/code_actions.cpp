@@ -21,8 +21,8 @@ bool lineStartsInString(const SourceFile& file, const SourceIndex& index, uint32
 }
 
 // The lines [first, last] prefixed with `unit` (blank lines and string continuations untouched).
-std::string indentLines(const SourceFile& file, const SourceIndex& index, uint32_t first,
-                        uint32_t last, const std::string& unit) {
+std::string indentLines(const SourceFile& file, const SourceIndex& index, uint32_t first, uint32_t last,
+                        const std::string& unit) {
   std::string out;
   for (uint32_t line = first; line <= last; ++line) {
     ByteRange r = file.lines().lineRange(line);
@@ -59,8 +59,8 @@ int parentBlock(const SourceIndex& index, int block) {
 }
 
 // The edit that wraps the consecutive statements [first, last] of one block in a range.
-std::vector<TextEdit> wrapStatements(const SourceFile& file, const SourceIndex& index, int first,
-                                     int last, const std::string& torch_name, const std::string& name) {
+std::vector<TextEdit> wrapStatements(const SourceFile& file, const SourceIndex& index, int first, int last,
+                                     const std::string& torch_name, const std::string& name) {
   const auto& a = stmt(index, first);
   const auto& b = stmt(index, last);
   std::string indent = lineIndentation(file, a.first_line);
@@ -71,9 +71,8 @@ std::vector<TextEdit> wrapStatements(const SourceFile& file, const SourceIndex& 
 }
 
 bool isWrappable(const StatementInfo& s) {
-  return s.kind != "function_definition" && s.kind != "class_definition" &&
-         s.kind != "decorated_definition" && s.kind != "import_statement" &&
-         s.kind != "import_from_statement" && s.kind != "future_import_statement";
+  return s.kind != "function_definition" && s.kind != "class_definition" && s.kind != "decorated_definition" &&
+         s.kind != "import_statement" && s.kind != "import_from_statement" && s.kind != "future_import_statement";
 }
 
 // The first statement of a loop/def body must sit on its own line for line-based edits.
@@ -117,9 +116,8 @@ StepPart classifyStatement(const SourceIndex& index, int s) {
     const auto& call = index.calls[static_cast<size_t>(c)];
     if (call.statement != s || call.receiver_text.empty()) continue;
     if (call.method == "backward") return StepPart::Backward;
-    if (call.method == "step" &&
-        (index.kindOf(call.receiver_text, call.function) == source::ValueKind::Optimizer ||
-         call.receiver_text.find("scaler") != std::string::npos))
+    if (call.method == "step" && (index.kindOf(call.receiver_text, call.function) == source::ValueKind::Optimizer ||
+                                  call.receiver_text.find("scaler") != std::string::npos))
       return StepPart::OptimizerStep;
   }
   return StepPart::None;
@@ -127,11 +125,16 @@ StepPart classifyStatement(const SourceIndex& index, int s) {
 
 const char* partName(StepPart p) {
   switch (p) {
-    case StepPart::Forward: return "forward";
-    case StepPart::Loss: return "loss";
-    case StepPart::Backward: return "backward";
-    case StepPart::OptimizerStep: return "optimizer_step";
-    case StepPart::None: break;
+    case StepPart::Forward:
+      return "forward";
+    case StepPart::Loss:
+      return "loss";
+    case StepPart::Backward:
+      return "backward";
+    case StepPart::OptimizerStep:
+      return "optimizer_step";
+    case StepPart::None:
+      break;
   }
   return "";
 }
@@ -157,7 +160,8 @@ bool previousStatementPushesRange(const SourceFile& file, const SourceIndex& ind
   auto it = std::find(statements.begin(), statements.end(), s);
   if (it == statements.begin()) return false;
   const auto& prev = stmt(index, *(it - 1));
-  return file.text().substr(prev.range.begin, prev.range.end - prev.range.begin).find("range_push") != std::string::npos;
+  return file.text().substr(prev.range.begin, prev.range.end - prev.range.begin).find("range_push") !=
+         std::string::npos;
 }
 
 }  // namespace
@@ -192,9 +196,11 @@ std::optional<CodeAction> wrapInNvtxRange(const SourceFile& file, const SourceIn
     name = index.calls[static_cast<size_t>(c)].callee_text;
     break;
   }
-  if (int f = index.functionAt(a.range.begin); name.empty() && f >= 0) name = index.functions[static_cast<size_t>(f)].name;
+  if (int f = index.functionAt(a.range.begin); name.empty() && f >= 0)
+    name = index.functions[static_cast<size_t>(f)].name;
   if (name.empty()) name = "region";
-  name.erase(std::remove_if(name.begin(), name.end(), [](char c) { return c == '"' || c == '\\' || c == '\n'; }), name.end());
+  name.erase(std::remove_if(name.begin(), name.end(), [](char c) { return c == '"' || c == '\\' || c == '\n'; }),
+             name.end());
 
   ImportEdit torch = ensureImport(file, index, "torch");
   CodeAction action{"Wrap in NVTX range \"" + name + "\"", "refactor.rewrite", {}, -1, false};
@@ -208,7 +214,8 @@ std::optional<CodeAction> annotateTrainingStep(const SourceFile& file, const Sou
   int body_block = -1;
   for (size_t l = 0; l < index.loops.size(); ++l) {
     const auto& loop = index.loops[l];
-    if (loop.is_training && loop.range.begin <= offset && offset <= loop.range.end) body_block = blockOwnedBy(index, loop.body);
+    if (loop.is_training && loop.range.begin <= offset && offset <= loop.range.end)
+      body_block = blockOwnedBy(index, loop.body);
   }
   int f = index.functionAt(offset);
   if (body_block < 0 && f >= 0 && index.functions[static_cast<size_t>(f)].trains)
@@ -288,16 +295,19 @@ std::optional<CodeAction> limitProfilingWindow(const SourceFile& file, const Sou
   std::string counter = "profile_step";
   CodeAction action{"Limit profiling to steps " + std::to_string(first_step) + ".." + std::to_string(last_step) +
                         " (nsys --capture-range=cudaProfilerApi)",
-                    "refactor.rewrite", {}, -1, false};
+                    "refactor.rewrite",
+                    {},
+                    -1,
+                    false};
   uint32_t before_loop = file.lines().lineStart(header.first_line);
-  action.edits.push_back({{before_loop, before_loop},
-                          outer + counter + " = 0  # iterations seen, for the profiling window\n"});
-  uint32_t body_start = file.lines().lineStart(first.first_line);
   action.edits.push_back(
-      {{body_start, body_start},
-       inner + "if " + counter + " == " + std::to_string(first_step) + ":\n" + inner + unit + torch.name +
-           ".cuda.profiler.start()\n" + inner + "elif " + counter + " == " + std::to_string(last_step + 1) +
-           ":\n" + inner + unit + torch.name + ".cuda.profiler.stop()\n" + inner + counter + " += 1\n"});
+      {{before_loop, before_loop}, outer + counter + " = 0  # iterations seen, for the profiling window\n"});
+  uint32_t body_start = file.lines().lineStart(first.first_line);
+  action.edits.push_back({{body_start, body_start},
+                          inner + "if " + counter + " == " + std::to_string(first_step) + ":\n" + inner + unit +
+                              torch.name + ".cuda.profiler.start()\n" + inner + "elif " + counter +
+                              " == " + std::to_string(last_step + 1) + ":\n" + inner + unit + torch.name +
+                              ".cuda.profiler.stop()\n" + inner + counter + " += 1\n"});
   addTorchImport(action.edits, torch);
   return action;
 }
@@ -315,7 +325,8 @@ std::vector<CodeAction> computeCodeActions(const SourceFile& file, const SourceI
   }
   if (auto a = wrapInNvtxRange(file, index, selection)) actions.push_back(std::move(*a));
   if (auto a = annotateTrainingStep(file, index, selection.begin)) actions.push_back(std::move(*a));
-  if (auto a = limitProfilingWindow(file, index, selection.begin, options.profile_first_step, options.profile_last_step))
+  if (auto a =
+          limitProfilingWindow(file, index, selection.begin, options.profile_first_step, options.profile_last_step))
     actions.push_back(std::move(*a));
   return actions;
 }

@@ -25,18 +25,16 @@ struct ActionOptions {
 };
 
 // Quick fixes of findings overlapping `selection`, then the refactors available there.
-std::vector<CodeAction> computeCodeActions(const source::SourceFile& file,
-                                           const source::SourceIndex& index, ByteRange selection,
-                                           const std::vector<Finding>& findings,
+std::vector<CodeAction> computeCodeActions(const source::SourceFile& file, const source::SourceIndex& index,
+                                           ByteRange selection, const std::vector<Finding>& findings,
                                            const ActionOptions& options);
 
 // The single refactors, for callers (commands, tests) that want one by name.
-std::optional<CodeAction> wrapInNvtxRange(const source::SourceFile& file,
-                                          const source::SourceIndex& index, ByteRange selection);
-std::optional<CodeAction> annotateTrainingStep(const source::SourceFile& file,
-                                               const source::SourceIndex& index, uint32_t offset);
-std::optional<CodeAction> limitProfilingWindow(const source::SourceFile& file,
-                                               const source::SourceIndex& index, uint32_t offset,
-                                               uint32_t first_step, uint32_t last_step);
+std::optional<CodeAction> wrapInNvtxRange(const source::SourceFile& file, const source::SourceIndex& index,
+                                          ByteRange selection);
+std::optional<CodeAction> annotateTrainingStep(const source::SourceFile& file, const source::SourceIndex& index,
+                                               uint32_t offset);
+std::optional<CodeAction> limitProfilingWindow(const source::SourceFile& file, const source::SourceIndex& index,
+                                               uint32_t offset, uint32_t first_step, uint32_t last_step);
 
 }  // namespace sightline::features

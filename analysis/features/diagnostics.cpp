@@ -45,12 +45,12 @@ bool isDeviceExpression(const SourceIndex& index, const CallInfo& call, const st
   if (std::isdigit(static_cast<unsigned char>(text[0]))) return true;
   std::string resolved = index.resolve(text);
   if (startsWith(resolved, "torch.device")) return true;
-  if (startsWith(resolved, "torch.") ) return false;  // torch.float16 and friends
+  if (startsWith(resolved, "torch.")) return false;  // torch.float16 and friends
   if (index.kindOf(text, call.function) == ValueKind::Device) return true;
   std::string l = lower(text);
   return l.find("device") != std::string::npos || l.find("cuda") != std::string::npos ||
-         l.find("rank") != std::string::npos || l.find("gpu") != std::string::npos ||
-         l == "dev" || (l.size() > 4 && l.compare(l.size() - 4, 4, ".dev") == 0);
+         l.find("rank") != std::string::npos || l.find("gpu") != std::string::npos || l == "dev" ||
+         (l.size() > 4 && l.compare(l.size() - 4, 4, ".dev") == 0);
 }
 
 // `.cuda(...)`, or `.to(...)` whose target is a device: a host-to-device copy of the receiver.
@@ -104,9 +104,7 @@ class RuleRunner {
     findings_.push_back({std::string(code), config_.severityOf(code), range, std::move(message), std::move(fixes)});
   }
 
-  bool inLoop(const CallInfo& call) const {
-    return call.loop >= 0 || index_.inTrainingContext(-1, call.function);
-  }
+  bool inLoop(const CallInfo& call) const { return call.loop >= 0 || index_.inTrainingContext(-1, call.function); }
 
   void checkDataLoader(const CallInfo& call) {
     bool is_loader = call.resolved == "torch.utils.data.DataLoader" ||
@@ -137,8 +135,9 @@ class RuleRunner {
     if (index_.kindOf(call.receiver_text, call.function) != ValueKind::Tensor) return;
     if (isTrueLiteral(keywordArg(call, "non_blocking"))) return;
     add("missing-non-blocking", call.range,
-        codeSpan(file_, call.range) + " copies the batch synchronously: the host waits for the copy "
-        "every iteration; add non_blocking=True (with a pin_memory DataLoader) to overlap it",
+        codeSpan(file_, call.range) +
+            " copies the batch synchronously: the host waits for the copy "
+            "every iteration; add non_blocking=True (with a pin_memory DataLoader) to overlap it",
         {{"Add non_blocking=True", {setKeywordArgument(file_, call, "non_blocking", "True")}, true}});
   }
 
@@ -169,19 +168,22 @@ class RuleRunner {
         if (a.op == "+=" && a.value == call.range) accumulate = &a;
       if (accumulate && call.method == "item" && call.receiver_call < 0) {
         fixes.push_back({"Accumulate on the GPU (" + call.receiver_text + ".detach())",
-                         {{call.range, call.receiver_text + ".detach()"}}, false});
+                         {{call.range, call.receiver_text + ".detach()"}},
+                         false});
       }
       add("sync-in-loop", call.range,
-          "`." + call.method + "()` waits for the GPU and copies to the host on every iteration of the "
-          "training loop; keep the value on the GPU and read it once after the loop",
+          "`." + call.method +
+              "()` waits for the GPU and copies to the host on every iteration of the "
+              "training loop; keep the value on the GPU and read it once after the loop",
           std::move(fixes));
       return;
     }
     const std::string& arg = call.args[0].value_text;
     if (index_.kindOf(arg, call.function) != ValueKind::Tensor) return;
     add("sync-in-loop", call.range,
-        "`" + call.callee_text + "(" + arg + ")` copies a tensor to the host and waits for the GPU "
-        "on every iteration of the training loop; keep it on the GPU until after the loop");
+        "`" + call.callee_text + "(" + arg +
+            ")` copies a tensor to the host and waits for the GPU "
+            "on every iteration of the training loop; keep it on the GPU until after the loop");
   }
 
   void checkValueUses() {
@@ -225,9 +227,9 @@ class RuleRunner {
 
   void checkCpuTensorThenCopy(const CallInfo& call) {
     static const std::set<std::string> kFactories = {
-        "torch.tensor", "torch.zeros", "torch.ones", "torch.randn", "torch.rand", "torch.arange",
-        "torch.empty", "torch.full", "torch.randint", "torch.linspace", "torch.eye",
-        "torch.as_tensor", "torch.randperm", "torch.normal", "torch.zeros_like", "torch.ones_like"};
+        "torch.tensor",   "torch.zeros",  "torch.ones",       "torch.randn",    "torch.rand", "torch.arange",
+        "torch.empty",    "torch.full",   "torch.randint",    "torch.linspace", "torch.eye",  "torch.as_tensor",
+        "torch.randperm", "torch.normal", "torch.zeros_like", "torch.ones_like"};
     if (call.receiver_call < 0 || !isDeviceCopy(index_, call)) return;
     const CallInfo& factory = index_.calls[static_cast<size_t>(call.receiver_call)];
     if (!kFactories.count(factory.resolved) || keywordArg(factory, "device") || hasSplat(factory)) return;
@@ -241,8 +243,7 @@ class RuleRunner {
       const auto* d = keywordArg(call, "device");
       if (!d) d = firstPositional(call);
       device = d->value_text;
-      for (const auto& a : call.args)
-        simple = simple && (&a == d || a.keyword == "non_blocking");
+      for (const auto& a : call.args) simple = simple && (&a == d || a.keyword == "non_blocking");
     }
     std::vector<Fix> fixes;
     if (simple) {
@@ -305,8 +306,7 @@ bool isSuppressed(const SourceFile& file, const SourceIndex& index, ByteRange ra
   return false;
 }
 
-std::vector<Finding> computeDiagnostics(const SourceFile& file, const SourceIndex& index,
-                                        const RuleConfig& config) {
+std::vector<Finding> computeDiagnostics(const SourceFile& file, const SourceIndex& index, const RuleConfig& config) {
   return RuleRunner(file, index, config).run();
 }
 

@@ -26,13 +26,12 @@ struct Finding {
 };
 
 // Findings in source order, suppressed ones (`# sightline: ignore[code]`) left out.
-std::vector<Finding> computeDiagnostics(const source::SourceFile& file,
-                                        const source::SourceIndex& index,
+std::vector<Finding> computeDiagnostics(const source::SourceFile& file, const source::SourceIndex& index,
                                         const RuleConfig& config);
 
 // True when a `# sightline: ignore` / `# sightline: ignore[a, b]` comment on one of the
 // range's lines names `code` (or names nothing).
-bool isSuppressed(const source::SourceFile& file, const source::SourceIndex& index,
-                  ByteRange range, std::string_view code);
+bool isSuppressed(const source::SourceFile& file, const source::SourceIndex& index, ByteRange range,
+                  std::string_view code);
 
 }  // namespace sightline::features

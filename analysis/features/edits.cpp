@@ -13,8 +13,7 @@ std::optional<std::string> applyEdits(std::string_view text, std::vector<TextEdi
   out.reserve(text.size());
   uint32_t cursor = 0;
   for (const auto& e : edits) {
-    if (e.range.begin < cursor || e.range.end < e.range.begin || e.range.end > text.size())
-      return std::nullopt;
+    if (e.range.begin < cursor || e.range.end < e.range.begin || e.range.end > text.size()) return std::nullopt;
     out.append(text.substr(cursor, e.range.begin - cursor));
     out.append(e.new_text);
     cursor = e.range.end;
@@ -30,8 +29,8 @@ std::string lineIndentation(const source::SourceFile& file, uint32_t line) {
   return file.text().substr(r.begin, end - r.begin);
 }
 
-TextEdit setKeywordArgument(const source::SourceFile& file, const source::CallInfo& call,
-                            std::string_view keyword, std::string_view value) {
+TextEdit setKeywordArgument(const source::SourceFile& file, const source::CallInfo& call, std::string_view keyword,
+                            std::string_view value) {
   for (const auto& arg : call.args)
     if (arg.keyword == keyword) return {arg.value, std::string(value)};
   std::string kw = std::string(keyword) + "=" + std::string(value);
@@ -43,8 +42,7 @@ TextEdit setKeywordArgument(const source::SourceFile& file, const source::CallIn
   bool one_per_line = last_line != paren_line;
   if (call.args.size() > 1)
     one_per_line = one_per_line && lines.pointAt(call.args[call.args.size() - 2].range.begin).line != last_line;
-  if (one_per_line)
-    return {{last.range.end, last.range.end}, ",\n" + lineIndentation(file, last_line) + kw};
+  if (one_per_line) return {{last.range.end, last.range.end}, ",\n" + lineIndentation(file, last_line) + kw};
   return {{last.range.end, last.range.end}, ", " + kw};
 }
 
@@ -55,8 +53,7 @@ TextEdit removeArgument(const source::SourceFile&, const source::CallInfo& call,
   return {{args[arg - 1].range.end, args[arg].range.end}, ""};
 }
 
-ImportEdit ensureImport(const source::SourceFile& file, const source::SourceIndex& index,
-                        std::string_view module) {
+ImportEdit ensureImport(const source::SourceFile& file, const source::SourceIndex& index, std::string_view module) {
   for (const auto& imp : index.imports)
     if (imp.qualified_name == module) return {imp.local_name, std::nullopt};
   std::string line = "import " + std::string(module) + "\n";
@@ -64,8 +61,8 @@ ImportEdit ensureImport(const source::SourceFile& file, const source::SourceInde
   int last_header = -1;
   for (int s : index.blocks.at(0).statements) {
     const auto& st = index.statements[static_cast<size_t>(s)];
-    bool is_import = st.kind == "import_statement" || st.kind == "import_from_statement" ||
-                     st.kind == "future_import_statement";
+    bool is_import =
+        st.kind == "import_statement" || st.kind == "import_from_statement" || st.kind == "future_import_statement";
     bool is_docstring = last_header < 0 && st.kind == "expression_statement" &&
                         (file.text()[st.range.begin] == '"' || file.text()[st.range.begin] == '\'');
     if (!is_import && !is_docstring) break;
@@ -76,7 +73,8 @@ ImportEdit ensureImport(const source::SourceFile& file, const source::SourceInde
   if (after >= file.lines().lineCount() || file.lines().lineStart(after) >= file.text().size()) {
     auto end = static_cast<uint32_t>(file.text().size());
     bool ends_with_newline = !file.text().empty() && file.text().back() == '\n';
-    return {std::string(module), TextEdit{{end, end}, ends_with_newline ? line : "\n" + line.substr(0, line.size() - 1)}};
+    return {std::string(module),
+            TextEdit{{end, end}, ends_with_newline ? line : "\n" + line.substr(0, line.size() - 1)}};
   }
   uint32_t at = file.lines().lineStart(after);
   return {std::string(module), TextEdit{{at, at}, line}};
@@ -91,8 +89,7 @@ std::string indentUnit(const source::SourceFile& file, const source::SourceIndex
     if (first.first_line == owner.first_line || first.indent <= owner.indent) continue;
     std::string inner = lineIndentation(file, first.first_line);
     std::string outer = lineIndentation(file, owner.first_line);
-    if (inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0)
-      return inner.substr(outer.size());
+    if (inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0) return inner.substr(outer.size());
   }
   return "    ";
 }

@@ -25,8 +25,8 @@ std::optional<std::string> applyEdits(std::string_view text, std::vector<TextEdi
 
 // `keyword=value` added to the call (after its last argument, on its own line when the
 // arguments are one per line), or the existing keyword's value replaced.
-TextEdit setKeywordArgument(const source::SourceFile& file, const source::CallInfo& call,
-                            std::string_view keyword, std::string_view value);
+TextEdit setKeywordArgument(const source::SourceFile& file, const source::CallInfo& call, std::string_view keyword,
+                            std::string_view value);
 
 // The edit that deletes one argument of a call together with its separating comma.
 TextEdit removeArgument(const source::SourceFile& file, const source::CallInfo& call, size_t arg);
@@ -37,8 +37,7 @@ struct ImportEdit {
   std::string name;
   std::optional<TextEdit> edit;
 };
-ImportEdit ensureImport(const source::SourceFile& file, const source::SourceIndex& index,
-                        std::string_view module);
+ImportEdit ensureImport(const source::SourceFile& file, const source::SourceIndex& index, std::string_view module);
 
 // The indentation unit the file uses ("    " when it cannot tell).
 std::string indentUnit(const source::SourceFile& file, const source::SourceIndex& index);

@@ -9,14 +9,11 @@ const std::vector<RuleInfo>& allRules() {
        "DataLoader without pin_memory=True in a file that copies batches to the GPU"},
       {"dataloader-num-workers", Severity::Warning,
        "DataLoader loading batches in the training process (no num_workers, or 0)"},
-      {"missing-non-blocking", Severity::Warning,
-       "batch copied to the GPU inside a loop without non_blocking=True"},
+      {"missing-non-blocking", Severity::Warning, "batch copied to the GPU inside a loop without non_blocking=True"},
       {"sync-in-loop", Severity::Warning,
        "host-device synchronization (.item(), .cpu(), printing a tensor, ...) inside a training loop"},
-      {"cuda-synchronize-in-loop", Severity::Warning,
-       "torch.cuda.synchronize() inside a training loop"},
-      {"zero-grad-set-to-none", Severity::Warning,
-       "zero_grad(set_to_none=False) writes zeros into every gradient"},
+      {"cuda-synchronize-in-loop", Severity::Warning, "torch.cuda.synchronize() inside a training loop"},
+      {"zero-grad-set-to-none", Severity::Warning, "zero_grad(set_to_none=False) writes zeros into every gradient"},
       {"cpu-tensor-then-copy", Severity::Warning,
        "tensor created on the CPU and copied to the GPU in the same expression"},
   };
@@ -39,10 +36,14 @@ std::optional<Severity> parseSeverity(std::string_view name) {
 
 std::string_view severityName(Severity severity) {
   switch (severity) {
-    case Severity::Error: return "error";
-    case Severity::Warning: return "warning";
-    case Severity::Information: return "information";
-    case Severity::Hint: return "hint";
+    case Severity::Error:
+      return "error";
+    case Severity::Warning:
+      return "warning";
+    case Severity::Information:
+      return "information";
+    case Severity::Hint:
+      return "hint";
   }
   return "warning";
 }

@@ -35,8 +35,6 @@ ByteRange LineIndex::lineRange(uint32_t line) const {
   return {starts_[line], content_ends_[line]};
 }
 
-uint32_t LineIndex::lineStart(uint32_t line) const {
-  return line >= starts_.size() ? size_ : starts_[line];
-}
+uint32_t LineIndex::lineStart(uint32_t line) const { return line >= starts_.size() ? size_ : starts_[line]; }
 
 }  // namespace sightline::source

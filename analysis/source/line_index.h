@@ -20,9 +20,7 @@ struct ByteRange {
   uint32_t begin = 0;
   uint32_t end = 0;
   bool contains(uint32_t offset) const { return begin <= offset && offset < end; }
-  bool overlaps(ByteRange other) const {
-    return begin < other.end && other.begin < end;
-  }
+  bool overlaps(ByteRange other) const { return begin < other.end && other.begin < end; }
   bool encloses(ByteRange other) const { return begin <= other.begin && other.end <= end; }
   friend bool operator==(const ByteRange&, const ByteRange&) = default;
 };
@@ -42,7 +40,7 @@ class LineIndex {
   uint32_t lineStart(uint32_t line) const;
 
  private:
-  std::vector<uint32_t> starts_;  // byte offset where each line begins
+  std::vector<uint32_t> starts_;        // byte offset where each line begins
   std::vector<uint32_t> content_ends_;  // byte offset where each line's content ends
   uint32_t size_;
 };

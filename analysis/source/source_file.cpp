@@ -48,20 +48,16 @@ TSPoint pointAfter(TSPoint start, std::string_view text) {
 
 std::string checkGrammarCompatibility() {
   uint32_t version = ts_language_version(tree_sitter_python());
-  if (version < TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION ||
-      version > TREE_SITTER_LANGUAGE_VERSION) {
+  if (version < TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION || version > TREE_SITTER_LANGUAGE_VERSION) {
     return "the Python grammar has tree-sitter ABI " + std::to_string(version) +
-           ", but the tree-sitter library reads ABI " +
-           std::to_string(TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION) + " to " +
-           std::to_string(TREE_SITTER_LANGUAGE_VERSION) +
+           ", but the tree-sitter library reads ABI " + std::to_string(TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION) +
+           " to " + std::to_string(TREE_SITTER_LANGUAGE_VERSION) +
            "; rebuild with the pinned tree-sitter-python (analysis/source/grammar)";
   }
   return {};
 }
 
-SourceFile::SourceFile(std::string text) : text_(std::move(text)), lines_(text_) {
-  reparse(nullptr);
-}
+SourceFile::SourceFile(std::string text) : text_(std::move(text)), lines_(text_) { reparse(nullptr); }
 
 SourceFile::~SourceFile() {
   if (tree_) ts_tree_delete(tree_);
@@ -84,8 +80,7 @@ SourceFile& SourceFile::operator=(SourceFile&& other) noexcept {
 }
 
 void SourceFile::reparse(const TSTree* old_tree) {
-  TSTree* tree = ts_parser_parse_string(threadParser(), old_tree, text_.data(),
-                                        static_cast<uint32_t>(text_.size()));
+  TSTree* tree = ts_parser_parse_string(threadParser(), old_tree, text_.data(), static_cast<uint32_t>(text_.size()));
   if (!tree) std::abort();  // only happens on cancellation or timeout, neither of which we set
   if (tree_) ts_tree_delete(tree_);
   tree_ = tree;

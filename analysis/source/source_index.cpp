@@ -42,17 +42,36 @@ ValueKind kindOfResolvedCallee(const std::string& r) {
     return ValueKind::Optimizer;
   if (r == "torch.device") return ValueKind::Device;
   if (isTorchModuleClass(r)) return ValueKind::Module;
-  if (startsWith(r, "torchvision.models.") || r == "torch.compile" || r == "torch.jit.script")
-    return ValueKind::Module;
+  if (startsWith(r, "torchvision.models.") || r == "torch.compile" || r == "torch.jit.script") return ValueKind::Module;
   if (startsWith(r, "torch.nn.functional.")) return ValueKind::Tensor;
   if (!startsWith(r, "torch.")) return ValueKind::Unknown;
-  static const char* const kNotTensor[] = {
-      "torch.nn.", "torch.optim", "torch.utils.", "torch.cuda.", "torch.profiler.",
-      "torch.backends.", "torch.distributed.", "torch.autograd.profiler", "torch.amp.",
-      "torch.autocast", "torch.no_grad", "torch.inference_mode", "torch.enable_grad",
-      "torch.set_", "torch.manual_seed", "torch.load", "torch.save", "torch.jit.",
-      "torch.is_", "torch.get_", "torch.Generator", "torch.Size", "torch.dtype",
-      "torch.multiprocessing.", "torch.compiler.", "torch._dynamo.", "torch.use_deterministic"};
+  static const char* const kNotTensor[] = {"torch.nn.",
+                                           "torch.optim",
+                                           "torch.utils.",
+                                           "torch.cuda.",
+                                           "torch.profiler.",
+                                           "torch.backends.",
+                                           "torch.distributed.",
+                                           "torch.autograd.profiler",
+                                           "torch.amp.",
+                                           "torch.autocast",
+                                           "torch.no_grad",
+                                           "torch.inference_mode",
+                                           "torch.enable_grad",
+                                           "torch.set_",
+                                           "torch.manual_seed",
+                                           "torch.load",
+                                           "torch.save",
+                                           "torch.jit.",
+                                           "torch.is_",
+                                           "torch.get_",
+                                           "torch.Generator",
+                                           "torch.Size",
+                                           "torch.dtype",
+                                           "torch.multiprocessing.",
+                                           "torch.compiler.",
+                                           "torch._dynamo.",
+                                           "torch.use_deterministic"};
   for (const char* prefix : kNotTensor)
     if (startsWith(r, prefix)) return ValueKind::Unknown;
   return ValueKind::Tensor;
@@ -68,17 +87,18 @@ ValueKind kindOfTypeAnnotation(const std::string& r) {
 }
 
 bool returnsModule(const std::string& m) {
-  static const std::set<std::string> kSelf = {"to", "cuda", "cpu", "train", "eval", "half",
-                                               "float", "double", "bfloat16", "requires_grad_",
-                                               "to_empty", "apply", "share_memory"};
+  static const std::set<std::string> kSelf = {"to",       "cuda",  "cpu",         "train",    "eval",
+                                              "half",     "float", "double",      "bfloat16", "requires_grad_",
+                                              "to_empty", "apply", "share_memory"};
   return kSelf.count(m) > 0;
 }
 
 bool tensorMethodReturnsTensor(const std::string& m) {
   static const std::set<std::string> kNot = {
-      "item", "tolist", "numpy", "size", "dim", "numel", "nelement", "element_size",
-      "data_ptr", "backward", "is_contiguous", "get_device", "stride", "storage_offset",
-      "is_floating_point", "is_complex", "register_hook", "untyped_storage"};
+      "item",          "tolist",        "numpy",          "size",           "dim",
+      "numel",         "nelement",      "element_size",   "data_ptr",       "backward",
+      "is_contiguous", "get_device",    "stride",         "storage_offset", "is_floating_point",
+      "is_complex",    "register_hook", "untyped_storage"};
   return kNot.count(m) == 0;
 }
 
@@ -105,14 +125,15 @@ ValueKind SourceIndex::kindOf(const std::string& expression, int function) const
   if (startsWith(expression, "self.") && function >= 0 && static_cast<size_t>(function) < functions.size()) {
     // Methods of nested functions look at the class of their outermost method.
     int f = function;
-    while (f >= 0 && functions[static_cast<size_t>(f)].class_index < 0) f = functions[static_cast<size_t>(f)].parent_function;
+    while (f >= 0 && functions[static_cast<size_t>(f)].class_index < 0)
+      f = functions[static_cast<size_t>(f)].parent_function;
     if (f >= 0) {
       const auto& attrs = class_attribute_values[static_cast<size_t>(functions[static_cast<size_t>(f)].class_index)];
       auto it = attrs.find(expression);
       if (it != attrs.end() && it->second != ValueKind::Unknown) return it->second;
     }
   } else {
-    for (int f = function; ; f = functions[static_cast<size_t>(f)].parent_function) {
+    for (int f = function;; f = functions[static_cast<size_t>(f)].parent_function) {
       size_t scope = static_cast<size_t>(f + 1);
       if (scope < scope_values.size()) {
         auto it = scope_values[scope].find(expression);
@@ -130,8 +151,7 @@ ValueKind SourceIndex::kindOf(const std::string& expression, int function) const
   if (name.find("criterion") != std::string::npos || name.rfind("loss_f", 0) == 0)
     return ValueKind::Module;  // loss functions: calling them gives a tensor
   if (name.find("loader") != std::string::npos) return ValueKind::DataLoader;
-  if (name == "opt" || name.find("optimizer") != std::string::npos || name == "optim")
-    return ValueKind::Optimizer;
+  if (name == "opt" || name.find("optimizer") != std::string::npos || name == "optim") return ValueKind::Optimizer;
   return ValueKind::Unknown;
 }
 
@@ -151,7 +171,8 @@ int SourceIndex::blockAt(uint32_t offset) const {
   for (size_t b = 1; b < blocks.size(); ++b) {
     const auto& r = blocks[b].range;
     if (r.begin <= offset && offset <= r.end &&
-        (r.end - r.begin) <= (blocks[static_cast<size_t>(best)].range.end - blocks[static_cast<size_t>(best)].range.begin))
+        (r.end - r.begin) <=
+            (blocks[static_cast<size_t>(best)].range.end - blocks[static_cast<size_t>(best)].range.begin))
       best = static_cast<int>(b);
   }
   return best;
@@ -212,7 +233,8 @@ void analyzeTraining(SourceIndex& index) {
   // A function trains if it, or a function it calls in this file, calls backward/step.
   for (size_t c = 0; c < index.calls.size(); ++c) {
     const auto& call = index.calls[c];
-    if (call.function >= 0 && isTrainingCall(index, call)) index.functions[static_cast<size_t>(call.function)].trains = true;
+    if (call.function >= 0 && isTrainingCall(index, call))
+      index.functions[static_cast<size_t>(call.function)].trains = true;
   }
   for (bool changed = true; changed;) {
     changed = false;

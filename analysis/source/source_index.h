@@ -25,10 +25,10 @@ struct ImportBinding {
 
 struct ClassInfo {
   std::string name;
-  std::string qualified_name;       // "Outer.Inner"
-  std::vector<std::string> bases;   // base expressions as written, resolved through imports
+  std::string qualified_name;      // "Outer.Inner"
+  std::vector<std::string> bases;  // base expressions as written, resolved through imports
   ByteRange range;
-  bool is_module = false;           // derives (within this file) from torch.nn.Module
+  bool is_module = false;  // derives (within this file) from torch.nn.Module
 };
 
 struct FunctionInfo {
@@ -36,13 +36,13 @@ struct FunctionInfo {
   std::string qualified_name;  // "Trainer._run_batch", "main.<locals>.step" is written "main.step"
   ByteRange range;             // the whole definition, decorators excluded
   ByteRange body;
-  uint32_t def_line = 0;       // 0-based line of the `def` keyword
-  uint32_t end_line = 0;       // 0-based last line
-  int class_index = -1;        // the class it is a method of
+  uint32_t def_line = 0;  // 0-based line of the `def` keyword
+  uint32_t end_line = 0;  // 0-based last line
+  int class_index = -1;   // the class it is a method of
   int parent_function = -1;
   std::vector<std::string> parameters;
-  bool returns_tensor = false;  // some `return` gives a tensor (or a tuple holding one)
-  bool trains = false;          // calls backward()/optimizer.step(), directly or via this file
+  bool returns_tensor = false;              // some `return` gives a tensor (or a tuple holding one)
+  bool trains = false;                      // calls backward()/optimizer.step(), directly or via this file
   bool reached_from_training_loop = false;  // called (transitively) from a training loop's body
 };
 
@@ -50,40 +50,40 @@ enum class LoopKind { For, While };
 
 struct LoopInfo {
   LoopKind kind = LoopKind::For;
-  ByteRange range;       // the whole statement
-  ByteRange header;      // from `for`/`while` to the colon
+  ByteRange range;   // the whole statement
+  ByteRange header;  // from `for`/`while` to the colon
   ByteRange body;
   int parent_loop = -1;  // enclosing loop in the same function
   int function = -1;
-  int depth = 0;         // 0 for an outermost loop of its function
+  int depth = 0;                     // 0 for an outermost loop of its function
   std::vector<std::string> targets;  // names bound by a `for` target, in order
   std::string iterable;              // the iterable's text
   bool iterates_dataloader = false;
-  bool is_training = false;          // see SourceIndex::training loop rules in the .cpp
+  bool is_training = false;  // see SourceIndex::training loop rules in the .cpp
 };
 
 struct Argument {
   std::string keyword;  // empty for a positional argument
   std::string value_text;
-  ByteRange range;      // the whole argument (`pin_memory=True`)
+  ByteRange range;  // the whole argument (`pin_memory=True`)
   ByteRange value;
   bool is_splat = false;  // *args / **kwargs
 };
 
 struct CallInfo {
-  ByteRange range;           // the whole call expression
-  ByteRange callee;          // the function expression
-  ByteRange arguments;       // the argument list, parentheses included
-  std::string callee_text;   // as written: "x.to", "torch.cuda.synchronize", "DL"
-  std::string resolved;      // imports applied: "torch.utils.data.DataLoader"
-  std::string method;        // last name of the callee: "to", "synchronize", "DataLoader"
-  std::string receiver_text; // for `a.b.c(...)`: "a.b"; empty for plain names
-  int receiver_call = -1;    // the receiver is itself this call: `torch.zeros(3).cuda()`
+  ByteRange range;            // the whole call expression
+  ByteRange callee;           // the function expression
+  ByteRange arguments;        // the argument list, parentheses included
+  std::string callee_text;    // as written: "x.to", "torch.cuda.synchronize", "DL"
+  std::string resolved;       // imports applied: "torch.utils.data.DataLoader"
+  std::string method;         // last name of the callee: "to", "synchronize", "DataLoader"
+  std::string receiver_text;  // for `a.b.c(...)`: "a.b"; empty for plain names
+  int receiver_call = -1;     // the receiver is itself this call: `torch.zeros(3).cuda()`
   std::vector<Argument> args;
   int function = -1;
-  int loop = -1;             // innermost enclosing loop
-  int statement = -1;        // innermost enclosing statement
-  bool in_fstring = false;   // inside an f-string interpolation
+  int loop = -1;            // innermost enclosing loop
+  int statement = -1;       // innermost enclosing statement
+  bool in_fstring = false;  // inside an f-string interpolation
 };
 
 struct AssignmentInfo {
@@ -91,8 +91,8 @@ struct AssignmentInfo {
   ByteRange range;
   ByteRange value;
   std::string value_text;
-  std::string op;            // "=" or the augmented operator ("+=")
-  int value_call = -1;       // the value is this call
+  std::string op;       // "=" or the augmented operator ("+=")
+  int value_call = -1;  // the value is this call
   int function = -1;
   int loop = -1;
   int statement = -1;
@@ -108,8 +108,8 @@ struct WithInfo {
 
 // A statement as the unit that code actions move and wrap.
 struct StatementInfo {
-  std::string kind;     // tree-sitter type: "expression_statement", "for_statement", ...
-  ByteRange range;      // from its first byte to its last (comments after it excluded)
+  std::string kind;  // tree-sitter type: "expression_statement", "for_statement", ...
+  ByteRange range;   // from its first byte to its last (comments after it excluded)
   uint32_t first_line = 0;
   uint32_t last_line = 0;
   uint32_t indent = 0;  // column (bytes) of its first byte

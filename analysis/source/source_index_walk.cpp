@@ -23,7 +23,8 @@ TSNode field(TSNode n, const char* name) {
   auto it = ids.find(name);
   if (it == ids.end())
     it = ids.emplace(name, ts_language_field_id_for_name(ts_tree_language(n.tree), name,
-                                                         static_cast<uint32_t>(std::strlen(name)))).first;
+                                                         static_cast<uint32_t>(std::strlen(name))))
+             .first;
   return ts_node_child_by_field_id(n, it->second);
 }
 
@@ -46,13 +47,13 @@ ByteRange rangeOf(TSNode n) { return {ts_node_start_byte(n), ts_node_end_byte(n)
 
 const std::set<std::string>& statementTypes() {
   static const std::set<std::string> types = {
-      "expression_statement", "return_statement", "delete_statement", "raise_statement",
-      "pass_statement", "break_statement", "continue_statement", "import_statement",
-      "import_from_statement", "future_import_statement", "global_statement",
-      "nonlocal_statement", "assert_statement", "print_statement", "exec_statement",
-      "type_alias_statement", "if_statement", "for_statement", "while_statement",
-      "try_statement", "with_statement", "function_definition", "class_definition",
-      "decorated_definition", "match_statement"};
+      "expression_statement",  "return_statement",        "delete_statement",   "raise_statement",
+      "pass_statement",        "break_statement",         "continue_statement", "import_statement",
+      "import_from_statement", "future_import_statement", "global_statement",   "nonlocal_statement",
+      "assert_statement",      "print_statement",         "exec_statement",     "type_alias_statement",
+      "if_statement",          "for_statement",           "while_statement",    "try_statement",
+      "with_statement",        "function_definition",     "class_definition",   "decorated_definition",
+      "match_statement"};
   return types;
 }
 
@@ -168,8 +169,7 @@ class Walker {
       visitIf(n, ctx);
     } else if (!std::strcmp(type, "block")) {
       visitBlock(n, ctx);
-    } else if (!std::strcmp(type, "import_statement") ||
-               !std::strcmp(type, "import_from_statement")) {
+    } else if (!std::strcmp(type, "import_statement") || !std::strcmp(type, "import_from_statement")) {
       visitImport(n);
     } else if (!std::strcmp(type, "assignment") || !std::strcmp(type, "augmented_assignment")) {
       visitAssignment(n, ctx);
@@ -180,8 +180,7 @@ class Walker {
     } else if (!std::strcmp(type, "return_statement")) {
       visitReturn(n, ctx);
     } else if (!std::strcmp(type, "string")) {
-      if (ts_node_start_point(n).row != ts_node_end_point(n).row)
-        index_.multiline_strings.push_back(rangeOf(n));
+      if (ts_node_start_point(n).row != ts_node_end_point(n).row) index_.multiline_strings.push_back(rangeOf(n));
       visitChildren(n, ctx);
     } else {
       visitChildren(n, ctx);
@@ -204,8 +203,7 @@ class Walker {
       names.push_back(name);
       if (!ts_node_is_null(type_node)) {
         ValueKind kind = kindOfTypeAnnotation(index_.resolve(textOf(type_node)));
-        if (kind != ValueKind::Unknown)
-          index_.scope_values[static_cast<size_t>(function_index + 1)][name] = kind;
+        if (kind != ValueKind::Unknown) index_.scope_values[static_cast<size_t>(function_index + 1)][name] = kind;
       }
     }
     return names;
@@ -215,8 +213,10 @@ class Walker {
     FunctionInfo f;
     f.name = textOf(field(n, "name"));
     std::string prefix;
-    if (ctx.function >= 0) prefix = index_.functions[static_cast<size_t>(ctx.function)].qualified_name + ".";
-    else if (ctx.cls >= 0) prefix = index_.classes[static_cast<size_t>(ctx.cls)].qualified_name + ".";
+    if (ctx.function >= 0)
+      prefix = index_.functions[static_cast<size_t>(ctx.function)].qualified_name + ".";
+    else if (ctx.cls >= 0)
+      prefix = index_.classes[static_cast<size_t>(ctx.cls)].qualified_name + ".";
     f.qualified_name = prefix + f.name;
     f.range = rangeOf(n);
     TSNode body = field(n, "body");
@@ -229,8 +229,7 @@ class Walker {
     int index = static_cast<int>(index_.functions.size());
     index_.functions.push_back(f);
     index_.scope_values.emplace_back();
-    index_.functions[static_cast<size_t>(index)].parameters =
-        parameterNames(field(n, "parameters"), index);
+    index_.functions[static_cast<size_t>(index)].parameters = parameterNames(field(n, "parameters"), index);
     if (auto it = known_.tensor_parameters.find(f.qualified_name); it != known_.tensor_parameters.end()) {
       auto& scope = index_.scope_values[static_cast<size_t>(index + 1)];
       for (const auto& p : it->second)
@@ -246,7 +245,8 @@ class Walker {
   void visitClass(TSNode n, Context ctx) {
     ClassInfo c;
     c.name = textOf(field(n, "name"));
-    c.qualified_name = ctx.cls >= 0 ? index_.classes[static_cast<size_t>(ctx.cls)].qualified_name + "." + c.name : c.name;
+    c.qualified_name =
+        ctx.cls >= 0 ? index_.classes[static_cast<size_t>(ctx.cls)].qualified_name + "." + c.name : c.name;
     c.range = rangeOf(n);
     TSNode bases = field(n, "superclasses");
     if (!ts_node_is_null(bases)) {
@@ -254,8 +254,8 @@ class Walker {
         if (isType(b, "keyword_argument") || isType(b, "comment")) continue;
         std::string base = textOf(b);
         c.bases.push_back(index_.resolve(base));
-        if (auto it = class_by_name_.find(base); it != class_by_name_.end() &&
-            index_.classes[static_cast<size_t>(it->second)].is_module)
+        if (auto it = class_by_name_.find(base);
+            it != class_by_name_.end() && index_.classes[static_cast<size_t>(it->second)].is_module)
           c.is_module = true;
       }
     }
@@ -319,8 +319,7 @@ class Walker {
     int index = static_cast<int>(index_.loops.size());
     index_.loops.push_back(loop);
     if (loop.iterates_dataloader) {
-      for (size_t i = enumerated ? 1 : 0; i < loop.targets.size(); ++i)
-        bind(loop.targets[i], ValueKind::Tensor, ctx);
+      for (size_t i = enumerated ? 1 : 0; i < loop.targets.size(); ++i) bind(loop.targets[i], ValueKind::Tensor, ctx);
     }
     Context inner = ctx;
     inner.loop = index;
@@ -370,8 +369,10 @@ class Walker {
     }
     for (TSNode child : namedChildren(n)) {
       if (ts_node_eq(child, cond)) continue;
-      if (isType(child, "else_clause")) visitBlock(field(child, "body"), ctx);
-      else visit(child, ctx);
+      if (isType(child, "else_clause"))
+        visitBlock(field(child, "body"), ctx);
+      else
+        visit(child, ctx);
     }
   }
 
@@ -526,8 +527,10 @@ class Walker {
     index_.calls.push_back(c);
     if (isType(fn, "attribute")) {
       TSNode obj = field(fn, "object");
-      if (isType(obj, "call")) index_.calls[static_cast<size_t>(index)].receiver_call = visitCall(obj, ctx);
-      else visit(obj, ctx);
+      if (isType(obj, "call"))
+        index_.calls[static_cast<size_t>(index)].receiver_call = visitCall(obj, ctx);
+      else
+        visit(obj, ctx);
     } else {
       visit(fn, ctx);
     }
@@ -650,8 +653,7 @@ class Walker {
           return ValueKind::Module;
       }
       // `.to()`/`.cuda()` of something not known to be a module gives a tensor.
-      if (receiver == ValueKind::Unknown && (method == "to" || method == "cuda"))
-        return ValueKind::Tensor;
+      if (receiver == ValueKind::Unknown && (method == "to" || method == "cuda")) return ValueKind::Tensor;
     }
     ValueKind kind = kindOfResolvedCallee(resolved);
     if (kind != ValueKind::Unknown) return kind;

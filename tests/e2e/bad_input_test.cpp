@@ -12,10 +12,11 @@ namespace {
 
 // The server still answers: a codeAction on an unknown document gives InvalidParams.
 void expectStillServing(LspClient& client) {
-  int64_t id = client.request("textDocument/codeAction",
-                              {{"textDocument", {{"uri", "file:///none.py"}}},
-                               {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 0}}}}},
-                               {"context", {{"diagnostics", json::array()}}}});
+  int64_t id =
+      client.request("textDocument/codeAction",
+                     {{"textDocument", {{"uri", "file:///none.py"}}},
+                      {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 0}}}}},
+                      {"context", {{"diagnostics", json::array()}}}});
   auto reply = client.waitForResponse(id, 10s);
   ASSERT_TRUE(reply) << "server stopped answering; stderr:\n" << client.stderrText();
   EXPECT_EQ((*reply)["error"]["code"], -32602);
@@ -78,8 +79,8 @@ TEST(BadInput, UnknownMethodAndInvalidParams) {
   ASSERT_TRUE(invalid);
   EXPECT_EQ((*invalid)["error"]["code"], -32602);
   EXPECT_NE((*invalid)["error"]["message"].get<std::string>().find("params.textDocument.uri"), std::string::npos);
-  c->notify("textDocument/didOpen", {{"textDocument", {{"uri", 1}}}});      // bad notification: logged
-  c->notify("$/somethingUnknown", {{"x", 1}});                              // ignored
+  c->notify("textDocument/didOpen", {{"textDocument", {{"uri", 1}}}});  // bad notification: logged
+  c->notify("$/somethingUnknown", {{"x", 1}});                          // ignored
   c->send({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "shutdown"}, {"params", "not an object"}});
   auto invalid_request = c->waitForResponse(5);
   ASSERT_TRUE(invalid_request);
@@ -100,18 +101,21 @@ TEST(BadInput, FiftyMegabyteMessage) {
 TEST(BadInput, NonUtf8TextAndBrokenPython) {
   auto c = initialized();
   // JSON strings cannot carry invalid UTF-8: such a message is a parse error, not a crash.
-  std::string body = std::string("{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{\"textDocument\":"
-                                 "{\"uri\":\"file:///bad.py\",\"languageId\":\"python\",\"version\":1,\"text\":\"x = '") +
+  std::string body = std::string(
+                         "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{\"textDocument\":"
+                         "{\"uri\":\"file:///bad.py\",\"languageId\":\"python\",\"version\":1,\"text\":\"x = '") +
                      "\xff\xfe\xc3" + "'\"}}}";
   c->sendRaw(server::frameMessage(body));
   auto parse_error = c->waitFor([](const json& m) { return m.contains("error"); });
   ASSERT_TRUE(parse_error);
   EXPECT_EQ((*parse_error)["error"]["code"], -32700);
   // Valid JSON holding odd text and a file full of syntax errors: diagnostics, no crash.
-  std::string python = "def (:\n  for in\n\tx = = = \u0000\nfor x in loader:\n    loss.backward()\n    v = loss.item()\n"
-                       "class\n((((\n\"\"\"unterminated\n";
-  c->notify("textDocument/didOpen",
-            {{"textDocument", {{"uri", "file:///broken.py"}, {"languageId", "python"}, {"version", 1}, {"text", python}}}});
+  std::string python =
+      "def (:\n  for in\n\tx = = = \u0000\nfor x in loader:\n    loss.backward()\n    v = loss.item()\n"
+      "class\n((((\n\"\"\"unterminated\n";
+  c->notify(
+      "textDocument/didOpen",
+      {{"textDocument", {{"uri", "file:///broken.py"}, {"languageId", "python"}, {"version", 1}, {"text", python}}}});
   auto published = c->waitForNotification("textDocument/publishDiagnostics");
   ASSERT_TRUE(published);
   // Edits far outside the text are clamped.
@@ -132,8 +136,8 @@ TEST(BadInput, TruncatedMessageAtEndOfInput) {
 
 TEST(BadInput, ChangeForADocumentThatWasNeverOpened) {
   auto c = initialized();
-  c->notify("textDocument/didChange", {{"textDocument", {{"uri", "file:///ghost.py"}, {"version", 2}}},
-                                       {"contentChanges", {{{"text", "x"}}}}});
+  c->notify("textDocument/didChange",
+            {{"textDocument", {{"uri", "file:///ghost.py"}, {"version", 2}}}, {"contentChanges", {{{"text", "x"}}}}});
   c->notify("textDocument/didClose", {{"textDocument", {{"uri", "file:///ghost.py"}}}});
   expectStillServing(*c);
 }

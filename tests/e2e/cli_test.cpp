@@ -1,9 +1,9 @@
 // The binary's command line: --version, --help, check on the bundled example, bad verbs.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
-#include <sys/wait.h>
 
 #include "tests/support/test_paths.h"
 

@@ -12,8 +12,9 @@ namespace {
 
 const json kCapabilities = {
     {"workspace", {{"applyEdit", true}, {"configuration", false}}},
-    {"textDocument", {{"codeAction", {{"codeActionLiteralSupport", {{"codeActionKind", {{"valueSet", {"quickfix"}}}}}}}},
-                      {"publishDiagnostics", {{"versionSupport", true}}}}}};
+    {"textDocument",
+     {{"codeAction", {{"codeActionLiteralSupport", {{"codeActionKind", {{"valueSet", {"quickfix"}}}}}}}},
+      {"publishDiagnostics", {{"versionSupport", true}}}}}};
 
 const std::string kUri = "file:///work/examples/train_small.py";
 
@@ -50,9 +51,9 @@ void runFullSession(LspClient& client) {
   ASSERT_TRUE(published) << client.stderrText();
   EXPECT_EQ((*published)["params"]["uri"], kUri);
   EXPECT_EQ((*published)["params"]["version"], 1);
-  EXPECT_EQ(codesOf(*published), (std::vector<std::string>{"dataloader-num-workers", "dataloader-pin-memory",
-                                                            "missing-non-blocking", "missing-non-blocking",
-                                                            "sync-in-loop"}));
+  EXPECT_EQ(codesOf(*published),
+            (std::vector<std::string>{"dataloader-num-workers", "dataloader-pin-memory", "missing-non-blocking",
+                                      "missing-non-blocking", "sync-in-loop"}));
   const json& first_copy = (*published)["params"]["diagnostics"][2];
   EXPECT_EQ(first_copy["range"]["start"]["line"], 101);
   EXPECT_EQ(first_copy["source"], "sightline");
@@ -60,10 +61,9 @@ void runFullSession(LspClient& client) {
             std::string::npos);
 
   // Ask for actions on the first `.to(device)` and apply the preferred quick fix.
-  int64_t id = client.request("textDocument/codeAction",
-                              {{"textDocument", {{"uri", kUri}}},
-                               {"range", first_copy["range"]},
-                               {"context", {{"diagnostics", json::array({first_copy})}}}});
+  int64_t id = client.request("textDocument/codeAction", {{"textDocument", {{"uri", kUri}}},
+                                                          {"range", first_copy["range"]},
+                                                          {"context", {{"diagnostics", json::array({first_copy})}}}});
   auto actions = client.waitForResponse(id);
   ASSERT_TRUE(actions);
   const json* fix = nullptr;
@@ -79,7 +79,8 @@ void runFullSession(LspClient& client) {
   // Send the edit back as incremental changes, as the editor does after applying it.
   json changes = json::array();
   for (const auto& e : edits) changes.push_back({{"range", e["range"]}, {"text", e["newText"]}});
-  client.notify("textDocument/didChange", {{"textDocument", {{"uri", kUri}, {"version", 2}}}, {"contentChanges", changes}});
+  client.notify("textDocument/didChange",
+                {{"textDocument", {{"uri", kUri}, {"version", 2}}}, {"contentChanges", changes}});
   auto updated = client.waitForNotification("textDocument/publishDiagnostics");
   ASSERT_TRUE(updated);
   EXPECT_EQ((*updated)["params"]["version"], 2);
@@ -131,8 +132,9 @@ TEST(LspSession, Utf8PositionsWhenTheClientOffersThem) {
   json init = client->handshake({{"general", {{"positionEncodings", {"utf-8", "utf-16"}}}}});
   EXPECT_EQ(init["capabilities"]["positionEncoding"], "utf-8");
   std::string text = "s = '🚀🚀'; import torch\nfor x in loader:\n    loss.backward()\n    v = 'é'; w = loss.item()\n";
-  client->notify("textDocument/didOpen",
-                 {{"textDocument", {{"uri", "file:///u.py"}, {"languageId", "python"}, {"version", 1}, {"text", text}}}});
+  client->notify(
+      "textDocument/didOpen",
+      {{"textDocument", {{"uri", "file:///u.py"}, {"languageId", "python"}, {"version", 1}, {"text", text}}}});
   auto published = client->waitForNotification("textDocument/publishDiagnostics");
   ASSERT_TRUE(published);
   ASSERT_EQ((*published)["params"]["diagnostics"].size(), 1u);
@@ -142,7 +144,8 @@ TEST(LspSession, Utf8PositionsWhenTheClientOffersThem) {
 
 TEST(LspSession, PullsConfigurationAndRegistersForChanges) {
   auto client = LspClient::spawnStdio();
-  client->handshake({{"workspace", {{"configuration", true}, {"didChangeConfiguration", {{"dynamicRegistration", true}}}}}});
+  client->handshake(
+      {{"workspace", {{"configuration", true}, {"didChangeConfiguration", {{"dynamicRegistration", true}}}}}});
   auto reg = client->waitFor([](const json& m) { return m.value("method", "") == "client/registerCapability"; });
   ASSERT_TRUE(reg);
   client->respond((*reg)["id"], nullptr);
@@ -151,8 +154,11 @@ TEST(LspSession, PullsConfigurationAndRegistersForChanges) {
   EXPECT_EQ((*config)["params"]["items"][0]["section"], "sightline");
   client->respond((*config)["id"], json::array({{{"rules", {{"sync-in-loop", "error"}}}}}));
   client->notify("textDocument/didOpen",
-                 {{"textDocument", {{"uri", "file:///c.py"}, {"languageId", "python"}, {"version", 1},
-                                    {"text", "for x in loader:\n    loss.backward()\n    v = loss.item()\n"}}}});
+                 {{"textDocument",
+                   {{"uri", "file:///c.py"},
+                    {"languageId", "python"},
+                    {"version", 1},
+                    {"text", "for x in loader:\n    loss.backward()\n    v = loss.item()\n"}}}});
   auto published = client->waitFor([](const json& m) {
     return m.value("method", "") == "textDocument/publishDiagnostics" && !m["params"]["diagnostics"].empty();
   });
@@ -168,9 +174,9 @@ TEST(LspSession, ExecuteCommandSendsAnApplyEditRequest) {
   client->notify("textDocument/didOpen",
                  {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", text}}}});
   // Line 86 (0-based 85) is inside the training loop.
-  int64_t id = client->request("workspace/executeCommand",
-                               {{"command", "sightline.limitProfilingWindow"},
-                                {"arguments", {uri, {{"line", 85}, {"character", 12}}, 2, 3}}});
+  int64_t id = client->request(
+      "workspace/executeCommand",
+      {{"command", "sightline.limitProfilingWindow"}, {"arguments", {uri, {{"line", 85}, {"character", 12}}, 2, 3}}});
   auto apply = client->waitFor([](const json& m) { return m.value("method", "") == "workspace/applyEdit"; });
   ASSERT_TRUE(apply) << client->stderrText();
   std::string out = applyLspEdits(text, (*apply)["params"]["edit"]["changes"][uri]);
@@ -182,8 +188,8 @@ TEST(LspSession, ExecuteCommandSendsAnApplyEditRequest) {
   ASSERT_TRUE(reply);
   EXPECT_TRUE((*reply)["result"].is_null());
   // Outside any training loop the command fails with a clear error.
-  int64_t bad = client->request("workspace/executeCommand",
-                                {{"command", "sightline.limitProfilingWindow"}, {"arguments", {uri, {{"line", 0}, {"character", 0}}}}});
+  int64_t bad = client->request("workspace/executeCommand", {{"command", "sightline.limitProfilingWindow"},
+                                                             {"arguments", {uri, {{"line", 0}, {"character", 0}}}}});
   auto err = client->waitForResponse(bad);
   ASSERT_TRUE(err);
   EXPECT_EQ((*err)["error"]["code"], -32803);
@@ -206,12 +212,14 @@ TEST(LspSession, CodeActionsIncludeRefactors) {
   for (const auto& a : (*reply)["result"]) titles.push_back(a["title"]);
   EXPECT_NE(std::find(titles.begin(), titles.end(), "Wrap in NVTX range \"train_step\""), titles.end());
   EXPECT_NE(std::find(titles.begin(), titles.end(), "Annotate training step with NVTX ranges"), titles.end());
-  EXPECT_NE(std::find(titles.begin(), titles.end(), "Limit profiling to steps 10..14 (nsys --capture-range=cudaProfilerApi)"),
-            titles.end());
+  EXPECT_NE(
+      std::find(titles.begin(), titles.end(), "Limit profiling to steps 10..14 (nsys --capture-range=cudaProfilerApi)"),
+      titles.end());
   // `only` filters by kind.
-  int64_t only = client->request("textDocument/codeAction", {{"textDocument", {{"uri", uri}}},
-                                                             {"range", {{"start", cursor}, {"end", cursor}}},
-                                                             {"context", {{"diagnostics", json::array()}, {"only", {"quickfix"}}}}});
+  int64_t only = client->request("textDocument/codeAction",
+                                 {{"textDocument", {{"uri", uri}}},
+                                  {"range", {{"start", cursor}, {"end", cursor}}},
+                                  {"context", {{"diagnostics", json::array()}, {"only", {"quickfix"}}}}});
   auto filtered = client->waitForResponse(only);
   ASSERT_TRUE(filtered);
   EXPECT_TRUE((*filtered)["result"].empty());

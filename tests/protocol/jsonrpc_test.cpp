@@ -27,9 +27,9 @@ TEST(JsonRpc, ClassifiesRequestsNotificationsAndResponses) {
 }
 
 TEST(JsonRpc, RejectsMalformedMessages) {
-  for (const char* text : {R"([1,2])", R"({"jsonrpc":"1.0","id":1,"method":"x"})", R"({"jsonrpc":"2.0","id":1,"method":3})",
-                           R"({"jsonrpc":"2.0","id":{"a":1},"method":"x"})", R"({"jsonrpc":"2.0"})",
-                           R"({"jsonrpc":"2.0","id":1,"method":"x","params":"str"})"}) {
+  for (const char* text : {R"([1,2])", R"({"jsonrpc":"1.0","id":1,"method":"x"})",
+                           R"({"jsonrpc":"2.0","id":1,"method":3})", R"({"jsonrpc":"2.0","id":{"a":1},"method":"x"})",
+                           R"({"jsonrpc":"2.0"})", R"({"jsonrpc":"2.0","id":1,"method":"x","params":"str"})"}) {
     auto r = classifyMessage(json::parse(text));
     EXPECT_TRUE(std::holds_alternative<InvalidMessage>(r)) << text;
   }

@@ -12,7 +12,7 @@ TEST(DocumentStore, IncrementalAndFullChanges) {
   DocumentStore store;
   Document& doc = store.open("file:///t.py", 1, "x = 'é'\nfor a in loader:\n    a.backward()\n");
   std::vector<TextDocumentContentChangeEvent> changes;
-  changes.push_back({protocol::Range{{0, 5}, {0, 6}}, "🚀"});      // replaces é (1 UTF-16 unit)
+  changes.push_back({protocol::Range{{0, 5}, {0, 6}}, "🚀"});  // replaces é (1 UTF-16 unit)
   changes.push_back({protocol::Range{{2, 4}, {2, 4}}, "v = a.item()\n    "});
   doc.applyChanges(2, changes, PositionEncoding::Utf16);
   EXPECT_EQ(doc.file().text(), "x = '🚀'\nfor a in loader:\n    v = a.item()\n    a.backward()\n");

@@ -21,7 +21,9 @@ TEST(PositionConversion, Utf16CountsSurrogatePairs) {
 }
 
 TEST(PositionConversion, ClampsAndSurvivesInvalidUtf8) {
-  std::string text = "ab\xff\xfe" "cd\n";
+  std::string text =
+      "ab\xff\xfe"
+      "cd\n";
   source::LineIndex lines(text);
   EXPECT_EQ(toOffset(text, lines, {0, 4}, PositionEncoding::Utf16), 4u);
   EXPECT_EQ(toOffset(text, lines, {0, 99}, PositionEncoding::Utf16), 6u);

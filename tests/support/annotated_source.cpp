@@ -37,8 +37,8 @@ AnnotatedSource parseAnnotatedSource(const std::string& annotated) {
         std::string code = line.substr(end);
         code.erase(0, code.find_first_not_of(' '));
         code.erase(code.find_last_not_of(" \r") + 1);
-        out.expected.push_back({static_cast<uint32_t>(last_code_line), static_cast<uint32_t>(caret),
-                                static_cast<uint32_t>(end), code});
+        out.expected.push_back(
+            {static_cast<uint32_t>(last_code_line), static_cast<uint32_t>(caret), static_cast<uint32_t>(end), code});
       }
     }
     if (!annotation) last_code_line = static_cast<int>(number);

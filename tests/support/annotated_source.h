@@ -23,9 +23,9 @@ struct Expectation {
 };
 
 struct AnnotatedSource {
-  std::string text;                // with `$0` removed, annotation lines kept (they are comments)
+  std::string text;  // with `$0` removed, annotation lines kept (they are comments)
   std::vector<Expectation> expected;
-  int cursor = -1;                 // byte offset of `$0`, -1 when absent
+  int cursor = -1;  // byte offset of `$0`, -1 when absent
 };
 
 // For gtest messages.

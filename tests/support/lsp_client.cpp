@@ -151,7 +151,8 @@ std::optional<json> LspClient::read(std::chrono::milliseconds timeout) {
   }
 }
 
-std::optional<json> LspClient::waitFor(const std::function<bool(const json&)>& match, std::chrono::milliseconds timeout) {
+std::optional<json> LspClient::waitFor(const std::function<bool(const json&)>& match,
+                                       std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());

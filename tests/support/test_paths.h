@@ -17,8 +17,8 @@ std::string binaryPath();  // the built sightline binary
 }  // namespace sightline::testing
 
 // Skips the test with a clear message when ../shared/<relative> is absent.
-#define SIGHTLINE_REQUIRE_SHARED(var, relative)                                                  \
-  auto var##_opt = ::sightline::testing::sharedPath(relative);                                   \
-  if (!var##_opt) GTEST_SKIP() << "../shared/" << (relative)                                      \
-                               << " is absent: clone the repo with ../shared beside it to run this"; \
+#define SIGHTLINE_REQUIRE_SHARED(var, relative)                                                                      \
+  auto var##_opt = ::sightline::testing::sharedPath(relative);                                                       \
+  if (!var##_opt)                                                                                                    \
+    GTEST_SKIP() << "../shared/" << (relative) << " is absent: clone the repo with ../shared beside it to run this"; \
   const std::string var = *var##_opt

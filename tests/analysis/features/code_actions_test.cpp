@@ -73,27 +73,33 @@ for x, y in loader:
 }
 
 TEST(QuickFixes, ExactEdits) {
-  std::string text = "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nfor x in loader:\n    x = x.cuda()\n";
+  std::string text =
+      "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nfor x in loader:\n    x = x.cuda()\n";
   Snapshot s(text);
   auto findings = computeDiagnostics(s.file, s.index, {});
   ASSERT_EQ(findings.size(), 3u);
   EXPECT_EQ(findings[0].code, "dataloader-num-workers");
   EXPECT_EQ(*applyEdits(text, findings[0].fixes[0].edits),
-            "from torch.utils.data import DataLoader\nimport os\nloader = DataLoader(ds, num_workers=min(8, os.cpu_count() or 1))\n"
+            "from torch.utils.data import DataLoader\nimport os\nloader = DataLoader(ds, num_workers=min(8, "
+            "os.cpu_count() or 1))\n"
             "for x in loader:\n    x = x.cuda()\n");
   EXPECT_EQ(*applyEdits(text, findings[1].fixes[0].edits),
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True)\nfor x in loader:\n    x = x.cuda()\n");
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True)\nfor x in loader:\n    "
+            "x = x.cuda()\n");
   EXPECT_EQ(*applyEdits(text, findings[2].fixes[0].edits),
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nfor x in loader:\n    x = x.cuda(non_blocking=True)\n");
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nfor x in loader:\n    x = "
+            "x.cuda(non_blocking=True)\n");
 }
 
 TEST(QuickFixes, AccumulateOnTheGpu) {
   std::string text = "for x in loader:\n    loss = model(x)\n    loss.backward()\n    total += loss.item()\n";
-  auto actions = actionsAt(text, {static_cast<uint32_t>(text.find("loss.item")), static_cast<uint32_t>(text.find("loss.item"))});
+  auto actions =
+      actionsAt(text, {static_cast<uint32_t>(text.find("loss.item")), static_cast<uint32_t>(text.find("loss.item"))});
   const CodeAction* a = byTitle(actions, "Accumulate on the GPU");
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->kind, "quickfix");
-  EXPECT_EQ(applyAction(text, *a), "for x in loader:\n    loss = model(x)\n    loss.backward()\n    total += loss.detach()\n");
+  EXPECT_EQ(applyAction(text, *a),
+            "for x in loader:\n    loss = model(x)\n    loss.backward()\n    total += loss.detach()\n");
 }
 
 TEST(QuickFixes, CpuTensorThenCopyCreatesOnTheDevice) {
@@ -113,7 +119,9 @@ TEST(WrapInNvtxRange, StatementAtTheCursor) {
   auto action = wrapInNvtxRange(s.file, s.index, {cursor, cursor});
   ASSERT_TRUE(action);
   std::string out = applyAction(src.text, *action);
-  EXPECT_EQ(out, "import torch\ndef step(x):\n    with torch.cuda.nvtx.range(\"model\"):\n        y = model(x)\n    return y\n");
+  EXPECT_EQ(
+      out,
+      "import torch\ndef step(x):\n    with torch.cuda.nvtx.range(\"model\"):\n        y = model(x)\n    return y\n");
   expectValidPython(out);
   // Not offered again on the wrapped statement.
   Snapshot after(out);
@@ -188,10 +196,12 @@ for x, y in loader:
     loss = train_step(model, opt, x, y)
 )py";
   Snapshot s(text);
-  auto action = annotateTrainingStep(s.file, s.index, static_cast<uint32_t>(text.find("train_step(model, opt, x, y)\n")));
+  auto action =
+      annotateTrainingStep(s.file, s.index, static_cast<uint32_t>(text.find("train_step(model, opt, x, y)\n")));
   ASSERT_TRUE(action);
   std::string out = applyAction(text, *action);
-  EXPECT_NE(out.find("    with torch.cuda.nvtx.range(\"forward\"):\n        out = model(x)\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("    with torch.cuda.nvtx.range(\"forward\"):\n        out = model(x)\n"), std::string::npos)
+      << out;
   EXPECT_NE(out.find("    with torch.cuda.nvtx.range(\"optimizer_step\"):\n        opt.step()\n"), std::string::npos);
   EXPECT_EQ(out.rfind("import torch\n", 0), 0u) << "torch import added at the top";
   expectValidPython(out);
@@ -224,7 +234,8 @@ TEST(CodeActions, OffersQuickFixesOnlyWhereAsked) {
   auto here = actionsAt(text, {2, 2});
   ASSERT_NE(byTitle(here, "Remove set_to_none=False"), nullptr);
   EXPECT_TRUE(byTitle(here, "Remove set_to_none=False")->preferred);
-  auto elsewhere = actionsAt(text, {static_cast<uint32_t>(text.find("x = 1")), static_cast<uint32_t>(text.find("x = 1"))});
+  auto elsewhere =
+      actionsAt(text, {static_cast<uint32_t>(text.find("x = 1")), static_cast<uint32_t>(text.find("x = 1"))});
   EXPECT_EQ(byTitle(elsewhere, "Remove set_to_none=False"), nullptr);
 }
 

@@ -27,8 +27,10 @@ void checkDiagnostics(const std::string& annotated, const RuleConfig& config = {
   auto expected = src.expected;
   std::sort(actual.begin(), actual.end());
   std::sort(expected.begin(), expected.end());
-  EXPECT_EQ(actual, expected) << "expected:\n" << testing::describe(expected) << "actual:\n"
-                              << testing::describe(actual) << "source:\n" << src.text;
+  EXPECT_EQ(actual, expected) << "expected:\n"
+                              << testing::describe(expected) << "actual:\n"
+                              << testing::describe(actual) << "source:\n"
+                              << src.text;
 }
 
 TEST(MissingNonBlocking, BatchCopiesInALoop) {

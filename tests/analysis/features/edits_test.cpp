@@ -46,7 +46,8 @@ TEST(Edits, EnsureImport) {
     auto imp = ensureImport(file, index, module);
     return std::make_pair(imp.name, imp.edit ? *applyEdits(text, {*imp.edit}) : text);
   };
-  EXPECT_EQ(run("import argparse, os\nx = 1\n", "os"), std::make_pair(std::string("os"), std::string("import argparse, os\nx = 1\n")));
+  EXPECT_EQ(run("import argparse, os\nx = 1\n", "os"),
+            std::make_pair(std::string("os"), std::string("import argparse, os\nx = 1\n")));
   EXPECT_EQ(run("import os as _os\n", "os").first, "_os");
   EXPECT_EQ(run("\"\"\"Doc.\"\"\"\nimport sys\nfrom a import b\n\nx = 1\n", "os").second,
             "\"\"\"Doc.\"\"\"\nimport sys\nfrom a import b\nimport os\n\nx = 1\n");

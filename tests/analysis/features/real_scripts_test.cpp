@@ -38,19 +38,21 @@ const char* kLoader = "DataLoader(Synthetic(), batch_size=64, shuffle=True)";
 
 TEST(RealScripts, TrainSmallAsProfiledByNsys) {
   auto got = reportedFor(testing::testDataPath("h200/nsys/train_small.py"));
-  std::vector<Reported> want = {
-      {87, "dataloader-num-workers", kLoader}, {87, "dataloader-pin-memory", kLoader},
-      {102, "missing-non-blocking", "x.to(device)"}, {103, "missing-non-blocking", "y.to(device)"},
-      {109, "sync-in-loop", "loss.item()"}};
+  std::vector<Reported> want = {{87, "dataloader-num-workers", kLoader},
+                                {87, "dataloader-pin-memory", kLoader},
+                                {102, "missing-non-blocking", "x.to(device)"},
+                                {103, "missing-non-blocking", "y.to(device)"},
+                                {109, "sync-in-loop", "loss.item()"}};
   EXPECT_EQ(got, want) << show(got);
 }
 
 TEST(RealScripts, TrainSmallAsProfiledByThePyTorchProfiler) {
   auto got = reportedFor(testing::testDataPath("h200/kineto/train_small.py"));
-  std::vector<Reported> want = {
-      {69, "dataloader-num-workers", kLoader}, {69, "dataloader-pin-memory", kLoader},
-      {81, "missing-non-blocking", "x.to(device)"}, {82, "missing-non-blocking", "y.to(device)"},
-      {88, "sync-in-loop", "loss.item()"}};
+  std::vector<Reported> want = {{69, "dataloader-num-workers", kLoader},
+                                {69, "dataloader-pin-memory", kLoader},
+                                {81, "missing-non-blocking", "x.to(device)"},
+                                {82, "missing-non-blocking", "y.to(device)"},
+                                {88, "sync-in-loop", "loss.item()"}};
   EXPECT_EQ(got, want) << show(got);
 }
 
@@ -100,7 +102,8 @@ TEST(RealScripts, RefactorsOnTrainSmallGiveValidPython) {
   std::string nsys = testing::readFile(testing::testDataPath("h200/nsys/train_small.py"));
   source::SourceFile nsys_file(nsys);
   auto nsys_index = source::buildSourceIndex(nsys_file);
-  EXPECT_FALSE(limitProfilingWindow(nsys_file, nsys_index, static_cast<uint32_t>(nsys.find("loss = train_step")), 4, 9));
+  EXPECT_FALSE(
+      limitProfilingWindow(nsys_file, nsys_index, static_cast<uint32_t>(nsys.find("loss = train_step")), 4, 9));
 }
 
 }  // namespace
