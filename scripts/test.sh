@@ -6,7 +6,8 @@ ensure_apt_packages
 ensure_grammar
 build "$ROOT/build"
 # Sanitizer build: the parser, protocol, server and end-to-end bad-input tests run under it.
-build "$ROOT/build-asan" -DSIGHTLINE_SANITIZE=ON -DSIGHTLINE_BUILD_BENCH=OFF
+build "$ROOT/build-asan" -DSIGHTLINE_SANITIZE=ON -DSIGHTLINE_BUILD_BENCH=OFF \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_C_FLAGS_DEBUG="-O1 -g"
 
 if [ ! -d "$ROOT/../shared/profiles" ]; then
   echo "NOTE: ../shared (real scripts and profiles beside the clone) is absent;" \

@@ -41,7 +41,8 @@ TEST(BadInput, RequestBeforeInitialize) {
 
 TEST(BadInput, GarbageBytes) {
   auto c = initialized();
-  c->sendRaw(std::string("\x00\x01\xff garbage\r\n\r\n", 17));
+  static const char kGarbage[] = "\x00\x01\xff garbage\r\n\r\n";
+  c->sendRaw(std::string(kGarbage, sizeof kGarbage - 1));
   c->sendRaw("more garbage without any header end");
   c->sendRaw("\r\n\r\n");
   expectStillServing(*c);
