@@ -12,6 +12,7 @@
 #include "analysis/source/source_file.h"
 #include "server/check_command.h"
 #include "server/log.h"
+#include "server/report_command.h"
 #include "server/session.h"
 #include "server/transport.h"
 
@@ -30,6 +31,7 @@ constexpr const char* kMainUsage =
     "verbs:\n"
     "  serve    run the language server (LSP over stdio, or --listen HOST:PORT)\n"
     "  check    print GPU-performance diagnostics of Python files (text, json, sarif)\n"
+    "  report   put the GPU time of a profile (nsys export) on the lines of Python files\n"
     "\n"
     "sightline --version prints the version; sightline <verb> --help explains a verb.\n";
 
@@ -127,6 +129,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (verb == "serve") return runServe(args);
   if (verb == "check") return runCheckCommand(args, std::cout, std::cerr);
+  if (verb == "report") return runReportCommand(args, std::cout, std::cerr);
   std::cerr << "sightline: unknown verb \"" << verb << "\"\n" << kMainUsage;
   return 2;
 }

@@ -1,0 +1,81 @@
+// Attribution: charges every GPU activity of a profile to a (file, line) of the user's Python
+// code, with the method that found it, and rolls costs up per line. Pure: it reads the model
+// and returns plain structs; files are the profile's paths (mapping them onto the workspace
+// is path_mapping.h's job). Methods, in the order tried:
+//   stack     the launching call's own Python backtrace (innermost user frame)
+//   op        same forward autograd op range as a call with a backtrace
+//   backward  autograd-thread op `XBackward0, seq = N` -> forward op range with seq N -> its line
+//   inferred  the nearest backtraces before and after the call on its thread agree
+//   sample    the nearest periodic Python sample on the call's thread
+// What stays unattributed is counted, never hidden.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/model/profile.h"
+
+namespace sightline::attribution {
+
+enum class Method : uint8_t { Stack, Op, Backward, Inferred, Sample, Nvtx };
+inline constexpr size_t kMethodCount = 6;
+const char* methodName(Method m);
+
+struct KernelStat {
+  uint32_t count = 0;
+  int64_t ns = 0;
+};
+
+struct LineCost {
+  int64_t gpu_ns = 0;  // kernels + copies + memsets + graphs launched from this line
+  int64_t forward_ns = 0;
+  int64_t backward_ns = 0;
+  std::array<int64_t, kMethodCount> by_method{};
+  uint32_t kernels = 0;
+  uint32_t launches = 0;  // API calls that launched GPU work
+  std::map<model::StringId, KernelStat> by_name;  // kernels, copies, memsets by name
+  uint64_t memcpy_bytes = 0;
+  uint64_t pageable_bytes = 0;  // of memcpy_bytes, from or to pageable host memory
+  int64_t memcpy_ns = 0;
+  std::array<uint64_t, 6> memcpy_bytes_by_kind{};  // indexed by model::CopyKind
+  int64_t memset_ns = 0;
+  uint32_t memsets = 0;
+  int64_t sync_ns = 0;  // host time blocked in synchronizing calls
+  uint32_t syncs = 0;
+  std::map<model::StringId, uint32_t> sync_apis;
+  std::map<model::StringId, uint32_t> autograd_ops;  // forward op names seen for this line
+};
+
+struct LineRef {
+  model::StringId file = 0;  // 0: unattributed
+  int32_t line = 0;
+  Method method = Method::Stack;
+  bool backward = false;
+};
+
+struct Options {
+  // Whether a frame's file is the user's code. Default: not site-packages, dist-packages,
+  // the Python stdlib, or `<frozen ...>`-style pseudo files.
+  std::function<bool(std::string_view path)> is_user_file;
+};
+
+struct Attribution {
+  int64_t total_gpu_ns = 0;
+  int64_t attributed_gpu_ns = 0;
+  int64_t unattributed_gpu_ns = 0;
+  std::array<int64_t, kMethodCount> by_method{};
+  std::map<model::StringId, std::map<int32_t, LineCost>> files;  // profile path -> line -> cost
+  std::vector<LineRef> activity_lines;  // parallel to Profile::activities
+  int steps = 0;                        // iterations detected (0: unknown)
+  std::string steps_source;             // how they were found
+};
+
+bool isDefaultUserFile(std::string_view path);
+Attribution attribute(const model::Profile& profile, const Options& options = {});
+
+}  // namespace sightline::attribution

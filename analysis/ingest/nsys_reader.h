@@ -1,0 +1,39 @@
+// Reads an Nsight Systems SQLite export (`nsys export --type sqlite`, schemas 2.9 .. 3.25+)
+// into the format-neutral profile model. Probes the schema, never assumes a table or column,
+// and reports in ProfileInfo::warnings what was missing and what that costs. Fails only when
+// the file is not an nsys export at all.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "analysis/model/profile.h"
+
+namespace sightline::ingest {
+
+struct LoadResult {
+  std::optional<model::Profile> profile;
+  std::string error;  // set when profile is empty
+};
+
+LoadResult loadNsysSqlite(const std::string& path);
+
+// Decodes one NVTX extended payload holding a Python backtrace. Exposed for tests.
+struct PayloadLayout {
+  uint32_t count_offset = 0;   // of the frame count
+  uint32_t count_size = 4;
+  uint32_t frames_offset = 0;  // of the first frame
+  uint32_t frame_size = 24;
+  uint32_t function_offset = 0, function_size = 8;
+  uint32_t file_offset = 8, file_size = 8;
+  uint32_t line_offset = 16, line_size = 4;
+};
+struct RawFrame {
+  uint64_t function_id = 0;
+  uint64_t file_id = 0;
+  int32_t line = 0;
+};
+// False when the blob is too short or its header is inconsistent.
+bool decodeBacktracePayload(std::string_view blob, const PayloadLayout& layout, std::vector<RawFrame>& frames);
+
+}  // namespace sightline::ingest

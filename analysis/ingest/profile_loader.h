@@ -1,0 +1,21 @@
+// Opens a profile by its file name: nsys SQLite exports (`.sqlite`), and Nsight Systems
+// reports (`.nsys-rep`), which are exported once with `nsys export --include-blobs=true`
+// into a cache directory when `nsys` is on PATH.
+#pragma once
+
+#include <string>
+
+#include "analysis/ingest/nsys_reader.h"
+
+namespace sightline::ingest {
+
+struct LoadOptions {
+  std::string cache_dir;  // where .nsys-rep exports go; "" = $XDG_CACHE_HOME or ~/.cache /sightline
+};
+
+LoadResult loadProfile(const std::string& path, const LoadOptions& options = {});
+
+// What to run to get a profile Sightline can put on lines.
+std::string captureAdvice();
+
+}  // namespace sightline::ingest

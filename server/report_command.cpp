@@ -1,0 +1,325 @@
+// The report verb: load -> attribute -> map profile paths to local files -> print.
+// Text output prints every line of each file with a left margin: time per step (or total),
+// share of all GPU time, forward/backward split, a bar; def and loop header lines also show
+// the roll-up of their bodies.
+#include "server/report_command.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "analysis/attribution/attribution.h"
+#include "analysis/attribution/path_mapping.h"
+#include "analysis/ingest/profile_loader.h"
+#include "analysis/source/source_index.h"
+#include "protocol/json_in.h"
+
+namespace sightline::server {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using attribution::Attribution;
+using attribution::LineCost;
+
+constexpr const char* kUsage =
+    "usage: sightline report --profile PROFILE [options] [FILE...]\n"
+    "\n"
+    "Puts the GPU time of a profile on the lines of Python files. PROFILE is an nsys SQLite\n"
+    "export (nsys export --type sqlite --include-blobs=true) or a .nsys-rep (needs nsys on PATH).\n"
+    "\n"
+    "options:\n"
+    "  --profile PATH      the profile to read (required)\n"
+    "  --format text|json  annotated source (default) or JSON for every file (docs/report-json.md)\n"
+    "  --total             times over the whole profile instead of per step\n"
+    "  --map FROM=TO       map profile paths starting with FROM onto TO (repeatable)\n"
+    "  -h, --help          this help\n"
+    "\n"
+    "Profile paths are mapped onto FILEs by longest common path suffix, then onto files under\n"
+    "the current directory.\n";
+
+std::string readFile(const std::string& path, bool& ok) {
+  std::ifstream in(path, std::ios::binary);
+  ok = static_cast<bool>(in);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string formatMs(double ns) {
+  char buf[32];
+  double ms = ns / 1e6;
+  std::snprintf(buf, sizeof buf, ms >= 100 ? "%.0f" : ms >= 10 ? "%.1f" : "%.2f", ms);
+  return buf;
+}
+
+std::string formatPercent(double share) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.1f%%", share * 100);
+  return buf;
+}
+
+// Pads to `width` terminal cells (UTF-8 code points, so bars and Σ count once).
+std::string pad(const std::string& s, size_t width, bool left = false) {
+  size_t cells = 0;
+  for (unsigned char c : s) cells += (c & 0xC0) != 0x80;
+  if (cells >= width) return s;
+  return left ? s + std::string(width - cells, ' ') : std::string(width - cells, ' ') + s;
+}
+
+std::string bar(double share) {
+  static const char* const kEighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  int eighths = static_cast<int>(std::lround(share * 10 * 8));  // 10 cells = 100%
+  std::string out;
+  for (int i = 0; i < eighths / 8; ++i) out += "█";
+  out += kEighths[eighths % 8];
+  return out;
+}
+
+json methodsJson(const std::array<int64_t, attribution::kMethodCount>& by_method) {
+  json j = json::object();
+  for (size_t m = 0; m < attribution::kMethodCount; ++m)
+    j[attribution::methodName(static_cast<attribution::Method>(m))] = by_method[m];
+  return j;
+}
+
+json topKernels(const model::Profile& p, const LineCost& c, size_t n) {
+  std::vector<std::pair<int64_t, model::StringId>> v;
+  for (const auto& [name, stat] : c.by_name) v.push_back({stat.ns, name});
+  std::sort(v.rbegin(), v.rend());
+  json out = json::array();
+  for (size_t i = 0; i < v.size() && i < n; ++i)
+    out.push_back({{"name", p.strings[v[i].second]}, {"count", c.by_name.at(v[i].second).count}, {"ns", v[i].first}});
+  return out;
+}
+
+struct MappedFile {
+  model::StringId profile_file;
+  std::optional<std::string> local_path;
+};
+
+}  // namespace
+
+int runReportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string profile_path, format = "text";
+  bool total = false;
+  std::vector<std::string> files;
+  attribution::PathMapper mapper;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size()) {
+        err << "sightline report: " << a << " needs a value\n";
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      out << kUsage;
+      return 0;
+    } else if (a == "--profile") {
+      auto v = value();
+      if (!v) return 2;
+      profile_path = *v;
+    } else if (a == "--format") {
+      auto v = value();
+      if (!v) return 2;
+      format = *v;
+      if (format != "text" && format != "json") {
+        err << "sightline report: unknown format \"" << format << "\" (text or json)\n";
+        return 2;
+      }
+    } else if (a == "--total") {
+      total = true;
+    } else if (a == "--map") {
+      auto v = value();
+      if (!v) return 2;
+      auto rule = attribution::parsePathRule(*v);
+      if (!rule) {
+        err << "sightline report: --map expects FROM=TO, got \"" << *v << "\"\n";
+        return 2;
+      }
+      mapper.rules.push_back(*rule);
+    } else if (!a.empty() && a[0] == '-') {
+      err << "sightline report: unknown option " << a << "\n" << kUsage;
+      return 2;
+    } else {
+      files.push_back(a);
+    }
+  }
+  if (profile_path.empty()) {
+    err << "sightline report: --profile is required\n" << kUsage;
+    return 2;
+  }
+  if (format == "text" && files.empty()) {
+    err << "sightline report: name the Python file(s) to annotate, or use --format json\n";
+    return 2;
+  }
+
+  auto loaded = ingest::loadProfile(profile_path);
+  if (!loaded.profile) {
+    err << "sightline report: " << loaded.error << "\n";
+    return 2;
+  }
+  const model::Profile& profile = *loaded.profile;
+  Attribution attr = attribution::attribute(profile);
+
+  std::error_code ec;
+  for (const auto& f : files) mapper.candidates.push_back(fs::absolute(f, ec).string());
+  mapper.root = fs::current_path(ec).string();
+  mapper.exists = [](const std::string& p) {
+    std::error_code e;
+    return fs::is_regular_file(p, e);
+  };
+  std::vector<MappedFile> mapped;
+  for (const auto& [file, lines] : attr.files) mapped.push_back({file, mapper.map(profile.strings[file])});
+
+  int steps = total || attr.steps <= 0 ? 1 : attr.steps;
+  double total_ns = static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns));
+
+  if (format == "json") {
+    json jfiles = json::array();
+    for (const auto& m : mapped) {
+      json jlines = json::array();
+      int64_t file_ns = 0;
+      for (const auto& [line, c] : attr.files.at(m.profile_file)) {
+        file_ns += c.gpu_ns;
+        jlines.push_back({{"line", line},
+                          {"gpu_ns", c.gpu_ns},
+                          {"forward_ns", c.forward_ns},
+                          {"backward_ns", c.backward_ns},
+                          {"by_method", methodsJson(c.by_method)},
+                          {"kernels", c.kernels},
+                          {"launches", c.launches},
+                          {"memcpy_bytes", c.memcpy_bytes},
+                          {"memcpy_pageable_bytes", c.pageable_bytes},
+                          {"memcpy_ns", c.memcpy_ns},
+                          {"memset_ns", c.memset_ns},
+                          {"sync_ns", c.sync_ns},
+                          {"syncs", c.syncs},
+                          {"top_kernels", topKernels(profile, c, 5)}});
+      }
+      jfiles.push_back({{"path", profile.strings[m.profile_file]},
+                        {"local_path", m.local_path ? json(*m.local_path) : json(nullptr)},
+                        {"gpu_ns", file_ns},
+                        {"lines", jlines}});
+    }
+    json doc = {{"profile",
+                 {{"path", profile_path},
+                  {"format", profile.info.format},
+                  {"tool_version", profile.info.tool_version},
+                  {"schema_version", profile.info.schema_version},
+                  {"gpus", profile.info.gpus},
+                  {"capabilities", profile.info.capabilities},
+                  {"warnings", profile.info.warnings}}},
+                {"total_gpu_ns", attr.total_gpu_ns},
+                {"attributed_gpu_ns", attr.attributed_gpu_ns},
+                {"unattributed_gpu_ns", attr.unattributed_gpu_ns},
+                {"steps", attr.steps},
+                {"steps_source", attr.steps_source},
+                {"by_method", methodsJson(attr.by_method)},
+                {"files", jfiles}};
+    if (attr.attributed_gpu_ns == 0) doc["advice"] = ingest::captureAdvice();
+    out << protocol::dumpJson(doc) << "\n";
+    return 0;
+  }
+
+  // Header.
+  out << "Profile   " << profile_path << " (" << (profile.info.format == "nsys-sqlite" ? "Nsight Systems " : "")
+      << profile.info.tool_version << ")";
+  if (!profile.info.gpus.empty()) out << ", GPU: " << profile.info.gpus.front();
+  out << "\n";
+  out << "Steps     ";
+  if (attr.steps > 0) out << attr.steps << " (" << attr.steps_source << ")";
+  else out << "not detected";
+  out << "\nGPU time  " << formatMs(static_cast<double>(attr.total_gpu_ns)) << " ms total";
+  if (attr.steps > 0) out << ", " << formatMs(static_cast<double>(attr.total_gpu_ns) / attr.steps) << " ms/step";
+  out << "\n";
+  if (!attr.files.empty()) {
+    out << "Methods  ";
+    for (size_t m = 0; m < attribution::kMethodCount; ++m)
+      if (attr.by_method[m] > 0)
+        out << " " << attribution::methodName(static_cast<attribution::Method>(m)) << " "
+            << formatPercent(static_cast<double>(attr.by_method[m]) / total_ns);
+    out << "\n";
+  }
+  for (const auto& w : profile.info.warnings) out << "Warning   " << w << "\n";
+  if (attr.attributed_gpu_ns == 0) out << "No GPU time could be put on source lines: " << ingest::captureAdvice() << "\n";
+
+  int exit_code = 0;
+  for (const auto& file : files) {
+    bool ok = false;
+    std::string text = readFile(file, ok);
+    if (!ok) {
+      err << "sightline report: cannot read " << file << "\n";
+      exit_code = 2;
+      continue;
+    }
+    std::string abs = fs::absolute(file, ec).string();
+    std::map<int32_t, LineCost> lines;
+    int64_t this_file = 0;
+    for (const auto& m : mapped) {
+      if (!m.local_path || fs::absolute(*m.local_path, ec).string() != abs) continue;
+      for (const auto& [line, c] : attr.files.at(m.profile_file)) {
+        lines[line] = c;
+        this_file += c.gpu_ns;
+      }
+    }
+    int64_t other = attr.attributed_gpu_ns - this_file;
+    out << "\n" << file << ": " << formatPercent(static_cast<double>(this_file) / total_ns) << " of GPU time on its lines, "
+        << formatPercent(static_cast<double>(other) / total_ns) << " on other files, "
+        << formatPercent(static_cast<double>(attr.unattributed_gpu_ns) / total_ns) << " unattributed\n";
+
+    // Roll-ups on def and loop header lines (1-based).
+    source::SourceFile src(text);
+    auto index = source::buildSourceIndex(src);
+    std::map<int32_t, int64_t> rollup;
+    auto addRange = [&](uint32_t first0, uint32_t last0) {
+      int64_t sum = 0;
+      for (auto it = lines.lower_bound(static_cast<int32_t>(first0 + 1));
+           it != lines.end() && it->first <= static_cast<int32_t>(last0 + 1); ++it)
+        sum += it->second.gpu_ns;
+      if (sum > 0) rollup[static_cast<int32_t>(first0 + 1)] = sum;
+    };
+    for (const auto& f : index.functions) addRange(f.def_line, f.end_line);
+    for (const auto& l : index.loops)
+      addRange(src.lines().pointAt(l.range.begin).line, src.lines().pointAt(l.range.end).line);
+
+    std::string unit = total ? "ms" : "ms/step";
+    out << pad(unit, 9) << "  " << pad("share", 6) << "  " << pad("fwd + bwd", 15, true) << "  " << pad("", 10) << " │\n";
+    for (uint32_t l = 0; l < src.lines().lineCount(); ++l) {
+      auto r = src.lines().lineRange(l);
+      if (l + 1 == src.lines().lineCount() && r.begin == r.end) break;
+      std::string code = text.substr(r.begin, r.end - r.begin);
+      int32_t line = static_cast<int32_t>(l + 1);
+      std::string margin;
+      auto it = lines.find(line);
+      auto roll = rollup.find(line);
+      if (it != lines.end()) {
+        const auto& c = it->second;
+        double share = static_cast<double>(c.gpu_ns) / total_ns;
+        std::string split = c.backward_ns > 0 ? formatMs(static_cast<double>(c.forward_ns) / steps) + " + " +
+                                                    formatMs(static_cast<double>(c.backward_ns) / steps)
+                                              : "";
+        margin = pad(formatMs(static_cast<double>(c.gpu_ns) / steps), 9) + "  " + pad(formatPercent(share), 6) + "  " +
+                 pad(split, 15, true) + "  " + pad(bar(share), 10, true);
+      } else if (roll != rollup.end()) {
+        double share = static_cast<double>(roll->second) / total_ns;
+        margin = pad("Σ " + formatMs(static_cast<double>(roll->second) / steps), 9) + "  " + pad(formatPercent(share), 6) +
+                 "  " + pad("", 15) + "  " + pad("", 10);
+      } else {
+        margin = std::string(9 + 2 + 6 + 2 + 15 + 2 + 10, ' ');
+      }
+      out << margin << " │" << pad(std::to_string(line), 5) << "  " << code << "\n";
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace sightline::server
