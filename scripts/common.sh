@@ -5,7 +5,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 APT_PACKAGES=(g++ cmake ninja-build pkg-config nlohmann-json3-dev libboost-dev
               libsqlite3-dev libtree-sitter-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
-              clang-format)
+              clang-format xz-utils)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -44,10 +44,8 @@ ensure_grammar() {
 # build DIR [cmake args...]
 build() {
   local dir="$1"; shift
-  if [ ! -f "$dir/build.ninja" ]; then
-    log "configuring $dir"
-    cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-  fi
+  # Configure every time (quick when cached): demo.sh and test.sh share build/ with other options.
+  cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
   log "building $dir"
   cmake --build "$dir" -- -j"$(nproc)" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
   test "${PIPESTATUS[0]}" -eq 0

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up what is missing, builds, then runs Sightline on the bundled example script.
+# Sets up what is missing, builds, then runs Sightline on the bundled example: the training
+# script we profiled on an H200 and its real Nsight Systems profile.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_apt_packages
 ensure_grammar
@@ -7,10 +8,19 @@ build "$ROOT/build" -DSIGHTLINE_BUILD_TESTS=OFF
 BIN="$ROOT/build/server/sightline"
 
 cd "$ROOT"
+PROFILE="$ROOT/build/examples/train_small_naive.sqlite"
+if [ ! -f "$PROFILE" ] || [ "$ROOT/examples/train_small_naive.sqlite.xz" -nt "$PROFILE" ]; then
+  mkdir -p "$(dirname "$PROFILE")"
+  xz -dc "$ROOT/examples/train_small_naive.sqlite.xz" > "$PROFILE.tmp" && mv "$PROFILE.tmp" "$PROFILE"
+fi
+
+log "sightline report --profile build/examples/train_small_naive.sqlite examples/train_small.py"
+"$BIN" report --profile "$PROFILE" examples/train_small.py
+
 log "sightline check examples/train_small.py"
 set +e
 "$BIN" check examples/train_small.py
 status=$?
 set -e
 echo
-echo "(exit code $status: 1 means warnings were found; see docs/rules/ for each code)"
+echo "(check exit code $status: 1 means warnings were found; see docs/rules/ for each code)"

@@ -4,7 +4,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_apt_packages
 ensure_grammar
-build "$ROOT/build"
+build "$ROOT/build" -DSIGHTLINE_BUILD_TESTS=ON
 # Sanitizer build: the parser, protocol, server and end-to-end bad-input tests run under it.
 build "$ROOT/build-asan" -DSIGHTLINE_SANITIZE=ON -DSIGHTLINE_BUILD_BENCH=OFF \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_C_FLAGS_DEBUG="-O1 -g"

@@ -24,9 +24,9 @@ namespace sightline::server {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using attribution::Attribution;
 using attribution::LineCost;
+using nlohmann::json;
 
 constexpr const char* kUsage =
     "usage: sightline report --profile PROFILE [options] [FILE...]\n"
@@ -236,8 +236,10 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   if (!profile.info.gpus.empty()) out << ", GPU: " << profile.info.gpus.front();
   out << "\n";
   out << "Steps     ";
-  if (attr.steps > 0) out << attr.steps << " (" << attr.steps_source << ")";
-  else out << "not detected";
+  if (attr.steps > 0)
+    out << attr.steps << " (" << attr.steps_source << ")";
+  else
+    out << "not detected";
   out << "\nGPU time  " << formatMs(static_cast<double>(attr.total_gpu_ns)) << " ms total";
   if (attr.steps > 0) out << ", " << formatMs(static_cast<double>(attr.total_gpu_ns) / attr.steps) << " ms/step";
   out << "\n";
@@ -250,7 +252,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     out << "\n";
   }
   for (const auto& w : profile.info.warnings) out << "Warning   " << w << "\n";
-  if (attr.attributed_gpu_ns == 0) out << "No GPU time could be put on source lines: " << ingest::captureAdvice() << "\n";
+  if (attr.attributed_gpu_ns == 0)
+    out << "No GPU time could be put on source lines: " << ingest::captureAdvice() << "\n";
 
   int exit_code = 0;
   for (const auto& file : files) {
@@ -272,7 +275,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       }
     }
     int64_t other = attr.attributed_gpu_ns - this_file;
-    out << "\n" << file << ": " << formatPercent(static_cast<double>(this_file) / total_ns) << " of GPU time on its lines, "
+    out << "\n"
+        << file << ": " << formatPercent(static_cast<double>(this_file) / total_ns) << " of GPU time on its lines, "
         << formatPercent(static_cast<double>(other) / total_ns) << " on other files, "
         << formatPercent(static_cast<double>(attr.unattributed_gpu_ns) / total_ns) << " unattributed\n";
 
@@ -292,7 +296,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       addRange(src.lines().pointAt(l.range.begin).line, src.lines().pointAt(l.range.end).line);
 
     std::string unit = total ? "ms" : "ms/step";
-    out << pad(unit, 9) << "  " << pad("share", 6) << "  " << pad("fwd + bwd", 15, true) << "  " << pad("", 10) << " │\n";
+    out << pad(unit, 9) << "  " << pad("share", 6) << "  " << pad("fwd + bwd", 15, true) << "  " << pad("", 10)
+        << " │\n";
     for (uint32_t l = 0; l < src.lines().lineCount(); ++l) {
       auto r = src.lines().lineRange(l);
       if (l + 1 == src.lines().lineCount() && r.begin == r.end) break;
@@ -311,8 +316,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
                  pad(split, 15, true) + "  " + pad(bar(share), 10, true);
       } else if (roll != rollup.end()) {
         double share = static_cast<double>(roll->second) / total_ns;
-        margin = pad("Σ " + formatMs(static_cast<double>(roll->second) / steps), 9) + "  " + pad(formatPercent(share), 6) +
-                 "  " + pad("", 15) + "  " + pad("", 10);
+        margin = pad("Σ " + formatMs(static_cast<double>(roll->second) / steps), 9) + "  " +
+                 pad(formatPercent(share), 6) + "  " + pad("", 15) + "  " + pad("", 10);
       } else {
         margin = std::string(9 + 2 + 6 + 2 + 15 + 2 + 10, ' ');
       }

@@ -19,9 +19,7 @@ bool contains(std::string_view s, std::string_view part) { return s.find(part) !
 
 class Engine {
  public:
-  Engine(const Profile& p, const Options& o) : p_(p) {
-    is_user_ = o.is_user_file ? o.is_user_file : isDefaultUserFile;
-  }
+  Engine(const Profile& p, const Options& o) : p_(p) { is_user_ = o.is_user_file ? o.is_user_file : isDefaultUserFile; }
 
   Attribution run() {
     indexMarks();
@@ -399,12 +397,18 @@ class Engine {
 
 const char* methodName(Method m) {
   switch (m) {
-    case Method::Stack: return "stack";
-    case Method::Op: return "op";
-    case Method::Backward: return "backward";
-    case Method::Inferred: return "inferred";
-    case Method::Sample: return "sample";
-    case Method::Nvtx: return "nvtx";
+    case Method::Stack:
+      return "stack";
+    case Method::Op:
+      return "op";
+    case Method::Backward:
+      return "backward";
+    case Method::Inferred:
+      return "inferred";
+    case Method::Sample:
+      return "sample";
+    case Method::Nvtx:
+      return "nvtx";
   }
   return "?";
 }

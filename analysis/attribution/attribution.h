@@ -37,7 +37,7 @@ struct LineCost {
   int64_t backward_ns = 0;
   std::array<int64_t, kMethodCount> by_method{};
   uint32_t kernels = 0;
-  uint32_t launches = 0;  // API calls that launched GPU work
+  uint32_t launches = 0;                          // API calls that launched GPU work
   std::map<model::StringId, KernelStat> by_name;  // kernels, copies, memsets by name
   uint64_t memcpy_bytes = 0;
   uint64_t pageable_bytes = 0;  // of memcpy_bytes, from or to pageable host memory
@@ -70,9 +70,9 @@ struct Attribution {
   int64_t unattributed_gpu_ns = 0;
   std::array<int64_t, kMethodCount> by_method{};
   std::map<model::StringId, std::map<int32_t, LineCost>> files;  // profile path -> line -> cost
-  std::vector<LineRef> activity_lines;  // parallel to Profile::activities
-  int steps = 0;                        // iterations detected (0: unknown)
-  std::string steps_source;             // how they were found
+  std::vector<LineRef> activity_lines;                           // parallel to Profile::activities
+  int steps = 0;                                                 // iterations detected (0: unknown)
+  std::string steps_source;                                      // how they were found
 };
 
 bool isDefaultUserFile(std::string_view path);

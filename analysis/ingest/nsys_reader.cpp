@@ -41,8 +41,8 @@ SyncKind syncKindOf(std::string_view n) {
   if (n == "cudaDeviceSynchronize" || n == "cuCtxSynchronize") return SyncKind::Device;
   if (n == "cudaStreamSynchronize" || n == "cuStreamSynchronize") return SyncKind::Stream;
   if (n == "cudaEventSynchronize" || n == "cuEventSynchronize") return SyncKind::Event;
-  if (n == "cudaMemcpy" || n == "cudaMemcpy2D" || n == "cudaMemcpy3D" || n == "cuMemcpyHtoD" ||
-      n == "cuMemcpyDtoH" || n == "cuMemcpy" || n == "cudaMemcpyToSymbol" || n == "cudaMemcpyFromSymbol")
+  if (n == "cudaMemcpy" || n == "cudaMemcpy2D" || n == "cudaMemcpy3D" || n == "cuMemcpyHtoD" || n == "cuMemcpyDtoH" ||
+      n == "cuMemcpy" || n == "cudaMemcpyToSymbol" || n == "cudaMemcpyFromSymbol")
     return SyncKind::BlockingMemcpy;
   return SyncKind::None;
 }
@@ -54,42 +54,83 @@ bool launchesWork(std::string_view n) {
 
 CopyKind copyKindOf(int64_t k) {
   switch (k) {
-    case 1: case 3: case 11: return CopyKind::HostToDevice;
-    case 2: case 4: case 12: return CopyKind::DeviceToHost;
-    case 5: case 6: case 7: case 8: case 13: return CopyKind::DeviceToDevice;
-    case 9: return CopyKind::HostToHost;
-    case 10: return CopyKind::PeerToPeer;
-    default: return CopyKind::Unknown;
+    case 1:
+    case 3:
+    case 11:
+      return CopyKind::HostToDevice;
+    case 2:
+    case 4:
+    case 12:
+      return CopyKind::DeviceToHost;
+    case 5:
+    case 6:
+    case 7:
+    case 8:
+    case 13:
+      return CopyKind::DeviceToDevice;
+    case 9:
+      return CopyKind::HostToHost;
+    case 10:
+      return CopyKind::PeerToPeer;
+    default:
+      return CopyKind::Unknown;
   }
 }
 
 MemoryKind memoryKindOf(int64_t k) {
   switch (k) {
-    case 0: return MemoryKind::Pageable;
-    case 1: return MemoryKind::Pinned;
-    case 2: case 3: case 5: return MemoryKind::Device;
-    case 4: case 6: return MemoryKind::Managed;
-    default: return MemoryKind::Unknown;
+    case 0:
+      return MemoryKind::Pageable;
+    case 1:
+      return MemoryKind::Pinned;
+    case 2:
+    case 3:
+    case 5:
+      return MemoryKind::Device;
+    case 4:
+    case 6:
+      return MemoryKind::Managed;
+    default:
+      return MemoryKind::Unknown;
   }
 }
 
 const char* copyName(CopyKind k) {
   switch (k) {
-    case CopyKind::HostToDevice: return "[memcpy HtoD]";
-    case CopyKind::DeviceToHost: return "[memcpy DtoH]";
-    case CopyKind::DeviceToDevice: return "[memcpy DtoD]";
-    case CopyKind::HostToHost: return "[memcpy HtoH]";
-    case CopyKind::PeerToPeer: return "[memcpy PtoP]";
-    default: return "[memcpy]";
+    case CopyKind::HostToDevice:
+      return "[memcpy HtoD]";
+    case CopyKind::DeviceToHost:
+      return "[memcpy DtoH]";
+    case CopyKind::DeviceToDevice:
+      return "[memcpy DtoD]";
+    case CopyKind::HostToHost:
+      return "[memcpy HtoH]";
+    case CopyKind::PeerToPeer:
+      return "[memcpy PtoP]";
+    default:
+      return "[memcpy]";
   }
 }
 
 uint32_t scalarSize(int64_t type) {
   switch (type) {
-    case 1: case 2: case 11: case 12: return 1;
-    case 3: case 4: case 13: case 14: return 2;
-    case 5: case 6: case 15: case 16: return 4;
-    default: return 8;  // long, long long, (u)int64, string handles, pointers
+    case 1:
+    case 2:
+    case 11:
+    case 12:
+      return 1;
+    case 3:
+    case 4:
+    case 13:
+    case 14:
+      return 2;
+    case 5:
+    case 6:
+    case 15:
+    case 16:
+      return 4;
+    default:
+      return 8;  // long, long long, (u)int64, string handles, pointers
   }
 }
 
@@ -183,8 +224,8 @@ class Reader {
 
   void readStrings() {
     std::string missing;
-    forEachRow(nsys_sql::selectColumns(db_, "StringIds", nsys_sql::kStringIds, "", missing), missing, "names",
-               true, [&](Statement& s) { strings_[s.int64(0)] = p_.strings.intern(s.text(1)); });
+    forEachRow(nsys_sql::selectColumns(db_, "StringIds", nsys_sql::kStringIds, "", missing), missing, "names", true,
+               [&](Statement& s) { strings_[s.int64(0)] = p_.strings.intern(s.text(1)); });
   }
 
   model::StringId str(const Statement& s, int col) const {
@@ -296,18 +337,18 @@ class Reader {
       int64_t idx, type, offset;
       std::string name;
     };
-    std::map<std::pair<int64_t, int64_t>, std::vector<Entry>> entries;  // (domain, schema)
+    std::map<std::pair<int64_t, int64_t>, std::vector<Entry>> entries;               // (domain, schema)
     std::map<std::pair<int64_t, int64_t>, std::pair<std::string, int64_t>> schemas;  // -> name, size
     std::string missing;
     forEachRow(nsys_sql::selectColumns(db_, "NVTX_PAYLOAD_SCHEMAS", nsys_sql::kSchemas, "", missing), missing,
                "payload schemas", false, [&](Statement& s) {
                  schemas[{s.int64(0), s.int64(1)}] = {std::string(s.text(2)), s.int64(3)};
                });
-    forEachRow(nsys_sql::selectColumns(db_, "NVTX_PAYLOAD_SCHEMA_ENTRIES", nsys_sql::kSchemaEntries, "", missing),
-               missing, "payload schema entries", false, [&](Statement& s) {
-                 entries[{s.int64(0), s.int64(1)}].push_back(
-                     {s.int64(2), s.int64(3), s.int64(5), std::string(s.text(4))});
-               });
+    forEachRow(
+        nsys_sql::selectColumns(db_, "NVTX_PAYLOAD_SCHEMA_ENTRIES", nsys_sql::kSchemaEntries, "", missing), missing,
+        "payload schema entries", false, [&](Statement& s) {
+          entries[{s.int64(0), s.int64(1)}].push_back({s.int64(2), s.int64(3), s.int64(5), std::string(s.text(4))});
+        });
     for (const auto& [key, schema] : schemas) {
       if (schema.first != kBacktraceDomain && schema.first != kSamplingDomain) continue;
       PayloadLayout layout;
@@ -329,9 +370,12 @@ class Reader {
       layout.frame_size = static_cast<uint32_t>(schemas[frame_key].second);
       int found = 0;
       for (const auto& e : entries[frame_key]) {
-        if (e.name == "Function") layout.function_offset = static_cast<uint32_t>(e.offset), layout.function_size = scalarSize(e.type), ++found;
-        if (e.name == "File") layout.file_offset = static_cast<uint32_t>(e.offset), layout.file_size = scalarSize(e.type), ++found;
-        if (e.name == "Line") layout.line_offset = static_cast<uint32_t>(e.offset), layout.line_size = scalarSize(e.type), ++found;
+        if (e.name == "Function")
+          layout.function_offset = static_cast<uint32_t>(e.offset), layout.function_size = scalarSize(e.type), ++found;
+        if (e.name == "File")
+          layout.file_offset = static_cast<uint32_t>(e.offset), layout.file_size = scalarSize(e.type), ++found;
+        if (e.name == "Line")
+          layout.line_offset = static_cast<uint32_t>(e.offset), layout.line_size = scalarSize(e.type), ++found;
       }
       if (found == 3 && layout.frame_size > 0) layouts[schema.first] = layout;
     }
@@ -401,8 +445,9 @@ class Reader {
       p_.info.capabilities.push_back("python-backtraces");
       if (marks_without_blob == python_marks) {
         p_.info.has_blobs = false;
-        warn("the export has Python backtrace marks but no payloads, so no frames: export again with "
-             "`nsys export --type sqlite --include-blobs=true -o run.sqlite run.nsys-rep`");
+        warn(
+            "the export has Python backtrace marks but no payloads, so no frames: export again with "
+            "`nsys export --type sqlite --include-blobs=true -o run.sqlite run.nsys-rep`");
       } else if (marks_without_blob + undecodable > 0) {
         warn(std::to_string(marks_without_blob + undecodable) + " of " + std::to_string(python_marks) +
              " Python backtrace marks could not be decoded");
@@ -471,7 +516,8 @@ bool decodeBacktracePayload(std::string_view blob, const PayloadLayout& layout, 
   std::string_view payload = blob.substr(payload_offset, payload_size);
   if (layout.count_offset + layout.count_size > payload.size()) return false;
   uint64_t count = readUnsigned(payload, layout.count_offset, layout.count_size);
-  if (layout.frame_size == 0 || count > (payload.size() - std::min<size_t>(payload.size(), layout.frames_offset)) / layout.frame_size)
+  if (layout.frame_size == 0 ||
+      count > (payload.size() - std::min<size_t>(payload.size(), layout.frames_offset)) / layout.frame_size)
     return false;
   for (uint64_t i = 0; i < count; ++i) {
     size_t base = layout.frames_offset + i * layout.frame_size;

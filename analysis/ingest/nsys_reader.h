@@ -20,7 +20,7 @@ LoadResult loadNsysSqlite(const std::string& path);
 
 // Decodes one NVTX extended payload holding a Python backtrace. Exposed for tests.
 struct PayloadLayout {
-  uint32_t count_offset = 0;   // of the frame count
+  uint32_t count_offset = 0;  // of the frame count
   uint32_t count_size = 4;
   uint32_t frames_offset = 0;  // of the first frame
   uint32_t frame_size = 24;

@@ -21,26 +21,27 @@ std::string selectColumns(const Database& db, const std::string& table, const st
                           const std::string& suffix, std::string& missing);
 
 inline const std::vector<Column> kStringIds = {{"id", true}, {"value", true}};
-inline const std::vector<Column> kRuntime = {{"start", true},         {"end", true},    {"globalTid", true},
+inline const std::vector<Column> kRuntime = {{"start", true},          {"end", true},    {"globalTid", true},
                                              {"correlationId", false}, {"nameId", true}, {"eventClass", false}};
-inline const std::vector<Column> kKernel = {{"start", true},     {"end", true},         {"globalPid", false},
+inline const std::vector<Column> kKernel = {{"start", true},          {"end", true},        {"globalPid", false},
                                             {"correlationId", false}, {"shortName", false}, {"demangledName", false},
-                                            {"deviceId", false}, {"streamId", false}};
-inline const std::vector<Column> kMemcpy = {{"start", true},    {"end", true},      {"globalPid", false}, {"correlationId", false},
-                                            {"deviceId", false}, {"streamId", false}, {"bytes", false},     {"copyKind", false},
-                                            {"srcKind", false},  {"dstKind", false}};
-inline const std::vector<Column> kMemset = {{"start", true},     {"end", true},      {"globalPid", false},
+                                            {"deviceId", false},      {"streamId", false}};
+inline const std::vector<Column> kMemcpy = {
+    {"start", true},     {"end", true},    {"globalPid", false}, {"correlationId", false}, {"deviceId", false},
+    {"streamId", false}, {"bytes", false}, {"copyKind", false},  {"srcKind", false},       {"dstKind", false}};
+inline const std::vector<Column> kMemset = {{"start", true},          {"end", true},       {"globalPid", false},
                                             {"correlationId", false}, {"deviceId", false}, {"streamId", false},
                                             {"bytes", false}};
-inline const std::vector<Column> kGraph = {{"start", true},     {"end", true},      {"globalPid", false},
+inline const std::vector<Column> kGraph = {{"start", true},          {"end", true},       {"globalPid", false},
                                            {"correlationId", false}, {"deviceId", false}, {"streamId", false},
                                            {"graphId", false}};
-inline const std::vector<Column> kNvtx = {{"start", true}, {"end", false},      {"eventType", true}, {"globalTid", false},
-                                          {"text", false}, {"textId", false},   {"domainId", false}, {"binaryData", false}};
-inline const std::vector<Column> kSchemas = {{"domainId", false}, {"schemaId", true}, {"name", false},
-                                             {"payloadSize", false}};
+inline const std::vector<Column> kNvtx = {{"start", true},      {"end", false},       {"eventType", true},
+                                          {"globalTid", false}, {"text", false},      {"textId", false},
+                                          {"domainId", false},  {"binaryData", false}};
+inline const std::vector<Column> kSchemas = {
+    {"domainId", false}, {"schemaId", true}, {"name", false}, {"payloadSize", false}};
 inline const std::vector<Column> kSchemaEntries = {{"domainId", false}, {"schemaId", true}, {"idx", false},
-                                                   {"type", true},      {"name", false},     {"offset", false}};
+                                                   {"type", true},      {"name", false},    {"offset", false}};
 
 inline constexpr const char* kGpuNames = "SELECT name FROM TARGET_INFO_GPU ORDER BY id";
 inline constexpr const char* kMetaValue = "SELECT value FROM %TABLE% WHERE name = '%NAME%'";

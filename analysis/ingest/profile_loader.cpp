@@ -59,8 +59,10 @@ LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
   if (!endsWith(path, ".nsys-rep")) return loadNsysSqlite(path);
 
   if (!onPath("nsys"))
-    return {std::nullopt, path + ": reading .nsys-rep needs `nsys` on PATH; or export it yourself with\n  nsys export "
-                                 "--type sqlite --include-blobs=true -o run.sqlite " + path};
+    return {std::nullopt, path +
+                              ": reading .nsys-rep needs `nsys` on PATH; or export it yourself with\n  nsys export "
+                              "--type sqlite --include-blobs=true -o run.sqlite " +
+                              path};
   std::string cache = options.cache_dir.empty() ? defaultCacheDir() : options.cache_dir;
   fs::create_directories(cache, ec);
   auto size = fs::file_size(path, ec);

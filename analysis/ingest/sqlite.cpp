@@ -75,8 +75,7 @@ std::optional<Database> Database::openReadOnly(const std::string& path, std::str
   return db;
 }
 
-Database::Database(Database&& o) noexcept
-    : db_(o.db_), tables_(std::move(o.tables_)), columns_(std::move(o.columns_)) {
+Database::Database(Database&& o) noexcept : db_(o.db_), tables_(std::move(o.tables_)), columns_(std::move(o.columns_)) {
   o.db_ = nullptr;
 }
 Database& Database::operator=(Database&& o) noexcept {

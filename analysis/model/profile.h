@@ -44,7 +44,7 @@ struct GpuActivity {
   StringId name = 0;         // kernel short name; "memcpy HtoD" etc. for copies
   uint32_t device = 0;
   uint32_t stream = 0;
-  uint64_t bytes = 0;        // memcpy / memset size in bytes
+  uint64_t bytes = 0;  // memcpy / memset size in bytes
   CopyKind copy = CopyKind::Unknown;
   MemoryKind src = MemoryKind::Unknown;
   MemoryKind dst = MemoryKind::Unknown;
@@ -73,10 +73,10 @@ struct NvtxRange {
   StringId text = 0;
   StringId domain = 0;  // domain name; 0 for the default domain
   // PyTorch autograd ranges (`aten::mm, seq = 12, op_id = 40, ...`): parsed fields.
-  StringId op = 0;       // "aten::mm", "MmBackward0"; 0 when not an autograd range
-  int64_t seq = -1;      // -1 when absent
+  StringId op = 0;   // "aten::mm", "MmBackward0"; 0 when not an autograd range
+  int64_t seq = -1;  // -1 when absent
   int64_t op_id = -1;
-  uint16_t depth = 0;    // nesting depth on its thread (0 = outermost)
+  uint16_t depth = 0;  // nesting depth on its thread (0 = outermost)
 };
 
 struct Frame {
@@ -103,9 +103,9 @@ struct ProfileInfo {
   std::string schema_version;
   std::string platform;
   std::vector<std::string> gpus;
-  std::vector<std::string> warnings;    // what could not be read, and what it costs the user
+  std::vector<std::string> warnings;      // what could not be read, and what it costs the user
   std::vector<std::string> capabilities;  // what was found: "python-backtraces", "autograd-nvtx", ...
-  bool has_blobs = true;                // nsys: --include-blobs was used (or nothing needed it)
+  bool has_blobs = true;                  // nsys: --include-blobs was used (or nothing needed it)
 };
 
 struct Profile {

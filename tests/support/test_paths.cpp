@@ -1,6 +1,10 @@
 // Test input locations.
 #include "tests/support/test_paths.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -27,5 +31,34 @@ std::string readFile(const std::string& path) {
 }
 
 std::string binaryPath() { return SIGHTLINE_BINARY; }
+
+std::optional<std::string> sharedProfile(const std::string& relative) {
+  auto source = sharedPath("profiles/" + relative);
+  if (!source) return std::nullopt;
+  if (relative.size() < 3 || relative.compare(relative.size() - 3, 3, ".xz") != 0) return source;
+  std::filesystem::path cache =
+      std::filesystem::path(SIGHTLINE_PROFILE_CACHE) / relative.substr(0, relative.size() - 3);
+  std::error_code ec;
+  if (!std::filesystem::exists(cache, ec)) {
+    std::filesystem::create_directories(cache.parent_path(), ec);
+    std::string tmp = cache.string() + ".tmp" + std::to_string(::getpid());
+    std::string cmd = "xz -dc '" + *source + "' > '" + tmp + "'";
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot decompress " + *source + " (is xz installed?)");
+    std::filesystem::rename(tmp, cache, ec);
+  }
+  return cache.string();
+}
+
+std::vector<std::string> sharedNsysExports() {
+  std::vector<std::string> out;
+  auto root = sharedPath("profiles");
+  if (!root) return out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(*root)) {
+    std::string p = e.path().string();
+    if (p.size() > 10 && p.compare(p.size() - 10, 10, ".sqlite.xz") == 0) out.push_back(p.substr(root->size() + 1));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 }  // namespace sightline::testing

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sightline::testing {
 
@@ -12,11 +13,23 @@ std::string sourcePath(const std::string& relative);    // <repo>/<relative>
 // ../shared/<relative> when present, else nullopt (tests then skip, saying so).
 std::optional<std::string> sharedPath(const std::string& relative);
 std::string readFile(const std::string& path);
+// A profile from ../shared/profiles/<relative> ("x.sqlite.xz" is decompressed once into the
+// build tree's profile cache); nullopt when ../shared is absent.
+std::optional<std::string> sharedProfile(const std::string& relative);
+// Every nsys export under ../shared/profiles, as paths relative to it.
+std::vector<std::string> sharedNsysExports();
 std::string binaryPath();  // the built sightline binary
 
 }  // namespace sightline::testing
 
 // Skips the test with a clear message when ../shared/<relative> is absent.
+#define SIGHTLINE_REQUIRE_PROFILE(var, relative)                                       \
+  auto var##_opt = ::sightline::testing::sharedProfile(relative);                      \
+  if (!var##_opt)                                                                      \
+    GTEST_SKIP() << "../shared/profiles/" << (relative)                                \
+                 << " is absent: clone the repo with ../shared beside it to run this"; \
+  const std::string var = *var##_opt
+
 #define SIGHTLINE_REQUIRE_SHARED(var, relative)                                                                      \
   auto var##_opt = ::sightline::testing::sharedPath(relative);                                                       \
   if (!var##_opt)                                                                                                    \

@@ -1,0 +1,34 @@
+// Profile paths onto workspace files: rules, longest common suffix, search under a root.
+#include "analysis/attribution/path_mapping.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace sightline::attribution {
+namespace {
+
+TEST(PathMapping, CommonSuffix) {
+  EXPECT_EQ(commonSuffixComponents("/scratch/u/proj/train.py", "/home/me/proj/train.py"), 2u);
+  EXPECT_EQ(commonSuffixComponents("/a/train.py", "/b/eval.py"), 0u);
+  EXPECT_EQ(commonSuffixComponents("C:\\work\\proj\\train.py", "/home/proj/train.py"), 2u);
+}
+
+TEST(PathMapping, RulesThenCandidatesThenRoot) {
+  std::set<std::string> files = {"/home/me/proj/train.py", "/home/me/proj/models/net.py", "/ws/lab/gpu/train_small.py"};
+  PathMapper m;
+  m.exists = [&](const std::string& p) { return files.count(p) > 0; };
+  m.rules = {*parsePathRule("/scratch/u/proj=/home/me/proj")};
+  EXPECT_EQ(m.map("/scratch/u/proj/models/net.py"), "/home/me/proj/models/net.py");
+  EXPECT_EQ(m.map("/scratch/u/projX/net.py"), std::nullopt) << "rules match whole components";
+  m.candidates = {"/home/me/proj/train.py", "/elsewhere/train.py"};
+  EXPECT_EQ(m.map("/cluster/job/proj/train.py"), "/home/me/proj/train.py") << "longest common suffix wins";
+  m.candidates.clear();
+  m.root = "/ws";
+  EXPECT_EQ(m.map("/work/steering/lab/gpu/train_small.py"), "/ws/lab/gpu/train_small.py");
+  EXPECT_EQ(m.map("/work/other.py"), std::nullopt);
+  EXPECT_EQ(parsePathRule("novalue"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace sightline::attribution

@@ -1,0 +1,198 @@
+// The nsys reader on every shared export (nsys 2022.1 .. 2026.2, Windows, windowed, CUDA
+// graphs, 2-process torchrun) and on our H200 captures; checked against SQL run on the files.
+#include "analysis/ingest/nsys_reader.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/ingest/sqlite.h"
+#include "tests/support/test_paths.h"
+
+namespace sightline::ingest {
+namespace {
+
+int64_t sqlValue(const std::string& path, const std::string& sql) {
+  std::string error;
+  auto db = Database::openReadOnly(path, error);
+  EXPECT_TRUE(db) << error;
+  auto s = db->prepare(sql, error);
+  EXPECT_TRUE(s) << error;
+  EXPECT_EQ(s->step(), Statement::Step::Row);
+  return s->int64(0);
+}
+
+std::string sumIfPresent(const std::string& path, const char* table) {
+  std::string error;
+  auto db = Database::openReadOnly(path, error);
+  return db->hasTable(table) ? std::string("(SELECT COALESCE(SUM(\"end\" - start), 0) FROM ") + table + ")" : "0";
+}
+
+TEST(NsysReader, EveryExportLoadsAndItsGpuTimeEqualsTheSqlSum) {
+  auto exports = testing::sharedNsysExports();
+  if (exports.empty()) GTEST_SKIP() << "../shared/profiles is absent";
+  EXPECT_GE(exports.size(), 14u);
+  for (const auto& rel : exports) {
+    SCOPED_TRACE(rel);
+    std::string path = *testing::sharedProfile(rel);
+    auto loaded = loadNsysSqlite(path);
+    ASSERT_TRUE(loaded.profile) << loaded.error;
+    const auto& p = *loaded.profile;
+    std::string sql = "SELECT " + sumIfPresent(path, "CUPTI_ACTIVITY_KIND_KERNEL") + " + " +
+                      sumIfPresent(path, "CUPTI_ACTIVITY_KIND_MEMCPY") + " + " +
+                      sumIfPresent(path, "CUPTI_ACTIVITY_KIND_MEMSET") + " + " +
+                      sumIfPresent(path, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE");
+    EXPECT_EQ(p.totalGpuNs(), sqlValue(path, sql));
+    EXPECT_FALSE(p.info.tool_version.empty());
+    EXPECT_FALSE(p.info.schema_version.empty());
+    // Each CUDA API call once: the --cudabacktrace twins share (process, correlation id).
+    int64_t calls = sqlValue(path,
+                             "SELECT (SELECT COUNT(*) FROM (SELECT DISTINCT globalTid >> 24, correlationId FROM "
+                             "CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId > 0)) + (SELECT COUNT(*) FROM "
+                             "CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId IS NULL OR correlationId <= 0)");
+    EXPECT_EQ(static_cast<int64_t>(p.api_calls.size()), calls);
+    EXPECT_TRUE(std::is_sorted(p.activities.begin(), p.activities.end(),
+                               [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; }));
+    for (const auto& c : p.api_calls) {
+      const std::string& name = p.strings[c.name];
+      auto v = name.rfind("_v");
+      bool versioned = v != std::string::npos && v + 2 < name.size() &&
+                       name.find_first_not_of("0123456789", v + 2) == std::string::npos && name.size() - v > 4;
+      ASSERT_FALSE(versioned) << name;
+    }
+  }
+}
+
+TEST(NsysReader, VersionsAndPlatforms) {
+  SIGHTLINE_REQUIRE_PROFILE(old_path, "dlprof_nsys_2022_1.sqlite.xz");
+  auto old = loadNsysSqlite(old_path);
+  ASSERT_TRUE(old.profile);
+  EXPECT_EQ(old.profile->info.tool_version, "2022.1.3.3");
+  EXPECT_EQ(old.profile->info.schema_version, "2.9.1");
+  SIGHTLINE_REQUIRE_PROFILE(win_path, "cs336_athrun0109_result_windows.sqlite.xz");
+  auto win = loadNsysSqlite(win_path);
+  ASSERT_TRUE(win.profile);
+  EXPECT_EQ(win.profile->info.platform, "windows-desktop");
+  SIGHTLINE_REQUIRE_PROFILE(graphs_path, "cs336_zx3xyy_result_2_7B_compile_ro.sqlite.xz");
+  auto graphs = loadNsysSqlite(graphs_path);
+  ASSERT_TRUE(graphs.profile);
+  size_t graph_launches = 0;
+  for (const auto& a : graphs.profile->activities) graph_launches += a.kind == model::ActivityKind::Graph;
+  EXPECT_EQ(graph_launches, 10u);
+}
+
+TEST(NsysReader, DecodesPythonBacktracesThroughThePayloadSchema) {
+  SIGHTLINE_REQUIRE_PROFILE(path, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  auto loaded = loadNsysSqlite(path);
+  ASSERT_TRUE(loaded.profile);
+  const auto& p = *loaded.profile;
+  EXPECT_EQ(p.marks.size(), 271u);
+  ASSERT_FALSE(p.marks.empty());
+  const auto& first = p.marks.front();
+  ASSERT_EQ(first.frame_count, 2u);
+  const auto& inner = p.frames[first.first_frame];
+  EXPECT_EQ(p.strings[inner.function], "main");
+  EXPECT_NE(p.strings[inner.file].find("train_small.py"), std::string::npos);
+  EXPECT_EQ(inner.line, 102);
+  EXPECT_EQ(p.strings[p.frames[first.first_frame + 1].function], "<module>") << "XML entities are decoded";
+  EXPECT_NE(std::find(p.info.capabilities.begin(), p.info.capabilities.end(), "autograd-nvtx"),
+            p.info.capabilities.end());
+  // Autograd ranges are parsed.
+  bool conv = false;
+  for (const auto& r : p.ranges)
+    if (p.strings[r.op] == "aten::conv2d" && r.seq >= 0 && r.op_id >= 0) conv = true;
+  EXPECT_TRUE(conv);
+}
+
+TEST(NsysReader, SamplingMarksAreSamples) {
+  SIGHTLINE_REQUIRE_PROFILE(path, "h200-captures/nsys/train_gpt_sampling.sqlite.xz");
+  auto loaded = loadNsysSqlite(path);
+  ASSERT_TRUE(loaded.profile);
+  size_t samples = 0, backtraces = 0;
+  for (const auto& m : loaded.profile->marks) (m.kind == model::MarkKind::Sample ? samples : backtraces)++;
+  EXPECT_EQ(samples, 226u);
+  EXPECT_EQ(backtraces, 1057u);
+}
+
+TEST(NsysReader, SaysWhichExportFlagKeepsTheFrames) {
+  SIGHTLINE_REQUIRE_PROFILE(path, "h200-captures/nsys/train_small_naive_noblobs.sqlite.xz");
+  auto loaded = loadNsysSqlite(path);
+  ASSERT_TRUE(loaded.profile);
+  EXPECT_TRUE(loaded.profile->marks.empty());
+  EXPECT_FALSE(loaded.profile->info.has_blobs);
+  ASSERT_FALSE(loaded.profile->info.warnings.empty());
+  EXPECT_NE(loaded.profile->info.warnings[0].find("--include-blobs=true"), std::string::npos);
+  SIGHTLINE_REQUIRE_PROFILE(nobt, "h200-captures/nsys/train_small_naive_nobacktrace.sqlite.xz");
+  auto plain = loadNsysSqlite(nobt);
+  ASSERT_TRUE(plain.profile);
+  EXPECT_TRUE(plain.profile->marks.empty());
+  EXPECT_EQ(
+      std::find(plain.profile->info.capabilities.begin(), plain.profile->info.capabilities.end(), "python-backtraces"),
+      plain.profile->info.capabilities.end());
+}
+
+TEST(NsysReader, BrokenFilesGiveErrorsNotCrashes) {
+  auto dir = std::filesystem::temp_directory_path() / ("sightline-reader-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+    return (dir / name).string();
+  };
+  EXPECT_FALSE(loadNsysSqlite((dir / "missing.sqlite").string()).profile);
+  auto garbage = loadNsysSqlite(write("garbage.sqlite", "this is not a database at all, just text"));
+  EXPECT_FALSE(garbage.profile);
+  EXPECT_FALSE(garbage.error.empty());
+  EXPECT_FALSE(loadNsysSqlite(write("empty.sqlite", "")).profile);
+  // A real SQLite file that is not an nsys export.
+  sqlite3* db = nullptr;
+  std::string other = (dir / "other.sqlite").string();
+  sqlite3_open(other.c_str(), &db);
+  sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  auto not_nsys = loadNsysSqlite(other);
+  EXPECT_FALSE(not_nsys.profile);
+  EXPECT_NE(not_nsys.error.find("not an Nsight Systems export"), std::string::npos);
+  // A truncated real export: loads what it can or says why not, never crashes.
+  auto real = testing::sharedProfile("h200-captures/nsys/train_small_naive.sqlite.xz");
+  if (real) {
+    std::string bytes = testing::readFile(*real);
+    for (size_t cut : {bytes.size() / 2, bytes.size() / 5, size_t{4096}, size_t{100}}) {
+      auto result = loadNsysSqlite(write("cut.sqlite", bytes.substr(0, cut)));
+      EXPECT_TRUE(result.profile || !result.error.empty()) << cut;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(NsysReader, PayloadDecodingChecksBounds) {
+  PayloadLayout layout{12, 4, 16, 24, 0, 8, 8, 8, 16, 4};
+  std::string blob(32 + 16 + 24, '\0');
+  uint64_t header[4] = {1, 7, 16 + 24, 32};
+  std::memcpy(blob.data(), header, 32);
+  uint32_t count = 1;
+  std::memcpy(blob.data() + 32 + 12, &count, 4);
+  uint64_t function = 5, file = 6;
+  int32_t line = 42;
+  std::memcpy(blob.data() + 48, &function, 8);
+  std::memcpy(blob.data() + 56, &file, 8);
+  std::memcpy(blob.data() + 64, &line, 4);
+  std::vector<RawFrame> frames;
+  ASSERT_TRUE(decodeBacktracePayload(blob, layout, frames));
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].function_id, 5u);
+  EXPECT_EQ(frames[0].file_id, 6u);
+  EXPECT_EQ(frames[0].line, 42);
+  count = 1000;  // more frames than bytes
+  std::memcpy(blob.data() + 32 + 12, &count, 4);
+  EXPECT_FALSE(decodeBacktracePayload(blob, layout, frames));
+  EXPECT_FALSE(decodeBacktracePayload(blob.substr(0, 20), layout, frames));
+  header[3] = 1 << 20;  // payload offset past the end
+  std::memcpy(blob.data(), header, 32);
+  EXPECT_FALSE(decodeBacktracePayload(blob, layout, frames));
+}
+
+}  // namespace
+}  // namespace sightline::ingest

@@ -1,0 +1,97 @@
+// `sightline report` end to end on our bundled example and the shared captures.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <array>
+#include <cstdio>
+
+#include "tests/support/test_paths.h"
+
+namespace sightline::testing {
+namespace {
+
+struct Output {
+  int code;
+  std::string out;
+};
+
+Output run(const std::string& args) {
+  std::string cmd = "cd '" + sourcePath("") + "' && " + binaryPath() + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(Report, AnnotatesTheExampleWithItsProfile) {
+  SIGHTLINE_REQUIRE_PROFILE(profile, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  auto r = run("report --profile '" + profile + "' examples/train_small.py");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Steps     6 ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU: NVIDIA H200"), std::string::npos);
+  EXPECT_NE(r.out.find("examples/train_small.py: 100.0% of GPU time on its lines"), std::string::npos) << r.out;
+  // Line 33 with its per-step time, share, fwd + bwd split and a bar.
+  auto at = r.out.find("│   33          return F.relu(self.bn(self.conv(x)))");
+  ASSERT_NE(at, std::string::npos);
+  std::string margin = r.out.substr(r.out.rfind('\n', at) + 1, at - r.out.rfind('\n', at) - 1);
+  EXPECT_NE(margin.find("80.7%"), std::string::npos) << margin;
+  EXPECT_NE(margin.find(" + "), std::string::npos) << margin;
+  EXPECT_NE(margin.find("█"), std::string::npos) << margin;
+  EXPECT_NE(r.out.find("Σ"), std::string::npos) << "def and loop lines roll up";
+}
+
+TEST(Report, JsonForEveryFile) {
+  SIGHTLINE_REQUIRE_PROFILE(profile, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  auto r = run("report --profile '" + profile + "' --format json examples/train_small.py");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["attributed_gpu_ns"].get<int64_t>() + j["unattributed_gpu_ns"].get<int64_t>(),
+            j["total_gpu_ns"].get<int64_t>());
+  EXPECT_EQ(j["steps"], 6);
+  ASSERT_EQ(j["files"].size(), 1u);
+  const auto& f = j["files"][0];
+  EXPECT_EQ(f["path"], "/work/steering/lab/gpu/train_small.py");
+  EXPECT_NE(f["local_path"].get<std::string>().find("examples/train_small.py"), std::string::npos);
+  bool found = false;
+  for (const auto& line : f["lines"]) {
+    if (line["line"] != 33) continue;
+    found = true;
+    EXPECT_GT(line["forward_ns"].get<int64_t>(), 0);
+    EXPECT_GT(line["backward_ns"].get<int64_t>(), 0);
+    EXPECT_GT(line["by_method"]["backward"].get<int64_t>(), 0);
+    EXPECT_FALSE(line["top_kernels"].empty());
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Report, MapRulesAndMissingBacktraces) {
+  SIGHTLINE_REQUIRE_PROFILE(profile, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  auto mapped =
+      run("report --profile '" + profile + "' --format json --map /work/steering/lab/gpu=tests/data/h200/nsys");
+  auto j = nlohmann::json::parse(mapped.out);
+  EXPECT_EQ(j["files"][0]["local_path"], "tests/data/h200/nsys/train_small.py");
+  SIGHTLINE_REQUIRE_PROFILE(plain, "h200-captures/nsys/train_small_naive_nobacktrace.sqlite.xz");
+  auto r = run("report --profile '" + plain + "' examples/train_small.py");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--python-backtrace=cuda"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--include-blobs=true"), std::string::npos);
+}
+
+TEST(Report, BadInput) {
+  EXPECT_EQ(run("report examples/train_small.py").code, 2);
+  auto missing = run("report --profile /nonexistent.sqlite examples/train_small.py");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.out.find("no such file"), std::string::npos);
+  auto not_a_profile = run("report --profile examples/train_small.py examples/train_small.py");
+  EXPECT_EQ(not_a_profile.code, 2);
+  EXPECT_NE(run("report --help").out.find("--map FROM=TO"), std::string::npos);
+  auto rep = run("report --profile /tmp/x.nsys-rep examples/train_small.py");
+  EXPECT_EQ(rep.code, 2);
+}
+
+}  // namespace
+}  // namespace sightline::testing
