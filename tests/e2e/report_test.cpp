@@ -11,21 +11,8 @@
 namespace sightline::testing {
 namespace {
 
-struct Output {
-  int code;
-  std::string out;
-};
-
-Output run(const std::string& args) {
-  std::string cmd = "cd '" + sourcePath("") + "' && " + binaryPath() + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Output = CommandOutput;
+Output run(const std::string& args) { return runSightline(args, sourcePath("")); }
 
 TEST(Report, AnnotatesTheExampleWithItsProfile) {
   SIGHTLINE_REQUIRE_PROFILE(profile, "h200-captures/nsys/train_small_naive.sqlite.xz");

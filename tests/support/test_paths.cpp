@@ -1,9 +1,11 @@
 // Test input locations.
 #include "tests/support/test_paths.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +33,19 @@ std::string readFile(const std::string& path) {
 }
 
 std::string binaryPath() { return SIGHTLINE_BINARY; }
+
+CommandOutput runSightline(const std::string& args, const std::string& cwd) {
+  std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + binaryPath() + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw std::runtime_error("cannot run " + cmd);
+  CommandOutput result;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) result.out.append(buf, n);
+  int status = pclose(p);
+  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
 
 std::optional<std::string> sharedProfile(const std::string& relative) {
   auto source = sharedPath("profiles/" + relative);

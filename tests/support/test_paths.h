@@ -20,6 +20,13 @@ std::optional<std::string> sharedProfile(const std::string& relative);
 std::vector<std::string> sharedNsysExports();
 std::string binaryPath();  // the built sightline binary
 
+struct CommandOutput {
+  int code = -1;    // exit code
+  std::string out;  // stdout and stderr together
+};
+// Runs the built binary with shell-quoted `args`, from `cwd` when given.
+CommandOutput runSightline(const std::string& args, const std::string& cwd = "");
+
 }  // namespace sightline::testing
 
 // Skips the test with a clear message when ../shared/<relative> is absent.
