@@ -37,7 +37,8 @@ double sqliteScan(const std::string& path) {
     if (sqlite3_prepare_v2(db, q, -1, &s, nullptr) != SQLITE_OK) continue;
     int n = sqlite3_column_count(s);
     while (sqlite3_step(s) == SQLITE_ROW)
-      for (int c = 0; c < n; ++c) sink += sqlite3_column_type(s, c) == SQLITE_BLOB ? sqlite3_column_bytes(s, c) : sqlite3_column_int64(s, c);
+      for (int c = 0; c < n; ++c)
+        sink += sqlite3_column_type(s, c) == SQLITE_BLOB ? sqlite3_column_bytes(s, c) : sqlite3_column_int64(s, c);
     sqlite3_finalize(s);
   }
   auto t1 = std::chrono::steady_clock::now();
@@ -68,9 +69,10 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &usage);
   const auto& p = *loaded.profile;
   size_t activities = p.activities.size();
-  size_t retained = activities * sizeof(sightline::model::GpuActivity) + p.api_calls.size() * sizeof(sightline::model::ApiCall) +
-                    p.ranges.size() * sizeof(sightline::model::NvtxRange) + p.marks.size() * sizeof(sightline::model::PythonMark) +
-                    p.frames.size() * sizeof(sightline::model::Frame);
+  size_t retained =
+      activities * sizeof(sightline::model::GpuActivity) + p.api_calls.size() * sizeof(sightline::model::ApiCall) +
+      p.ranges.size() * sizeof(sightline::model::NvtxRange) + p.marks.size() * sizeof(sightline::model::PythonMark) +
+      p.frames.size() * sizeof(sightline::model::Frame);
   std::printf("profile        %s\n", path.c_str());
   std::printf("rows           %zu GPU activities, %zu API calls, %zu NVTX ranges, %zu Python marks\n", activities,
               p.api_calls.size(), p.ranges.size(), p.marks.size());
@@ -83,7 +85,8 @@ int main(int argc, char** argv) {
               static_cast<double>(retained) / static_cast<double>(std::max<size_t>(1, activities)));
   std::printf("peak RSS       %.1f MiB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
   std::printf("attributed     %.2f%% of %.3f s GPU time\n",
-              100.0 * static_cast<double>(attr.attributed_gpu_ns) / static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns)),
+              100.0 * static_cast<double>(attr.attributed_gpu_ns) /
+                  static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns)),
               static_cast<double>(attr.total_gpu_ns) / 1e9);
   return 0;
 }

@@ -58,12 +58,11 @@ int main(int argc, char** argv) {
   sqlite3* db = nullptr;
   if (sqlite3_open(output.c_str(), &db) != SQLITE_OK) return 1;
   exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
-  const std::vector<std::pair<std::string, std::string>> tables = {
-      {"CUPTI_ACTIVITY_KIND_KERNEL", ""},
-      {"CUPTI_ACTIVITY_KIND_MEMCPY", ""},
-      {"CUPTI_ACTIVITY_KIND_MEMSET", ""},
-      {"CUPTI_ACTIVITY_KIND_RUNTIME", ""},
-      {"NVTX_EVENTS", " AND eventType IN (34, 59, 60)"}};
+  const std::vector<std::pair<std::string, std::string>> tables = {{"CUPTI_ACTIVITY_KIND_KERNEL", ""},
+                                                                   {"CUPTI_ACTIVITY_KIND_MEMCPY", ""},
+                                                                   {"CUPTI_ACTIVITY_KIND_MEMSET", ""},
+                                                                   {"CUPTI_ACTIVITY_KIND_RUNTIME", ""},
+                                                                   {"NVTX_EVENTS", " AND eventType IN (34, 59, 60)"}};
   long long span = scalar(db, "SELECT MAX(\"end\") - MIN(start) + 1000000 FROM CUPTI_ACTIVITY_KIND_RUNTIME");
   long long corr_span = scalar(db, "SELECT MAX(correlationId) + 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME");
   exec(db, "BEGIN");
@@ -79,7 +78,8 @@ int main(int argc, char** argv) {
         if (c == "start" || c == "end")
           values += "\"" + c + "\" + " + std::to_string(span * k);
         else if (c == "correlationId")
-          values += "CASE WHEN correlationId > 0 THEN correlationId + " + std::to_string(corr_span * k) + " ELSE correlationId END";
+          values += "CASE WHEN correlationId > 0 THEN correlationId + " + std::to_string(corr_span * k) +
+                    " ELSE correlationId END";
         else
           values += "\"" + c + "\"";
       }
@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
   exec(db, "COMMIT");
   std::printf("%s: %d copies, %lld kernels, %lld API rows, %lld NVTX events\n", output.c_str(), copies,
               scalar(db, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"),
-              scalar(db, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"), scalar(db, "SELECT COUNT(*) FROM NVTX_EVENTS"));
+              scalar(db, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"),
+              scalar(db, "SELECT COUNT(*) FROM NVTX_EVENTS"));
   sqlite3_close(db);
   return 0;
 }

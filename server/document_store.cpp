@@ -4,7 +4,10 @@
 namespace sightline::server {
 
 const source::SourceIndex& Document::index() {
-  if (!index_) index_ = source::buildSourceIndex(file_);
+  if (!index_) {
+    index_ = source::buildSourceIndex(file_, previous_index_ ? &*previous_index_ : nullptr);
+    previous_index_.reset();
+  }
   return *index_;
 }
 
@@ -31,6 +34,7 @@ void Document::applyChanges(int64_t version, const std::vector<protocol::TextDoc
     file_.applyEdit(begin, end, change.text);
   }
   version_ = version;
+  if (index_) previous_index_ = std::move(index_);
   index_.reset();
   findings_.reset();
 }

@@ -36,6 +36,7 @@ class Document {
   int64_t version_;
   source::SourceFile file_;
   std::optional<source::SourceIndex> index_;
+  std::optional<source::SourceIndex> previous_index_;  // before the last change: seeds the next build
   std::optional<std::vector<features::Finding>> findings_;
   uint64_t findings_generation_ = 0;
 };

@@ -284,14 +284,12 @@ void analyzeTraining(SourceIndex& index) {
 
 }  // namespace
 
-SourceIndex buildSourceIndex(const SourceFile& file) {
-  // Pass 1 learns which functions return tensors; pass 2 uses that at their call sites.
-  WalkKnowledge none, learned;
-  SourceIndex first;
-  walkTree(file, first, none, learned);
-  // Parameters that receive tensors at some call site of this file: `step(model, opt, x)`.
+namespace {
+
+// Parameters that receive tensors at some call site of this file: `step(model, opt, x)`.
+void deriveTensorParameters(WalkKnowledge& learned, const std::vector<FunctionInfo>& functions) {
   for (const auto& [callee, positions] : learned.tensor_arguments) {
-    for (const auto& fn : first.functions) {
+    for (const auto& fn : functions) {
       bool method_call = callee == "self." + fn.name && fn.class_index >= 0;
       if (!(callee == fn.name && fn.class_index < 0) && !method_call) continue;
       size_t offset = method_call ? 1 : 0;
@@ -300,9 +298,26 @@ SourceIndex buildSourceIndex(const SourceFile& file) {
           learned.tensor_parameters[fn.qualified_name].insert(fn.parameters[position + offset]);
     }
   }
+}
+
+}  // namespace
+
+SourceIndex buildSourceIndex(const SourceFile& file, const SourceIndex* previous) {
+  auto learned = std::make_shared<WalkKnowledge>();
+  WalkKnowledge known;
+  if (previous && previous->knowledge) {
+    // After an edit, what the previous version learned seeds the one walk.
+    known = *previous->knowledge;
+  } else {
+    // Pass 1 learns which functions return tensors; pass 2 uses that at their call sites.
+    SourceIndex first;
+    walkTree(file, first, WalkKnowledge{}, known);
+    deriveTensorParameters(known, first.functions);
+  }
   SourceIndex index;
-  WalkKnowledge unused;
-  walkTree(file, index, learned, unused);
+  walkTree(file, index, known, *learned);
+  deriveTensorParameters(*learned, index.functions);
+  index.knowledge = std::move(learned);
   index.has_syntax_errors = file.hasSyntaxErrors();
   analyzeTraining(index);
   return index;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -16,6 +17,8 @@
 #include "analysis/source/source_file.h"
 
 namespace sightline::source {
+
+struct WalkKnowledge;  // source_index_rules.h
 
 struct ImportBinding {
   std::string local_name;      // the name bound in the file: "F", "DL", "torch"
@@ -176,12 +179,16 @@ class SourceIndex {
   // (`self.x` assigned in any method) live per class.
   std::vector<std::map<std::string, ValueKind>> scope_values;
   std::vector<std::map<std::string, ValueKind>> class_attribute_values;
+  // What the walk learned about the file's functions, for the next build after an edit.
+  std::shared_ptr<const WalkKnowledge> knowledge;
 
  private:
   std::unordered_map<std::string, size_t> import_by_name_;  // local name -> imports index
 };
 
-// Builds the index; never fails (a tree with errors gives a partial index).
-SourceIndex buildSourceIndex(const SourceFile& file);
+// Builds the index; never fails (a tree with errors gives a partial index). Two walks, unless
+// `previous` (the index of the same document before an edit) seeds the one walk with what
+// it learned about functions of the file; that knowledge is then at most one edit old.
+SourceIndex buildSourceIndex(const SourceFile& file, const SourceIndex* previous = nullptr);
 
 }  // namespace sightline::source

@@ -228,3 +228,27 @@ TEST(SourceIndex, BrokenPythonGivesAPartialIndex) {
 
 }  // namespace
 }  // namespace sightline::source
+
+namespace sightline::source {
+namespace {
+
+TEST(SourceIndex, AnIndexSeededByThePreviousVersionMatchesAFreshOne) {
+  SourceFile file(testing::readFile(testing::testDataPath("h200/nsys/train_gpt.py")));
+  auto before = buildSourceIndex(file);
+  auto at = static_cast<uint32_t>(file.text().find("opt.step()"));
+  file.applyEdit(at, at, "# tuned\n            ");
+  auto seeded = buildSourceIndex(file, &before);
+  auto fresh = buildSourceIndex(file);
+  ASSERT_EQ(seeded.functions.size(), fresh.functions.size());
+  for (size_t f = 0; f < fresh.functions.size(); ++f) {
+    EXPECT_EQ(seeded.functions[f].returns_tensor, fresh.functions[f].returns_tensor)
+        << fresh.functions[f].qualified_name;
+    EXPECT_EQ(seeded.functions[f].trains, fresh.functions[f].trains);
+  }
+  ASSERT_EQ(seeded.loops.size(), fresh.loops.size());
+  for (size_t l = 0; l < fresh.loops.size(); ++l) EXPECT_EQ(seeded.loops[l].is_training, fresh.loops[l].is_training);
+  EXPECT_EQ(seeded.scope_values, fresh.scope_values);
+}
+
+}  // namespace
+}  // namespace sightline::source
