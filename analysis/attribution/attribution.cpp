@@ -129,9 +129,6 @@ class Engine {
         open.clear();
         current = key;
       }
-      while (!open.empty() && p_.ranges[static_cast<size_t>(open.back())].end_ns < r.end_ns &&
-             p_.ranges[static_cast<size_t>(open.back())].end_ns <= r.start_ns)
-        open.pop_back();
       while (!open.empty() && p_.ranges[static_cast<size_t>(open.back())].end_ns < r.end_ns) open.pop_back();
       parent_[i] = open.empty() ? -1 : open.back();
       open.push_back(static_cast<int>(i));

@@ -19,9 +19,6 @@ using model::MemoryKind;
 using model::SyncKind;
 
 constexpr int64_t kNvtxMark = 34;
-constexpr int64_t kNvtxPushPop = 59;
-constexpr int64_t kNvtxStartEnd = 60;
-constexpr int64_t kNvtxDomainCreate = 75;
 constexpr const char* kBacktraceDomain = "Python Backtrace on CUDA";
 constexpr const char* kSamplingDomain = "Python Periodic Sampling";
 
@@ -210,7 +207,7 @@ class Reader {
     std::string table = db_.hasTable("META_DATA_EXPORT") ? "META_DATA_EXPORT" : "EXPORT_META_DATA";
     auto value = [&](const char* name) -> std::string {
       if (!db_.hasTable(table)) return {};
-      return db_.queryText("SELECT value FROM " + table + " WHERE name = '" + name + "'").value_or("");
+      return db_.queryText(nsys_sql::metaValue(table, name)).value_or("");
     };
     p_.info.tool_version = value("EXPORT_PRODUCT_VERSION");
     p_.info.schema_version = value("EXPORT_SCHEMA_VERSION");
@@ -384,12 +381,11 @@ class Reader {
 
   void readNvtx() {
     if (!db_.hasTable("NVTX_EVENTS")) return;
-    bool has_blob_column = db_.hasColumn("NVTX_EVENTS", "binaryData");
     std::map<int64_t, std::string> domains;
     std::string missing;
     std::string sql = nsys_sql::selectColumns(db_, "NVTX_EVENTS", nsys_sql::kNvtx, "", missing);
     // Domains first (eventType 75 rows may come after the events that use them).
-    forEachRow(sql.empty() ? "" : sql + " WHERE eventType = 75", missing, "NVTX domains", false, [&](Statement& s) {
+    forEachRow(sql.empty() ? "" : sql + nsys_sql::kNvtxDomainRows, missing, "NVTX domains", false, [&](Statement& s) {
       std::string name(s.text(4));
       if (name.empty()) name = p_.strings[str(s, 5)];
       domains[s.int64(6)] = name;
@@ -397,50 +393,47 @@ class Reader {
     auto layouts = readPayloadLayouts();
     size_t marks_without_blob = 0, undecodable = 0, python_marks = 0;
     std::vector<RawFrame> raw;
-    forEachRow(sql.empty() ? "" : sql + " WHERE eventType IN (34, 59, 60)", missing, "NVTX events", false,
-               [&](Statement& s) {
-                 int64_t type = s.int64(2);
-                 int64_t g = s.int64(3);
-                 auto domain_it = domains.find(s.int64(6));
-                 const std::string domain = domain_it == domains.end() ? "" : domain_it->second;
-                 if (type == kNvtxMark) {
-                   if (domain != kBacktraceDomain && domain != kSamplingDomain) return;
-                   ++python_marks;
-                   std::string_view blob = s.blob(7);
-                   if (blob.empty()) {
-                     ++marks_without_blob;
-                     return;
-                   }
-                   auto layout = layouts.find(domain);
-                   if (layout == layouts.end() || !decodeBacktracePayload(blob, layout->second, raw)) {
-                     ++undecodable;
-                     return;
-                   }
-                   model::PythonMark m;
-                   m.time_ns = s.int64(0);
-                   m.pid = pidOf(g);
-                   m.tid = tidOf(g);
-                   m.kind = domain == kSamplingDomain ? model::MarkKind::Sample : model::MarkKind::Backtrace;
-                   m.first_frame = static_cast<uint32_t>(p_.frames.size());
-                   m.frame_count = static_cast<uint32_t>(raw.size());
-                   for (const auto& f : raw)
-                     p_.frames.push_back({functionName(f.function_id), stringFor(f.file_id), f.line});
-                   p_.marks.push_back(m);
-                   return;
-                 }
-                 if (s.isNull(1)) return;  // an unfinished range
-                 model::NvtxRange r;
-                 r.start_ns = s.int64(0);
-                 r.end_ns = std::max(r.start_ns, s.int64(1));
-                 r.pid = pidOf(g);
-                 r.tid = tidOf(g);
-                 std::string_view text = s.text(4);
-                 r.text = text.empty() ? str(s, 5) : p_.strings.intern(text);
-                 r.domain = p_.strings.intern(domain);
-                 parseAutogradText(p_.strings[r.text], r, p_.strings);
-                 p_.ranges.push_back(r);
-               });
-    (void)has_blob_column;
+    forEachRow(sql.empty() ? "" : sql + nsys_sql::kNvtxEventRows, missing, "NVTX events", false, [&](Statement& s) {
+      int64_t type = s.int64(2);
+      int64_t g = s.int64(3);
+      auto domain_it = domains.find(s.int64(6));
+      const std::string domain = domain_it == domains.end() ? "" : domain_it->second;
+      if (type == kNvtxMark) {
+        if (domain != kBacktraceDomain && domain != kSamplingDomain) return;
+        ++python_marks;
+        std::string_view blob = s.blob(7);
+        if (blob.empty()) {
+          ++marks_without_blob;
+          return;
+        }
+        auto layout = layouts.find(domain);
+        if (layout == layouts.end() || !decodeBacktracePayload(blob, layout->second, raw)) {
+          ++undecodable;
+          return;
+        }
+        model::PythonMark m;
+        m.time_ns = s.int64(0);
+        m.pid = pidOf(g);
+        m.tid = tidOf(g);
+        m.kind = domain == kSamplingDomain ? model::MarkKind::Sample : model::MarkKind::Backtrace;
+        m.first_frame = static_cast<uint32_t>(p_.frames.size());
+        m.frame_count = static_cast<uint32_t>(raw.size());
+        for (const auto& f : raw) p_.frames.push_back({functionName(f.function_id), stringFor(f.file_id), f.line});
+        p_.marks.push_back(m);
+        return;
+      }
+      if (s.isNull(1)) return;  // an unfinished range
+      model::NvtxRange r;
+      r.start_ns = s.int64(0);
+      r.end_ns = std::max(r.start_ns, s.int64(1));
+      r.pid = pidOf(g);
+      r.tid = tidOf(g);
+      std::string_view text = s.text(4);
+      r.text = text.empty() ? str(s, 5) : p_.strings.intern(text);
+      r.domain = p_.strings.intern(domain);
+      parseAutogradText(p_.strings[r.text], r, p_.strings);
+      p_.ranges.push_back(r);
+    });
     if (python_marks > 0) {
       p_.info.capabilities.push_back("python-backtraces");
       if (marks_without_blob == python_marks) {

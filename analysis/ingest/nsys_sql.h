@@ -44,6 +44,13 @@ inline const std::vector<Column> kSchemaEntries = {{"domainId", false}, {"schema
                                                    {"type", true},      {"name", false},    {"offset", false}};
 
 inline constexpr const char* kGpuNames = "SELECT name FROM TARGET_INFO_GPU ORDER BY id";
-inline constexpr const char* kMetaValue = "SELECT value FROM %TABLE% WHERE name = '%NAME%'";
+// Export metadata: META_DATA_EXPORT since 2022.2, EXPORT_META_DATA before. `name` is one of our
+// constants (EXPORT_PRODUCT_VERSION, ...), never input text.
+inline std::string metaValue(const std::string& table, const char* name) {
+  return "SELECT value FROM " + table + " WHERE name = '" + name + "'";
+}
+// Suffixes for the NVTX_EVENTS select: domain registrations, and marks plus ranges.
+inline constexpr const char* kNvtxDomainRows = " WHERE eventType = 75";
+inline constexpr const char* kNvtxEventRows = " WHERE eventType IN (34, 59, 60)";
 
 }  // namespace sightline::ingest::nsys_sql
