@@ -10,6 +10,7 @@
 
 #include "analysis/features/diagnostics.h"
 #include "protocol/json_in.h"
+#include "server/cli_args.h"
 #include "server/position_conversion.h"
 #include "server/settings.h"
 #include "server/uri.h"
@@ -104,18 +105,12 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
   Settings settings;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&](const char* flag) -> std::optional<std::string> {
-      if (i + 1 >= args.size()) {
-        err << "sightline check: " << flag << " needs a value\n";
-        return std::nullopt;
-      }
-      return args[++i];
-    };
+    auto value = [&] { return optionValue(args, i, "check", err); };
     if (a == "-h" || a == "--help") {
       out << kUsage;
       return 0;
     } else if (a == "--format") {
-      auto v = value("--format");
+      auto v = value();
       if (!v) return 2;
       format = *v;
       if (format != "text" && format != "json" && format != "sarif") {
@@ -123,7 +118,7 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
         return 2;
       }
     } else if (a == "--disable") {
-      auto v = value("--disable");
+      auto v = value();
       if (!v) return 2;
       if (!features::findRule(*v)) {
         err << "sightline check: unknown rule \"" << *v << "\"\n";
@@ -131,7 +126,7 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
       }
       settings.rules.rules[*v].enabled = false;
     } else if (a == "--severity") {
-      auto v = value("--severity");
+      auto v = value();
       if (!v) return 2;
       auto eq = v->find('=');
       auto severity = eq == std::string::npos ? std::nullopt : features::parseSeverity(v->substr(eq + 1));

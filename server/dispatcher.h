@@ -65,7 +65,6 @@ class Dispatcher {
 
   State state() const { return state_; }
   void setState(State state) { state_ = state; }
-  bool isCancelled(const protocol::RequestId& id) const { return cancelled_.count(id) > 0; }
 
  private:
   void answer(const protocol::RequestId& id, const std::string& method, const nlohmann::json& params);

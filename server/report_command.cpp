@@ -19,6 +19,7 @@
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/source/source_index.h"
 #include "protocol/json_in.h"
+#include "server/cli_args.h"
 
 namespace sightline::server {
 namespace {
@@ -113,13 +114,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   attribution::PathMapper mapper;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&]() -> std::optional<std::string> {
-      if (i + 1 >= args.size()) {
-        err << "sightline report: " << a << " needs a value\n";
-        return std::nullopt;
-      }
-      return args[++i];
-    };
+    auto value = [&] { return optionValue(args, i, "report", err); };
     if (a == "-h" || a == "--help") {
       out << kUsage;
       return 0;

@@ -31,6 +31,7 @@ class Engine {
       if (p_.api_calls[i].correlation > 0) api_by_corr[corrKey(p_.api_calls[i].pid, p_.api_calls[i].correlation)] = i;
     api_lines_.assign(p_.api_calls.size(), LineRef{});
     api_done_.assign(p_.api_calls.size(), false);
+    api_ops_.assign(p_.api_calls.size(), -1);
 
     for (size_t a = 0; a < p_.activities.size(); ++a) {
       const auto& act = p_.activities[a];
@@ -73,7 +74,10 @@ class Engine {
           cost.memset_ns += ns;
           break;
       }
-      if (auto op = forwardOpOf(it->second); op != 0 && !ref.backward) ++cost.autograd_ops[op];
+      if (!ref.backward) {
+        if (api_ops_[it->second] < 0) api_ops_[it->second] = static_cast<int64_t>(forwardOpOf(it->second));
+        if (api_ops_[it->second] != 0) ++cost.autograd_ops[static_cast<model::StringId>(api_ops_[it->second])];
+      }
     }
     // Host-side costs: launches and synchronizations, on the line of the call.
     for (size_t i = 0; i < p_.api_calls.size(); ++i) {
@@ -388,6 +392,7 @@ class Engine {
   std::unordered_map<int, LineRef> range_lines_;
   std::vector<LineRef> api_lines_;
   std::vector<bool> api_done_;
+  std::vector<int64_t> api_ops_;  // forward op name per API call, -1 until computed
 };
 
 }  // namespace

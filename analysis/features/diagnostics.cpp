@@ -152,21 +152,18 @@ class RuleRunner {
     if (method_sync) {
       ValueKind receiver = index_.kindOf(call.receiver_text, call.function);
       if (call.receiver_call >= 0) {
-        const CallInfo& inner = index_.calls[static_cast<size_t>(call.receiver_call)];
-        if (inner.method == "cpu" || inner.method == "detach") {
-          // `.cpu().numpy()`: the `.cpu()` is the sync and is reported itself.
-          if (inner.method == "cpu") return;
-        }
+        // `.cpu().numpy()`: the `.cpu()` is the sync and is reported itself.
+        if (index_.calls[static_cast<size_t>(call.receiver_call)].method == "cpu") return;
         receiver = ValueKind::Tensor;
       }
       bool maybe_tensor = receiver == ValueKind::Tensor ||
                           (receiver == ValueKind::Unknown && (call.method == "item" || call.method == "cpu"));
       if (!maybe_tensor) return;
       std::vector<Fix> fixes;
-      const source::AssignmentInfo* accumulate = nullptr;
-      for (const auto& a : index_.assignments)
-        if (a.op == "+=" && a.value == call.range) accumulate = &a;
-      if (accumulate && call.method == "item" && call.receiver_call < 0) {
+      bool accumulated = call.method == "item" && call.receiver_call < 0 &&
+                         std::any_of(index_.assignments.begin(), index_.assignments.end(),
+                                     [&](const auto& a) { return a.op == "+=" && a.value == call.range; });
+      if (accumulated) {
         fixes.push_back({"Accumulate on the GPU (" + call.receiver_text + ".detach())",
                          {{call.range, call.receiver_text + ".detach()"}},
                          false});

@@ -37,7 +37,6 @@ bool Statement::isNull(int column) const { return sqlite3_column_type(stmt_, col
 int64_t Statement::int64(int column, int64_t if_null) const {
   return isNull(column) ? if_null : sqlite3_column_int64(stmt_, column);
 }
-double Statement::real(int column) const { return sqlite3_column_double(stmt_, column); }
 std::string_view Statement::text(int column) const {
   const auto* p = sqlite3_column_text(stmt_, column);
   if (!p) return {};

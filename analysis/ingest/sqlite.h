@@ -27,7 +27,6 @@ class Statement {
   Step step();
   bool isNull(int column) const;
   int64_t int64(int column, int64_t if_null = 0) const;
-  double real(int column) const;
   std::string_view text(int column) const;  // valid until the next step
   std::string_view blob(int column) const;  // valid until the next step
   const std::string& error() const { return error_; }

@@ -178,15 +178,6 @@ int SourceIndex::blockAt(uint32_t offset) const {
   return best;
 }
 
-int SourceIndex::statementInBlockAt(int block, uint32_t offset) const {
-  if (block < 0 || static_cast<size_t>(block) >= blocks.size()) return -1;
-  for (int s : blocks[static_cast<size_t>(block)].statements) {
-    const auto& r = statements[static_cast<size_t>(s)].range;
-    if (r.begin <= offset && offset <= r.end) return s;
-  }
-  return -1;
-}
-
 int SourceIndex::functionAt(uint32_t offset) const {
   int best = -1;
   for (size_t f = 0; f < functions.size(); ++f) {

@@ -171,8 +171,6 @@ class SourceIndex {
   bool inTrainingContext(int loop, int function) const;
   // The innermost block holding `offset` (the module block when none deeper does).
   int blockAt(uint32_t offset) const;
-  // The outermost statement of `block` that contains `offset`, or -1.
-  int statementInBlockAt(int block, uint32_t offset) const;
   int functionAt(uint32_t offset) const;
 
   // Scope tables: scope 0 is the module, scope f+1 is functions[f]; class attributes
