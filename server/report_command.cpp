@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/attribution/nvtx_sites.h"
 #include "analysis/attribution/path_mapping.h"
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/source/source_index.h"
@@ -100,6 +101,13 @@ json topKernels(const model::Profile& p, const LineCost& c, size_t n) {
   return out;
 }
 
+struct LocalFile {
+  std::string path;
+  std::string absolute;
+  source::SourceFile source;
+  source::SourceIndex index;
+};
+
 struct MappedFile {
   model::StringId profile_file;
   std::optional<std::string> local_path;
@@ -162,10 +170,27 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     err << "sightline report: " << loaded.error << "\n";
     return 2;
   }
-  const model::Profile& profile = *loaded.profile;
-  Attribution attr = attribution::attribute(profile);
-
+  // The named files, parsed once: their NVTX range sites feed attribution, their lines the output.
   std::error_code ec;
+  std::vector<LocalFile> sources;
+  attribution::Options options;
+  int exit_code = 0;
+  for (const auto& file : files) {
+    bool ok = false;
+    std::string text = readFile(file, ok);
+    if (!ok) {
+      err << "sightline report: cannot read " << file << "\n";
+      exit_code = 2;
+      continue;
+    }
+    auto& src = sources.emplace_back(LocalFile{file, fs::absolute(file, ec).string(), source::SourceFile(text), {}});
+    src.index = source::buildSourceIndex(src.source);
+    auto sites = attribution::findNvtxSites(src.source, src.index, loaded.profile->strings.intern(src.absolute));
+    options.nvtx_sites.insert(options.nvtx_sites.end(), sites.begin(), sites.end());
+  }
+  const model::Profile& profile = *loaded.profile;
+  Attribution attr = attribution::attribute(profile, options);
+
   for (const auto& f : files) mapper.candidates.push_back(fs::absolute(f, ec).string());
   mapper.root = fs::current_path(ec).string();
   mapper.exists = [](const std::string& p) {
@@ -250,22 +275,15 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   if (attr.attributed_gpu_ns == 0)
     out << "No GPU time could be put on source lines: " << ingest::captureAdvice() << "\n";
 
-  int exit_code = 0;
-  for (const auto& file : files) {
-    bool ok = false;
-    std::string text = readFile(file, ok);
-    if (!ok) {
-      err << "sightline report: cannot read " << file << "\n";
-      exit_code = 2;
-      continue;
-    }
-    std::string abs = fs::absolute(file, ec).string();
+  for (const auto& local : sources) {
+    const std::string& file = local.path;
+    const std::string& text = local.source.text();
     std::map<int32_t, LineCost> lines;
     int64_t this_file = 0;
     for (const auto& m : mapped) {
-      if (!m.local_path || fs::absolute(*m.local_path, ec).string() != abs) continue;
+      if (!m.local_path || fs::absolute(*m.local_path, ec).string() != local.absolute) continue;
       for (const auto& [line, c] : attr.files.at(m.profile_file)) {
-        lines[line] = c;
+        attribution::addCost(lines[line], c);
         this_file += c.gpu_ns;
       }
     }
@@ -276,8 +294,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
         << formatPercent(static_cast<double>(attr.unattributed_gpu_ns) / total_ns) << " unattributed\n";
 
     // Roll-ups on def and loop header lines (1-based).
-    source::SourceFile src(text);
-    auto index = source::buildSourceIndex(src);
+    const source::SourceFile& src = local.source;
+    const source::SourceIndex& index = local.index;
     std::map<int32_t, int64_t> rollup;
     auto addRange = [&](uint32_t first0, uint32_t last0) {
       int64_t sum = 0;

@@ -4,6 +4,7 @@
 #include "analysis/attribution/attribution.h"
 
 #include <algorithm>
+#include <climits>
 #include <set>
 #include <unordered_map>
 
@@ -12,23 +13,31 @@ namespace {
 
 using model::Profile;
 
-uint64_t threadKey(int64_t pid, int64_t tid) { return (static_cast<uint64_t>(pid) << 24) | static_cast<uint64_t>(tid); }
-uint64_t corrKey(int64_t pid, int64_t corr) { return (static_cast<uint64_t>(pid) << 40) ^ static_cast<uint64_t>(corr); }
+uint64_t threadKey(uint32_t pid, uint32_t tid) { return (static_cast<uint64_t>(pid) << 32) | tid; }
+uint64_t corrKey(uint32_t pid, int64_t corr) { return (static_cast<uint64_t>(pid) << 40) ^ static_cast<uint64_t>(corr); }
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 class Engine {
  public:
-  Engine(const Profile& p, const Options& o) : p_(p) { is_user_ = o.is_user_file ? o.is_user_file : isDefaultUserFile; }
+  Engine(const Profile& p, const Options& o) : p_(p), o_(o) {
+    is_user_ = o.is_user_file ? o.is_user_file : isDefaultUserFile;
+    for (size_t i = 0; i < o.nvtx_sites.size(); ++i) sites_by_text_.emplace(o.nvtx_sites[i].text, i);
+  }
 
   Attribution run() {
     indexMarks();
     indexRanges();
+    indexSiteRanges();
     Attribution out;
     out.activity_lines.resize(p_.activities.size());
-    std::unordered_map<uint64_t, size_t> api_by_corr;
-    for (size_t i = 0; i < p_.api_calls.size(); ++i)
-      if (p_.api_calls[i].correlation > 0) api_by_corr[corrKey(p_.api_calls[i].pid, p_.api_calls[i].correlation)] = i;
+    // (process, correlation) -> API call, as a sorted vector: millions of entries.
+    std::vector<std::pair<uint64_t, uint32_t>> api_by_corr;
+    api_by_corr.reserve(p_.api_calls.size());
+    for (uint32_t i = 0; i < p_.api_calls.size(); ++i)
+      if (p_.api_calls[i].correlation > 0)
+        api_by_corr.emplace_back(corrKey(p_.api_calls[i].pid, p_.api_calls[i].correlation), i);
+    std::sort(api_by_corr.begin(), api_by_corr.end());
     api_lines_.assign(p_.api_calls.size(), LineRef{});
     api_done_.assign(p_.api_calls.size(), false);
     api_ops_.assign(p_.api_calls.size(), -1);
@@ -37,8 +46,9 @@ class Engine {
       const auto& act = p_.activities[a];
       int64_t ns = act.duration();
       out.total_gpu_ns += ns;
-      auto it = act.correlation > 0 ? api_by_corr.find(corrKey(act.pid, act.correlation)) : api_by_corr.end();
-      if (it == api_by_corr.end()) {
+      auto key = act.correlation > 0 ? corrKey(act.pid, act.correlation) : 0;
+      auto it = std::lower_bound(api_by_corr.begin(), api_by_corr.end(), std::make_pair(key, uint32_t{0}));
+      if (key == 0 || it == api_by_corr.end() || it->first != key) {
         out.unattributed_gpu_ns += ns;
         continue;
       }
@@ -137,23 +147,26 @@ class Engine {
       parent_[i] = open.empty() ? -1 : open.back();
       open.push_back(static_cast<int>(i));
       ranges_[key].ranges.push_back(i);
-      if (r.seq >= 0 && !isBackwardOp(r)) forward_by_seq_[corrKey(r.pid, r.seq)].push_back(i);
+      if (r.seq >= 0 && !isBackwardOp(r)) forward_by_seq_.push_back(i);
     }
-    for (auto& [key, list] : forward_by_seq_)
-      std::sort(list.begin(), list.end(),
-                [&](uint32_t a, uint32_t b) { return p_.ranges[a].start_ns < p_.ranges[b].start_ns; });
+    std::sort(forward_by_seq_.begin(), forward_by_seq_.end(), [&](uint32_t a, uint32_t b) {
+      const auto &x = p_.ranges[a], &y = p_.ranges[b];
+      return std::tie(x.pid, x.seq, x.start_ns) < std::tie(y.pid, y.seq, y.start_ns);
+    });
   }
 
   // The forward op that created autograd node `seq`. Ops record `seq = ` the counter's value
   // when they start and only node-creating ops advance it, so several ops show the same seq; the
   // creator is the last of them to start before the backward op runs.
   int forwardRangeFor(const model::NvtxRange& backward) const {
-    auto it = forward_by_seq_.find(corrKey(backward.pid, backward.seq));
-    if (it == forward_by_seq_.end()) return -1;
-    const auto& list = it->second;
-    auto pos = std::upper_bound(list.begin(), list.end(), backward.start_ns,
-                                [&](int64_t t, uint32_t idx) { return t < p_.ranges[idx].start_ns; });
-    if (pos == list.begin()) return -1;
+    // The last forward range of (pid, seq) that starts before the backward op.
+    auto pos = std::upper_bound(forward_by_seq_.begin(), forward_by_seq_.end(), backward, [&](const auto& b, uint32_t idx) {
+      const auto& r = p_.ranges[idx];
+      return std::tie(b.pid, b.seq, b.start_ns) < std::tie(r.pid, r.seq, r.start_ns);
+    });
+    if (pos == forward_by_seq_.begin()) return -1;
+    const auto& found = p_.ranges[*(pos - 1)];
+    if (found.pid != backward.pid || found.seq != backward.seq) return -1;
     return static_cast<int>(*(pos - 1));
   }
 
@@ -171,7 +184,7 @@ class Engine {
   bool isBackwardOp(const model::NvtxRange& r) const { return r.op != 0 && contains(p_.strings[r.op], "Backward"); }
 
   // The innermost range on (pid, tid) containing time t, or -1.
-  int innermostRange(int64_t pid, int64_t tid, int64_t t) const {
+  int innermostRange(uint32_t pid, uint32_t tid, int64_t t) const {
     auto it = ranges_.find(threadKey(pid, tid));
     if (it == ranges_.end()) return -1;
     const auto& list = it->second.ranges;
@@ -199,7 +212,7 @@ class Engine {
   }
 
   // The first backtrace mark on the thread within [start, end] that resolves to a user line.
-  LineRef stackLineWithin(int64_t pid, int64_t tid, int64_t start, int64_t end) const {
+  LineRef stackLineWithin(uint32_t pid, uint32_t tid, int64_t start, int64_t end) const {
     auto it = marks_.find(threadKey(pid, tid));
     if (it == marks_.end()) return {};
     const auto& list = it->second.backtraces;
@@ -267,18 +280,23 @@ class Engine {
     return ref;
   }
 
+  bool enabled(Method m) const { return (o_.methods >> static_cast<unsigned>(m)) & 1u; }
+
   LineRef lineOfCall(size_t api) {
     if (api_done_[api]) return api_lines_[api];
     api_done_[api] = true;
     const auto& c = p_.api_calls[api];
-    LineRef ref = stackLineWithin(c.pid, c.tid, c.start_ns, c.end_ns);
-    if (ref.file != 0) return api_lines_[api] = ref;
+    LineRef ref;
+    if (enabled(Method::Stack)) {
+      ref = stackLineWithin(c.pid, c.tid, c.start_ns, c.end_ns);
+      if (ref.file != 0) return api_lines_[api] = ref;
+    }
 
     int inner = innermostRange(c.pid, c.tid, c.start_ns);
     // Backward: the innermost autograd range with a seq on this thread is an XBackward op. Work
     // that the engine runs after that range closed (grad reductions in `validate_outputs`)
     // sits only inside `autograd::engine::evaluate_function: XBackward0`: use its seq child.
-    for (int j = inner; j >= 0; j = parent_[static_cast<size_t>(j)]) {
+    for (int j = inner; enabled(Method::Backward) && j >= 0; j = parent_[static_cast<size_t>(j)]) {
       int seq_range = j;
       if (p_.ranges[static_cast<size_t>(j)].seq < 0) {
         if (!p_.strings[p_.ranges[static_cast<size_t>(j)].text].starts_with("autograd::engine::evaluate_function: "))
@@ -301,7 +319,7 @@ class Engine {
     }
     // Op: the outermost forward autograd range around the call has a backtraced call.
     int outer = outermostAutograd(inner);
-    if (outer >= 0 && !isBackwardOp(p_.ranges[static_cast<size_t>(outer)])) {
+    if (enabled(Method::Op) && outer >= 0 && !isBackwardOp(p_.ranges[static_cast<size_t>(outer)])) {
       const auto& r = p_.ranges[static_cast<size_t>(outer)];
       ref = stackLineWithin(r.pid, r.tid, r.start_ns, r.end_ns);
       if (ref.file != 0) {
@@ -311,18 +329,80 @@ class Engine {
     }
     auto it = marks_.find(threadKey(c.pid, c.tid));
     if (it != marks_.end()) {
-      ref = bracketed(it->second.backtraces, c.start_ns);
+      ref = enabled(Method::Inferred) ? bracketed(it->second.backtraces, c.start_ns) : LineRef{};
       if (ref.file != 0) {
         ref.method = Method::Inferred;
         return api_lines_[api] = ref;
       }
-      ref = nearestSample(it->second.samples, c.start_ns);
+      ref = enabled(Method::Sample) ? nearestSample(it->second.samples, c.start_ns) : LineRef{};
       if (ref.file != 0) {
         ref.method = Method::Sample;
         return api_lines_[api] = ref;
       }
     }
+    // Nvtx: the innermost user range that a source site opens around the call: on its own
+    // thread, else on another thread of the process (`loss.backward()` pushes its range on the
+    // main thread while the autograd engine's thread launches the kernels).
+    if (enabled(Method::Nvtx) && !sites_by_text_.empty()) {
+      int site = siteRangeAround(c.pid, c.tid, c.start_ns);
+      if (site < 0) site = siteRangeAround(c.pid, ~0u, c.start_ns);
+      if (site >= 0) {
+        const auto& r = p_.ranges[static_cast<size_t>(site)];
+        const NvtxSite& s = o_.nvtx_sites[sites_by_text_.at(p_.strings[r.text])];
+        return api_lines_[api] = LineRef{s.file, s.line, Method::Nvtx, inBackwardOp(inner)};
+      }
+    }
     return api_lines_[api] = LineRef{};
+  }
+
+  // The latest-starting site range of the process containing t (on thread `tid`, or on any
+  // thread when tid is ~0u), or -1.
+  int siteRangeAround(uint32_t pid, uint32_t tid, int64_t t) const {
+    auto it = site_ranges_.find(pid);
+    if (it == site_ranges_.end()) return -1;
+    const auto& [list, max_end] = it->second;
+    auto pos = std::upper_bound(list.begin(), list.end(), t,
+                                [&](int64_t time, uint32_t idx) { return time < p_.ranges[idx].start_ns; });
+    for (size_t i = static_cast<size_t>(pos - list.begin()); i-- > 0 && max_end[i] >= t;) {
+      const auto& r = p_.ranges[list[i]];
+      if (r.end_ns >= t && (tid == ~0u || r.tid == tid)) return static_cast<int>(list[i]);
+    }
+    return -1;
+  }
+
+  // Per process: the user ranges whose text a site opens, by start, with the running maximum
+  // of their ends (so a backwards scan stops once nothing earlier can still be open).
+  void indexSiteRanges() {
+    if (sites_by_text_.empty()) return;
+    for (uint32_t i = 0; i < p_.ranges.size(); ++i) {
+      const auto& r = p_.ranges[i];
+      if (r.op == 0 && sites_by_text_.count(p_.strings[r.text])) site_ranges_[r.pid].first.push_back(i);
+    }
+    for (auto& [pid, entry] : site_ranges_) {
+      auto& [list, max_end] = entry;
+      std::sort(list.begin(), list.end(),
+                [&](uint32_t a, uint32_t b) { return p_.ranges[a].start_ns < p_.ranges[b].start_ns; });
+      int64_t running = INT64_MIN;
+      for (uint32_t idx : list) max_end.push_back(running = std::max(running, p_.ranges[idx].end_ns));
+    }
+  }
+
+  // Whether the call runs inside an autograd backward op (so its GPU time is backward time).
+  bool inBackwardOp(int range) const {
+    for (int j = range; j >= 0; j = parent_[static_cast<size_t>(j)]) {
+      const auto& r = p_.ranges[static_cast<size_t>(j)];
+      if (isBackwardOp(r) || p_.strings[r.text].starts_with("autograd::engine::evaluate_function: ")) return true;
+    }
+    return false;
+  }
+
+  // Ranges of one text on the thread where it occurs most.
+  size_t rangeCount(const std::string& text) const {
+    std::unordered_map<uint64_t, size_t> per_thread;
+    size_t best = 0;
+    for (const auto& r : p_.ranges)
+      if (r.op == 0 && p_.strings[r.text] == text) best = std::max(best, ++per_thread[threadKey(r.pid, r.tid)]);
+    return best;
   }
 
   // Iterations: PyTorch's ProfilerStep#N ranges, else wrap-arounds of the loop frame's line.
@@ -333,6 +413,21 @@ class Engine {
     if (!step_ranges.empty()) {
       out.steps = static_cast<int>(step_ranges.size());
       out.steps_source = "ProfilerStep ranges";
+      return;
+    }
+    // User ranges opened once per step: of the per-step sites, the text seen the fewest times
+    // (twice or more), so ranges inside a gradient-accumulation loop do not count micro-steps.
+    std::string fewest;
+    size_t fewest_count = 0;
+    std::set<std::string> seen;
+    for (const auto& site : o_.nvtx_sites) {
+      if (!site.per_step || !seen.insert(site.text).second) continue;
+      size_t n = rangeCount(site.text);
+      if (n >= 2 && (fewest_count == 0 || n < fewest_count)) fewest = site.text, fewest_count = n;
+    }
+    if (fewest_count > 0) {
+      out.steps = static_cast<int>(fewest_count);
+      out.steps_source = "NVTX range \"" + fewest + "\" opened once per step";
       return;
     }
     // The thread with the most backtraces runs the loop. Its loop frame is the outermost user
@@ -383,12 +478,15 @@ class Engine {
   }
 
   const Profile& p_;
+  const Options& o_;
+  std::unordered_map<std::string_view, size_t> sites_by_text_;  // first site per range text
+  std::unordered_map<uint32_t, std::pair<std::vector<uint32_t>, std::vector<int64_t>>> site_ranges_;
   std::function<bool(std::string_view)> is_user_;
   std::unordered_map<uint64_t, ThreadMarks> marks_;
   std::unordered_map<uint64_t, ThreadRanges> ranges_;
   std::vector<LineRef> mark_lines_;
   std::vector<int> parent_;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> forward_by_seq_;  // (pid, seq) -> ranges, by start
+  std::vector<uint32_t> forward_by_seq_;  // forward ranges with a seq, by (pid, seq, start)
   std::unordered_map<int, LineRef> range_lines_;
   std::vector<LineRef> api_lines_;
   std::vector<bool> api_done_;
@@ -413,6 +511,30 @@ const char* methodName(Method m) {
       return "nvtx";
   }
   return "?";
+}
+
+void addCost(LineCost& into, const LineCost& from) {
+  into.gpu_ns += from.gpu_ns;
+  into.forward_ns += from.forward_ns;
+  into.backward_ns += from.backward_ns;
+  for (size_t m = 0; m < kMethodCount; ++m) into.by_method[m] += from.by_method[m];
+  into.kernels += from.kernels;
+  into.launches += from.launches;
+  for (const auto& [name, stat] : from.by_name) {
+    into.by_name[name].count += stat.count;
+    into.by_name[name].ns += stat.ns;
+  }
+  into.memcpy_bytes += from.memcpy_bytes;
+  into.pageable_bytes += from.pageable_bytes;
+  into.memcpy_ns += from.memcpy_ns;
+  for (size_t k = 0; k < into.memcpy_bytes_by_kind.size(); ++k)
+    into.memcpy_bytes_by_kind[k] += from.memcpy_bytes_by_kind[k];
+  into.memset_ns += from.memset_ns;
+  into.memsets += from.memsets;
+  into.sync_ns += from.sync_ns;
+  into.syncs += from.syncs;
+  for (const auto& [name, n] : from.sync_apis) into.sync_apis[name] += n;
+  for (const auto& [name, n] : from.autograd_ops) into.autograd_ops[name] += n;
 }
 
 bool isDefaultUserFile(std::string_view path) {

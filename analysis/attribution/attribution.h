@@ -7,6 +7,7 @@
 //   backward  autograd-thread op `XBackward0, seq = N` -> forward op range with seq N -> its line
 //   inferred  the nearest backtraces before and after the call on its thread agree
 //   sample    the nearest periodic Python sample on the call's thread
+//   nvtx      an enclosing user NVTX range whose text a source site opens (nvtx_sites.h)
 // What stays unattributed is counted, never hidden.
 #pragma once
 
@@ -58,10 +59,21 @@ struct LineRef {
   bool backward = false;
 };
 
+// A place in the source that opens an NVTX range: `with torch.cuda.nvtx.range("fwd"):`,
+// `torch.cuda.nvtx.range_push("fwd")`, `@nvtx.annotate("fwd")`.
+struct NvtxSite {
+  std::string text;          // the range's text, as the profile records it
+  model::StringId file = 0;  // the file, as a string of the profile being attributed
+  int32_t line = 0;          // 1-based line of the call that opens the range
+  bool per_step = false;     // opened once per training step (in the training loop or below it)
+};
+
 struct Options {
   // Whether a frame's file is the user's code. Default: not site-packages, dist-packages,
   // the Python stdlib, or `<frozen ...>`-style pseudo files.
   std::function<bool(std::string_view path)> is_user_file;
+  std::vector<NvtxSite> nvtx_sites;
+  uint32_t methods = ~0u;  // bit (1 << Method) enables a method; tests isolate one with it
 };
 
 struct Attribution {
@@ -74,6 +86,9 @@ struct Attribution {
   int steps = 0;                                                 // iterations detected (0: unknown)
   std::string steps_source;                                      // how they were found
 };
+
+// Adds `from` into `into` (two profile paths that map to one local file).
+void addCost(LineCost& into, const LineCost& from);
 
 bool isDefaultUserFile(std::string_view path);
 Attribution attribute(const model::Profile& profile, const Options& options = {});

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <array>
+#include <climits>
 #include <map>
+#include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "analysis/ingest/nsys_sql.h"
@@ -35,7 +39,8 @@ std::string_view stripVersion(std::string_view name) {
 }
 
 SyncKind syncKindOf(std::string_view n) {
-  if (n == "cudaDeviceSynchronize" || n == "cuCtxSynchronize") return SyncKind::Device;
+  if (n == "cudaDeviceSynchronize" || n == "cudaThreadSynchronize" || n == "cuCtxSynchronize")
+    return SyncKind::Device;
   if (n == "cudaStreamSynchronize" || n == "cuStreamSynchronize") return SyncKind::Stream;
   if (n == "cudaEventSynchronize" || n == "cuEventSynchronize") return SyncKind::Event;
   if (n == "cudaMemcpy" || n == "cudaMemcpy2D" || n == "cudaMemcpy3D" || n == "cuMemcpyHtoD" || n == "cuMemcpyDtoH" ||
@@ -137,46 +142,49 @@ uint64_t readUnsigned(std::string_view blob, size_t offset, uint32_t size) {
   return v;
 }
 
-// Parses "aten::mm, seq = 12, op_id = 40, sizes = [...]" into op / seq / op_id.
-void parseAutogradText(std::string_view text, model::NvtxRange& r, model::StringTable& strings) {
+// Parses "aten::mm, seq = 12, op_id = 40, sizes = [...]" into op / seq / op_id; the range's
+// text becomes the op name alone (the rest is unique per call and would fill the string table).
+bool parseAutogradText(std::string_view text, model::NvtxRange& r, model::StringTable& strings) {
   auto comma = text.find(", ");
   bool has_fields = text.find("seq = ") != std::string_view::npos || text.find("op_id = ") != std::string_view::npos;
-  if (!has_fields) return;
+  if (!has_fields) return false;
   r.op = strings.intern(text.substr(0, comma));
-  auto number = [&](std::string_view key) -> int64_t {
+  r.text = r.op;
+  auto number = [&](std::string_view key) -> int32_t {
     auto at = text.find(key);
     if (at == std::string_view::npos) return -1;
     int64_t v = 0;
     bool any = false;
-    for (size_t i = at + key.size(); i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    for (size_t i = at + key.size(); i < text.size() && text[i] >= '0' && text[i] <= '9' && v < INT32_MAX; ++i) {
       v = v * 10 + (text[i] - '0');
       any = true;
     }
-    return any ? v : -1;
+    return any && v <= INT32_MAX ? static_cast<int32_t>(v) : -1;
   };
   r.seq = number(", seq = ");
   r.op_id = number("op_id = ");
+  return true;
 }
+
+uint64_t threadKey(uint32_t pid, uint32_t tid) { return (static_cast<uint64_t>(pid) << 32) | tid; }
+uint64_t corrKey(uint32_t pid, int64_t corr) { return (static_cast<uint64_t>(pid) << 40) ^ static_cast<uint64_t>(corr); }
+
+// What the GPU-activity tables give back; read on a second connection and thread, so it
+// interns nothing: names come from the shared id -> StringId map and pre-interned ids.
+struct ActivityTables {
+  std::vector<model::GpuActivity> activities;
+  std::vector<model::LaunchConfig> launch_configs{model::LaunchConfig{}};
+  std::vector<std::pair<size_t, int64_t>> graphs;  // activity index -> graphId, named afterwards
+  std::vector<std::string> warnings;
+};
 
 class Reader {
  public:
-  Reader(Database& db, model::Profile& profile) : db_(db), p_(profile) {}
+  Reader(Database& db, std::vector<std::string>& warnings, const std::unordered_map<int64_t, model::StringId>& strings)
+      : db_(db), warnings_(warnings), strings_(strings) {}
 
-  void run() {
-    readMetadata();
-    readStrings();
-    readApiCalls();
-    readKernels();
-    readCopies();
-    readMemsets();
-    readGraphs();
-    readNvtx();
-    p_.sortAll();
-    computeRangeDepths();
-  }
-
- private:
-  void warn(std::string w) { p_.info.warnings.push_back(std::move(w)); }
+ protected:
+  void warn(std::string w) { warnings_.push_back(std::move(w)); }
 
   // Runs `sql` (empty: skipped, `missing` says why) and calls `row` per row.
   template <class F>
@@ -202,6 +210,159 @@ class Reader {
     }
   }
 
+  model::StringId str(const Statement& s, int col) const {
+    if (s.isNull(col)) return 0;
+    auto it = strings_.find(s.int64(col));
+    return it == strings_.end() ? 0 : it->second;
+  }
+
+  Database& db_;
+  std::vector<std::string>& warnings_;
+  const std::unordered_map<int64_t, model::StringId>& strings_;
+};
+
+// Kernels, copies, memsets and graph launches.
+class ActivityReader : Reader {
+ public:
+  ActivityReader(Database& db, ActivityTables& out, const std::unordered_map<int64_t, model::StringId>& strings,
+                 const std::array<model::StringId, 6>& copy_names, model::StringId memset_name)
+      : Reader(db, out.warnings, strings), out_(out), copy_names_(copy_names), memset_name_(memset_name) {}
+
+  void run() {
+    readKernels();
+    readCopies();
+    readMemsets();
+    readGraphs();
+  }
+
+ private:
+  template <class Fill>
+  void readActivities(const char* table, const std::vector<nsys_sql::Column>& columns, const char* what,
+                      ActivityKind kind, Fill&& fill) {
+    std::string missing;
+    forEachRow(nsys_sql::selectColumns(db_, table, columns, "", missing), missing, what, false, [&](Statement& s) {
+      model::GpuActivity a;
+      a.kind = kind;
+      a.start_ns = s.int64(0);
+      a.end_ns = std::max(a.start_ns, s.int64(1));
+      a.pid = static_cast<uint32_t>(pidOf(s.int64(2)));
+      a.correlation = s.int64(3, -1);
+      fill(s, a);
+      out_.activities.push_back(a);
+    });
+  }
+
+  uint32_t launchConfig(const Statement& s, int first) {
+    model::LaunchConfig c;
+    for (int i = 0; i < 3; ++i) {
+      c.grid[static_cast<size_t>(i)] = static_cast<uint32_t>(s.int64(first + i));
+      c.block[static_cast<size_t>(i)] = static_cast<uint32_t>(s.int64(first + 3 + i));
+    }
+    if (c == model::LaunchConfig{}) return 0;
+    auto [it, added] = config_ids_.emplace(c, static_cast<uint32_t>(out_.launch_configs.size()));
+    if (added) out_.launch_configs.push_back(c);
+    return it->second;
+  }
+
+  void readKernels() {
+    readActivities("CUPTI_ACTIVITY_KIND_KERNEL", nsys_sql::kKernel, "kernels", ActivityKind::Kernel,
+                   [&](Statement& s, model::GpuActivity& a) {
+                     a.name = s.isNull(4) ? str(s, 5) : str(s, 4);
+                     a.device = static_cast<uint32_t>(s.int64(6));
+                     a.stream = static_cast<uint32_t>(s.int64(7));
+                     a.launch_config = launchConfig(s, 8);
+                   });
+  }
+
+  void readCopies() {
+    readActivities("CUPTI_ACTIVITY_KIND_MEMCPY", nsys_sql::kMemcpy, "memory copies", ActivityKind::Memcpy,
+                   [&](Statement& s, model::GpuActivity& a) {
+                     a.device = static_cast<uint32_t>(s.int64(4));
+                     a.stream = static_cast<uint32_t>(s.int64(5));
+                     a.bytes = static_cast<uint64_t>(s.int64(6));
+                     a.copy = copyKindOf(s.int64(7));
+                     a.src = s.isNull(8) ? MemoryKind::Unknown : memoryKindOf(s.int64(8));
+                     a.dst = s.isNull(9) ? MemoryKind::Unknown : memoryKindOf(s.int64(9));
+                     a.name = copy_names_[static_cast<size_t>(a.copy)];
+                   });
+  }
+
+  void readMemsets() {
+    readActivities("CUPTI_ACTIVITY_KIND_MEMSET", nsys_sql::kMemset, "memsets", ActivityKind::Memset,
+                   [&](Statement& s, model::GpuActivity& a) {
+                     a.device = static_cast<uint32_t>(s.int64(4));
+                     a.stream = static_cast<uint32_t>(s.int64(5));
+                     a.bytes = static_cast<uint64_t>(s.int64(6));
+                     a.name = memset_name_;
+                   });
+  }
+
+  void readGraphs() {
+    readActivities("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", nsys_sql::kGraph, "CUDA graph launches", ActivityKind::Graph,
+                   [&](Statement& s, model::GpuActivity& a) {
+                     a.device = static_cast<uint32_t>(s.int64(4));
+                     a.stream = static_cast<uint32_t>(s.int64(5));
+                     out_.graphs.emplace_back(out_.activities.size(), s.int64(6));
+                   });
+  }
+
+  struct ConfigHash {
+    size_t operator()(const model::LaunchConfig& c) const {
+      size_t h = 0;
+      for (uint32_t v : c.grid) h = h * 1000003u ^ v;
+      for (uint32_t v : c.block) h = h * 1000003u ^ v;
+      return h;
+    }
+  };
+
+  ActivityTables& out_;
+  std::array<model::StringId, 6> copy_names_;
+  model::StringId memset_name_;
+  std::unordered_map<model::LaunchConfig, uint32_t, ConfigHash> config_ids_;
+};
+
+// Everything else, on the caller's thread: metadata, names, API calls, NVTX; it runs the
+// activity reader on a second connection meanwhile ("readers may use both cores").
+class ProfileReader : Reader {
+ public:
+  ProfileReader(Database& db, const std::string& path, model::Profile& profile)
+      : Reader(db, profile.info.warnings, string_ids_), path_(path), p_(profile) {}
+
+  void run() {
+    readMetadata();
+    readStrings();
+    std::array<model::StringId, 6> copy_names{};
+    for (auto k : {CopyKind::Unknown, CopyKind::HostToDevice, CopyKind::DeviceToHost, CopyKind::DeviceToDevice,
+                   CopyKind::HostToHost, CopyKind::PeerToPeer})
+      copy_names[static_cast<size_t>(k)] = p_.strings.intern(copyName(k));
+    model::StringId memset_name = p_.strings.intern("[memset]");
+
+    ActivityTables tables;
+    std::string error;
+    auto second = Database::openReadOnly(path_, error);
+    std::thread worker;
+    if (second) {
+      worker = std::thread([&] { ActivityReader(*second, tables, string_ids_, copy_names, memset_name).run(); });
+    }
+    readApiCalls();
+    if (worker.joinable())
+      worker.join();
+    else
+      ActivityReader(db_, tables, string_ids_, copy_names, memset_name).run();
+    p_.activities = std::move(tables.activities);
+    p_.launch_configs = std::move(tables.launch_configs);
+    for (auto& w : tables.warnings) warn(std::move(w));
+    for (const auto& [index, graph] : tables.graphs)
+      p_.activities[index].name = p_.strings.intern("[CUDA graph " + std::to_string(graph) + "]");
+    if (db_.hasTable("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")) p_.info.capabilities.push_back("cuda-graphs");
+
+    keepCostlyApiCalls();
+    readNvtx();
+    p_.sortAll();
+    computeRangeDepths();
+  }
+
+ private:
   void readMetadata() {
     p_.info.format = "nsys-sqlite";
     std::string table = db_.hasTable("META_DATA_EXPORT") ? "META_DATA_EXPORT" : "EXPORT_META_DATA";
@@ -222,20 +383,12 @@ class Reader {
   void readStrings() {
     std::string missing;
     forEachRow(nsys_sql::selectColumns(db_, "StringIds", nsys_sql::kStringIds, "", missing), missing, "names", true,
-               [&](Statement& s) { strings_[s.int64(0)] = p_.strings.intern(s.text(1)); });
+               [&](Statement& s) { string_ids_[s.int64(0)] = p_.strings.intern(s.text(1)); });
   }
 
-  model::StringId str(const Statement& s, int col) const {
-    if (s.isNull(col)) return 0;
-    auto it = strings_.find(s.int64(col));
-    return it == strings_.end() ? 0 : it->second;
-  }
-
+  // All rows first; --cudabacktrace twins and the filter are resolved afterwards.
   void readApiCalls() {
-    // --cudabacktrace writes each backtraced call twice under one correlation id (an outer
-    // unversioned row and the CUPTI row inside it): keep one call spanning both, named without
-    // the version suffix; its start is the outer row's, which is where the Python mark sits.
-    std::map<std::pair<int64_t, int64_t>, size_t> by_correlation;  // (pid, correlation) -> index
+    std::unordered_map<model::StringId, std::pair<model::StringId, uint8_t>> names;  // raw -> stripped, flags
     for (const char* table : {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"}) {
       std::string missing;
       bool expected = std::strcmp(table, "CUPTI_ACTIVITY_KIND_RUNTIME") == 0;
@@ -245,86 +398,56 @@ class Reader {
                    c.start_ns = s.int64(0);
                    c.end_ns = std::max(c.start_ns, s.int64(1));
                    int64_t g = s.int64(2);
-                   c.pid = pidOf(g);
-                   c.tid = tidOf(g);
+                   c.pid = static_cast<uint32_t>(pidOf(g));
+                   c.tid = static_cast<uint32_t>(tidOf(g));
                    c.correlation = s.int64(3, -1);
-                   std::string_view raw = p_.strings[str(s, 4)];
-                   std::string_view name = stripVersion(raw);
-                   c.name = p_.strings.intern(name);
-                   c.sync = syncKindOf(name);
-                   c.launches = launchesWork(name);
-                   if (c.correlation > 0) {
-                     auto key = std::make_pair(c.pid, c.correlation);
-                     auto it = by_correlation.find(key);
-                     if (it != by_correlation.end()) {
-                       auto& kept = p_.api_calls[it->second];
-                       kept.start_ns = std::min(kept.start_ns, c.start_ns);
-                       kept.end_ns = std::max(kept.end_ns, c.end_ns);
-                       return;
-                     }
-                     by_correlation[key] = p_.api_calls.size();
+                   model::StringId raw = str(s, 4);
+                   auto it = names.find(raw);
+                   if (it == names.end()) {
+                     std::string_view name = stripVersion(p_.strings[raw]);
+                     uint8_t flags = static_cast<uint8_t>(syncKindOf(name)) << 1 | (launchesWork(name) ? 1 : 0);
+                     it = names.emplace(raw, std::make_pair(p_.strings.intern(name), flags)).first;
                    }
+                   c.name = it->second.first;
+                   c.sync = static_cast<SyncKind>(it->second.second >> 1);
+                   c.launches = (it->second.second & 1) != 0;
                    p_.api_calls.push_back(c);
                  });
     }
   }
 
-  template <class Fill>
-  void readActivities(const char* table, const std::vector<nsys_sql::Column>& columns, const char* what,
-                      ActivityKind kind, Fill&& fill) {
-    std::string missing;
-    forEachRow(nsys_sql::selectColumns(db_, table, columns, "", missing), missing, what, false, [&](Statement& s) {
-      model::GpuActivity a;
-      a.kind = kind;
-      a.start_ns = s.int64(0);
-      a.end_ns = std::max(a.start_ns, s.int64(1));
-      a.pid = pidOf(s.int64(2));
-      a.correlation = s.int64(3, -1);
-      fill(s, a);
-      p_.activities.push_back(a);
+  // --cudabacktrace writes each backtraced call twice under one correlation id (an outer
+  // unversioned row and the CUPTI row inside it): keep one call spanning both, starting where
+  // the outer row (and the Python mark) starts. Then keep only calls with a cost to charge:
+  // those that launch GPU work (by name, or because an activity names them) and syncs.
+  void keepCostlyApiCalls() {
+    std::vector<uint64_t> launched;
+    launched.reserve(p_.activities.size());
+    for (const auto& a : p_.activities)
+      if (a.correlation > 0) launched.push_back(corrKey(a.pid, a.correlation));
+    std::sort(launched.begin(), launched.end());
+    auto& calls = p_.api_calls;
+    std::stable_sort(calls.begin(), calls.end(), [](const model::ApiCall& a, const model::ApiCall& b) {
+      bool ca = a.correlation > 0, cb = b.correlation > 0;
+      if (ca != cb) return ca < cb;
+      if (!ca) return false;
+      return std::tie(a.pid, a.correlation) < std::tie(b.pid, b.correlation);
     });
-  }
-
-  void readKernels() {
-    readActivities("CUPTI_ACTIVITY_KIND_KERNEL", nsys_sql::kKernel, "kernels", ActivityKind::Kernel,
-                   [&](Statement& s, model::GpuActivity& a) {
-                     a.name = s.isNull(4) ? str(s, 5) : str(s, 4);
-                     a.device = static_cast<uint32_t>(s.int64(6));
-                     a.stream = static_cast<uint32_t>(s.int64(7));
-                   });
-  }
-
-  void readCopies() {
-    readActivities("CUPTI_ACTIVITY_KIND_MEMCPY", nsys_sql::kMemcpy, "memory copies", ActivityKind::Memcpy,
-                   [&](Statement& s, model::GpuActivity& a) {
-                     a.device = static_cast<uint32_t>(s.int64(4));
-                     a.stream = static_cast<uint32_t>(s.int64(5));
-                     a.bytes = static_cast<uint64_t>(s.int64(6));
-                     a.copy = copyKindOf(s.int64(7));
-                     a.src = s.isNull(8) ? MemoryKind::Unknown : memoryKindOf(s.int64(8));
-                     a.dst = s.isNull(9) ? MemoryKind::Unknown : memoryKindOf(s.int64(9));
-                     a.name = p_.strings.intern(copyName(a.copy));
-                   });
-  }
-
-  void readMemsets() {
-    readActivities("CUPTI_ACTIVITY_KIND_MEMSET", nsys_sql::kMemset, "memsets", ActivityKind::Memset,
-                   [&](Statement& s, model::GpuActivity& a) {
-                     a.device = static_cast<uint32_t>(s.int64(4));
-                     a.stream = static_cast<uint32_t>(s.int64(5));
-                     a.bytes = static_cast<uint64_t>(s.int64(6));
-                     a.name = p_.strings.intern("[memset]");
-                   });
-  }
-
-  void readGraphs() {
-    readActivities("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", nsys_sql::kGraph, "CUDA graph launches", ActivityKind::Graph,
-                   [&](Statement& s, model::GpuActivity& a) {
-                     a.device = static_cast<uint32_t>(s.int64(4));
-                     a.stream = static_cast<uint32_t>(s.int64(5));
-                     a.name = p_.strings.intern("[CUDA graph " + std::to_string(s.int64(6)) + "]");
-                   });
-    if (db_.hasTable("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")) p_.info.capabilities.push_back("cuda-graphs");
+    size_t out = 0;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      model::ApiCall c = calls[i];
+      if (c.correlation > 0) {
+        while (i + 1 < calls.size() && calls[i + 1].pid == c.pid && calls[i + 1].correlation == c.correlation) {
+          ++i;
+          c.start_ns = std::min(c.start_ns, calls[i].start_ns);
+          c.end_ns = std::max(c.end_ns, calls[i].end_ns);
+        }
+        if (std::binary_search(launched.begin(), launched.end(), corrKey(c.pid, c.correlation))) c.launches = true;
+      }
+      if (c.launches || c.sync != SyncKind::None) calls[out++] = c;
+    }
+    calls.resize(out);
+    calls.shrink_to_fit();
   }
 
   // Layouts of the Python payload schemas, read from NVTX_PAYLOAD_SCHEMA(_ENTRIE)S.
@@ -381,44 +504,60 @@ class Reader {
 
   void readNvtx() {
     if (!db_.hasTable("NVTX_EVENTS")) return;
-    std::map<int64_t, std::string> domains;
+    struct Domain {
+      model::StringId name = 0;
+      enum { Other, Backtrace, Sampling } python = Other;
+    };
+    std::unordered_map<int64_t, Domain> domains;
     std::string missing;
     std::string sql = nsys_sql::selectColumns(db_, "NVTX_EVENTS", nsys_sql::kNvtx, "", missing);
     // Domains first (eventType 75 rows may come after the events that use them).
     forEachRow(sql.empty() ? "" : sql + nsys_sql::kNvtxDomainRows, missing, "NVTX domains", false, [&](Statement& s) {
       std::string name(s.text(4));
       if (name.empty()) name = p_.strings[str(s, 5)];
-      domains[s.int64(6)] = name;
+      Domain d{p_.strings.intern(name)};
+      if (name == kBacktraceDomain) d.python = Domain::Backtrace;
+      if (name == kSamplingDomain) d.python = Domain::Sampling;
+      domains[s.int64(6)] = d;
     });
     auto layouts = readPayloadLayouts();
-    size_t marks_without_blob = 0, undecodable = 0, python_marks = 0;
+    // Autograd ranges without a seq are kept only around a kept API call of their thread.
+    std::vector<std::pair<uint64_t, int64_t>> call_starts;  // (thread, start), sorted
+    call_starts.reserve(p_.api_calls.size());
+    for (const auto& c : p_.api_calls) call_starts.emplace_back(threadKey(c.pid, c.tid), c.start_ns);
+    std::sort(call_starts.begin(), call_starts.end());
+    auto enclosesCall = [&](const model::NvtxRange& r) {
+      auto key = std::make_pair(threadKey(r.pid, r.tid), r.start_ns);
+      auto it = std::lower_bound(call_starts.begin(), call_starts.end(), key);
+      return it != call_starts.end() && it->first == key.first && it->second <= r.end_ns;
+    };
+    size_t marks_without_blob = 0, undecodable = 0, python_marks = 0, dropped = 0;
+    bool autograd = false;
     std::vector<RawFrame> raw;
     forEachRow(sql.empty() ? "" : sql + nsys_sql::kNvtxEventRows, missing, "NVTX events", false, [&](Statement& s) {
       int64_t type = s.int64(2);
       int64_t g = s.int64(3);
       auto domain_it = domains.find(s.int64(6));
-      const std::string domain = domain_it == domains.end() ? "" : domain_it->second;
+      Domain domain = domain_it == domains.end() ? Domain{} : domain_it->second;
       if (type == kNvtxMark) {
-        if (domain != kBacktraceDomain && domain != kSamplingDomain) return;
+        if (domain.python == Domain::Other) return;
         ++python_marks;
         std::string_view blob = s.blob(7);
         if (blob.empty()) {
           ++marks_without_blob;
           return;
         }
-        auto layout = layouts.find(domain);
+        auto layout = layouts.find(domain.python == Domain::Sampling ? kSamplingDomain : kBacktraceDomain);
         if (layout == layouts.end() || !decodeBacktracePayload(blob, layout->second, raw)) {
           ++undecodable;
           return;
         }
         model::PythonMark m;
         m.time_ns = s.int64(0);
-        m.pid = pidOf(g);
-        m.tid = tidOf(g);
-        m.kind = domain == kSamplingDomain ? model::MarkKind::Sample : model::MarkKind::Backtrace;
-        m.first_frame = static_cast<uint32_t>(p_.frames.size());
-        m.frame_count = static_cast<uint32_t>(raw.size());
-        for (const auto& f : raw) p_.frames.push_back({functionName(f.function_id), stringFor(f.file_id), f.line});
+        m.pid = static_cast<uint32_t>(pidOf(g));
+        m.tid = static_cast<uint32_t>(tidOf(g));
+        m.kind = domain.python == Domain::Sampling ? model::MarkKind::Sample : model::MarkKind::Backtrace;
+        std::tie(m.first_frame, m.frame_count) = internStack(raw);
         p_.marks.push_back(m);
         return;
       }
@@ -426,12 +565,20 @@ class Reader {
       model::NvtxRange r;
       r.start_ns = s.int64(0);
       r.end_ns = std::max(r.start_ns, s.int64(1));
-      r.pid = pidOf(g);
-      r.tid = tidOf(g);
+      r.pid = static_cast<uint32_t>(pidOf(g));
+      r.tid = static_cast<uint32_t>(tidOf(g));
+      r.domain = domain.name;
       std::string_view text = s.text(4);
-      r.text = text.empty() ? str(s, 5) : p_.strings.intern(text);
-      r.domain = p_.strings.intern(domain);
-      parseAutogradText(p_.strings[r.text], r, p_.strings);
+      if (text.empty()) text = p_.strings[str(s, 5)];
+      if (parseAutogradText(text, r, p_.strings)) {
+        autograd = autograd || r.seq >= 0;
+        if (r.seq < 0 && !enclosesCall(r)) {
+          ++dropped;
+          return;
+        }
+      } else {
+        r.text = p_.strings.intern(text);
+      }
       p_.ranges.push_back(r);
     });
     if (python_marks > 0) {
@@ -446,8 +593,32 @@ class Reader {
              " Python backtrace marks could not be decoded");
       }
     }
-    bool autograd = std::any_of(p_.ranges.begin(), p_.ranges.end(), [](const auto& r) { return r.seq >= 0; });
     if (autograd) p_.info.capabilities.push_back("autograd-nvtx");
+  }
+
+  // Stacks repeat (the same loop, the same layers): each distinct one is stored once.
+  std::pair<uint32_t, uint32_t> internStack(const std::vector<RawFrame>& raw) {
+    uint64_t h = 1469598103934665603ull;
+    for (const auto& f : raw)
+      for (uint64_t v : {f.function_id, f.file_id, static_cast<uint64_t>(static_cast<uint32_t>(f.line))})
+        h = (h ^ v) * 1099511628211ull;
+    auto matches = [&](uint32_t first) {
+      for (size_t i = 0; i < raw.size(); ++i) {
+        const auto& a = raw_frames_[first + i];
+        if (a.function_id != raw[i].function_id || a.file_id != raw[i].file_id || a.line != raw[i].line) return false;
+      }
+      return true;
+    };
+    auto [lo, hi] = stacks_.equal_range(h);
+    for (auto it = lo; it != hi; ++it)
+      if (it->second.second == raw.size() && matches(it->second.first)) return it->second;
+    std::pair<uint32_t, uint32_t> stack{static_cast<uint32_t>(p_.frames.size()), static_cast<uint32_t>(raw.size())};
+    for (const auto& f : raw) {
+      p_.frames.push_back({functionName(f.function_id), stringFor(f.file_id), f.line});
+      raw_frames_.push_back(f);
+    }
+    stacks_.emplace(h, stack);
+    return stack;
   }
 
   // Function names arrive XML-escaped (`&lt;module&gt;`).
@@ -472,19 +643,18 @@ class Reader {
   }
 
   model::StringId stringFor(uint64_t id) {
-    auto it = strings_.find(static_cast<int64_t>(id));
-    return it == strings_.end() ? p_.strings.intern("<string " + std::to_string(id) + ">") : it->second;
+    auto it = string_ids_.find(static_cast<int64_t>(id));
+    return it == string_ids_.end() ? p_.strings.intern("<string " + std::to_string(id) + ">") : it->second;
   }
 
   // Nesting depth of each range among the ranges of its thread (input sorted by pid, tid, start).
   void computeRangeDepths() {
     std::vector<int64_t> open_ends;
-    int64_t pid = -1, tid = -1;
+    uint64_t thread = ~0ull;
     for (auto& r : p_.ranges) {
-      if (r.pid != pid || r.tid != tid) {
+      if (threadKey(r.pid, r.tid) != thread) {
         open_ends.clear();
-        pid = r.pid;
-        tid = r.tid;
+        thread = threadKey(r.pid, r.tid);
       }
       while (!open_ends.empty() && open_ends.back() <= r.start_ns) open_ends.pop_back();
       r.depth = static_cast<uint16_t>(std::min<size_t>(open_ends.size(), 65535));
@@ -492,9 +662,11 @@ class Reader {
     }
   }
 
-  Database& db_;
+  std::unordered_map<int64_t, model::StringId> string_ids_;  // nsys StringIds.id -> ours
+  std::string path_;
   model::Profile& p_;
-  std::unordered_map<int64_t, model::StringId> strings_;
+  std::vector<RawFrame> raw_frames_;  // parallel to p_.frames: the ids they were decoded from
+  std::unordered_multimap<uint64_t, std::pair<uint32_t, uint32_t>> stacks_;  // hash -> (first, count)
 };
 
 }  // namespace
@@ -537,7 +709,7 @@ LoadResult loadNsysSqlite(const std::string& path) {
     return result;
   }
   model::Profile profile;
-  Reader(*db, profile).run();
+  ProfileReader(*db, path, profile).run();
   if (profile.activities.empty())
     profile.info.warnings.push_back("no GPU activity (kernels, copies, memsets, graphs) in the profile");
   result.profile = std::move(profile);

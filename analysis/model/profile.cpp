@@ -7,12 +7,17 @@
 namespace sightline::model {
 
 StringId StringTable::intern(std::string_view s) {
-  auto it = ids_.find(std::string(s));
+  auto it = ids_.find(s);
   if (it != ids_.end()) return it->second;
   auto id = static_cast<StringId>(values_.size());
   values_.emplace_back(s);
-  ids_.emplace(values_.back(), id);
+  ids_.emplace(std::string_view(values_.back()), id);
   return id;
+}
+
+void StringTable::reindex() {
+  ids_.clear();
+  for (size_t i = 0; i < values_.size(); ++i) ids_.emplace(std::string_view(values_[i]), static_cast<StringId>(i));
 }
 
 int64_t Profile::totalGpuNs() const {

@@ -2,14 +2,16 @@
 // next) and attribution consumes. Invariants:
 //  - every time is integer nanoseconds on one session clock (`*_ns`), end >= start;
 //  - names are interned: `StringId` indexes Profile::strings (0 is the empty string);
-//  - processes and threads are plain OS ids as the profile recorded them (pid, tid);
+//  - processes and threads are plain OS ids as the profile recorded them (pid, tid, 32-bit);
 //  - a GPU activity's `correlation` joins it to the API call with the same (pid, correlation);
 //  - Python frames are stored once in `frames`; a mark points at [first_frame, +frame_count),
 //    innermost frame first; lines are 1-based, as Python reports them.
 // It holds no file handles and no format-specific ids beyond what attribution needs.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,29 +24,46 @@ using StringId = uint32_t;
 class StringTable {
  public:
   StringTable() { intern(""); }
+  StringTable(const StringTable& other) : values_(other.values_) { reindex(); }
+  StringTable& operator=(const StringTable& other) {
+    if (this != &other) values_ = other.values_, reindex();
+    return *this;
+  }
+  StringTable(StringTable&&) noexcept = default;  // a moved deque keeps its elements' addresses
+  StringTable& operator=(StringTable&&) noexcept = default;
   StringId intern(std::string_view s);
   const std::string& operator[](StringId id) const { return values_[id]; }
   size_t size() const { return values_.size(); }
 
  private:
-  std::vector<std::string> values_;
-  std::unordered_map<std::string, StringId> ids_;
+  void reindex();
+  std::deque<std::string> values_;                   // stable addresses: ids_ views into them
+  std::unordered_map<std::string_view, StringId> ids_;
 };
 
 enum class ActivityKind : uint8_t { Kernel, Memcpy, Memset, Graph };
 enum class CopyKind : uint8_t { Unknown, HostToDevice, DeviceToHost, DeviceToDevice, HostToHost, PeerToPeer };
 enum class MemoryKind : uint8_t { Unknown, Pageable, Pinned, Device, Managed, Other };
 
+// A kernel's launch shape, interned in Profile::launch_configs (index 0: unknown).
+struct LaunchConfig {
+  std::array<uint32_t, 3> grid{};
+  std::array<uint32_t, 3> block{};
+  bool operator==(const LaunchConfig&) const = default;
+};
+
+// Fields are ordered so the struct packs into 56 bytes: profiles hold millions of these.
 struct GpuActivity {
-  ActivityKind kind = ActivityKind::Kernel;
   int64_t start_ns = 0;  // session clock
   int64_t end_ns = 0;
-  int64_t pid = 0;
   int64_t correlation = -1;  // -1: none recorded
-  StringId name = 0;         // kernel short name; "memcpy HtoD" etc. for copies
+  uint64_t bytes = 0;        // memcpy / memset size in bytes
+  uint32_t pid = 0;
+  StringId name = 0;  // kernel short name; "[memcpy HtoD]" etc. for copies
   uint32_t device = 0;
   uint32_t stream = 0;
-  uint64_t bytes = 0;  // memcpy / memset size in bytes
+  uint32_t launch_config = 0;  // kernels: index into Profile::launch_configs
+  ActivityKind kind = ActivityKind::Kernel;
   CopyKind copy = CopyKind::Unknown;
   MemoryKind src = MemoryKind::Unknown;
   MemoryKind dst = MemoryKind::Unknown;
@@ -53,29 +72,33 @@ struct GpuActivity {
 
 enum class SyncKind : uint8_t { None, Device, Stream, Event, BlockingMemcpy, Other };
 
+// Readers keep the calls that launched GPU work (by name, or because an activity points at
+// them) and the synchronizing ones; the rest (cudaGetDevice, ...) carry no cost to charge.
 struct ApiCall {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t pid = 0;
-  int64_t tid = 0;
   int64_t correlation = -1;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
   StringId name = 0;  // without the `_vNNNN` suffix
   SyncKind sync = SyncKind::None;
   bool launches = false;  // launches GPU work (kernel launch, graph launch, async copy, memset)
 };
 
-// A range with a duration (push/pop or start/end), on one thread.
+// A range with a duration (push/pop or start/end), on one thread. Readers may leave out
+// autograd ranges without a `seq` that enclose no kept API call: nothing is charged through
+// them, and a long run has millions.
 struct NvtxRange {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t pid = 0;
-  int64_t tid = 0;
-  StringId text = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  StringId text = 0;    // the range's text; for autograd ranges only the op name (as `op`)
   StringId domain = 0;  // domain name; 0 for the default domain
   // PyTorch autograd ranges (`aten::mm, seq = 12, op_id = 40, ...`): parsed fields.
-  StringId op = 0;   // "aten::mm", "MmBackward0"; 0 when not an autograd range
-  int64_t seq = -1;  // -1 when absent
-  int64_t op_id = -1;
+  StringId op = 0;     // "aten::mm", "MmBackward0"; 0 when not an autograd range
+  int32_t seq = -1;    // -1 when absent
+  int32_t op_id = -1;  // -1 when absent
   uint16_t depth = 0;  // nesting depth on its thread (0 = outermost)
 };
 
@@ -88,13 +111,14 @@ struct Frame {
 enum class MarkKind : uint8_t { Backtrace, Sample };
 
 // A Python stack captured at one instant on one thread.
+// Marks with the same stack share its frames.
 struct PythonMark {
   int64_t time_ns = 0;
-  int64_t pid = 0;
-  int64_t tid = 0;
-  MarkKind kind = MarkKind::Backtrace;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
   uint32_t first_frame = 0;
   uint32_t frame_count = 0;
+  MarkKind kind = MarkKind::Backtrace;
 };
 
 struct ProfileInfo {
@@ -116,6 +140,7 @@ struct Profile {
   std::vector<NvtxRange> ranges;        // sorted by (pid, tid, start_ns)
   std::vector<PythonMark> marks;        // sorted by (pid, tid, time_ns)
   std::vector<Frame> frames;
+  std::vector<LaunchConfig> launch_configs{LaunchConfig{}};
 
   int64_t totalGpuNs() const;
   void sortAll();

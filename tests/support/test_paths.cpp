@@ -47,21 +47,34 @@ CommandOutput runSightline(const std::string& args, const std::string& cwd) {
   return result;
 }
 
-std::optional<std::string> sharedProfile(const std::string& relative) {
-  auto source = sharedPath("profiles/" + relative);
-  if (!source) return std::nullopt;
-  if (relative.size() < 3 || relative.compare(relative.size() - 3, 3, ".xz") != 0) return source;
+namespace {
+
+// `source` itself, or for "x.sqlite.xz" its decompressed copy in the build tree's cache.
+std::string decompressed(const std::string& source, const std::string& cache_name) {
+  if (source.size() < 3 || source.compare(source.size() - 3, 3, ".xz") != 0) return source;
   std::filesystem::path cache =
-      std::filesystem::path(SIGHTLINE_PROFILE_CACHE) / relative.substr(0, relative.size() - 3);
+      std::filesystem::path(SIGHTLINE_PROFILE_CACHE) / cache_name.substr(0, cache_name.size() - 3);
   std::error_code ec;
   if (!std::filesystem::exists(cache, ec)) {
     std::filesystem::create_directories(cache.parent_path(), ec);
     std::string tmp = cache.string() + ".tmp" + std::to_string(::getpid());
-    std::string cmd = "xz -dc '" + *source + "' > '" + tmp + "'";
-    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot decompress " + *source + " (is xz installed?)");
+    std::string cmd = "xz -dc '" + source + "' > '" + tmp + "'";
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot decompress " + source + " (is xz installed?)");
     std::filesystem::rename(tmp, cache, ec);
   }
   return cache.string();
+}
+
+}  // namespace
+
+std::optional<std::string> sharedProfile(const std::string& relative) {
+  auto source = sharedPath("profiles/" + relative);
+  if (!source) return std::nullopt;
+  return decompressed(*source, relative);
+}
+
+std::string dataProfile(const std::string& relative) {
+  return decompressed(testDataPath(relative), "data/" + relative);
 }
 
 std::vector<std::string> sharedNsysExports() {

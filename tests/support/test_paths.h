@@ -16,6 +16,8 @@ std::string readFile(const std::string& path);
 // A profile from ../shared/profiles/<relative> ("x.sqlite.xz" is decompressed once into the
 // build tree's profile cache); nullopt when ../shared is absent.
 std::optional<std::string> sharedProfile(const std::string& relative);
+// A profile of our own under tests/data (decompressed like sharedProfile).
+std::string dataProfile(const std::string& relative);
 // Every nsys export under ../shared/profiles, as paths relative to it.
 std::vector<std::string> sharedNsysExports();
 std::string binaryPath();  // the built sightline binary

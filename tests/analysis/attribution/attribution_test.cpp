@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "analysis/attribution/nvtx_sites.h"
 #include "analysis/ingest/nsys_reader.h"
 #include "analysis/ingest/sqlite.h"
 #include "tests/support/test_paths.h"
@@ -172,6 +173,73 @@ TEST(Attribution, StackAttributionsMatchADirectDecodeOfTheMarks) {
     ++checked;
   }
   EXPECT_GT(checked, 50u);
+}
+
+// Our capture of train_small.py annotated by the "Annotate training step" action: the NVTX
+// range sites of the script, charged to its local path.
+struct NvtxCapture {
+  model::Profile profile;
+  std::string script = testing::testDataPath("h100-nvtx/train_small.py");
+  Options options;
+};
+
+NvtxCapture loadNvtxCapture(const std::string& name) {
+  auto r = ingest::loadNsysSqlite(testing::dataProfile("h100-nvtx/" + name));
+  EXPECT_TRUE(r.profile) << r.error;
+  NvtxCapture c{std::move(*r.profile)};
+  source::SourceFile file(testing::readFile(c.script));
+  auto index = source::buildSourceIndex(file);
+  c.options.nvtx_sites = findNvtxSites(file, index, c.profile.strings.intern(c.script));
+  return c;
+}
+
+TEST(Attribution, UserNvtxRangesAloneChargeTheLinesThatOpenThem) {
+  auto c = loadNvtxCapture("train_small_nvtx_only.sqlite.xz");
+  ASSERT_EQ(c.options.nvtx_sites.size(), 4u);
+  EXPECT_EQ(attribute(c.profile).attributed_gpu_ns, 0) << "no backtraces: nothing without the sites";
+  auto a = attribute(c.profile, c.options);
+  EXPECT_GE(static_cast<double>(a.attributed_gpu_ns), 0.95 * static_cast<double>(a.total_gpu_ns));
+  EXPECT_EQ(a.by_method[static_cast<size_t>(Method::Nvtx)], a.attributed_gpu_ns);
+  EXPECT_EQ(a.steps, 6);
+  EXPECT_NE(a.steps_source.find("NVTX range"), std::string::npos) << a.steps_source;
+  const auto& lines = a.files.at(c.profile.strings.intern(c.script));
+  // Line 51 opens "forward", 55 "backward": the backward kernels run on the autograd thread,
+  // outside the main thread's range, and still land on line 55.
+  EXPECT_GT(lines.at(51).gpu_ns, a.total_gpu_ns / 5);
+  EXPECT_GT(lines.at(55).gpu_ns, a.total_gpu_ns / 2);
+  for (const auto& [line, cost] : lines) EXPECT_TRUE(line == 51 || line == 53 || line == 55 || line == 57) << line;
+}
+
+TEST(Attribution, NvtxLinesAgreeWithThePythonFrames) {
+  auto c = loadNvtxCapture("train_small_nvtx_backtrace.sqlite.xz");
+  const auto& p = c.profile;
+  auto full = attribute(p, c.options);
+  EXPECT_GE(static_cast<double>(full.attributed_gpu_ns), 0.99 * static_cast<double>(full.total_gpu_ns));
+  EXPECT_EQ(full.steps, 6);
+  c.options.methods = 1u << static_cast<unsigned>(Method::Nvtx);
+  auto nvtx = attribute(p, c.options);
+  // Where the launching call has a backtrace, its train_step() frame is the line inside the
+  // `with` block that the nvtx method charged (the line after it).
+  size_t checked = 0;
+  for (size_t i = 0; i < p.activities.size(); ++i) {
+    const auto& ref = nvtx.activity_lines[i];
+    if (ref.file == 0) continue;
+    const auto& act = p.activities[i];
+    auto call = std::find_if(p.api_calls.begin(), p.api_calls.end(),
+                             [&](const auto& k) { return k.pid == act.pid && k.correlation == act.correlation; });
+    ASSERT_NE(call, p.api_calls.end());
+    for (const auto& m : p.marks) {
+      if (m.pid != call->pid || m.tid != call->tid || m.time_ns < call->start_ns || m.time_ns > call->end_ns) continue;
+      for (uint32_t f = 0; f < m.frame_count; ++f) {
+        const auto& frame = p.frames[m.first_frame + f];
+        if (p.strings[frame.function] != "train_step") continue;
+        EXPECT_EQ(frame.line, ref.line + 1) << p.strings[act.name];
+        ++checked;
+      }
+      break;
+    }
+  }
+  EXPECT_GT(checked, 100u);
 }
 
 }  // namespace

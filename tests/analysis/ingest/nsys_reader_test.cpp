@@ -48,11 +48,24 @@ TEST(NsysReader, EveryExportLoadsAndItsGpuTimeEqualsTheSqlSum) {
     EXPECT_EQ(p.totalGpuNs(), sqlValue(path, sql));
     EXPECT_FALSE(p.info.tool_version.empty());
     EXPECT_FALSE(p.info.schema_version.empty());
-    // Each CUDA API call once: the --cudabacktrace twins share (process, correlation id).
-    int64_t calls = sqlValue(path,
-                             "SELECT (SELECT COUNT(*) FROM (SELECT DISTINCT globalTid >> 24, correlationId FROM "
-                             "CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId > 0)) + (SELECT COUNT(*) FROM "
-                             "CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId IS NULL OR correlationId <= 0)");
+    // Each costly CUDA API call once: the --cudabacktrace twins share (process, correlation
+    // id); kept are the calls that launch work (by name, or named by an activity) and syncs.
+    std::string launched;
+    for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                              "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"}) {
+      if (sumIfPresent(path, table) == "0") continue;
+      launched += std::string(launched.empty() ? "" : " UNION ") +
+                  "SELECT (globalPid >> 24) & 16777215 AS pid, correlationId AS corr FROM " + table;
+    }
+    if (launched.empty()) launched = "SELECT 0 AS pid, 0 AS corr WHERE 0";
+    int64_t calls = sqlValue(
+        path, "WITH r AS (SELECT (globalTid >> 24) & 16777215 AS pid, correlationId AS corr, s.value AS name FROM "
+              "CUPTI_ACTIVITY_KIND_RUNTIME JOIN StringIds s ON s.id = nameId), a AS (" +
+                  launched +
+                  "), costly AS (SELECT * FROM r WHERE name GLOB '*Launch*' OR name GLOB '*Memcpy*' OR name GLOB "
+                  "'*Memset*' OR name GLOB '*Synchronize*' OR (corr > 0 AND EXISTS (SELECT 1 FROM a WHERE a.pid = "
+                  "r.pid AND a.corr = r.corr))) SELECT (SELECT COUNT(*) FROM (SELECT DISTINCT pid, corr FROM costly "
+                  "WHERE corr > 0)) + (SELECT COUNT(*) FROM costly WHERE corr IS NULL OR corr <= 0)");
     EXPECT_EQ(static_cast<int64_t>(p.api_calls.size()), calls);
     EXPECT_TRUE(std::is_sorted(p.activities.begin(), p.activities.end(),
                                [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; }));
@@ -105,6 +118,28 @@ TEST(NsysReader, DecodesPythonBacktracesThroughThePayloadSchema) {
   for (const auto& r : p.ranges)
     if (p.strings[r.op] == "aten::conv2d" && r.seq >= 0 && r.op_id >= 0) conv = true;
   EXPECT_TRUE(conv);
+}
+
+TEST(NsysReader, KernelsKeepTheirLaunchShape) {
+  SIGHTLINE_REQUIRE_PROFILE(path, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  auto loaded = loadNsysSqlite(path);
+  ASSERT_TRUE(loaded.profile);
+  const auto& p = *loaded.profile;
+  int64_t sum = 0;
+  size_t kernels = 0;
+  for (const auto& a : p.activities) {
+    if (a.kind != model::ActivityKind::Kernel) continue;
+    ++kernels;
+    ASSERT_LT(a.launch_config, p.launch_configs.size());
+    const auto& c = p.launch_configs[a.launch_config];
+    ASSERT_GT(c.grid[0] * c.block[0], 0u);
+    sum += int64_t{c.grid[0]} + 3 * c.grid[1] + 5 * c.grid[2] + 7 * c.block[0] + 11 * c.block[1] + 13 * c.block[2];
+  }
+  EXPECT_EQ(kernels, 570u);
+  EXPECT_EQ(sum, sqlValue(path,
+                          "SELECT SUM(gridX + 3 * gridY + 5 * gridZ + 7 * blockX + 11 * blockY + 13 * blockZ) FROM "
+                          "CUPTI_ACTIVITY_KIND_KERNEL"));
+  EXPECT_LT(p.launch_configs.size(), kernels) << "shapes are interned";
 }
 
 TEST(NsysReader, SamplingMarksAreSamples) {
