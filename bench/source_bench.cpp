@@ -38,6 +38,20 @@ const std::string& script() {
   return text;
 }
 
+void BM_ParseOnly(benchmark::State& state) {
+  for (auto _ : state) {
+    source::SourceFile file(script());
+    benchmark::DoNotOptimize(file.text().size());
+  }
+}
+BENCHMARK(BM_ParseOnly)->Unit(benchmark::kMillisecond);
+
+void BM_IndexOnly(benchmark::State& state) {
+  source::SourceFile file(script());
+  for (auto _ : state) benchmark::DoNotOptimize(source::buildSourceIndex(file).calls.size());
+}
+BENCHMARK(BM_IndexOnly)->Unit(benchmark::kMillisecond);
+
 void BM_ParseAndIndex(benchmark::State& state) {
   for (auto _ : state) {
     source::SourceFile file(script());

@@ -44,7 +44,8 @@ constexpr const char* kUsage =
     "  -h, --help          this help\n"
     "\n"
     "Profile paths are mapped onto FILEs by longest common path suffix, then onto files under\n"
-    "the current directory.\n";
+    "the current directory. NVTX ranges that a FILE opens (torch.cuda.nvtx.range(\"fwd\"), ...)\n"
+    "charge the GPU work inside them to the opening line when nothing finer is known.\n";
 
 std::string readFile(const std::string& path, bool& ok) {
   std::ifstream in(path, std::ios::binary);

@@ -14,7 +14,9 @@ namespace {
 using model::Profile;
 
 uint64_t threadKey(uint32_t pid, uint32_t tid) { return (static_cast<uint64_t>(pid) << 32) | tid; }
-uint64_t corrKey(uint32_t pid, int64_t corr) { return (static_cast<uint64_t>(pid) << 40) ^ static_cast<uint64_t>(corr); }
+uint64_t corrKey(uint32_t pid, int64_t corr) {
+  return (static_cast<uint64_t>(pid) << 40) ^ static_cast<uint64_t>(corr);
+}
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
@@ -160,10 +162,11 @@ class Engine {
   // creator is the last of them to start before the backward op runs.
   int forwardRangeFor(const model::NvtxRange& backward) const {
     // The last forward range of (pid, seq) that starts before the backward op.
-    auto pos = std::upper_bound(forward_by_seq_.begin(), forward_by_seq_.end(), backward, [&](const auto& b, uint32_t idx) {
-      const auto& r = p_.ranges[idx];
-      return std::tie(b.pid, b.seq, b.start_ns) < std::tie(r.pid, r.seq, r.start_ns);
-    });
+    auto pos =
+        std::upper_bound(forward_by_seq_.begin(), forward_by_seq_.end(), backward, [&](const auto& b, uint32_t idx) {
+          const auto& r = p_.ranges[idx];
+          return std::tie(b.pid, b.seq, b.start_ns) < std::tie(r.pid, r.seq, r.start_ns);
+        });
     if (pos == forward_by_seq_.begin()) return -1;
     const auto& found = p_.ranges[*(pos - 1)];
     if (found.pid != backward.pid || found.seq != backward.seq) return -1;

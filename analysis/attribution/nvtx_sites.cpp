@@ -8,8 +8,12 @@ namespace {
 
 // Callees that open a range named by their first argument (resolved through imports).
 constexpr std::array<std::string_view, 7> kRangeOpeners = {
-    "torch.cuda.nvtx.range",          "torch.cuda.nvtx.range_push", "torch.cuda.nvtx.range_start",
-    "nvtx.annotate",                  "nvtx.push_range",            "torch.autograd.profiler.record_function",
+    "torch.cuda.nvtx.range",
+    "torch.cuda.nvtx.range_push",
+    "torch.cuda.nvtx.range_start",
+    "nvtx.annotate",
+    "nvtx.push_range",
+    "torch.autograd.profiler.record_function",
     "torch.profiler.record_function",
 };
 
@@ -82,8 +86,9 @@ std::vector<NvtxSite> findNvtxSites(const source::SourceFile& file, const source
     site.text = *text;
     site.file = profile_file;
     site.line = static_cast<int32_t>(file.lines().pointAt(call.range.begin).line + 1);
-    site.per_step = index.inTrainingLoop(call.loop) ||
-                    (call.function >= 0 && index.functions[static_cast<size_t>(call.function)].reached_from_training_loop);
+    site.per_step =
+        index.inTrainingLoop(call.loop) ||
+        (call.function >= 0 && index.functions[static_cast<size_t>(call.function)].reached_from_training_loop);
     sites.push_back(std::move(site));
   }
   return sites;

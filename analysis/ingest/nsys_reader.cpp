@@ -3,9 +3,9 @@
 #include "analysis/ingest/nsys_reader.h"
 
 #include <algorithm>
-#include <cstring>
 #include <array>
 #include <climits>
+#include <cstring>
 #include <map>
 #include <thread>
 #include <tuple>
@@ -39,8 +39,7 @@ std::string_view stripVersion(std::string_view name) {
 }
 
 SyncKind syncKindOf(std::string_view n) {
-  if (n == "cudaDeviceSynchronize" || n == "cudaThreadSynchronize" || n == "cuCtxSynchronize")
-    return SyncKind::Device;
+  if (n == "cudaDeviceSynchronize" || n == "cudaThreadSynchronize" || n == "cuCtxSynchronize") return SyncKind::Device;
   if (n == "cudaStreamSynchronize" || n == "cuStreamSynchronize") return SyncKind::Stream;
   if (n == "cudaEventSynchronize" || n == "cuEventSynchronize") return SyncKind::Event;
   if (n == "cudaMemcpy" || n == "cudaMemcpy2D" || n == "cudaMemcpy3D" || n == "cuMemcpyHtoD" || n == "cuMemcpyDtoH" ||
@@ -167,7 +166,9 @@ bool parseAutogradText(std::string_view text, model::NvtxRange& r, model::String
 }
 
 uint64_t threadKey(uint32_t pid, uint32_t tid) { return (static_cast<uint64_t>(pid) << 32) | tid; }
-uint64_t corrKey(uint32_t pid, int64_t corr) { return (static_cast<uint64_t>(pid) << 40) ^ static_cast<uint64_t>(corr); }
+uint64_t corrKey(uint32_t pid, int64_t corr) {
+  return (static_cast<uint64_t>(pid) << 40) ^ static_cast<uint64_t>(corr);
+}
 
 // What the GPU-activity tables give back; read on a second connection and thread, so it
 // interns nothing: names come from the shared id -> StringId map and pre-interned ids.

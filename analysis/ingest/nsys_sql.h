@@ -24,9 +24,9 @@ inline const std::vector<Column> kStringIds = {{"id", true}, {"value", true}};
 inline const std::vector<Column> kRuntime = {{"start", true},          {"end", true},    {"globalTid", true},
                                              {"correlationId", false}, {"nameId", true}, {"eventClass", false}};
 inline const std::vector<Column> kKernel = {
-    {"start", true},     {"end", true},      {"globalPid", false}, {"correlationId", false}, {"shortName", false},
-    {"demangledName", false}, {"deviceId", false}, {"streamId", false}, {"gridX", false}, {"gridY", false},
-    {"gridZ", false},    {"blockX", false},  {"blockY", false},    {"blockZ", false}};
+    {"start", true},          {"end", true},       {"globalPid", false}, {"correlationId", false}, {"shortName", false},
+    {"demangledName", false}, {"deviceId", false}, {"streamId", false},  {"gridX", false},         {"gridY", false},
+    {"gridZ", false},         {"blockX", false},   {"blockY", false},    {"blockZ", false}};
 inline const std::vector<Column> kMemcpy = {
     {"start", true},     {"end", true},    {"globalPid", false}, {"correlationId", false}, {"deviceId", false},
     {"streamId", false}, {"bytes", false}, {"copyKind", false},  {"srcKind", false},       {"dstKind", false}};

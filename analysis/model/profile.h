@@ -37,7 +37,7 @@ class StringTable {
 
  private:
   void reindex();
-  std::deque<std::string> values_;                   // stable addresses: ids_ views into them
+  std::deque<std::string> values_;  // stable addresses: ids_ views into them
   std::unordered_map<std::string_view, StringId> ids_;
 };
 

@@ -68,6 +68,18 @@ TEST(Report, MapRulesAndMissingBacktraces) {
   EXPECT_NE(r.out.find("--include-blobs=true"), std::string::npos);
 }
 
+TEST(Report, UserNvtxRangesWithoutBacktraces) {
+  std::string profile = dataProfile("h100-nvtx/train_small_nvtx_only.sqlite.xz");
+  auto r = run("report --profile '" + profile + "' tests/data/h100-nvtx/train_small.py");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Steps     6 (NVTX range \""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Methods   nvtx 96."), std::string::npos) << r.out;
+  auto at = r.out.find("│   55      with torch.cuda.nvtx.range(\"backward\"):");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::string margin = r.out.substr(r.out.rfind('\n', at) + 1, at - r.out.rfind('\n', at) - 1);
+  EXPECT_NE(margin.find("65."), std::string::npos) << margin;
+}
+
 TEST(Report, BadInput) {
   EXPECT_EQ(run("report examples/train_small.py").code, 2);
   auto missing = run("report --profile /nonexistent.sqlite examples/train_small.py");

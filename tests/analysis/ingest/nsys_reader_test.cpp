@@ -58,14 +58,15 @@ TEST(NsysReader, EveryExportLoadsAndItsGpuTimeEqualsTheSqlSum) {
                   "SELECT (globalPid >> 24) & 16777215 AS pid, correlationId AS corr FROM " + table;
     }
     if (launched.empty()) launched = "SELECT 0 AS pid, 0 AS corr WHERE 0";
-    int64_t calls = sqlValue(
-        path, "WITH r AS (SELECT (globalTid >> 24) & 16777215 AS pid, correlationId AS corr, s.value AS name FROM "
-              "CUPTI_ACTIVITY_KIND_RUNTIME JOIN StringIds s ON s.id = nameId), a AS (" +
-                  launched +
-                  "), costly AS (SELECT * FROM r WHERE name GLOB '*Launch*' OR name GLOB '*Memcpy*' OR name GLOB "
-                  "'*Memset*' OR name GLOB '*Synchronize*' OR (corr > 0 AND EXISTS (SELECT 1 FROM a WHERE a.pid = "
-                  "r.pid AND a.corr = r.corr))) SELECT (SELECT COUNT(*) FROM (SELECT DISTINCT pid, corr FROM costly "
-                  "WHERE corr > 0)) + (SELECT COUNT(*) FROM costly WHERE corr IS NULL OR corr <= 0)");
+    int64_t calls =
+        sqlValue(path,
+                 "WITH r AS (SELECT (globalTid >> 24) & 16777215 AS pid, correlationId AS corr, s.value AS name FROM "
+                 "CUPTI_ACTIVITY_KIND_RUNTIME JOIN StringIds s ON s.id = nameId), a AS (" +
+                     launched +
+                     "), costly AS (SELECT * FROM r WHERE name GLOB '*Launch*' OR name GLOB '*Memcpy*' OR name GLOB "
+                     "'*Memset*' OR name GLOB '*Synchronize*' OR (corr > 0 AND EXISTS (SELECT 1 FROM a WHERE a.pid = "
+                     "r.pid AND a.corr = r.corr))) SELECT (SELECT COUNT(*) FROM (SELECT DISTINCT pid, corr FROM costly "
+                     "WHERE corr > 0)) + (SELECT COUNT(*) FROM costly WHERE corr IS NULL OR corr <= 0)");
     EXPECT_EQ(static_cast<int64_t>(p.api_calls.size()), calls);
     EXPECT_TRUE(std::is_sorted(p.activities.begin(), p.activities.end(),
                                [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; }));
