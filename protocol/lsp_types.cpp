@@ -80,6 +80,8 @@ void fromJson(const JsonIn& in, InitializeParams& out) {
   f.code_action_literals = flagAt(c, {"textDocument", "codeAction", "codeActionLiteralSupport"});
   f.diagnostic_version = flagAt(c, {"textDocument", "publishDiagnostics", "versionSupport"});
   f.work_done_progress = flagAt(c, {"window", "workDoneProgress"});
+  f.inlay_hint_refresh = flagAt(c, {"workspace", "inlayHint", "refreshSupport"});
+  f.watched_files_dynamic = flagAt(c, {"workspace", "didChangeWatchedFiles", "dynamicRegistration"});
 }
 
 void fromJson(const JsonIn& in, DidOpenTextDocumentParams& out) {

@@ -51,10 +51,12 @@ struct ClientCapabilities {
   bool utf8_positions = false;  // general.positionEncodings offers "utf-8"
   bool configuration = false;   // workspace.configuration
   bool did_change_configuration_dynamic = false;
-  bool apply_edit = false;            // workspace.applyEdit
-  bool code_action_literals = false;  // textDocument.codeAction.codeActionLiteralSupport
-  bool diagnostic_version = false;    // textDocument.publishDiagnostics.versionSupport
-  bool work_done_progress = false;    // window.workDoneProgress
+  bool apply_edit = false;             // workspace.applyEdit
+  bool code_action_literals = false;   // textDocument.codeAction.codeActionLiteralSupport
+  bool diagnostic_version = false;     // textDocument.publishDiagnostics.versionSupport
+  bool work_done_progress = false;     // window.workDoneProgress
+  bool inlay_hint_refresh = false;     // workspace.inlayHint.refreshSupport
+  bool watched_files_dynamic = false;  // workspace.didChangeWatchedFiles.dynamicRegistration
 };
 
 struct InitializeParams {

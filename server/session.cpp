@@ -3,6 +3,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <filesystem>
+
 #include "protocol/json_in.h"
 #include "server/conversion.h"
 #include "server/log.h"
@@ -23,6 +25,15 @@ namespace {
 constexpr const char* kLimitProfilingCommand = "sightline.limitProfilingWindow";
 constexpr const char* kAnnotateStepCommand = "sightline.annotateTrainingStep";
 constexpr const char* kApplyEditCommand = "sightline.applyWorkspaceEdit";
+constexpr const char* kLoadProfileCommand = "sightline.loadProfile";
+constexpr const char* kReloadProfilesCommand = "sightline.reloadProfiles";
+constexpr const char* kShowSummaryCommand = "sightline.showProfileSummary";
+constexpr const char* kToggleHintsCommand = "sightline.toggleHints";
+
+std::string normalPath(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).string();
+}
 
 }  // namespace
 
@@ -31,7 +42,9 @@ Session::Session(asio::io_context& io, Transport& transport, SessionOptions opti
       transport_(transport),
       options_(options),
       framer_(options.max_message_bytes),
-      dispatcher_([this](const json& m) { send(m); }) {
+      dispatcher_([this](const json& m) { send(m); }),
+      loader_(io),
+      watch_timer_(io) {
   registerHandlers();
 }
 
@@ -77,6 +90,8 @@ void Session::stop(int exit_code) {
   stopped_ = true;
   exit_code_ = exit_code;
   for (auto& [uri, timer] : publish_timers_) timer->cancel();
+  watch_timer_.cancel();
+  loader_.cancel();
   transport_.close();
   io_.stop();
 }
@@ -127,6 +142,28 @@ void Session::registerHandlers() {
     }
   });
   dispatcher_.onRequest("textDocument/codeAction", [this](const json& p) { return codeActions(p); });
+  dispatcher_.onRequest("textDocument/inlayHint", [this](const json& p) { return inlayHints(p); });
+  dispatcher_.onRequest("textDocument/hover", [this](const json& p) { return hover(p); });
+  dispatcher_.onNotification("window/workDoneProgress/cancel", [this](const json& p) {
+    if (!p.is_object() || !p.contains("token") || p["token"] != progress_token_ || progress_token_.empty()) return;
+    loader_.cancel();
+    progress(progress_token_, {{"kind", "end"}, {"message", "cancelled"}});
+    progress_token_.clear();
+    SL_LOG(Info) << "profile load cancelled";
+  });
+  dispatcher_.onNotification("workspace/didChangeWatchedFiles", [this](const json& p) {
+    if (!profile_ || !p.is_object() || !p.contains("changes") || !p["changes"].is_array()) return;
+    for (const auto& change : p["changes"]) {
+      auto path = change.is_object() && change.contains("uri") && change["uri"].is_string()
+                      ? uriToPath(change["uri"].get<std::string>())
+                      : std::nullopt;
+      if (path && normalPath(*path) == normalPath(profile_->path)) {
+        pending_mtime_ = 0;
+        watchProfile();  // the poll confirms the file is stable before reloading
+        return;
+      }
+    }
+  });
   dispatcher_.onRequest("workspace/executeCommand", [this](const json& p) { return executeCommand(p); });
 }
 
@@ -134,6 +171,10 @@ json Session::initialize(const json& params) {
   auto parsed = parseParams<protocol::InitializeParams>(params);
   client_ = parsed.capabilities;
   encoding_ = client_.utf8_positions ? PositionEncoding::Utf8 : PositionEncoding::Utf16;
+  std::optional<std::string> root;
+  if (!parsed.workspaceFolders.empty()) root = uriToPath(parsed.workspaceFolders.front());
+  if (!root && parsed.rootUri) root = uriToPath(*parsed.rootUri);
+  if (root) root_ = normalPath(*root);
   if (parsed.initializationOptions.is_object() && parsed.initializationOptions.contains("settings"))
     applySettings(parsed.initializationOptions["settings"]);
   dispatcher_.setState(Dispatcher::State::Initialized);
@@ -142,7 +183,12 @@ json Session::initialize(const json& params) {
       {"positionEncoding", encoding_ == PositionEncoding::Utf8 ? "utf-8" : "utf-16"},
       {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
       {"codeActionProvider", {{"codeActionKinds", {"quickfix", "refactor.rewrite"}}}},
-      {"executeCommandProvider", {{"commands", {kLimitProfilingCommand, kAnnotateStepCommand, kApplyEditCommand}}}},
+      {"executeCommandProvider",
+       {{"commands",
+         {kLimitProfilingCommand, kAnnotateStepCommand, kApplyEditCommand, kLoadProfileCommand, kReloadProfilesCommand,
+          kShowSummaryCommand, kToggleHintsCommand}}}},
+      {"inlayHintProvider", true},
+      {"hoverProvider", true},
       {"workspace", {{"workspaceFolders", {{"supported", true}}}}},
   };
   return {{"capabilities", capabilities}, {"serverInfo", {{"name", "sightline"}, {"version", SIGHTLINE_VERSION}}}};
@@ -159,7 +205,21 @@ void Session::initialized() {
                               if (r.error) SL_LOG(Warn) << "registerCapability failed: " << r.error->message;
                             });
   }
-  if (client_.configuration) requestConfiguration();
+  if (client_.watched_files_dynamic) {
+    dispatcher_.sendRequest(
+        "client/registerCapability",
+        {{"registrations",
+          {{{"id", "sightline-profiles"},
+            {"method", "workspace/didChangeWatchedFiles"},
+            {"registerOptions", {{"watchers", {{{"globPattern", "**/*.{nsys-rep,sqlite,json,gz}"}, {"kind", 7}}}}}}}}}},
+        [](const protocol::Message& r) {
+          if (r.error) SL_LOG(Warn) << "registerCapability (watched files) failed: " << r.error->message;
+        });
+  }
+  if (client_.configuration)
+    requestConfiguration();
+  else
+    asio::post(io_, [this] { applySettings(nullptr); });
 }
 
 void Session::requestConfiguration() {
@@ -175,6 +235,8 @@ void Session::requestConfiguration() {
 
 void Session::applySettings(const json& section) {
   std::vector<std::string> warnings;
+  bool hints_before = settings_.hints_enabled;
+  auto hint_options_before = settings_.hints;
   settings_ = parseSettings(section, warnings);
   ++settings_generation_;
   for (const auto& w : warnings) {
@@ -182,6 +244,207 @@ void Session::applySettings(const json& section) {
     dispatcher_.sendNotification("window/logMessage", {{"type", 2}, {"message", "sightline settings: " + w}});
   }
   republishAll();
+  if (hints_before != settings_.hints_enabled || hint_options_before.min_share != settings_.hints.min_share ||
+      hint_options_before.per_step != settings_.hints.per_step ||
+      hint_options_before.show_backward != settings_.hints.show_backward)
+    refreshHints();
+  // Settings may arrive inside `initialize`: load once the response has gone out.
+  asio::post(io_, [this] {
+    if (dispatcher_.state() != Dispatcher::State::Initialized || stopped_) return;
+    if (profile_generation_ > 0 || loader_.busy() || !progress_token_.empty()) {
+      if (settings_.profiles == loaded_setting_) return;
+    }
+    loaded_setting_ = settings_.profiles;
+    loadProfiles(profileCandidates(), settings_.profiles.empty() ? "the newest profile found in the workspace"
+                                                                 : "from the sightline.profiles setting");
+  });
+}
+
+std::vector<std::string> Session::profileCandidates() const {
+  if (settings_.profiles.empty()) return discoverProfiles(root_);
+  std::vector<std::string> out;
+  for (const auto& entry : settings_.profiles)
+    for (auto& f : expandProfileSetting(root_, entry)) out.push_back(std::move(f));
+  return out;
+}
+
+void Session::progress(const std::string& token, const json& value) {
+  if (!token.empty() && client_.work_done_progress)
+    dispatcher_.sendNotification("$/progress", {{"token", token}, {"value", value}});
+}
+
+void Session::loadProfiles(std::vector<std::string> candidates, const std::string& reason) {
+  ++profile_generation_;  // a load is under way: earlier settings no longer apply
+  if (candidates.empty()) {
+    profile_error_ = settings_.profiles.empty()
+                         ? "no profile found in the workspace (*.nsys-rep, *.sqlite, *.pt.trace.json[.gz]); "
+                           "set sightline.profiles or run sightline.loadProfile"
+                         : "no file matches the sightline.profiles setting";
+    SL_LOG(Info) << profile_error_;
+    sendProfileStatus();
+    return;
+  }
+  std::string path = candidates.front();
+  candidates.erase(candidates.begin());
+  std::string message = "Sightline: loading " + path + " (" + reason + ")";
+  SL_LOG(Info) << message;
+  dispatcher_.sendNotification("window/logMessage", {{"type", 3}, {"message", message}});
+  std::string token;
+  if (client_.work_done_progress) {
+    token = "sightline-load-" + std::to_string(++progress_counter_);
+    dispatcher_.sendRequest("window/workDoneProgress/create", {{"token", token}}, [](const protocol::Message&) {});
+    progress(token, {{"kind", "begin"},
+                     {"title", "Loading profile"},
+                     {"message", std::filesystem::path(path).filename().string()},
+                     {"cancellable", true},
+                     {"percentage", 0}});
+  }
+  progress_token_ = token;
+  loader_.load(
+      path,
+      [this, token](std::string stage, int percent) {
+        progress(token, {{"kind", "report"}, {"message", stage}, {"percentage", percent}});
+      },
+      [this, candidates, token](std::shared_ptr<LoadedProfile> loaded, std::string error) {
+        onProfileLoaded(std::move(loaded), std::move(error), candidates, token);
+      });
+}
+
+void Session::onProfileLoaded(std::shared_ptr<LoadedProfile> loaded, std::string error, std::vector<std::string> rest,
+                              const std::string& token) {
+  if (stopped_) return;
+  if (token == progress_token_) progress_token_.clear();
+  if (!loaded) {
+    SL_LOG(Warn) << "profile: " << error;
+    progress(token, {{"kind", "end"}, {"message", error}});
+    if (!rest.empty() && settings_.profiles.empty()) {
+      loadProfiles(std::move(rest), "the next newest profile in the workspace");
+      return;
+    }
+    if (profile_ && load_retries_ > 0) {
+      // A reload after the file changed failed (a half-written file?): keep the old numbers, retry.
+      --load_retries_;
+      pending_mtime_ = 0;
+      watchProfile();
+      return;
+    }
+    profile_error_ = error;
+    sendProfileStatus();
+    return;
+  }
+  load_retries_ = 0;
+  profile_ = std::move(loaded);
+  profile_error_.clear();
+  ++profile_generation_;
+  costs_.clear();
+  watched_mtime_ = profile_->file_mtime_ns;
+  pending_mtime_ = 0;
+  const auto& a = profile_->attr;
+  progress(token,
+           {{"kind", "end"},
+            {"message", std::to_string(a.steps) + " steps, " +
+                            features::formatMilliseconds(static_cast<double>(a.total_gpu_ns)) + " ms GPU time"}});
+  SL_LOG(Info) << "profile loaded: " << profile_->path;
+  sendProfileStatus();
+  refreshHints();
+  republishAll();
+  watchProfile();
+}
+
+void Session::sendProfileStatus() {
+  dispatcher_.sendNotification("sightline/profileStatus", profileStatus(profile_.get(), profile_error_));
+}
+
+void Session::refreshHints() {
+  if (client_.inlay_hint_refresh)
+    dispatcher_.sendRequest("workspace/inlayHint/refresh", nullptr, [](const protocol::Message&) {});
+}
+
+// Polls the loaded profile's mtime; a change seen twice in a row (the writer is done) reloads.
+void Session::watchProfile() {
+  if (!profile_ || stopped_) return;
+  watch_timer_.expires_after(options_.profile_poll);
+  watch_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopped_ || !profile_) return;
+    int64_t now = fileMtimeNs(profile_->path);
+    if (now == 0 || now == watched_mtime_) {
+      pending_mtime_ = 0;
+    } else if (now != pending_mtime_) {
+      pending_mtime_ = now;  // changed: wait one more period for it to settle
+    } else if (!loader_.busy()) {
+      SL_LOG(Info) << "profile changed on disk: reloading " << profile_->path;
+      watched_mtime_ = now;
+      load_retries_ = 5;
+      loadProfiles({profile_->path}, "the file changed");
+      return;
+    }
+    watchProfile();
+  });
+}
+
+const features::FileCosts* Session::costsFor(Document& doc) {
+  if (!profile_) return nullptr;
+  auto cached = costs_.find(doc.uri());
+  if (cached != costs_.end() && cached->second.first == profile_generation_) return &cached->second.second;
+  auto path = uriToPath(doc.uri());
+  if (!path) return nullptr;
+  std::string here = normalPath(*path);
+  attribution::PathMapper mapper;
+  for (auto rule : settings_.path_mappings) {
+    auto at = rule.to.find("${workspaceFolder}");
+    if (at != std::string::npos) rule.to.replace(at, 18, root_.empty() ? "." : root_);
+    mapper.rules.push_back(rule);
+  }
+  mapper.candidates = {here};
+  mapper.root = root_;
+  mapper.exists = [](const std::string& p) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(p, ec);
+  };
+  auto costs = features::fileCosts(profile_->profile, profile_->attr, [&](const std::string& profile_path) {
+    auto mapped = mapper.map(profile_path);
+    return mapped && normalPath(*mapped) == here;
+  });
+  auto& slot = costs_[doc.uri()];
+  slot = {profile_generation_, std::move(costs)};
+  return &slot.second;
+}
+
+json Session::inlayHints(const json& params) {
+  auto p = parseParams<protocol::TextDocumentParams>(params);
+  auto range = protocol::parse<protocol::Range>(
+      params.is_object() && params.contains("range") ? params["range"] : json(), "params.range");
+  if (!range) throw RequestError{ErrorCode::InvalidParams, range.error().describe()};
+  Document& doc = documentFor(p.uri);
+  json out = json::array();
+  const features::FileCosts* costs = settings_.hints_enabled ? costsFor(doc) : nullptr;
+  if (!costs) return out;
+  const auto& file = doc.file();
+  auto hints = features::computeInlayHints(file, doc.index(), *costs, profile_->profile, settings_.hints,
+                                           range.value().start.line, range.value().end.line);
+  for (const auto& h : hints) {
+    if (h.line >= file.lines().lineCount()) continue;
+    auto end = toPosition(file.text(), file.lines(), file.lines().lineRange(h.line).end, encoding_);
+    out.push_back({{"position", protocol::toJson(end)},
+                   {"label", h.label},
+                   {"paddingLeft", true},
+                   {"tooltip", {{"kind", "markdown"}, {"value", h.tooltip}}}});
+  }
+  return out;
+}
+
+json Session::hover(const json& params) {
+  auto p = parseParams<protocol::TextDocumentParams>(params);
+  auto position = protocol::parse<protocol::Position>(
+      params.is_object() && params.contains("position") ? params["position"] : json(), "params.position");
+  if (!position) throw RequestError{ErrorCode::InvalidParams, position.error().describe()};
+  Document& doc = documentFor(p.uri);
+  const features::FileCosts* costs = costsFor(doc);
+  if (!costs) return nullptr;
+  uint32_t line = position.value().line;
+  auto card = features::hoverCard(doc.file(), doc.index(), *costs, profile_->profile, settings_.hints, line);
+  if (!card) return nullptr;
+  return {{"contents", {{"kind", "markdown"}, {"value", *card}}}};
 }
 
 void Session::publishNow(Document& doc) {
@@ -252,6 +515,28 @@ void Session::applyEditOnClient(const std::string& label, const protocol::Worksp
 json Session::executeCommand(const json& params) {
   auto p = parseParams<protocol::ExecuteCommandParams>(params);
   const json& args = p.arguments;
+  if (p.command == kLoadProfileCommand) {
+    if (args.size() != 1 || !args[0].is_string())
+      throw RequestError{ErrorCode::InvalidParams, "params.arguments: expected [path]"};
+    auto files = expandProfileSetting(root_, args[0].get<std::string>());
+    if (files.empty() || fileMtimeNs(files.front()) == 0)
+      throw RequestError{ErrorCode::InvalidParams, "params.arguments[0]: no such file: " + args[0].get<std::string>()};
+    loadProfiles({files.front()}, kLoadProfileCommand);
+    return nullptr;
+  }
+  if (p.command == kReloadProfilesCommand) {
+    loadProfiles(profile_ ? std::vector<std::string>{profile_->path} : profileCandidates(), kReloadProfilesCommand);
+    return nullptr;
+  }
+  if (p.command == kShowSummaryCommand) {
+    if (!profile_) return profile_error_.empty() ? "No profile is loaded." : "No profile is loaded: " + profile_error_;
+    return profileSummaryMarkdown(*profile_);
+  }
+  if (p.command == kToggleHintsCommand) {
+    settings_.hints_enabled = !settings_.hints_enabled;
+    refreshHints();
+    return settings_.hints_enabled;
+  }
   if (p.command == kApplyEditCommand) {
     if (args.size() != 1) throw RequestError{ErrorCode::InvalidParams, "params.arguments: expected [WorkspaceEdit]"};
     auto edit = protocol::parse<protocol::WorkspaceEdit>(args[0], "params.arguments[0]");

@@ -14,6 +14,7 @@
 #include "server/dispatcher.h"
 #include "server/document_store.h"
 #include "server/framing.h"
+#include "server/profiles.h"
 #include "server/settings.h"
 #include "server/transport.h"
 
@@ -21,6 +22,7 @@ namespace sightline::server {
 
 struct SessionOptions {
   std::chrono::milliseconds diagnostics_delay{150};  // debounce after didChange
+  std::chrono::milliseconds profile_poll{1000};      // own watcher: how often the profile's mtime is read
   size_t max_message_bytes = MessageFramer::kDefaultMaxMessageBytes;
 };
 
@@ -53,6 +55,19 @@ class Session {
 
   Document& documentFor(const std::string& uri);
 
+  // Profiles (profiles.h): which to load, loading with progress, status, watching.
+  std::vector<std::string> profileCandidates() const;
+  void loadProfiles(std::vector<std::string> candidates, const std::string& reason);
+  void onProfileLoaded(std::shared_ptr<LoadedProfile> loaded, std::string error, std::vector<std::string> rest,
+                       const std::string& token);
+  void progress(const std::string& token, const nlohmann::json& value);
+  void sendProfileStatus();
+  void refreshHints();
+  void watchProfile();
+  const features::FileCosts* costsFor(Document& doc);
+  nlohmann::json inlayHints(const nlohmann::json& params);
+  nlohmann::json hover(const nlohmann::json& params);
+
   boost::asio::io_context& io_;
   Transport& transport_;
   SessionOptions options_;
@@ -64,6 +79,19 @@ class Session {
   Settings settings_;
   uint64_t settings_generation_ = 1;
   std::map<std::string, std::unique_ptr<boost::asio::steady_timer>> publish_timers_;
+  std::string root_;  // the first workspace folder (or rootUri), as a path; "" when none
+  ProfileLoader loader_;
+  std::shared_ptr<const LoadedProfile> profile_;
+  std::string profile_error_;
+  uint64_t profile_generation_ = 0;          // bumps on every (re)load
+  std::vector<std::string> loaded_setting_;  // the `profiles` setting the last load used
+  std::string progress_token_;               // of the running load, "" when none
+  int progress_counter_ = 0;
+  std::map<std::string, std::pair<uint64_t, features::FileCosts>> costs_;  // uri -> (generation, costs)
+  boost::asio::steady_timer watch_timer_;
+  int64_t watched_mtime_ = 0;  // last seen mtime of the loaded profile's file
+  int64_t pending_mtime_ = 0;  // a changed mtime seen once; reloaded when it is seen again (stable)
+  int load_retries_ = 0;
   bool stopped_ = false;
   bool shutdown_requested_ = false;
   int exit_code_ = 1;

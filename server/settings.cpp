@@ -70,6 +70,43 @@ Settings parseSettings(const nlohmann::json& section, std::vector<std::string>& 
   }
   if (auto base = section.find("docsBaseUrl"); base != section.end() && base->is_string())
     s.docs_base_url = base->get<std::string>();
+  if (auto profiles = section.find("profiles"); profiles != section.end()) {
+    if (profiles->is_string()) {
+      s.profiles.push_back(profiles->get<std::string>());
+    } else if (profiles->is_array()) {
+      for (const auto& p : *profiles)
+        if (p.is_string()) s.profiles.push_back(p.get<std::string>());
+    } else if (!profiles->is_null()) {
+      warnings.push_back("profiles: expected a path or a list of paths");
+    }
+  }
+  if (auto maps = section.find("pathMappings"); maps != section.end() && maps->is_array()) {
+    for (const auto& m : *maps) {
+      if (m.is_object() && m.contains("from") && m["from"].is_string() && m.contains("to") && m["to"].is_string())
+        s.path_mappings.push_back({m["from"].get<std::string>(), m["to"].get<std::string>()});
+      else
+        warnings.push_back("pathMappings: expected {\"from\": ..., \"to\": ...} entries");
+    }
+  }
+  if (auto hints = section.find("hints"); hints != section.end() && hints->is_object()) {
+    if (auto e = hints->find("enabled"); e != hints->end() && e->is_boolean()) s.hints_enabled = e->get<bool>();
+    if (auto m = hints->find("minShare"); m != hints->end()) {
+      if (m->is_number() && m->get<double>() >= 0 && m->get<double>() <= 1)
+        s.hints.min_share = m->get<double>();
+      else
+        warnings.push_back("hints.minShare: expected a number in [0, 1]");
+    }
+    if (auto u = hints->find("unit"); u != hints->end()) {
+      if (*u == "perStep" || *u == "total")
+        s.hints.per_step = *u == "perStep";
+      else
+        warnings.push_back("hints.unit: expected \"perStep\" or \"total\"");
+    }
+    if (auto b = hints->find("showBackward"); b != hints->end() && b->is_boolean())
+      s.hints.show_backward = b->get<bool>();
+  }
+  if (auto c = section.find("compareWith"); c != section.end() && c->is_string())
+    s.compare_with = c->get<std::string>();
   return s;
 }
 

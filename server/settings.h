@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/attribution/path_mapping.h"
 #include "analysis/features/code_actions.h"
+#include "analysis/features/profile_view.h"
 #include "analysis/features/rules.h"
 
 namespace sightline::server {
@@ -16,11 +18,20 @@ struct Settings {
   features::RuleConfig rules;
   features::ActionOptions actions;
   std::string docs_base_url;  // where rule pages live; "" means the bundled docs/rules
+  // Profiles: paths or globs relative to the workspace; empty means discover them.
+  std::vector<std::string> profiles;
+  std::vector<attribution::PathRule> path_mappings;  // "to" may use ${workspaceFolder}
+  bool hints_enabled = true;
+  features::HintOptions hints;
+  std::string compare_with;
 };
 
 // Reads a settings object:
 //   {"rules": {"sync-in-loop": "off" | "error" | ... | {"enabled": bool, "severity": "..."}},
-//    "profileWindow": {"firstStep": 10, "lastStep": 14}, "docsBaseUrl": "https://..."}
+//    "profileWindow": {"firstStep": 10, "lastStep": 14}, "docsBaseUrl": "https://...",
+//    "profiles": ["runs/*.sqlite"], "pathMappings": [{"from": "/scratch/u/proj", "to": "${workspaceFolder}"}],
+//    "hints": {"enabled": true, "minShare": 0.005, "unit": "perStep" | "total", "showBackward": true},
+//    "compareWith": "runs/before.sqlite"}
 // Unknown keys are ignored; bad values are skipped and described in `warnings`.
 Settings parseSettings(const nlohmann::json& section, std::vector<std::string>& warnings);
 

@@ -1,0 +1,194 @@
+// Profile discovery, background loading and status.
+#include "server/profiles.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "analysis/features/profile_view.h"
+#include "analysis/ingest/profile_loader.h"
+
+namespace sightline::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool isProfileName(const std::string& name) {
+  return endsWith(name, ".nsys-rep") || endsWith(name, ".sqlite") || endsWith(name, ".pt.trace.json") ||
+         endsWith(name, ".pt.trace.json.gz");
+}
+
+// Regular files under root, depth <= 4, skipping hidden folders, node_modules and build*.
+template <class Visit>
+void walk(const std::string& root, Visit&& visit) {
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const auto& entry = *it;
+    std::string name = entry.path().filename().string();
+    if (entry.is_directory(ec)) {
+      if (it.depth() >= 3 || name.starts_with(".") || name == "node_modules" || name.starts_with("build"))
+        it.disable_recursion_pending();
+      continue;
+    }
+    if (entry.is_regular_file(ec)) visit(entry.path());
+  }
+}
+
+std::vector<std::string> newestFirst(std::vector<std::string> files) {
+  std::vector<std::pair<int64_t, std::string>> dated;
+  for (auto& f : files) dated.emplace_back(fileMtimeNs(f), std::move(f));
+  std::sort(dated.begin(), dated.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::vector<std::string> out;
+  for (auto& [t, f] : dated) out.push_back(std::move(f));
+  return out;
+}
+
+std::string ms(int64_t ns) { return features::formatMilliseconds(static_cast<double>(ns)); }
+
+}  // namespace
+
+int64_t fileMtimeNs(const std::string& path) {
+  std::error_code ec;
+  auto t = fs::last_write_time(path, ec);
+  if (ec) return 0;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+std::vector<std::string> discoverProfiles(const std::string& root) {
+  std::vector<std::string> found;
+  if (root.empty()) return found;
+  walk(root, [&](const fs::path& p) {
+    if (isProfileName(p.filename().string())) found.push_back(p.string());
+  });
+  return newestFirst(std::move(found));
+}
+
+std::vector<std::string> expandProfileSetting(const std::string& root, const std::string& entry) {
+  fs::path pattern(entry);
+  if (pattern.is_relative() && !root.empty()) pattern = fs::path(root) / pattern;
+  std::string p = pattern.lexically_normal().string();
+  if (p.find_first_of("*?[") == std::string::npos) return {p};
+  std::vector<std::string> found;
+  walk(root.empty() ? "." : root, [&](const fs::path& file) {
+    if (fnmatch(p.c_str(), file.lexically_normal().string().c_str(), 0) == 0) found.push_back(file.string());
+  });
+  return newestFirst(std::move(found));
+}
+
+nlohmann::json profileStatus(const LoadedProfile* loaded, const std::string& error) {
+  if (!loaded) return {{"loaded", false}, {"error", error}};
+  const auto& a = loaded->attr;
+  const auto& info = loaded->profile.info;
+  double share =
+      a.total_gpu_ns > 0 ? static_cast<double>(a.attributed_gpu_ns) / static_cast<double>(a.total_gpu_ns) : 0;
+  return {{"loaded", true},
+          {"file", loaded->path},
+          {"format", info.format},
+          {"toolVersion", info.tool_version},
+          {"gpus", info.gpus},
+          {"steps", a.steps},
+          {"stepsSource", a.steps_source},
+          {"totalGpuNs", a.total_gpu_ns},
+          {"gpuNsPerStep", a.steps > 0 ? a.total_gpu_ns / a.steps : a.total_gpu_ns},
+          {"attributedShare", share},
+          {"warnings", info.warnings},
+          {"error", error}};
+}
+
+std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
+  const auto& a = loaded.attr;
+  const auto& p = loaded.profile;
+  double total = static_cast<double>(std::max<int64_t>(1, a.total_gpu_ns));
+  auto pct = [&](int64_t ns) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * static_cast<double>(ns) / total);
+    return std::string(buf);
+  };
+  std::string md = "# Profile " + fs::path(loaded.path).filename().string() + "\n\n";
+  md += "- file: `" + loaded.path + "`\n";
+  md += "- format: " + p.info.format + " " + p.info.tool_version + "\n";
+  if (!p.info.gpus.empty()) md += "- GPU: " + p.info.gpus.front() + "\n";
+  md += "- steps: " + (a.steps > 0 ? std::to_string(a.steps) + " (" + a.steps_source + ")" : "not detected") + "\n";
+  md += "- GPU time: " + ms(a.total_gpu_ns) + " ms";
+  if (a.steps > 0) md += ", " + ms(a.total_gpu_ns / a.steps) + " ms/step";
+  md += "\n- on source lines: " + pct(a.attributed_gpu_ns) + ", unattributed " + pct(a.unattributed_gpu_ns) + "\n";
+  md += "- methods:";
+  for (size_t m = 0; m < attribution::kMethodCount; ++m)
+    if (a.by_method[m] > 0)
+      md += std::string(" ") + attribution::methodName(static_cast<attribution::Method>(m)) + " " + pct(a.by_method[m]);
+  md += "\n\n## Hottest lines\n\n| file | line | ms | share |\n|---|---:|---:|---:|\n";
+  std::vector<std::tuple<int64_t, model::StringId, int32_t>> hot;
+  for (const auto& [file, lines] : a.files)
+    for (const auto& [line, c] : lines) hot.emplace_back(c.gpu_ns, file, line);
+  std::sort(hot.rbegin(), hot.rend());
+  for (size_t i = 0; i < hot.size() && i < 10; ++i) {
+    auto [ns, file, line] = hot[i];
+    md += "| " + fs::path(p.strings[file]).filename().string() + " | " + std::to_string(line) + " | " +
+          ms(a.steps > 0 ? ns / a.steps : ns) + " | " + pct(ns) + " |\n";
+  }
+  if (!p.info.warnings.empty()) {
+    md += "\n## Warnings\n\n";
+    for (const auto& w : p.info.warnings) md += "- " + w + "\n";
+  }
+  return md;
+}
+
+ProfileLoader::ProfileLoader(boost::asio::io_context& io)
+    : channel_(std::make_shared<Channel>()), generation_(std::make_shared<uint64_t>(0)) {
+  channel_->io = &io;
+}
+
+ProfileLoader::~ProfileLoader() {
+  std::lock_guard<std::mutex> lock(channel_->mutex);
+  channel_->io = nullptr;
+}
+
+void ProfileLoader::cancel() { ++*generation_; }
+
+void ProfileLoader::load(const std::string& path, Stage stage, Done done) {
+  uint64_t mine = ++*generation_;
+  ++running_;
+  auto channel = channel_;
+  auto generation = generation_;
+  auto post = [channel](auto fn) {
+    std::lock_guard<std::mutex> lock(channel->mutex);
+    if (channel->io) boost::asio::post(*channel->io, std::move(fn));
+  };
+  std::thread([=, this] {
+    auto loaded = std::make_shared<LoadedProfile>();
+    loaded->path = path;
+    loaded->file_mtime_ns = fileMtimeNs(path);
+    auto result = ingest::loadProfile(path);
+    std::string error;
+    if (result.profile) {
+      loaded->profile = std::move(*result.profile);
+      const auto& p = loaded->profile;
+      std::string rows = std::to_string(p.activities.size()) + " GPU activities, " +
+                         std::to_string(p.api_calls.size()) + " API calls read; attributing";
+      post([=] {
+        if (*generation == mine) stage(rows, 70);
+      });
+      loaded->attr = attribution::attribute(loaded->profile);
+    } else {
+      error = result.error;
+      loaded.reset();
+    }
+    post([=, this] {
+      --running_;
+      if (*generation == mine) done(loaded, error);
+    });
+  }).detach();
+}
+
+}  // namespace sightline::server

@@ -1,0 +1,64 @@
+// Profiles in the server: finding them in the workspace, loading them off the io thread,
+// and describing what is loaded (the sightline/profileStatus notification, the summary).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "analysis/attribution/attribution.h"
+#include "analysis/model/profile.h"
+
+namespace sightline::server {
+
+struct LoadedProfile {
+  std::string path;
+  model::Profile profile;
+  attribution::Attribution attr;
+  int64_t file_mtime_ns = 0;  // of `path` when it was read
+};
+
+// Profile files under `root` (depth-limited, hidden and build folders skipped), newest first:
+// `*.nsys-rep`, `*.sqlite`, `*.pt.trace.json`, `*.pt.trace.json.gz`.
+std::vector<std::string> discoverProfiles(const std::string& root);
+// Expands one `profiles` entry (a path or a glob with * and ?, relative to `root`) to files,
+// newest first.
+std::vector<std::string> expandProfileSetting(const std::string& root, const std::string& entry);
+int64_t fileMtimeNs(const std::string& path);  // 0 when missing
+
+nlohmann::json profileStatus(const LoadedProfile* loaded, const std::string& error);
+std::string profileSummaryMarkdown(const LoadedProfile& loaded);
+
+// Loads on a detached worker thread and posts the result to the io_context; results of a
+// load superseded by a newer one (or cancelled) are dropped. Safe to destroy while a load
+// runs: the worker then posts nothing.
+class ProfileLoader {
+ public:
+  using Done = std::function<void(std::shared_ptr<LoadedProfile> loaded, std::string error)>;
+  using Stage = std::function<void(std::string message, int percent)>;
+  explicit ProfileLoader(boost::asio::io_context& io);
+  ~ProfileLoader();
+  ProfileLoader(const ProfileLoader&) = delete;
+  ProfileLoader& operator=(const ProfileLoader&) = delete;
+
+  // `stage` and `done` run on the io thread.
+  void load(const std::string& path, Stage stage, Done done);
+  void cancel();  // drops the running load's result
+  bool busy() const { return running_ > 0; }
+
+ private:
+  struct Channel {
+    std::mutex mutex;
+    boost::asio::io_context* io = nullptr;  // null once the loader is gone
+  };
+  std::shared_ptr<Channel> channel_;
+  std::shared_ptr<uint64_t> generation_;  // read and written on the io thread only
+  int running_ = 0;
+};
+
+}  // namespace sightline::server

@@ -1,0 +1,163 @@
+// End-to-end: the server with a real profile. A workspace holding our H200 capture of
+// train_small.py and the script itself; the client sees progress, the status notification,
+// inlay hints, hovers, the summary command, and a reload when the profile file changes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "server/uri.h"
+#include "tests/support/lsp_client.h"
+#include "tests/support/test_paths.h"
+
+namespace sightline::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Workspace {
+  fs::path root;
+  std::string script_uri;
+  std::string script_text;
+  std::string profile;
+};
+
+Workspace makeWorkspace(const std::string& name, const std::string& naive) {
+  Workspace w;
+  w.root = fs::temp_directory_path() / ("sightline-ws-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(w.root);
+  fs::create_directories(w.root / "runs");
+  w.script_text = readFile(testDataPath("h200/nsys/train_small.py"));
+  fs::copy_file(testDataPath("h200/nsys/train_small.py"), w.root / "train_small.py");
+  w.profile = (w.root / "runs" / "naive.sqlite").string();
+  fs::copy_file(naive, w.profile);
+  w.script_uri = server::pathToUri((w.root / "train_small.py").string());
+  return w;
+}
+
+json capabilities() {
+  return {{"window", {{"workDoneProgress", true}}},
+          {"workspace", {{"inlayHint", {{"refreshSupport", true}}}}},
+          {"textDocument", {{"hover", {{"contentFormat", {"markdown"}}}}}}};
+}
+
+void start(LspClient& client, const Workspace& w, json settings) {
+  auto id = client.request("initialize", {{"processId", nullptr},
+                                          {"rootUri", server::pathToUri(w.root.string())},
+                                          {"capabilities", capabilities()},
+                                          {"initializationOptions", {{"settings", settings}}}});
+  ASSERT_TRUE(client.waitForResponse(id));
+  client.notify("initialized", json::object());
+  client.notify(
+      "textDocument/didOpen",
+      {{"textDocument", {{"uri", w.script_uri}, {"languageId", "python"}, {"version", 1}, {"text", w.script_text}}}});
+}
+
+std::optional<json> status(LspClient& client) { return client.waitForNotification("sightline/profileStatus", 30s); }
+
+json hintsOf(LspClient& client, const std::string& uri) {
+  auto id = client.request(
+      "textDocument/inlayHint",
+      {{"textDocument", {{"uri", uri}}},
+       {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 200}, {"character", 0}}}}}});
+  auto r = client.waitForResponse(id);
+  return r ? (*r)["result"] : json();
+}
+
+const json* hintOnLine(const json& hints, int line) {
+  for (const auto& h : hints)
+    if (h["position"]["line"] == line) return &h;
+  return nullptr;
+}
+
+TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
+  SIGHTLINE_REQUIRE_PROFILE(naive, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  auto w = makeWorkspace("hints", naive);
+  auto client = LspClient::spawnStdio();
+  start(*client, w, {{"profiles", {"runs/*.sqlite"}}});
+  auto s = status(*client);
+  ASSERT_TRUE(s) << client->stderrText();
+  const json& st = (*s)["params"];
+  EXPECT_EQ(st["loaded"], true) << st.dump();
+  EXPECT_EQ(st["format"], "nsys-sqlite");
+  EXPECT_EQ(st["steps"], 6);
+  EXPECT_GT(st["attributedShare"].get<double>(), 0.99);
+  // Progress: begin ... end on one token.
+  bool begin = false, end = false;
+  for (const auto& m : client->seen()) {
+    if (m.value("method", "") != "$/progress") continue;
+    begin = begin || m["params"]["value"]["kind"] == "begin";
+    end = end || m["params"]["value"]["kind"] == "end";
+  }
+  EXPECT_TRUE(begin && end);
+
+  json hints = hintsOf(*client, w.script_uri);
+  const json* hot = hintOnLine(hints, 32);  // line 33: return F.relu(self.bn(self.conv(x)))
+  ASSERT_NE(hot, nullptr) << hints.dump();
+  std::string label = (*hot)["label"];
+  EXPECT_NE(label.find(" ms"), std::string::npos) << label;
+  EXPECT_NE(label.find("fwd "), std::string::npos) << label;
+  EXPECT_NE(label.find("bwd "), std::string::npos) << label;
+  EXPECT_EQ((*hot)["position"]["character"], 44) << "end of the line";
+  const json* def = hintOnLine(hints, 31);  // def forward(self, x): rolls up its body
+  ASSERT_NE(def, nullptr);
+  EXPECT_EQ((*def)["label"].get<std::string>().rfind("Σ ", 0), 0u);
+
+  auto hover_id = client->request("textDocument/hover", {{"textDocument", {{"uri", w.script_uri}}},
+                                                         {"position", {{"line", 32}, {"character", 20}}}});
+  auto hover = client->waitForResponse(hover_id);
+  ASSERT_TRUE(hover);
+  std::string card = (*hover)["result"]["contents"]["value"];
+  EXPECT_NE(card.find("ms/step"), std::string::npos) << card;
+  EXPECT_NE(card.find("| GPU work | count | ms |"), std::string::npos) << card;
+  EXPECT_NE(card.find("backward"), std::string::npos) << card;
+  EXPECT_NE(card.find("aten::"), std::string::npos) << "autograd ops: " << card;
+
+  auto summary_id = client->request("workspace/executeCommand", {{"command", "sightline.showProfileSummary"}});
+  auto summary = client->waitForResponse(summary_id);
+  ASSERT_TRUE(summary);
+  EXPECT_NE((*summary)["result"].get<std::string>().find("## Hottest lines"), std::string::npos);
+
+  auto toggle_id = client->request("workspace/executeCommand", {{"command", "sightline.toggleHints"}});
+  auto toggled = client->waitForResponse(toggle_id);
+  ASSERT_TRUE(toggled);
+  EXPECT_EQ((*toggled)["result"], false);
+  EXPECT_TRUE(hintsOf(*client, w.script_uri).empty());
+  fs::remove_all(w.root);
+}
+
+TEST(ProfileSession, DiscoversTheNewestProfileAndReloadsWhenItChanges) {
+  SIGHTLINE_REQUIRE_PROFILE(naive, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  SIGHTLINE_REQUIRE_PROFILE(tuned, "h200-captures/nsys/train_small_tuned.sqlite.xz");
+  auto w = makeWorkspace("reload", naive);
+  auto client = LspClient::spawnStdio();
+  start(*client, w, json::object());
+  auto first = status(*client);
+  ASSERT_TRUE(first) << client->stderrText();
+  ASSERT_EQ((*first)["params"]["loaded"], true) << (*first).dump();
+  EXPECT_EQ((*first)["params"]["file"], w.profile);
+  int64_t before = (*first)["params"]["totalGpuNs"];
+  // Overwrite the profile in place, the way a new capture lands: first a truncated half, then
+  // the whole file. The server keeps serving and picks up the new numbers.
+  {
+    std::string bytes = readFile(tuned);
+    std::ofstream half(w.profile, std::ios::binary | std::ios::trunc);
+    half.write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+  }
+  std::this_thread::sleep_for(300ms);
+  fs::copy_file(tuned, w.profile, fs::copy_options::overwrite_existing);
+  std::optional<json> next;
+  for (int i = 0; i < 10; ++i) {
+    next = status(*client);
+    if (!next || ((*next)["params"]["loaded"] == true && (*next)["params"]["totalGpuNs"] != before)) break;
+  }
+  ASSERT_TRUE(next) << client->stderrText();
+  EXPECT_NE((*next)["params"]["totalGpuNs"], before);
+  EXPECT_TRUE(client->running());
+  EXPECT_FALSE(hintsOf(*client, w.script_uri).empty());
+  fs::remove_all(w.root);
+}
+
+}  // namespace
+}  // namespace sightline::testing
