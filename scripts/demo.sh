@@ -17,9 +17,9 @@ fi
 log "sightline report --profile build/examples/train_small_naive.sqlite examples/train_small.py"
 "$BIN" report --profile "$PROFILE" examples/train_small.py
 
-log "sightline check examples/train_small.py"
+log "sightline check --profile build/examples/train_small_naive.sqlite examples/train_small.py"
 set +e
-"$BIN" check examples/train_small.py
+"$BIN" check --profile "$PROFILE" examples/train_small.py
 status=$?
 set -e
 echo

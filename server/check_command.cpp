@@ -8,7 +8,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/attribution/path_mapping.h"
 #include "analysis/features/diagnostics.h"
+#include "analysis/features/profile_diagnostics.h"
+#include "analysis/ingest/profile_loader.h"
 #include "protocol/json_in.h"
 #include "server/cli_args.h"
 #include "server/position_conversion.h"
@@ -33,6 +36,9 @@ constexpr const char* kUsage =
     "  --format text|json|sarif   output format (default text: path:line:col: severity: message [code])\n"
     "  --disable CODE             turn a rule off (repeatable)\n"
     "  --severity CODE=LEVEL      error, warning, information or hint (repeatable)\n"
+    "  --profile PATH             add what a profile measured (nsys .sqlite/.nsys-rep): evidence on\n"
+    "                             findings, and the rules that need a profile (pageable-memcpy, ...)\n"
+    "  --map FROM=TO              map profile paths starting with FROM onto TO (repeatable)\n"
     "  -h, --help                 this help\n"
     "\n"
     "exit code: 0 no warning or error, 1 warnings or errors found, 2 usage error or unreadable file\n";
@@ -103,6 +109,8 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
   std::string format = "text";
   std::vector<std::string> paths;
   Settings settings;
+  std::string profile_path;
+  attribution::PathMapper mapper;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&] { return optionValue(args, i, "check", err); };
@@ -135,6 +143,19 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
         return 2;
       }
       settings.rules.rules[v->substr(0, eq)].severity = severity;
+    } else if (a == "--profile") {
+      auto v = value();
+      if (!v) return 2;
+      profile_path = *v;
+    } else if (a == "--map") {
+      auto v = value();
+      if (!v) return 2;
+      auto rule = attribution::parsePathRule(*v);
+      if (!rule) {
+        err << "sightline check: --map expects FROM=TO, got \"" << *v << "\"\n";
+        return 2;
+      }
+      mapper.rules.push_back(*rule);
     } else if (!a.empty() && a[0] == '-') {
       err << "sightline check: unknown option " << a << "\n" << kUsage;
       return 2;
@@ -145,6 +166,25 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
   if (paths.empty()) {
     err << "sightline check: no file given\n" << kUsage;
     return 2;
+  }
+
+  std::optional<model::Profile> profile;
+  attribution::Attribution attr;
+  if (!profile_path.empty()) {
+    auto loaded = ingest::loadProfile(profile_path);
+    if (!loaded.profile) {
+      err << "sightline check: " << loaded.error << "\n";
+      return 2;
+    }
+    profile = std::move(loaded.profile);
+    attr = attribution::attribute(*profile);
+    std::error_code ec;
+    for (const auto& p : paths) mapper.candidates.push_back(std::filesystem::absolute(p, ec).string());
+    mapper.root = std::filesystem::current_path(ec).string();
+    mapper.exists = [](const std::string& p) {
+      std::error_code e;
+      return std::filesystem::is_regular_file(p, e);
+    };
   }
 
   std::vector<FileResult> results;
@@ -165,6 +205,14 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
     auto index = source::buildSourceIndex(*r.file);
     if (index.has_syntax_errors) err << "sightline check: " << path << " has syntax errors; results may be partial\n";
     r.findings = features::computeDiagnostics(*r.file, index, settings.rules);
+    if (profile) {
+      std::string here = std::filesystem::absolute(path, ec).lexically_normal().string();
+      auto costs = features::fileCosts(*profile, attr, [&](const std::string& profile_file) {
+        auto mapped = mapper.map(profile_file);
+        return mapped && std::filesystem::absolute(*mapped, ec).lexically_normal().string() == here;
+      });
+      r.findings = features::confirmWithProfile(std::move(r.findings), *r.file, index, costs, *profile, settings.rules);
+    }
     results.push_back(std::move(r));
   }
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "analysis/features/profile_diagnostics.h"
 #include "protocol/json_in.h"
 #include "server/conversion.h"
 #include "server/log.h"
@@ -452,7 +453,7 @@ void Session::publishNow(Document& doc) {
   protocol::PublishDiagnosticsParams params;
   params.uri = doc.uri();
   if (client_.diagnostic_version) params.version = doc.version();
-  for (const auto& f : doc.findings(settings_.rules, settings_generation_))
+  for (const auto& f : findingsFor(doc))
     params.diagnostics.push_back(toDiagnostic(doc.file(), f, encoding_, settings_));
   dispatcher_.sendNotification("textDocument/publishDiagnostics", protocol::toJson(params));
 }
@@ -471,6 +472,13 @@ void Session::republishAll() {
   for (Document* doc : documents_.all()) publishNow(*doc);
 }
 
+std::vector<features::Finding> Session::findingsFor(Document& doc) {
+  const auto& findings = doc.findings(settings_.rules, settings_generation_);
+  const features::FileCosts* costs = costsFor(doc);
+  if (!costs) return findings;
+  return features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile, settings_.rules);
+}
+
 Document& Session::documentFor(const std::string& uri) {
   Document* doc = documents_.find(uri);
   if (!doc) throw RequestError{ErrorCode::InvalidParams, "params.textDocument.uri: document is not open: " + uri};
@@ -484,7 +492,7 @@ json Session::codeActions(const json& params) {
   source::ByteRange selection{toOffset(text, doc.file().lines(), p.range.start, encoding_),
                               toOffset(text, doc.file().lines(), p.range.end, encoding_)};
   if (selection.end < selection.begin) std::swap(selection.begin, selection.end);
-  const auto& findings = doc.findings(settings_.rules, settings_generation_);
+  const auto findings = findingsFor(doc);
   auto actions = features::computeCodeActions(doc.file(), doc.index(), selection, findings, settings_.actions);
   json out = json::array();
   for (const auto& action : actions) {

@@ -54,6 +54,8 @@ class Session {
   void applyEditOnClient(const std::string& label, const protocol::WorkspaceEdit& edit);
 
   Document& documentFor(const std::string& uri);
+  // The document's findings, with the loaded profile's evidence and profile-only rules.
+  std::vector<features::Finding> findingsFor(Document& doc);
 
   // Profiles (profiles.h): which to load, loading with progress, status, watching.
   std::vector<std::string> profileCandidates() const;

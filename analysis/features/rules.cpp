@@ -16,6 +16,10 @@ const std::vector<RuleInfo>& allRules() {
       {"zero-grad-set-to-none", Severity::Warning, "zero_grad(set_to_none=False) writes zeros into every gradient"},
       {"cpu-tensor-then-copy", Severity::Warning,
        "tensor created on the CPU and copied to the GPU in the same expression"},
+      // Raised only with a profile (profile_diagnostics.h).
+      {"pageable-memcpy", Severity::Warning, "copies between the GPU and pageable host memory (needs a profile)"},
+      {"sync-api", Severity::Warning, "host time blocked in CUDA synchronize calls (needs a profile)"},
+      {"launch-bound", Severity::Warning, "many tiny kernels per step from one line (needs a profile)"},
   };
   return rules;
 }

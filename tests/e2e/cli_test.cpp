@@ -33,6 +33,20 @@ TEST(Cli, CheckTheBundledExample) {
   EXPECT_NE(r.out.find("[dataloader-pin-memory]"), std::string::npos);
 }
 
+TEST(Cli, CheckWithAProfileCitesMeasuredCosts) {
+  SIGHTLINE_REQUIRE_PROFILE(profile, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  auto r = run("check --profile '" + profile + "' " + sourcePath("examples/train_small.py"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find(":109:28: warning: `.item()`"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("measured: blocks the host 0.93 ms/step here (cudaStreamSynchronize ×6, after a 4-byte DtoH"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(":102:21: warning: 3.0 MiB per step copied between the GPU and pageable host memory"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(run("check --profile /nonexistent.sqlite " + sourcePath("examples/train_small.py")).code, 2);
+}
+
 TEST(Cli, CheckAFileWithSyntaxErrors) {
   std::string path = testDataPath("broken.py");
   auto r = run("check " + path);

@@ -92,6 +92,26 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   }
   EXPECT_TRUE(begin && end);
 
+  // Diagnostics republished with the profile: the `.item()` line cites its measured sync, the
+  // `.to(device)` copies from pageable memory get the profile-only rule.
+  auto published = client->waitFor(
+      [](const json& m) {
+        return m.value("method", "") == "textDocument/publishDiagnostics" &&
+               m["params"]["diagnostics"].dump().find("pageable-memcpy") != std::string::npos;
+      },
+      10s);
+  ASSERT_TRUE(published);
+  bool measured_item = false;
+  std::vector<int> pageable_lines;
+  for (const auto& d : (*published)["params"]["diagnostics"]) {
+    if (d["code"] == "sync-in-loop" && d["range"]["start"]["line"] == 108)
+      measured_item = d["message"].get<std::string>().find("measured: blocks the host") != std::string::npos &&
+                      d["message"].get<std::string>().find("cudaStreamSynchronize") != std::string::npos;
+    if (d["code"] == "pageable-memcpy") pageable_lines.push_back(d["range"]["start"]["line"]);
+  }
+  EXPECT_TRUE(measured_item) << (*published).dump();
+  EXPECT_EQ(pageable_lines, (std::vector<int>{101})) << "x.to(device): 3 MiB/step; y (3 KiB) is below the cut-off";
+
   json hints = hintsOf(*client, w.script_uri);
   const json* hot = hintOnLine(hints, 32);  // line 33: return F.relu(self.bn(self.conv(x)))
   ASSERT_NE(hot, nullptr) << hints.dump();

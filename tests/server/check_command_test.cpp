@@ -6,6 +6,7 @@
 
 #include <sstream>
 
+#include "analysis/features/rules.h"
 #include "tests/support/test_paths.h"
 
 namespace sightline::server {
@@ -52,7 +53,7 @@ TEST(CheckCommand, SarifFormat) {
   EXPECT_EQ(j["version"], "2.1.0");
   auto& run = j["runs"][0];
   EXPECT_EQ(run["tool"]["driver"]["name"], "sightline");
-  EXPECT_EQ(run["tool"]["driver"]["rules"].size(), 7u);
+  EXPECT_EQ(run["tool"]["driver"]["rules"].size(), features::allRules().size());
   EXPECT_EQ(run["results"].size(), 5u);
   auto& res = run["results"][4];
   EXPECT_EQ(res["ruleId"], "sync-in-loop");

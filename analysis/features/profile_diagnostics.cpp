@@ -1,0 +1,152 @@
+// Profile evidence for findings, and the profile-only rules.
+#include "analysis/features/profile_diagnostics.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+namespace sightline::features {
+namespace {
+
+using attribution::LineCost;
+
+// "3.0 MiB", "2.0 KiB", "512 bytes"; `adjective` gives "4-byte" for small sizes.
+std::string mib(double bytes, bool adjective = false) {
+  char buf[32];
+  if (bytes >= 1 << 20)
+    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1 << 20));
+  else if (bytes >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024);
+  else
+    std::snprintf(buf, sizeof buf, adjective ? "%.0f-byte" : "%.0f bytes", bytes);
+  return buf;
+}
+
+struct PerStep {
+  double steps = 1;
+  std::string unit = "ms";
+  std::string ms(int64_t ns) const { return formatMilliseconds(static_cast<double>(ns) / steps) + " " + unit; }
+};
+
+std::string syncApis(const LineCost& c, const model::Profile& profile) {
+  std::string out;
+  for (const auto& [api, n] : c.sync_apis)
+    out += (out.empty() ? "" : ", ") + profile.strings[api] + " ×" + std::to_string(n);
+  return out;
+}
+
+// What the profile measured on a line, for a static finding's code.
+std::string evidence(const std::string& code, const LineCost& c, const model::Profile& profile, const PerStep& s) {
+  if ((code == "sync-in-loop" || code == "cuda-synchronize-in-loop") && c.sync_ns > 0) {
+    std::string out = "measured: blocks the host " + s.ms(c.sync_ns) + " here (" + syncApis(c, profile);
+    auto dtoh = c.memcpy_bytes_by_kind[static_cast<size_t>(model::CopyKind::DeviceToHost)];
+    if (dtoh > 0 && c.syncs > 0) out += ", after a " + mib(static_cast<double>(dtoh) / c.syncs, true) + " DtoH copy";
+    return out + ")";
+  }
+  if ((code == "missing-non-blocking" || code == "cpu-tensor-then-copy") && c.memcpy_bytes > 0) {
+    std::string out = "measured: " + mib(static_cast<double>(c.memcpy_bytes) / s.steps) + " copied per step (" +
+                      s.ms(c.memcpy_ns) + " of copies";
+    if (c.pageable_bytes > 0) out += ", from pageable memory";
+    if (c.sync_ns > 0) out += ", host blocked " + s.ms(c.sync_ns);
+    return out + ")";
+  }
+  if (c.gpu_ns > 0 && code == "zero-grad-set-to-none")
+    return "measured: " + s.ms(c.gpu_ns) + " of GPU time on this line";
+  return {};
+}
+
+// The call on a 0-based line that best stands for its cost (a copy for copies), or the line's
+// text without indentation.
+source::ByteRange rangeOnLine(const source::SourceFile& file, const source::SourceIndex& index, uint32_t line,
+                              bool prefer_copy) {
+  const auto& lines = file.lines();
+  auto r = lines.lineRange(line);
+  const source::CallInfo* best = nullptr;
+  for (const auto& call : index.calls) {
+    if (call.range.begin < r.begin || call.range.begin >= r.end) continue;
+    bool copy = call.method == "to" || call.method == "cuda" || call.method == "copy_" || call.method == "cpu";
+    if (!best || (prefer_copy && copy && !(best->method == "to" || best->method == "cuda"))) best = &call;
+    if (prefer_copy && copy) break;
+  }
+  if (best) return best->range;
+  const std::string& text = file.text();
+  uint32_t b = r.begin, e = r.end;
+  while (b < e && (text[b] == ' ' || text[b] == '\t')) ++b;
+  while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\r')) --e;
+  return {b, e};
+}
+
+}  // namespace
+
+std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const source::SourceFile& file,
+                                        const source::SourceIndex& index, const FileCosts& costs,
+                                        const model::Profile& profile, const RuleConfig& config,
+                                        const ProfileRuleThresholds& thresholds) {
+  PerStep s;
+  if (costs.steps > 0) s = {static_cast<double>(costs.steps), "ms/step"};
+  const auto& lines = file.lines();
+  auto costOf = [&](uint32_t offset) -> const LineCost* {
+    auto it = costs.lines.find(static_cast<int32_t>(lines.pointAt(offset).line) + 1);
+    return it == costs.lines.end() ? nullptr : &it->second;
+  };
+  std::set<std::pair<int32_t, std::string>> flagged;  // (line, code) already reported
+  for (auto& f : findings) {
+    flagged.insert({static_cast<int32_t>(lines.pointAt(f.range.begin).line) + 1, f.code});
+    const LineCost* c = costOf(f.range.begin);
+    if (!c) continue;
+    std::string e = evidence(f.code, *c, profile, s);
+    if (e.empty()) continue;
+    f.message += " — " + e;
+    f.severity = std::min(f.severity, Severity::Warning);  // lower enum = more severe
+  }
+  // Fixes for pageable copies: the pin_memory fix of the loader finding, when there is one.
+  std::vector<Fix> pin_fixes;
+  for (const auto& f : findings)
+    if (f.code == "dataloader-pin-memory") pin_fixes = f.fixes;
+
+  auto add = [&](const std::string& code, uint32_t line0, bool prefer_copy, std::string message,
+                 std::vector<Fix> fixes = {}) {
+    if (!config.enabled(code)) return;
+    Finding f;
+    f.code = code;
+    f.severity = config.severityOf(code);
+    f.range = rangeOnLine(file, index, line0, prefer_copy);
+    f.message = std::move(message);
+    f.fixes = std::move(fixes);
+    if (isSuppressed(file, index, f.range, code)) return;
+    findings.push_back(std::move(f));
+  };
+  for (const auto& [line, c] : costs.lines) {
+    if (line < 1 || static_cast<uint32_t>(line) > lines.lineCount()) continue;
+    uint32_t line0 = static_cast<uint32_t>(line - 1);
+    if (c.pageable_bytes > 0 && static_cast<double>(c.pageable_bytes) / s.steps >= thresholds.pageable_min_bytes) {
+      std::string message = mib(static_cast<double>(c.pageable_bytes) / s.steps) +
+                            " per step copied between the GPU and pageable host memory here (" + s.ms(c.memcpy_ns) +
+                            " of copies): such copies are staged and synchronous; load batches into pinned memory "
+                            "(DataLoader(pin_memory=True)) and copy with non_blocking=True";
+      add("pageable-memcpy", line0, true, message, pin_fixes);
+    }
+    bool other_sync = flagged.count({line, "sync-in-loop"}) || flagged.count({line, "cuda-synchronize-in-loop"});
+    if (!other_sync && c.syncs > 0 && static_cast<double>(c.sync_ns) / s.steps >= thresholds.sync_api_min_ns)
+      add("sync-api", line0, false,
+          "the host waits for the GPU " + s.ms(c.sync_ns) + " here (" + syncApis(c, profile) +
+              "): while it waits no new work is queued; move the synchronization out of the step or drop it");
+    double kernels_per_step = static_cast<double>(c.kernels) / s.steps;
+    if (kernels_per_step > thresholds.launch_bound_min_kernels && c.kernels > 0) {
+      int64_t kernel_ns = c.gpu_ns - c.memcpy_ns - c.memset_ns;
+      if (kernel_ns / c.kernels < thresholds.launch_bound_max_mean_ns) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%.0f kernels per step launched from this line, %.1f µs each on average",
+                      kernels_per_step, static_cast<double>(kernel_ns) / c.kernels / 1000.0);
+        add("launch-bound", line0, false,
+            std::string(buf) +
+                ": launch overhead, not the GPU, sets the pace; fuse them with torch.compile or capture a CUDA graph");
+      }
+    }
+  }
+  std::stable_sort(findings.begin(), findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.range.begin < b.range.begin; });
+  return findings;
+}
+
+}  // namespace sightline::features

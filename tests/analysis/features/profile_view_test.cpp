@@ -1,0 +1,133 @@
+// Hints, hover cards and profile evidence over hand-made line costs on a real script (the
+// real-profile path is covered end to end in tests/e2e/profile_session_test.cpp).
+#include "analysis/features/profile_view.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/features/profile_diagnostics.h"
+#include "tests/support/test_paths.h"
+
+namespace sightline::features {
+namespace {
+
+struct Fixture {
+  source::SourceFile file{testing::readFile(testing::testDataPath("h200/nsys/train_small.py"))};
+  source::SourceIndex index = source::buildSourceIndex(file);
+  model::Profile profile;
+  FileCosts costs;
+
+  Fixture() {
+    costs.total_gpu_ns = 100'000'000;
+    costs.steps = 10;
+    auto& hot = costs.lines[33];  // return F.relu(self.bn(self.conv(x)))
+    hot.gpu_ns = 60'000'000;
+    hot.forward_ns = 20'000'000;
+    hot.backward_ns = 40'000'000;
+    hot.by_method[static_cast<size_t>(attribution::Method::Stack)] = 20'000'000;
+    hot.by_method[static_cast<size_t>(attribution::Method::Backward)] = 40'000'000;
+    hot.kernels = 600;
+    hot.by_name[profile.strings.intern("void cudnn::conv<float, 3>(Params<float> const&)")] = {300, 45'000'000};
+    hot.by_name[profile.strings.intern("bn_fw_tr_1C11_kernel_NCHW")] = {300, 15'000'000};
+    hot.autograd_ops[profile.strings.intern("aten::conv2d")] = 40;
+    auto& item = costs.lines[109];  // running += loss.item()
+    item.gpu_ns = 100'000;
+    item.sync_ns = 9'300'000;
+    item.syncs = 10;
+    item.sync_apis[profile.strings.intern("cudaStreamSynchronize")] = 10;
+    item.memcpy_bytes = 40;
+    item.memcpy_bytes_by_kind[static_cast<size_t>(model::CopyKind::DeviceToHost)] = 40;
+    auto& copy = costs.lines[102];  // x = x.to(device)
+    copy.gpu_ns = 2'000'000;
+    copy.memcpy_ns = 2'000'000;
+    copy.memcpy_bytes = copy.pageable_bytes = 30u << 20;
+    copy.memcpy_bytes_by_kind[static_cast<size_t>(model::CopyKind::HostToDevice)] = 30u << 20;
+  }
+};
+
+TEST(ProfileView, Formatting) {
+  EXPECT_EQ(formatMilliseconds(12'400'000), "12.4");
+  EXPECT_EQ(formatMilliseconds(410'000), "0.41");
+  EXPECT_EQ(formatMilliseconds(153'000'000), "153");
+  EXPECT_EQ(shortKernelName("void cudnn::conv<float, 3>(Params<float> const&)"), "void cudnn::conv<…>(…)");
+  EXPECT_EQ(shortKernelName(std::string(100, 'k'), 10), "kkkkkkkkk…");
+}
+
+TEST(ProfileView, HintsPerStepWithSplitRollupsAndMinShare) {
+  Fixture f;
+  auto hints = computeInlayHints(f.file, f.index, f.costs, f.profile, HintOptions{}, 0, 200);
+  std::map<uint32_t, std::string> labels;
+  for (const auto& h : hints) labels[h.line] = h.label;
+  EXPECT_EQ(labels[32], "▮ 6.00 ms · 60% (fwd 2.00 + bwd 4.00)");
+  EXPECT_EQ(labels[31], "Σ 6.00 ms · 60%") << "def forward rolls up its body";
+  EXPECT_EQ(labels.count(108), 0u) << "0.1% is below the default minShare";
+  EXPECT_EQ(labels[101], "▮ 0.20 ms · 2.0%");
+  HintOptions totals{0, false, false};
+  auto all = computeInlayHints(f.file, f.index, f.costs, f.profile, totals, 32, 32);
+  ASSERT_EQ(all.size(), 1u) << "only the requested range";
+  EXPECT_EQ(all[0].label, "▮ 60.0 ms · 60%");
+  EXPECT_NE(all[0].tooltip.find("`void cudnn::conv<…>(…)` | 300 | 45.0"), std::string::npos) << all[0].tooltip;
+}
+
+TEST(ProfileView, HoverCard) {
+  Fixture f;
+  auto card = hoverCard(f.file, f.index, f.costs, f.profile, HintOptions{}, 108);
+  ASSERT_TRUE(card);
+  EXPECT_NE(card->find("host blocked 0.93 ms/step in `cudaStreamSynchronize` ×10"), std::string::npos) << *card;
+  auto hot = hoverCard(f.file, f.index, f.costs, f.profile, HintOptions{}, 32);
+  ASSERT_TRUE(hot);
+  EXPECT_NE(hot->find("forward 2.00 + backward 4.00 ms/step"), std::string::npos) << *hot;
+  EXPECT_NE(hot->find("attributed by: stack 33%, backward 67%"), std::string::npos) << *hot;
+  EXPECT_NE(hot->find("autograd ops: `aten::conv2d`"), std::string::npos) << *hot;
+  EXPECT_FALSE(hoverCard(f.file, f.index, f.costs, f.profile, HintOptions{}, 0)) << "no cost on line 1";
+}
+
+TEST(ProfileDiagnostics, EvidenceAndProfileOnlyRules) {
+  Fixture f;
+  RuleConfig config;
+  auto findings =
+      confirmWithProfile(computeDiagnostics(f.file, f.index, config), f.file, f.index, f.costs, f.profile, config);
+  const Finding* item = nullptr;
+  std::vector<uint32_t> pageable;
+  for (const auto& x : findings) {
+    uint32_t line = f.file.lines().pointAt(x.range.begin).line;
+    if (x.code == "sync-in-loop" && line == 108) item = &x;
+    if (x.code == "pageable-memcpy") pageable.push_back(line);
+    EXPECT_NE(x.code, "sync-api") << "the .item() line is already explained by sync-in-loop";
+  }
+  ASSERT_NE(item, nullptr);
+  EXPECT_NE(item->message.find("measured: blocks the host 0.93 ms/step here (cudaStreamSynchronize ×10, after a "
+                               "4-byte DtoH copy)"),
+            std::string::npos)
+      << item->message;
+  EXPECT_EQ(pageable, (std::vector<uint32_t>{101}));
+  // The pin_memory fix of the loader travels with the pageable-copy finding.
+  for (const auto& x : findings)
+    if (x.code == "pageable-memcpy") {
+      EXPECT_FALSE(x.fixes.empty());
+    }
+  config.rules["pageable-memcpy"].enabled = false;
+  for (const auto& x :
+       confirmWithProfile(computeDiagnostics(f.file, f.index, config), f.file, f.index, f.costs, f.profile, config))
+    EXPECT_NE(x.code, "pageable-memcpy");
+}
+
+TEST(ProfileDiagnostics, LaunchBoundAndSyncApi) {
+  Fixture f;
+  auto& tiny = f.costs.lines[52];  // loss = F.cross_entropy(out, y)
+  tiny.kernels = 1000;             // 100 per step
+  tiny.gpu_ns = 3'000'000;         // 3 us each
+  auto& sync = f.costs.lines[71];  // torch.cuda.synchronize() in NsysWindow.step (not a training loop)
+  sync.syncs = 10;
+  sync.sync_ns = 5'000'000;
+  sync.sync_apis[f.profile.strings.intern("cudaDeviceSynchronize")] = 10;
+  RuleConfig config;
+  auto findings = confirmWithProfile({}, f.file, f.index, f.costs, f.profile, config);
+  std::map<std::string, std::vector<uint32_t>> lines;
+  for (const auto& x : findings) lines[x.code].push_back(f.file.lines().pointAt(x.range.begin).line);
+  EXPECT_EQ(lines["launch-bound"], (std::vector<uint32_t>{51}));
+  // Without static findings the .item() line's sync is reported by sync-api too.
+  EXPECT_EQ(lines["sync-api"], (std::vector<uint32_t>{70, 108}));
+}
+
+}  // namespace
+}  // namespace sightline::features
