@@ -148,14 +148,7 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
       if (!v) return 2;
       profile_path = *v;
     } else if (a == "--map") {
-      auto v = value();
-      if (!v) return 2;
-      auto rule = attribution::parsePathRule(*v);
-      if (!rule) {
-        err << "sightline check: --map expects FROM=TO, got \"" << *v << "\"\n";
-        return 2;
-      }
-      mapper.rules.push_back(*rule);
+      if (!addMapOption(args, i, "check", err, mapper)) return 2;
     } else if (!a.empty() && a[0] == '-') {
       err << "sightline check: unknown option " << a << "\n" << kUsage;
       return 2;
@@ -178,13 +171,7 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
     }
     profile = std::move(loaded.profile);
     attr = attribution::attribute(*profile);
-    std::error_code ec;
-    for (const auto& p : paths) mapper.candidates.push_back(std::filesystem::absolute(p, ec).string());
-    mapper.root = std::filesystem::current_path(ec).string();
-    mapper.exists = [](const std::string& p) {
-      std::error_code e;
-      return std::filesystem::is_regular_file(p, e);
-    };
+    mapOntoFiles(mapper, paths);
   }
 
   std::vector<FileResult> results;

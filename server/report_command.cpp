@@ -142,14 +142,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     } else if (a == "--total") {
       total = true;
     } else if (a == "--map") {
-      auto v = value();
-      if (!v) return 2;
-      auto rule = attribution::parsePathRule(*v);
-      if (!rule) {
-        err << "sightline report: --map expects FROM=TO, got \"" << *v << "\"\n";
-        return 2;
-      }
-      mapper.rules.push_back(*rule);
+      if (!addMapOption(args, i, "report", err, mapper)) return 2;
     } else if (!a.empty() && a[0] == '-') {
       err << "sightline report: unknown option " << a << "\n" << kUsage;
       return 2;
@@ -192,12 +185,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   const model::Profile& profile = *loaded.profile;
   Attribution attr = attribution::attribute(profile, options);
 
-  for (const auto& f : files) mapper.candidates.push_back(fs::absolute(f, ec).string());
-  mapper.root = fs::current_path(ec).string();
-  mapper.exists = [](const std::string& p) {
-    std::error_code e;
-    return fs::is_regular_file(p, e);
-  };
+  mapOntoFiles(mapper, files);
   std::vector<MappedFile> mapped;
   for (const auto& [file, lines] : attr.files) mapped.push_back({file, mapper.map(profile.strings[file])});
 
