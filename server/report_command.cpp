@@ -17,6 +17,7 @@
 #include "analysis/attribution/attribution.h"
 #include "analysis/attribution/nvtx_sites.h"
 #include "analysis/attribution/path_mapping.h"
+#include "analysis/features/profile_view.h"
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/source/source_index.h"
 #include "protocol/json_in.h"
@@ -53,13 +54,6 @@ std::string readFile(const std::string& path, bool& ok) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-std::string formatMs(double ns) {
-  char buf[32];
-  double ms = ns / 1e6;
-  std::snprintf(buf, sizeof buf, ms >= 100 ? "%.0f" : ms >= 10 ? "%.1f" : "%.2f", ms);
-  return buf;
 }
 
 std::string formatPercent(double share) {
@@ -249,8 +243,9 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     out << attr.steps << " (" << attr.steps_source << ")";
   else
     out << "not detected";
-  out << "\nGPU time  " << formatMs(static_cast<double>(attr.total_gpu_ns)) << " ms total";
-  if (attr.steps > 0) out << ", " << formatMs(static_cast<double>(attr.total_gpu_ns) / attr.steps) << " ms/step";
+  out << "\nGPU time  " << features::formatMilliseconds(static_cast<double>(attr.total_gpu_ns)) << " ms total";
+  if (attr.steps > 0)
+    out << ", " << features::formatMilliseconds(static_cast<double>(attr.total_gpu_ns) / attr.steps) << " ms/step";
   out << "\n";
   if (!attr.files.empty()) {
     out << "Methods  ";
@@ -311,14 +306,15 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       if (it != lines.end()) {
         const auto& c = it->second;
         double share = static_cast<double>(c.gpu_ns) / total_ns;
-        std::string split = c.backward_ns > 0 ? formatMs(static_cast<double>(c.forward_ns) / steps) + " + " +
-                                                    formatMs(static_cast<double>(c.backward_ns) / steps)
-                                              : "";
-        margin = pad(formatMs(static_cast<double>(c.gpu_ns) / steps), 9) + "  " + pad(formatPercent(share), 6) + "  " +
-                 pad(split, 15, true) + "  " + pad(bar(share), 10, true);
+        std::string split = c.backward_ns > 0
+                                ? features::formatMilliseconds(static_cast<double>(c.forward_ns) / steps) + " + " +
+                                      features::formatMilliseconds(static_cast<double>(c.backward_ns) / steps)
+                                : "";
+        margin = pad(features::formatMilliseconds(static_cast<double>(c.gpu_ns) / steps), 9) + "  " +
+                 pad(formatPercent(share), 6) + "  " + pad(split, 15, true) + "  " + pad(bar(share), 10, true);
       } else if (roll != rollup.end()) {
         double share = static_cast<double>(roll->second) / total_ns;
-        margin = pad("Σ " + formatMs(static_cast<double>(roll->second) / steps), 9) + "  " +
+        margin = pad("Σ " + features::formatMilliseconds(static_cast<double>(roll->second) / steps), 9) + "  " +
                  pad(formatPercent(share), 6) + "  " + pad("", 15) + "  " + pad("", 10);
       } else {
         margin = std::string(9 + 2 + 6 + 2 + 15 + 2 + 10, ' ');

@@ -13,11 +13,6 @@ namespace {
 
 using model::Profile;
 
-uint64_t threadKey(uint32_t pid, uint32_t tid) { return (static_cast<uint64_t>(pid) << 32) | tid; }
-uint64_t corrKey(uint32_t pid, int64_t corr) {
-  return (static_cast<uint64_t>(pid) << 40) ^ static_cast<uint64_t>(corr);
-}
-
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 class Engine {
@@ -38,7 +33,7 @@ class Engine {
     api_by_corr.reserve(p_.api_calls.size());
     for (uint32_t i = 0; i < p_.api_calls.size(); ++i)
       if (p_.api_calls[i].correlation > 0)
-        api_by_corr.emplace_back(corrKey(p_.api_calls[i].pid, p_.api_calls[i].correlation), i);
+        api_by_corr.emplace_back(model::correlationKey(p_.api_calls[i].pid, p_.api_calls[i].correlation), i);
     std::sort(api_by_corr.begin(), api_by_corr.end());
     api_lines_.assign(p_.api_calls.size(), LineRef{});
     api_done_.assign(p_.api_calls.size(), false);
@@ -48,7 +43,7 @@ class Engine {
       const auto& act = p_.activities[a];
       int64_t ns = act.duration();
       out.total_gpu_ns += ns;
-      auto key = act.correlation > 0 ? corrKey(act.pid, act.correlation) : 0;
+      auto key = act.correlation > 0 ? model::correlationKey(act.pid, act.correlation) : 0;
       auto it = std::lower_bound(api_by_corr.begin(), api_by_corr.end(), std::make_pair(key, uint32_t{0}));
       if (key == 0 || it == api_by_corr.end() || it->first != key) {
         out.unattributed_gpu_ns += ns;
@@ -122,7 +117,7 @@ class Engine {
     mark_lines_.resize(p_.marks.size());
     for (uint32_t i = 0; i < p_.marks.size(); ++i) {
       const auto& m = p_.marks[i];
-      auto& t = marks_[threadKey(m.pid, m.tid)];
+      auto& t = marks_[model::threadKey(m.pid, m.tid)];
       (m.kind == model::MarkKind::Sample ? t.samples : t.backtraces).push_back(i);
       for (uint32_t f = 0; f < m.frame_count; ++f) {
         const auto& frame = p_.frames[m.first_frame + f];
@@ -140,7 +135,7 @@ class Engine {
     uint64_t current = ~0ull;
     for (uint32_t i = 0; i < p_.ranges.size(); ++i) {
       const auto& r = p_.ranges[i];
-      uint64_t key = threadKey(r.pid, r.tid);
+      uint64_t key = model::threadKey(r.pid, r.tid);
       if (key != current) {
         open.clear();
         current = key;
@@ -188,7 +183,7 @@ class Engine {
 
   // The innermost range on (pid, tid) containing time t, or -1.
   int innermostRange(uint32_t pid, uint32_t tid, int64_t t) const {
-    auto it = ranges_.find(threadKey(pid, tid));
+    auto it = ranges_.find(model::threadKey(pid, tid));
     if (it == ranges_.end()) return -1;
     const auto& list = it->second.ranges;
     auto pos = std::upper_bound(list.begin(), list.end(), t,
@@ -216,7 +211,7 @@ class Engine {
 
   // The first backtrace mark on the thread within [start, end] that resolves to a user line.
   LineRef stackLineWithin(uint32_t pid, uint32_t tid, int64_t start, int64_t end) const {
-    auto it = marks_.find(threadKey(pid, tid));
+    auto it = marks_.find(model::threadKey(pid, tid));
     if (it == marks_.end()) return {};
     const auto& list = it->second.backtraces;
     auto pos = std::lower_bound(list.begin(), list.end(), start,
@@ -273,7 +268,7 @@ class Engine {
     const auto& r = p_.ranges[static_cast<size_t>(outer)];
     LineRef ref = stackLineWithin(r.pid, r.tid, r.start_ns, r.end_ns);
     if (ref.file == 0) {
-      auto it = marks_.find(threadKey(r.pid, r.tid));
+      auto it = marks_.find(model::threadKey(r.pid, r.tid));
       if (it != marks_.end()) {
         ref = bracketed(it->second.backtraces, r.start_ns);
         if (ref.file == 0) ref = nearestSample(it->second.samples, r.start_ns);
@@ -330,7 +325,7 @@ class Engine {
         return api_lines_[api] = ref;
       }
     }
-    auto it = marks_.find(threadKey(c.pid, c.tid));
+    auto it = marks_.find(model::threadKey(c.pid, c.tid));
     if (it != marks_.end()) {
       ref = enabled(Method::Inferred) ? bracketed(it->second.backtraces, c.start_ns) : LineRef{};
       if (ref.file != 0) {
@@ -404,7 +399,7 @@ class Engine {
     std::unordered_map<uint64_t, size_t> per_thread;
     size_t best = 0;
     for (const auto& r : p_.ranges)
-      if (r.op == 0 && p_.strings[r.text] == text) best = std::max(best, ++per_thread[threadKey(r.pid, r.tid)]);
+      if (r.op == 0 && p_.strings[r.text] == text) best = std::max(best, ++per_thread[model::threadKey(r.pid, r.tid)]);
     return best;
   }
 

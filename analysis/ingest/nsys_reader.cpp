@@ -165,11 +165,6 @@ bool parseAutogradText(std::string_view text, model::NvtxRange& r, model::String
   return true;
 }
 
-uint64_t threadKey(uint32_t pid, uint32_t tid) { return (static_cast<uint64_t>(pid) << 32) | tid; }
-uint64_t corrKey(uint32_t pid, int64_t corr) {
-  return (static_cast<uint64_t>(pid) << 40) ^ static_cast<uint64_t>(corr);
-}
-
 // What the GPU-activity tables give back; read on a second connection and thread, so it
 // interns nothing: names come from the shared id -> StringId map and pre-interned ids.
 struct ActivityTables {
@@ -425,7 +420,7 @@ class ProfileReader : Reader {
     std::vector<uint64_t> launched;
     launched.reserve(p_.activities.size());
     for (const auto& a : p_.activities)
-      if (a.correlation > 0) launched.push_back(corrKey(a.pid, a.correlation));
+      if (a.correlation > 0) launched.push_back(model::correlationKey(a.pid, a.correlation));
     std::sort(launched.begin(), launched.end());
     auto& calls = p_.api_calls;
     std::stable_sort(calls.begin(), calls.end(), [](const model::ApiCall& a, const model::ApiCall& b) {
@@ -443,7 +438,8 @@ class ProfileReader : Reader {
           c.start_ns = std::min(c.start_ns, calls[i].start_ns);
           c.end_ns = std::max(c.end_ns, calls[i].end_ns);
         }
-        if (std::binary_search(launched.begin(), launched.end(), corrKey(c.pid, c.correlation))) c.launches = true;
+        if (std::binary_search(launched.begin(), launched.end(), model::correlationKey(c.pid, c.correlation)))
+          c.launches = true;
       }
       if (c.launches || c.sync != SyncKind::None) calls[out++] = c;
     }
@@ -525,10 +521,10 @@ class ProfileReader : Reader {
     // Autograd ranges without a seq are kept only around a kept API call of their thread.
     std::vector<std::pair<uint64_t, int64_t>> call_starts;  // (thread, start), sorted
     call_starts.reserve(p_.api_calls.size());
-    for (const auto& c : p_.api_calls) call_starts.emplace_back(threadKey(c.pid, c.tid), c.start_ns);
+    for (const auto& c : p_.api_calls) call_starts.emplace_back(model::threadKey(c.pid, c.tid), c.start_ns);
     std::sort(call_starts.begin(), call_starts.end());
     auto enclosesCall = [&](const model::NvtxRange& r) {
-      auto key = std::make_pair(threadKey(r.pid, r.tid), r.start_ns);
+      auto key = std::make_pair(model::threadKey(r.pid, r.tid), r.start_ns);
       auto it = std::lower_bound(call_starts.begin(), call_starts.end(), key);
       return it != call_starts.end() && it->first == key.first && it->second <= r.end_ns;
     };
@@ -653,9 +649,9 @@ class ProfileReader : Reader {
     std::vector<int64_t> open_ends;
     uint64_t thread = ~0ull;
     for (auto& r : p_.ranges) {
-      if (threadKey(r.pid, r.tid) != thread) {
+      if (model::threadKey(r.pid, r.tid) != thread) {
         open_ends.clear();
-        thread = threadKey(r.pid, r.tid);
+        thread = model::threadKey(r.pid, r.tid);
       }
       while (!open_ends.empty() && open_ends.back() <= r.start_ns) open_ends.pop_back();
       r.depth = static_cast<uint16_t>(std::min<size_t>(open_ends.size(), 65535));

@@ -132,6 +132,13 @@ struct ProfileInfo {
   bool has_blobs = true;                  // nsys: --include-blobs was used (or nothing needed it)
 };
 
+// Keys for joining the model's rows in memory: a thread, and an API call's correlation id within
+// its process (nsys and CUPTI ids stay far below 2^40).
+inline uint64_t threadKey(uint32_t pid, uint32_t tid) { return (static_cast<uint64_t>(pid) << 32) | tid; }
+inline uint64_t correlationKey(uint32_t pid, int64_t correlation) {
+  return (static_cast<uint64_t>(pid) << 40) ^ static_cast<uint64_t>(correlation);
+}
+
 struct Profile {
   ProfileInfo info;
   StringTable strings;
