@@ -11,6 +11,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/ingest/cuda_api.h"
 #include "analysis/ingest/nsys_sql.h"
 #include "analysis/ingest/sqlite.h"
 
@@ -28,30 +29,6 @@ constexpr const char* kSamplingDomain = "Python Periodic Sampling";
 
 int64_t pidOf(int64_t global) { return (global >> 24) & 0xFFFFFF; }
 int64_t tidOf(int64_t global) { return global & 0xFFFFFF; }
-
-// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel".
-std::string_view stripVersion(std::string_view name) {
-  auto v = name.rfind("_v");
-  if (v == std::string_view::npos || v + 2 >= name.size()) return name;
-  for (size_t i = v + 2; i < name.size(); ++i)
-    if (name[i] < '0' || name[i] > '9') return name;
-  return name.substr(0, v);
-}
-
-SyncKind syncKindOf(std::string_view n) {
-  if (n == "cudaDeviceSynchronize" || n == "cudaThreadSynchronize" || n == "cuCtxSynchronize") return SyncKind::Device;
-  if (n == "cudaStreamSynchronize" || n == "cuStreamSynchronize") return SyncKind::Stream;
-  if (n == "cudaEventSynchronize" || n == "cuEventSynchronize") return SyncKind::Event;
-  if (n == "cudaMemcpy" || n == "cudaMemcpy2D" || n == "cudaMemcpy3D" || n == "cuMemcpyHtoD" || n == "cuMemcpyDtoH" ||
-      n == "cuMemcpy" || n == "cudaMemcpyToSymbol" || n == "cudaMemcpyFromSymbol")
-    return SyncKind::BlockingMemcpy;
-  return SyncKind::None;
-}
-
-bool launchesWork(std::string_view n) {
-  return n.find("Launch") != std::string_view::npos || n.find("Memcpy") != std::string_view::npos ||
-         n.find("Memset") != std::string_view::npos;
-}
 
 CopyKind copyKindOf(int64_t k) {
   switch (k) {
@@ -93,23 +70,6 @@ MemoryKind memoryKindOf(int64_t k) {
       return MemoryKind::Managed;
     default:
       return MemoryKind::Unknown;
-  }
-}
-
-const char* copyName(CopyKind k) {
-  switch (k) {
-    case CopyKind::HostToDevice:
-      return "[memcpy HtoD]";
-    case CopyKind::DeviceToHost:
-      return "[memcpy DtoH]";
-    case CopyKind::DeviceToDevice:
-      return "[memcpy DtoD]";
-    case CopyKind::HostToHost:
-      return "[memcpy HtoH]";
-    case CopyKind::PeerToPeer:
-      return "[memcpy PtoP]";
-    default:
-      return "[memcpy]";
   }
 }
 

@@ -7,14 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "analysis/model/profile.h"
+#include "analysis/ingest/load_result.h"
 
 namespace sightline::ingest {
-
-struct LoadResult {
-  std::optional<model::Profile> profile;
-  std::string error;  // set when profile is empty
-};
 
 LoadResult loadNsysSqlite(const std::string& path);
 

@@ -50,12 +50,17 @@ std::string captureAdvice() {
   return "capture with Python backtraces and autograd ranges, then export with blobs:\n"
          "  nsys profile -t cuda,nvtx,osrt --pytorch=autograd-nvtx --python-backtrace=cuda --cudabacktrace=all \\\n"
          "      --capture-range=cudaProfilerApi -o run python train.py\n"
-         "  nsys export --type sqlite --include-blobs=true -o run.sqlite run.nsys-rep";
+         "  nsys export --type sqlite --include-blobs=true -o run.sqlite run.nsys-rep\n"
+         "or with the PyTorch profiler: torch.profiler.profile(activities=[CPU, CUDA], with_stack=True) and\n"
+         "  prof.export_chrome_trace(\"run.pt.trace.json.gz\")";
 }
 
 LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return {std::nullopt, path + ": no such file"};
+  if (endsWith(path, ".json") || endsWith(path, ".json.gz") || endsWith(path, ".gz") ||
+      (!endsWith(path, ".nsys-rep") && !endsWith(path, ".sqlite") && looksLikeKinetoTrace(path)))
+    return loadKinetoTrace(path);
   if (!endsWith(path, ".nsys-rep")) return loadNsysSqlite(path);
 
   if (!onPath("nsys"))

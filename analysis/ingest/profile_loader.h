@@ -1,10 +1,11 @@
 // Opens a profile by its file name: nsys SQLite exports (`.sqlite`), and Nsight Systems
 // reports (`.nsys-rep`), which are exported once with `nsys export --include-blobs=true`
-// into a cache directory when `nsys` is on PATH.
+// into a cache directory when `nsys` is on PATH; PyTorch profiler traces (`.json`, `.json.gz`).
 #pragma once
 
 #include <string>
 
+#include "analysis/ingest/kineto_reader.h"
 #include "analysis/ingest/nsys_reader.h"
 
 namespace sightline::ingest {

@@ -6,6 +6,7 @@
 //  - a GPU activity's `correlation` joins it to the API call with the same (pid, correlation);
 //  - Python frames are stored once in `frames`; a mark points at [first_frame, +frame_count),
 //    innermost frame first; lines are 1-based, as Python reports them.
+//  - PythonCall::parent indices stay valid: readers sort `calls` themselves (sortAll leaves them).
 // It holds no file handles and no format-specific ids beyond what attribution needs.
 #pragma once
 
@@ -121,6 +122,25 @@ struct PythonMark {
   MarkKind kind = MarkKind::Backtrace;
 };
 
+// A Python call with a duration, as the PyTorch profiler traces them (`python_function`
+// events): a frame of a file, an nn.Module call, or a call into C (a builtin). Unlike a
+// PythonMark it has no call-site line: `line` is where the callee's frame was when the call
+// began (its `def` line, or the running line for frames already on the stack when tracing
+// started); attribution resolves call sites against the source.
+enum class CallKind : uint8_t { Function, Module, Builtin };
+
+struct PythonCall {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  int32_t parent = -1;    // index into Profile::calls of the calling frame (may be on another thread)
+  StringId file = 0;      // Function: the file as recorded ("train.py", "torch/nn/functional.py")
+  StringId function = 0;  // Function: its name; Module: the class ("Conv2d"); Builtin: "item", "len"
+  int32_t line = 0;       // Function: 1-based line of the frame when the call began
+  CallKind kind = CallKind::Function;
+};
+
 struct ProfileInfo {
   std::string format;        // "nsys-sqlite", "kineto-json"
   std::string tool_version;  // e.g. "2025.3.2.0"
@@ -147,6 +167,7 @@ struct Profile {
   std::vector<NvtxRange> ranges;        // sorted by (pid, tid, start_ns)
   std::vector<PythonMark> marks;        // sorted by (pid, tid, time_ns)
   std::vector<Frame> frames;
+  std::vector<PythonCall> calls;  // sorted by (pid, tid, start_ns, longest first); parents point into it
   std::vector<LaunchConfig> launch_configs{LaunchConfig{}};
 
   int64_t totalGpuNs() const;
