@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 
 #include "analysis/attribution/attribution.h"
 #include "analysis/attribution/nvtx_sites.h"
@@ -176,10 +177,24 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     auto sites = attribution::findNvtxSites(src.source, src.index, loaded.profile->strings.intern(src.absolute));
     options.nvtx_sites.insert(options.nvtx_sites.end(), sites.begin(), sites.end());
   }
+  mapOntoFiles(mapper, files);
+  // Traces of Python calls name frames by callee: call sites come from the named files.
+  std::vector<attribution::CallSiteTable> tables;
+  tables.reserve(sources.size());
+  for (const auto& src : sources) tables.push_back(attribution::buildCallSites(src.source, src.index));
+  std::unordered_map<std::string, const attribution::CallSiteTable*> table_of;
+  options.call_sites = [&](std::string_view path) -> const attribution::CallSiteTable* {
+    auto [it, fresh] = table_of.emplace(std::string(path), nullptr);
+    if (fresh)
+      if (auto local = mapper.map(path))
+        for (size_t i = 0; i < sources.size(); ++i)
+          if (fs::absolute(*local, ec).lexically_normal() == fs::path(sources[i].absolute).lexically_normal())
+            it->second = &tables[i];
+    return it->second;
+  };
   const model::Profile& profile = *loaded.profile;
   Attribution attr = attribution::attribute(profile, options);
 
-  mapOntoFiles(mapper, files);
   std::vector<MappedFile> mapped;
   for (const auto& [file, lines] : attr.files) mapped.push_back({file, mapper.map(profile.strings[file])});
 

@@ -15,6 +15,26 @@ using model::Profile;
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
+// The PyTorch profiler trims sys.path prefixes from file names, so installed packages and the
+// standard library look relative ("torch/nn/functional.py", "typing.py"). Their first component.
+bool isTrimmedLibraryPath(std::string_view path) {
+  static const std::set<std::string_view> kLibraries = {
+      "torch",     "torchvision", "torchaudio", "torchtext", "numpy",      "transformers", "accelerate", "apex",
+      "triton",    "lightning",   "pytorch_lightning",       "tqdm",       "sympy",        "importlib",  "collections",
+      "concurrent", "multiprocessing", "json",  "logging",   "asyncio",    "unittest",     "email",      "http",
+      "encodings", "ctypes",      "functorch",  "timm",      "datasets",   "huggingface_hub", "safetensors", "jinja2",
+      "typing.py", "threading.py", "contextlib.py", "functools.py", "abc.py", "enum.py", "os.py", "posixpath.py",
+      "weakref.py", "warnings.py", "random.py", "queue.py", "copy.py", "inspect.py", "dataclasses.py", "selectors.py",
+      "socket.py", "tempfile.py", "shutil.py", "pickle.py", "copyreg.py", "re.py", "types.py", "traceback.py",
+      "linecache.py", "tokenize.py", "codecs.py", "genericpath.py", "operator.py", "signal.py", "subprocess.py",
+      "argparse.py", "gettext.py", "locale.py", "pathlib.py", "string.py", "textwrap.py", "numbers.py", "bisect.py",
+      "heapq.py", "itertools.py", "math.py", "time.py", "datetime.py", "uuid.py", "hashlib.py", "base64.py",
+      "struct.py", "io.py", "site.py", "runpy.py", "_weakrefset.py", "_collections_abc.py", "sre_compile.py",
+      "sre_parse.py", "zipfile.py", "tarfile.py", "gzip.py", "platform.py", "sysconfig.py", "statistics.py"};
+  if (path.empty() || path[0] == '/') return false;
+  return kLibraries.count(path.substr(0, path.find('/'))) > 0;
+}
+
 class Engine {
  public:
   Engine(const Profile& p, const Options& o) : p_(p), o_(o) {
@@ -26,6 +46,7 @@ class Engine {
     indexMarks();
     indexRanges();
     indexSiteRanges();
+    indexCalls();
     Attribution out;
     out.activity_lines.resize(p_.activities.size());
     // (process, correlation) -> API call, as a sorted vector: millions of entries.
@@ -278,23 +299,11 @@ class Engine {
     return ref;
   }
 
-  bool enabled(Method m) const { return (o_.methods >> static_cast<unsigned>(m)) & 1u; }
 
-  LineRef lineOfCall(size_t api) {
-    if (api_done_[api]) return api_lines_[api];
-    api_done_[api] = true;
-    const auto& c = p_.api_calls[api];
-    LineRef ref;
-    if (enabled(Method::Stack)) {
-      ref = stackLineWithin(c.pid, c.tid, c.start_ns, c.end_ns);
-      if (ref.file != 0) return api_lines_[api] = ref;
-    }
-
-    int inner = innermostRange(c.pid, c.tid, c.start_ns);
-    // Backward: the innermost autograd range with a seq on this thread is an XBackward op. Work
-    // that the engine runs after that range closed (grad reductions in `validate_outputs`)
-    // sits only inside `autograd::engine::evaluate_function: XBackward0`: use its seq child.
-    for (int j = inner; enabled(Method::Backward) && j >= 0; j = parent_[static_cast<size_t>(j)]) {
+  // The forward op range of the backward op around range `inner` (its `XBackward0, seq = N`,
+  // or the seq child of an `evaluate_function:` wrapper), or -1 when `inner` is not backward work.
+  int forwardOpOfBackward(int inner) const {
+    for (int j = inner; j >= 0; j = parent_[static_cast<size_t>(j)]) {
       int seq_range = j;
       if (p_.ranges[static_cast<size_t>(j)].seq < 0) {
         if (!p_.strings[p_.ranges[static_cast<size_t>(j)].text].starts_with("autograd::engine::evaluate_function: "))
@@ -303,17 +312,205 @@ class Engine {
         if (seq_range < 0) continue;
       }
       const auto& r = p_.ranges[static_cast<size_t>(seq_range)];
-      if (!isBackwardOp(r)) break;
-      int fwd = forwardRangeFor(r);
-      if (fwd >= 0) {
-        ref = lineOfForwardRange(fwd);
-        if (ref.file != 0) {
-          ref.method = Method::Backward;
-          ref.backward = true;
-          return api_lines_[api] = ref;
-        }
+      if (!isBackwardOp(r)) return -1;
+      return forwardRangeFor(r);
+    }
+    return -1;
+  }
+
+  // --- Python calls (Kineto python_function) ---
+
+  void indexCalls() {
+    if (p_.calls.empty()) return;
+    const auto& calls = p_.calls;
+    call_tparent_.assign(calls.size(), -1);
+    std::vector<int32_t> open;
+    uint64_t current = ~0ull;
+    for (uint32_t i = 0; i < calls.size(); ++i) {
+      const auto& c = calls[i];
+      uint64_t key = model::threadKey(c.pid, c.tid);
+      if (key != current) {
+        if (current != ~0ull) call_threads_[current].second = i;
+        call_threads_[key] = {i, i};
+        open.clear();
+        current = key;
       }
-      break;
+      while (!open.empty() && calls[static_cast<size_t>(open.back())].end_ns < c.end_ns) open.pop_back();
+      call_tparent_[i] = open.empty() ? -1 : open.back();
+      open.push_back(static_cast<int32_t>(i));
+    }
+    call_threads_[current].second = static_cast<uint32_t>(calls.size());
+    // Children by parent, in time order (calls are sorted by start within a thread; a child on
+    // another thread than its parent is rare and sorted in by start below).
+    child_offsets_.assign(calls.size() + 1, 0);
+    for (const auto& c : calls)
+      if (c.parent >= 0) ++child_offsets_[static_cast<size_t>(c.parent) + 1];
+    for (size_t i = 0; i < calls.size(); ++i) child_offsets_[i + 1] += child_offsets_[i];
+    child_list_.resize(child_offsets_.back());
+    std::vector<uint32_t> fill(child_offsets_.begin(), child_offsets_.end() - 1);
+    for (uint32_t i = 0; i < calls.size(); ++i)
+      if (calls[i].parent >= 0) child_list_[fill[static_cast<size_t>(calls[i].parent)]++] = i;
+    for (size_t i = 0; i < calls.size(); ++i)
+      std::sort(child_list_.begin() + child_offsets_[i], child_list_.begin() + child_offsets_[i + 1],
+                [&](uint32_t a, uint32_t b) { return calls[a].start_ns < calls[b].start_ns; });
+  }
+
+  // The innermost Python call on (pid, tid) running at t (2 ns tolerance), or -1.
+  int innermostCall(uint32_t pid, uint32_t tid, int64_t t) const {
+    constexpr int64_t kToleranceNs = 2;
+    auto it = call_threads_.find(model::threadKey(pid, tid));
+    if (it == call_threads_.end()) return -1;
+    auto first = p_.calls.begin() + it->second.first, last = p_.calls.begin() + it->second.second;
+    auto pos = std::upper_bound(first, last, t + kToleranceNs,
+                                [](int64_t time, const model::PythonCall& c) { return time < c.start_ns; });
+    if (pos == first) return -1;
+    int j = static_cast<int>(pos - p_.calls.begin()) - 1;
+    while (j >= 0 && p_.calls[static_cast<size_t>(j)].end_ns + kToleranceNs < t) j = call_tparent_[static_cast<size_t>(j)];
+    return j;
+  }
+
+  // Python running at t on another thread of the process (thread 0 holds frames of threads
+  // that existed before tracing began: never nested under).
+  int callOnOtherThread(uint32_t pid, uint32_t tid, int64_t t) const {
+    int best = -1;
+    for (const auto& [key, span] : call_threads_) {
+      const auto& c = p_.calls[span.first];
+      if (c.pid != pid || c.tid == tid || c.tid == 0) continue;
+      int j = innermostCall(c.pid, c.tid, t);
+      if (j >= 0 && (best < 0 || p_.calls[static_cast<size_t>(j)].start_ns > p_.calls[static_cast<size_t>(best)].start_ns))
+        best = j;
+    }
+    return best;
+  }
+
+  bool userFile(model::StringId file) {
+    if (file >= user_files_.size()) user_files_.resize(p_.strings.size(), -1);
+    int8_t& known = user_files_[file];
+    if (known < 0) {
+      const std::string& path = p_.strings[file];
+      if (o_.is_user_file)
+        known = o_.is_user_file(path) ? 1 : 0;
+      else if (o_.call_sites)
+        known = o_.call_sites(path) ? 1 : 0;
+      else
+        known = isDefaultUserFile(path) && !isTrimmedLibraryPath(path) && !contains(path, "torchinductor") ? 1 : 0;
+    }
+    return known == 1;
+  }
+
+  struct Invocation {
+    const CallSiteTable* table = nullptr;
+    int function = -1;
+    std::vector<std::pair<uint32_t, Placement>> placements;  // by child call index
+  };
+
+  const Invocation& invocationOf(int frame) {
+    auto found = invocations_.find(frame);
+    if (found != invocations_.end()) return found->second;
+    Invocation& inv = invocations_[frame];
+    const auto& f = p_.calls[static_cast<size_t>(frame)];
+    if (!o_.call_sites) return inv;
+    inv.table = o_.call_sites(p_.strings[f.file]);
+    if (!inv.table) return inv;
+    inv.function = inv.table->functionFor(p_.strings[f.function], f.line);
+    if (inv.function < 0) return inv;
+    const SiteFunction& fn = inv.table->functions[static_cast<size_t>(inv.function)];
+    std::vector<TracedChild> children;
+    std::vector<uint32_t> ids;
+    for (uint32_t k = child_offsets_[static_cast<size_t>(frame)]; k < child_offsets_[static_cast<size_t>(frame) + 1]; ++k) {
+      uint32_t id = child_list_[k];
+      const auto& c = p_.calls[id];
+      TracedChild child;
+      child.kind = c.kind;
+      child.name = p_.strings[c.function];
+      // Names one and two calls down: a decorator's `wrapper` hides `step`, `inner` hides `zero_grad`.
+      for (uint32_t g = child_offsets_[id]; g < child_offsets_[id + 1] && child.alt_names.size() < 24; ++g) {
+        uint32_t gid = child_list_[g];
+        child.alt_names.push_back(p_.strings[p_.calls[gid].function]);
+        for (uint32_t h = child_offsets_[gid]; h < child_offsets_[gid + 1] && child.alt_names.size() < 24; ++h)
+          child.alt_names.push_back(p_.strings[p_.calls[child_list_[h]].function]);
+      }
+      children.push_back(std::move(child));
+      ids.push_back(id);
+    }
+    int32_t running = f.line != fn.def_line && f.line > fn.def_line && f.line != fn.first_line ? f.line : 0;
+    if (inv.function == 0 && f.line > 1) running = f.line;
+    auto placed = alignChildren(fn, children, running);
+    for (size_t i = 0; i < ids.size(); ++i) inv.placements.emplace_back(ids[i], placed[i]);
+    std::sort(inv.placements.begin(), inv.placements.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return inv;
+  }
+
+  // The line of the Python code running at t on (pid, tid): the innermost user frame, and the
+  // call in its body that leads to t.
+  LineRef lineAtPython(uint32_t pid, uint32_t tid, int64_t t) {
+    int leaf = innermostCall(pid, tid, t);
+    if (leaf < 0) leaf = callOnOtherThread(pid, tid, t);
+    if (leaf < 0) return {};
+    int child = -1, frame = leaf;
+    while (frame >= 0) {
+      const auto& f = p_.calls[static_cast<size_t>(frame)];
+      if (f.kind == model::CallKind::Function && userFile(f.file)) break;
+      child = frame;
+      frame = f.parent;
+    }
+    if (frame < 0) return {};
+    const auto& f = p_.calls[static_cast<size_t>(frame)];
+    const Invocation& inv = invocationOf(frame);
+    int32_t def_line = f.line;
+    if (inv.table && inv.function > 0) def_line = inv.table->functions[static_cast<size_t>(inv.function)].def_line;
+    LineRef fallback{f.file, def_line, Method::Function, false};
+    if (child < 0 || !enabled(Method::Aligned)) return enabled(Method::Function) ? fallback : LineRef{};
+    auto pos = std::lower_bound(inv.placements.begin(), inv.placements.end(), static_cast<uint32_t>(child),
+                                [](const auto& entry, uint32_t id) { return entry.first < id; });
+    if (pos != inv.placements.end() && pos->first == static_cast<uint32_t>(child) && pos->second.line > 0)
+      return {f.file, pos->second.line, Method::Aligned, false};
+    return enabled(Method::Function) ? fallback : LineRef{};
+  }
+
+  // A launch's line from Python calls: backward work at its forward op, the rest where it ran.
+  LineRef lineFromCalls(const model::ApiCall& c) {
+    int inner = innermostRange(c.pid, c.tid, c.start_ns);
+    int fwd = forwardOpOfBackward(inner);
+    if (fwd >= 0) {
+      const auto& r = p_.ranges[static_cast<size_t>(fwd)];
+      LineRef ref = lineAtPython(r.pid, r.tid, r.start_ns);
+      ref.backward = true;
+      if (ref.file != 0) return ref;
+    }
+    LineRef ref = lineAtPython(c.pid, c.tid, c.start_ns);
+    ref.backward = inBackwardOp(inner);
+    return ref;
+  }
+
+  bool enabled(Method m) const { return (o_.methods >> static_cast<unsigned>(m)) & 1u; }
+
+  LineRef lineOfCall(size_t api) {
+    if (api_done_[api]) return api_lines_[api];
+    api_done_[api] = true;
+    const auto& c = p_.api_calls[api];
+    LineRef ref;
+    if (!p_.calls.empty()) {
+      ref = lineFromCalls(c);
+      if (ref.file != 0) return api_lines_[api] = ref;
+    }
+    if (enabled(Method::Stack)) {
+      ref = stackLineWithin(c.pid, c.tid, c.start_ns, c.end_ns);
+      if (ref.file != 0) return api_lines_[api] = ref;
+    }
+
+    int inner = innermostRange(c.pid, c.tid, c.start_ns);
+    // Backward: the innermost autograd range with a seq on this thread is an XBackward op (or
+    // work the engine runs inside `evaluate_function: XBackward0` after it closed).
+    int fwd = enabled(Method::Backward) ? forwardOpOfBackward(inner) : -1;
+    if (fwd >= 0) {
+      ref = lineOfForwardRange(fwd);
+      if (ref.file != 0) {
+        ref.method = Method::Backward;
+        ref.backward = true;
+        return api_lines_[api] = ref;
+      }
     }
     // Op: the outermost forward autograd range around the call has a backtraced call.
     int outer = outermostAutograd(inner);
@@ -489,6 +686,11 @@ class Engine {
   std::vector<LineRef> api_lines_;
   std::vector<bool> api_done_;
   std::vector<int64_t> api_ops_;  // forward op name per API call, -1 until computed
+  std::vector<int32_t> call_tparent_;  // the enclosing Python call on the same thread, by time
+  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> call_threads_;  // thread -> [first, last) of calls
+  std::vector<uint32_t> child_offsets_, child_list_;                           // children by parent, in time order
+  std::vector<int8_t> user_files_;                                             // by file string: -1 unknown
+  std::unordered_map<int, Invocation> invocations_;
 };
 
 }  // namespace
@@ -507,6 +709,10 @@ const char* methodName(Method m) {
       return "sample";
     case Method::Nvtx:
       return "nvtx";
+    case Method::Aligned:
+      return "aligned";
+    case Method::Function:
+      return "function";
   }
   return "?";
 }

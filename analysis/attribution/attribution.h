@@ -8,6 +8,11 @@
 //   inferred  the nearest backtraces before and after the call on its thread agree
 //   sample    the nearest periodic Python sample on the call's thread
 //   nvtx      an enclosing user NVTX range whose text a source site opens (nvtx_sites.h)
+// Traces of Python calls (Kineto `python_function`) name frames by callee, not by call site:
+//   aligned   the innermost user frame's child on the path to the launch, aligned with the calls
+//             of that function's body (call_sites.h)
+//   function  no call matched: the user function's `def` line
+// Backward work takes the line of its forward op (seq) with any method.
 // What stays unattributed is counted, never hidden.
 #pragma once
 
@@ -19,12 +24,13 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/attribution/call_sites.h"
 #include "analysis/model/profile.h"
 
 namespace sightline::attribution {
 
-enum class Method : uint8_t { Stack, Op, Backward, Inferred, Sample, Nvtx };
-inline constexpr size_t kMethodCount = 6;
+enum class Method : uint8_t { Stack, Op, Backward, Inferred, Sample, Nvtx, Aligned, Function };
+inline constexpr size_t kMethodCount = 8;
 const char* methodName(Method m);
 
 struct KernelStat {
@@ -73,6 +79,10 @@ struct Options {
   // the Python stdlib, or `<frozen ...>`-style pseudo files.
   std::function<bool(std::string_view path)> is_user_file;
   std::vector<NvtxSite> nvtx_sites;
+  // The user's files as call-site tables, for traces of Python calls: the table of a profile
+  // path, or nullptr when it is not one of the user's files. When set, it also decides which
+  // frames are the user's (unless is_user_file is set).
+  std::function<const CallSiteTable*(std::string_view profile_path)> call_sites;
   uint32_t methods = ~0u;  // bit (1 << Method) enables a method; tests isolate one with it
 };
 
