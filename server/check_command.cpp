@@ -13,6 +13,7 @@
 #include "analysis/features/profile_diagnostics.h"
 #include "analysis/ingest/profile_loader.h"
 #include "protocol/json_in.h"
+#include "server/call_site_source.h"
 #include "server/cli_args.h"
 #include "server/position_conversion.h"
 #include "server/settings.h"
@@ -170,8 +171,11 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
       return 2;
     }
     profile = std::move(loaded.profile);
-    attr = attribution::attribute(*profile);
     mapOntoFiles(mapper, paths);
+    CallSiteSource call_sites(mapper);
+    attribution::Options options;
+    options.call_sites = std::ref(call_sites);
+    attr = attribution::attribute(*profile, options);
   }
 
   std::vector<FileResult> results;

@@ -12,6 +12,7 @@
 
 #include "analysis/features/profile_view.h"
 #include "analysis/ingest/profile_loader.h"
+#include "server/call_site_source.h"
 
 namespace sightline::server {
 namespace {
@@ -156,7 +157,7 @@ ProfileLoader::~ProfileLoader() {
 
 void ProfileLoader::cancel() { ++*generation_; }
 
-void ProfileLoader::load(const std::string& path, Stage stage, Done done) {
+void ProfileLoader::load(const std::string& path, attribution::PathMapper mapper, Stage stage, Done done) {
   uint64_t mine = ++*generation_;
   ++running_;
   auto channel = channel_;
@@ -179,7 +180,10 @@ void ProfileLoader::load(const std::string& path, Stage stage, Done done) {
       post([=] {
         if (*generation == mine) stage(rows, 70);
       });
-      loaded->attr = attribution::attribute(loaded->profile);
+      CallSiteSource call_sites(mapper);
+      attribution::Options options;
+      options.call_sites = std::ref(call_sites);
+      loaded->attr = attribution::attribute(loaded->profile, options);
     } else {
       error = result.error;
       loaded.reset();

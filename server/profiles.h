@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/attribution/path_mapping.h"
 #include "analysis/model/profile.h"
 
 namespace sightline::server {
@@ -47,7 +48,9 @@ class ProfileLoader {
   ProfileLoader& operator=(const ProfileLoader&) = delete;
 
   // `stage` and `done` run on the io thread.
-  void load(const std::string& path, Stage stage, Done done);
+  // `mapper` maps the profile's script paths onto the workspace (for call sites of traces that
+  // name frames by callee); it is used on the loading thread.
+  void load(const std::string& path, attribution::PathMapper mapper, Stage stage, Done done);
   void cancel();  // drops the running load's result
   bool busy() const { return running_ > 0; }
 

@@ -13,7 +13,6 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <unordered_map>
 
 #include "analysis/attribution/attribution.h"
 #include "analysis/attribution/nvtx_sites.h"
@@ -22,6 +21,7 @@
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/source/source_index.h"
 #include "protocol/json_in.h"
+#include "server/call_site_source.h"
 #include "server/cli_args.h"
 
 namespace sightline::server {
@@ -178,20 +178,9 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     options.nvtx_sites.insert(options.nvtx_sites.end(), sites.begin(), sites.end());
   }
   mapOntoFiles(mapper, files);
-  // Traces of Python calls name frames by callee: call sites come from the named files.
-  std::vector<attribution::CallSiteTable> tables;
-  tables.reserve(sources.size());
-  for (const auto& src : sources) tables.push_back(attribution::buildCallSites(src.source, src.index));
-  std::unordered_map<std::string, const attribution::CallSiteTable*> table_of;
-  options.call_sites = [&](std::string_view path) -> const attribution::CallSiteTable* {
-    auto [it, fresh] = table_of.emplace(std::string(path), nullptr);
-    if (fresh)
-      if (auto local = mapper.map(path))
-        for (size_t i = 0; i < sources.size(); ++i)
-          if (fs::absolute(*local, ec).lexically_normal() == fs::path(sources[i].absolute).lexically_normal())
-            it->second = &tables[i];
-    return it->second;
-  };
+  // Traces of Python calls name frames by callee: call sites come from the mapped files.
+  CallSiteSource call_sites(mapper);
+  options.call_sites = std::ref(call_sites);
   const model::Profile& profile = *loaded.profile;
   Attribution attr = attribution::attribute(profile, options);
 

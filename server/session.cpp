@@ -301,8 +301,12 @@ void Session::loadProfiles(std::vector<std::string> candidates, const std::strin
                      {"percentage", 0}});
   }
   progress_token_ = token;
+  // Open documents first, then the workspace: where the profile's scripts are.
+  attribution::PathMapper mapper = workspaceMapper();
+  for (Document* doc : documents_.all())
+    if (auto local = uriToPath(doc->uri())) mapper.candidates.push_back(normalPath(*local));
   loader_.load(
-      path,
+      path, std::move(mapper),
       [this, token](std::string stage, int percent) {
         progress(token, {{"kind", "report"}, {"message", stage}, {"percentage", percent}});
       },
@@ -383,6 +387,21 @@ void Session::watchProfile() {
   });
 }
 
+attribution::PathMapper Session::workspaceMapper() const {
+  attribution::PathMapper mapper;
+  for (auto rule : settings_.path_mappings) {
+    auto at = rule.to.find("${workspaceFolder}");
+    if (at != std::string::npos) rule.to.replace(at, 18, root_.empty() ? "." : root_);
+    mapper.rules.push_back(rule);
+  }
+  mapper.root = root_;
+  mapper.exists = [](const std::string& p) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(p, ec);
+  };
+  return mapper;
+}
+
 const features::FileCosts* Session::costsFor(Document& doc) {
   if (!profile_) return nullptr;
   auto cached = costs_.find(doc.uri());
@@ -390,18 +409,8 @@ const features::FileCosts* Session::costsFor(Document& doc) {
   auto path = uriToPath(doc.uri());
   if (!path) return nullptr;
   std::string here = normalPath(*path);
-  attribution::PathMapper mapper;
-  for (auto rule : settings_.path_mappings) {
-    auto at = rule.to.find("${workspaceFolder}");
-    if (at != std::string::npos) rule.to.replace(at, 18, root_.empty() ? "." : root_);
-    mapper.rules.push_back(rule);
-  }
+  attribution::PathMapper mapper = workspaceMapper();
   mapper.candidates = {here};
-  mapper.root = root_;
-  mapper.exists = [](const std::string& p) {
-    std::error_code ec;
-    return std::filesystem::is_regular_file(p, ec);
-  };
   auto costs = features::fileCosts(profile_->profile, profile_->attr, [&](const std::string& profile_path) {
     auto mapped = mapper.map(profile_path);
     return mapped && normalPath(*mapped) == here;

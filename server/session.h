@@ -67,6 +67,8 @@ class Session {
   void refreshHints();
   void watchProfile();
   const features::FileCosts* costsFor(Document& doc);
+  // Settings' pathMappings (with ${workspaceFolder}) and the workspace root; no candidates.
+  attribution::PathMapper workspaceMapper() const;
   nlohmann::json inlayHints(const nlohmann::json& params);
   nlohmann::json hover(const nlohmann::json& params);
 

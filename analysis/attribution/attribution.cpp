@@ -18,19 +18,98 @@ bool contains(std::string_view s, std::string_view part) { return s.find(part) !
 // The PyTorch profiler trims sys.path prefixes from file names, so installed packages and the
 // standard library look relative ("torch/nn/functional.py", "typing.py"). Their first component.
 bool isTrimmedLibraryPath(std::string_view path) {
-  static const std::set<std::string_view> kLibraries = {
-      "torch",     "torchvision", "torchaudio", "torchtext", "numpy",      "transformers", "accelerate", "apex",
-      "triton",    "lightning",   "pytorch_lightning",       "tqdm",       "sympy",        "importlib",  "collections",
-      "concurrent", "multiprocessing", "json",  "logging",   "asyncio",    "unittest",     "email",      "http",
-      "encodings", "ctypes",      "functorch",  "timm",      "datasets",   "huggingface_hub", "safetensors", "jinja2",
-      "typing.py", "threading.py", "contextlib.py", "functools.py", "abc.py", "enum.py", "os.py", "posixpath.py",
-      "weakref.py", "warnings.py", "random.py", "queue.py", "copy.py", "inspect.py", "dataclasses.py", "selectors.py",
-      "socket.py", "tempfile.py", "shutil.py", "pickle.py", "copyreg.py", "re.py", "types.py", "traceback.py",
-      "linecache.py", "tokenize.py", "codecs.py", "genericpath.py", "operator.py", "signal.py", "subprocess.py",
-      "argparse.py", "gettext.py", "locale.py", "pathlib.py", "string.py", "textwrap.py", "numbers.py", "bisect.py",
-      "heapq.py", "itertools.py", "math.py", "time.py", "datetime.py", "uuid.py", "hashlib.py", "base64.py",
-      "struct.py", "io.py", "site.py", "runpy.py", "_weakrefset.py", "_collections_abc.py", "sre_compile.py",
-      "sre_parse.py", "zipfile.py", "tarfile.py", "gzip.py", "platform.py", "sysconfig.py", "statistics.py"};
+  static const std::set<std::string_view> kLibraries = {"torch",
+                                                        "torchvision",
+                                                        "torchaudio",
+                                                        "torchtext",
+                                                        "numpy",
+                                                        "transformers",
+                                                        "accelerate",
+                                                        "apex",
+                                                        "triton",
+                                                        "lightning",
+                                                        "pytorch_lightning",
+                                                        "tqdm",
+                                                        "sympy",
+                                                        "importlib",
+                                                        "collections",
+                                                        "concurrent",
+                                                        "multiprocessing",
+                                                        "json",
+                                                        "logging",
+                                                        "asyncio",
+                                                        "unittest",
+                                                        "email",
+                                                        "http",
+                                                        "encodings",
+                                                        "ctypes",
+                                                        "functorch",
+                                                        "timm",
+                                                        "datasets",
+                                                        "huggingface_hub",
+                                                        "safetensors",
+                                                        "jinja2",
+                                                        "typing.py",
+                                                        "threading.py",
+                                                        "contextlib.py",
+                                                        "functools.py",
+                                                        "abc.py",
+                                                        "enum.py",
+                                                        "os.py",
+                                                        "posixpath.py",
+                                                        "weakref.py",
+                                                        "warnings.py",
+                                                        "random.py",
+                                                        "queue.py",
+                                                        "copy.py",
+                                                        "inspect.py",
+                                                        "dataclasses.py",
+                                                        "selectors.py",
+                                                        "socket.py",
+                                                        "tempfile.py",
+                                                        "shutil.py",
+                                                        "pickle.py",
+                                                        "copyreg.py",
+                                                        "re.py",
+                                                        "types.py",
+                                                        "traceback.py",
+                                                        "linecache.py",
+                                                        "tokenize.py",
+                                                        "codecs.py",
+                                                        "genericpath.py",
+                                                        "operator.py",
+                                                        "signal.py",
+                                                        "subprocess.py",
+                                                        "argparse.py",
+                                                        "gettext.py",
+                                                        "locale.py",
+                                                        "pathlib.py",
+                                                        "string.py",
+                                                        "textwrap.py",
+                                                        "numbers.py",
+                                                        "bisect.py",
+                                                        "heapq.py",
+                                                        "itertools.py",
+                                                        "math.py",
+                                                        "time.py",
+                                                        "datetime.py",
+                                                        "uuid.py",
+                                                        "hashlib.py",
+                                                        "base64.py",
+                                                        "struct.py",
+                                                        "io.py",
+                                                        "site.py",
+                                                        "runpy.py",
+                                                        "_weakrefset.py",
+                                                        "_collections_abc.py",
+                                                        "sre_compile.py",
+                                                        "sre_parse.py",
+                                                        "zipfile.py",
+                                                        "tarfile.py",
+                                                        "gzip.py",
+                                                        "platform.py",
+                                                        "sysconfig.py",
+                                                        "statistics.py"};
   if (path.empty() || path[0] == '/') return false;
   return kLibraries.count(path.substr(0, path.find('/'))) > 0;
 }
@@ -299,7 +378,6 @@ class Engine {
     return ref;
   }
 
-
   // The forward op range of the backward op around range `inner` (its `XBackward0, seq = N`,
   // or the seq child of an `evaluate_function:` wrapper), or -1 when `inner` is not backward work.
   int forwardOpOfBackward(int inner) const {
@@ -365,7 +443,8 @@ class Engine {
                                 [](int64_t time, const model::PythonCall& c) { return time < c.start_ns; });
     if (pos == first) return -1;
     int j = static_cast<int>(pos - p_.calls.begin()) - 1;
-    while (j >= 0 && p_.calls[static_cast<size_t>(j)].end_ns + kToleranceNs < t) j = call_tparent_[static_cast<size_t>(j)];
+    while (j >= 0 && p_.calls[static_cast<size_t>(j)].end_ns + kToleranceNs < t)
+      j = call_tparent_[static_cast<size_t>(j)];
     return j;
   }
 
@@ -377,7 +456,8 @@ class Engine {
       const auto& c = p_.calls[span.first];
       if (c.pid != pid || c.tid == tid || c.tid == 0) continue;
       int j = innermostCall(c.pid, c.tid, t);
-      if (j >= 0 && (best < 0 || p_.calls[static_cast<size_t>(j)].start_ns > p_.calls[static_cast<size_t>(best)].start_ns))
+      if (j >= 0 &&
+          (best < 0 || p_.calls[static_cast<size_t>(j)].start_ns > p_.calls[static_cast<size_t>(best)].start_ns))
         best = j;
     }
     return best;
@@ -417,7 +497,8 @@ class Engine {
     const SiteFunction& fn = inv.table->functions[static_cast<size_t>(inv.function)];
     std::vector<TracedChild> children;
     std::vector<uint32_t> ids;
-    for (uint32_t k = child_offsets_[static_cast<size_t>(frame)]; k < child_offsets_[static_cast<size_t>(frame) + 1]; ++k) {
+    for (uint32_t k = child_offsets_[static_cast<size_t>(frame)]; k < child_offsets_[static_cast<size_t>(frame) + 1];
+         ++k) {
       uint32_t id = child_list_[k];
       const auto& c = p_.calls[id];
       TracedChild child;
@@ -685,11 +766,11 @@ class Engine {
   std::unordered_map<int, LineRef> range_lines_;
   std::vector<LineRef> api_lines_;
   std::vector<bool> api_done_;
-  std::vector<int64_t> api_ops_;  // forward op name per API call, -1 until computed
+  std::vector<int64_t> api_ops_;       // forward op name per API call, -1 until computed
   std::vector<int32_t> call_tparent_;  // the enclosing Python call on the same thread, by time
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> call_threads_;  // thread -> [first, last) of calls
-  std::vector<uint32_t> child_offsets_, child_list_;                           // children by parent, in time order
-  std::vector<int8_t> user_files_;                                             // by file string: -1 unknown
+  std::vector<uint32_t> child_offsets_, child_list_;                          // children by parent, in time order
+  std::vector<int8_t> user_files_;                                            // by file string: -1 unknown
   std::unordered_map<int, Invocation> invocations_;
 };
 

@@ -10,7 +10,7 @@ namespace {
 
 // Methods that return the module they are called on: `Net().to(device)` still holds a Net.
 bool keepsModule(const std::string& method) {
-  static const std::set<std::string> kSame = {"to",    "cuda",  "cpu",  "half", "float", "double",
+  static const std::set<std::string> kSame = {"to",       "cuda",  "cpu",  "half",           "float",       "double",
                                               "bfloat16", "train", "eval", "requires_grad_", "share_memory"};
   return kSame.count(method) > 0;
 }
@@ -18,11 +18,10 @@ bool keepsModule(const std::string& method) {
 // Dunder hooks the interpreter calls on attribute access, hashing and checks: no call in the
 // source stands for them, and they launch nothing.
 bool isHook(std::string_view name) {
-  static const std::set<std::string_view> kHooks = {"__getattr__",       "__setattr__", "__getattribute__",
-                                                    "__delattr__",       "__hash__",    "__eq__",
-                                                    "__instancecheck__", "__subclasscheck__", "__get__",
-                                                    "__set__",           "__bool__",    "__len__",
-                                                    "__contains__",      "__repr__",    "__format__"};
+  static const std::set<std::string_view> kHooks = {
+      "__getattr__", "__setattr__",       "__getattribute__",  "__delattr__", "__hash__",
+      "__eq__",      "__instancecheck__", "__subclasscheck__", "__get__",     "__set__",
+      "__bool__",    "__len__",           "__contains__",      "__repr__",    "__format__"};
   return kHooks.count(name) > 0;
 }
 

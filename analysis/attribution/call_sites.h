@@ -28,10 +28,10 @@ struct SiteCall {
 };
 
 struct SiteFunction {
-  std::string name;         // "<module>" for module scope
-  int32_t first_line = 0;   // 1-based: the first decorator line, else the def line
-  int32_t def_line = 0;     // 1-based
-  int32_t last_line = 0;    // 1-based
+  std::string name;             // "<module>" for module scope
+  int32_t first_line = 0;       // 1-based: the first decorator line, else the def line
+  int32_t def_line = 0;         // 1-based
+  int32_t last_line = 0;        // 1-based
   std::vector<SiteCall> calls;  // in evaluation order (callee and arguments before the call)
 };
 

@@ -755,6 +755,18 @@ class Reader {
 
   // False with `error` set when the file is not a trace at all.
   bool run(std::string& error) {
+    // The array form of the Chrome trace format: the events alone.
+    bool array_form = false;
+    unit([&](Cursor& c) {
+      if (skipSpace(c) != Status::Ok) return Status::Short;
+      array_form = *c.p == '[';
+      return Status::Ok;
+    });
+    if (array_form) {
+      readEvents();
+      if (events_ == 0) error = "no trace events in the JSON array";
+      return events_ > 0;
+    }
     if (!unit([](Cursor& c) { return expect(c, '{'); })) {
       error = "not a Chrome trace JSON object";
       return false;
@@ -880,6 +892,9 @@ class Reader {
   // the next line that opens an event. False when none follows.
   bool resync() {
     bad_ = false;
+    // Past the opening brace of the bad event itself.
+    const char* brace = static_cast<const char*>(std::memchr(buf_.data() + pos_, '{', end_ - pos_));
+    if (brace) pos_ = static_cast<size_t>(brace - buf_.data());
     for (;;) {
       const char* from = buf_.data() + pos_ + 1;
       const char* end = buf_.data() + end_;

@@ -3,6 +3,7 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -86,6 +87,31 @@ std::vector<std::string> sharedNsysExports() {
     if (p.size() > 10 && p.compare(p.size() - 10, 10, ".sqlite.xz") == 0) out.push_back(p.substr(root->size() + 1));
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> sharedKinetoTraces() {
+  std::vector<std::string> out;
+  auto root = sharedPath("profiles");
+  if (!root) return out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(*root)) {
+    std::string name = e.path().filename().string();
+    if (name == "info.json" || name.find("event_tree") != std::string::npos) continue;
+    if (name.ends_with(".json") || name.ends_with(".json.gz"))
+      out.push_back(e.path().string().substr(root->size() + 1));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string readMaybeGzip(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
+  if (!f) throw std::runtime_error("cannot read " + path);
+  std::string out;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  gzclose(f);
   return out;
 }
 

@@ -20,6 +20,10 @@ std::optional<std::string> sharedProfile(const std::string& relative);
 std::string dataProfile(const std::string& relative);
 // Every nsys export under ../shared/profiles, as paths relative to it.
 std::vector<std::string> sharedNsysExports();
+// Every Kineto trace (.json, .json.gz) under ../shared/profiles, relative to it.
+std::vector<std::string> sharedKinetoTraces();
+// A file's bytes, gunzipped when it is gzip.
+std::string readMaybeGzip(const std::string& path);
 std::string binaryPath();  // the built sightline binary
 
 struct CommandOutput {
