@@ -813,7 +813,7 @@ class Reader {
   }
 
   uint64_t events() const { return events_; }
-  uint64_t bytes() const { return consumed_; }
+  uint64_t bytes() const { return consumed_ + pos_; }
   bool truncated() const { return truncated_; }
   uint64_t skippedEvents() const { return skipped_; }
   Builder& builder() { return builder_; }

@@ -147,6 +147,45 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   fs::remove_all(w.root);
 }
 
+// A PyTorch profiler trace, discovered in the workspace: frames are named by callee, so the
+// server maps them onto the workspace's script and aligns call sites (method "aligned").
+TEST(ProfileSession, KinetoTraceGivesHintsOnCallLines) {
+  fs::path root = fs::temp_directory_path() / ("sightline-ws-kineto-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "traces");
+  fs::copy_file(testDataPath("h200/kineto/train_small.py"), root / "train_small.py");
+  fs::copy_file(testDataPath("h200/kineto/train_small_naive.pt.trace.json.gz"),
+                root / "traces" / "worker0.pt.trace.json.gz");
+  Workspace w;
+  w.root = root;
+  w.script_text = readFile(testDataPath("h200/kineto/train_small.py"));
+  w.script_uri = server::pathToUri((root / "train_small.py").string());
+  auto client = LspClient::spawnStdio();
+  start(*client, w, json::object());
+  auto s = status(*client);
+  ASSERT_TRUE(s) << client->stderrText();
+  const json& st = (*s)["params"];
+  EXPECT_EQ(st["loaded"], true) << st.dump();
+  EXPECT_EQ(st["format"], "kineto-json");
+  EXPECT_EQ(st["steps"], 6);
+  EXPECT_GT(st["attributedShare"].get<double>(), 0.99);
+  json hints = hintsOf(*client, w.script_uri);
+  const json* hot = hintOnLine(hints, 32);  // line 33: return F.relu(self.bn(self.conv(x)))
+  ASSERT_NE(hot, nullptr) << hints.dump();
+  EXPECT_NE((*hot)["label"].get<std::string>().find("bwd "), std::string::npos);
+  EXPECT_NE(hintOnLine(hints, 80), nullptr) << "x = x.to(device): the batch copy";
+  const json* def = hintOnLine(hints, 48);  // def train_step: only its body's roll-up, no time of its own
+  ASSERT_NE(def, nullptr);
+  EXPECT_EQ((*def)["label"].get<std::string>().rfind("Σ ", 0), 0u) << (*def)["label"];
+  auto hover_id = client->request("textDocument/hover", {{"textDocument", {{"uri", w.script_uri}}},
+                                                         {"position", {{"line", 32}, {"character", 20}}}});
+  auto hover = client->waitForResponse(hover_id);
+  ASSERT_TRUE(hover);
+  std::string card = (*hover)["result"]["contents"]["value"];
+  EXPECT_NE(card.find("aligned"), std::string::npos) << card;
+  fs::remove_all(root);
+}
+
 TEST(ProfileSession, DiscoversTheNewestProfileAndReloadsWhenItChanges) {
   SIGHTLINE_REQUIRE_PROFILE(naive, "h200-captures/nsys/train_small_naive.sqlite.xz");
   SIGHTLINE_REQUIRE_PROFILE(tuned, "h200-captures/nsys/train_small_tuned.sqlite.xz");

@@ -31,6 +31,32 @@ TEST(Report, AnnotatesTheExampleWithItsProfile) {
   EXPECT_NE(r.out.find("Σ"), std::string::npos) << "def and loop lines roll up";
 }
 
+// A PyTorch profiler trace (our H200 capture, kept in tests/data): same annotated source.
+TEST(Report, KinetoTraceOnCallLines) {
+  auto r =
+      run("report --profile tests/data/h200/kineto/train_small_naive.pt.trace.json.gz "
+          "tests/data/h200/kineto/train_small.py");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("(PyTorch profiler), GPU: NVIDIA H200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Steps     6 (ProfilerStep ranges)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Methods   aligned 100.0%"), std::string::npos) << r.out;
+  auto at = r.out.find("│   33          return F.relu(self.bn(self.conv(x)))");
+  ASSERT_NE(at, std::string::npos);
+  std::string margin = r.out.substr(r.out.rfind('\n', at) + 1, at - r.out.rfind('\n', at) - 1);
+  EXPECT_NE(margin.find("80.9%"), std::string::npos) << margin;
+  auto json_out =
+      run("report --format json --profile tests/data/h200/kineto/train_small_naive.pt.trace.json.gz "
+          "tests/data/h200/kineto/train_small.py");
+  auto j = nlohmann::json::parse(json_out.out);
+  EXPECT_EQ(j["profile"]["format"], "kineto-json");
+  EXPECT_EQ(j["files"][0]["path"], "train_small.py");
+  EXPECT_EQ(j["by_method"]["aligned"], j["total_gpu_ns"]);
+  // A trace that is not there: a clear error, no crash.
+  auto bad = run("report --profile tests/data/broken.py.pt.trace.json tests/data/h200/kineto/train_small.py");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("no such file"), std::string::npos) << bad.out;
+}
+
 TEST(Report, JsonForEveryFile) {
   SIGHTLINE_REQUIRE_PROFILE(profile, "h200-captures/nsys/train_small_naive.sqlite.xz");
   auto r = run("report --profile '" + profile + "' --format json examples/train_small.py");

@@ -1,0 +1,119 @@
+// Load + attribution of a PyTorch profiler trace, against `python3 -c 'json.load(...)'` of the
+// same file in the same run (the floor users know: HTA's parser is slower than that), with
+// throughput and peak RSS of each. Prints figures; asserts nothing.
+//   kineto_bench TRACE.json[.gz] [SCRIPT.py ...]   (scripts give call sites, matched by file name)
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "analysis/attribution/attribution.h"
+#include "analysis/attribution/call_sites.h"
+#include "analysis/ingest/kineto_reader.h"
+#include "analysis/source/source_index.h"
+
+namespace {
+
+double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Runs python3's json.load on the file; returns {seconds, peak RSS in MiB} or {-1, 0}.
+std::pair<double, double> pythonJsonLoad(const std::string& path) {
+  std::string code =
+      "import json,gzip,sys; p=sys.argv[1]; o=gzip.open if p.endswith('.gz') else open; "
+      "d=json.load(o(p,'rb')); print(len(d['traceEvents']))";
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t child = fork();
+  if (child == 0) {
+    int devnull = ::open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    execlp("python3", "python3", "-c", code.c_str(), path.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(child, &status, 0, &usage);
+  auto t1 = std::chrono::steady_clock::now();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {-1, 0};
+  return {seconds(t0, t1), static_cast<double>(usage.ru_maxrss) / 1024.0};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace sightline;
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: kineto_bench TRACE.json[.gz] [SCRIPT.py ...]\n");
+    return 2;
+  }
+  std::string path = argv[1];
+  std::map<std::string, std::pair<std::unique_ptr<source::SourceFile>, attribution::CallSiteTable>> scripts;
+  for (int i = 2; i < argc; ++i) {
+    std::ifstream in(argv[i]);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto file = std::make_unique<source::SourceFile>(text.str());
+    auto index = source::buildSourceIndex(*file);
+    auto table = attribution::buildCallSites(*file, index);
+    scripts[std::filesystem::path(argv[i]).filename().string()] = {std::move(file), std::move(table)};
+  }
+  auto file_bytes = std::filesystem::file_size(path);
+
+  auto t0 = std::chrono::steady_clock::now();
+  ingest::KinetoReadStats stats;
+  auto loaded = ingest::loadKinetoTrace(path, &stats);
+  auto t1 = std::chrono::steady_clock::now();
+  if (!loaded.profile) {
+    std::fprintf(stderr, "%s\n", loaded.error.c_str());
+    return 1;
+  }
+  attribution::Options options;
+  options.call_sites = [&](std::string_view p) -> const attribution::CallSiteTable* {
+    auto it = scripts.find(std::filesystem::path(p).filename().string());
+    return it == scripts.end() ? nullptr : &it->second.second;
+  };
+  auto attr = attribution::attribute(*loaded.profile, options);
+  auto t2 = std::chrono::steady_clock::now();
+  rusage self{};
+  getrusage(RUSAGE_SELF, &self);
+  double rss = static_cast<double>(self.ru_maxrss) / 1024.0;
+  const auto& p = *loaded.profile;
+
+  double load = seconds(t0, t1), total = seconds(t0, t2);
+  double mb = static_cast<double>(stats.json_bytes) / 1e6;
+  std::printf("trace          %s\n", path.c_str());
+  std::printf("size           %.1f MB on disk, %.1f MB of JSON, %llu events\n", static_cast<double>(file_bytes) / 1e6,
+              mb, static_cast<unsigned long long>(stats.events));
+  std::printf("model          %zu GPU activities, %zu API calls, %zu ops/annotations, %zu Python calls\n",
+              p.activities.size(), p.api_calls.size(), p.ranges.size(), p.calls.size());
+  std::printf("load           %.2f s = %.0f MB/s of JSON\n", load, mb / load);
+  std::printf("attribution    %.2f s\n", total - load);
+  std::printf("load+attr      %.2f s = %.0f MB/s of JSON\n", total, mb / total);
+  std::printf("peak RSS       %.0f MiB (%.2f of the file's JSON size)\n", rss, rss * 1.048576 / mb);
+  std::printf("attributed     %.2f%% of %.1f ms GPU time (aligned %.2f%%, function %.2f%%), %d steps\n",
+              100.0 * static_cast<double>(attr.attributed_gpu_ns) /
+                  static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns)),
+              static_cast<double>(attr.total_gpu_ns) / 1e6,
+              100.0 * static_cast<double>(attr.by_method[static_cast<size_t>(attribution::Method::Aligned)]) /
+                  static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns)),
+              100.0 * static_cast<double>(attr.by_method[static_cast<size_t>(attribution::Method::Function)]) /
+                  static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns)),
+              attr.steps);
+  std::fflush(stdout);
+  auto [py_s, py_rss] = pythonJsonLoad(path);
+  if (py_s < 0)
+    std::printf("python3        json.load failed or python3 is missing\n");
+  else
+    std::printf("python3        json.load %.2f s = %.0f MB/s, peak RSS %.0f MiB (we are %.1fx faster)\n", py_s,
+                mb / py_s, py_rss, py_s / total);
+  return 0;
+}
