@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -109,6 +110,7 @@ int main(int argc, char** argv) {
                   static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns)),
               attr.steps);
   std::fflush(stdout);
+  if (std::getenv("KINETO_BENCH_NO_PYTHON")) return 0;
   auto [py_s, py_rss] = pythonJsonLoad(path);
   if (py_s < 0)
     std::printf("python3        json.load failed or python3 is missing\n");

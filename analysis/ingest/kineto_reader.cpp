@@ -13,8 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <memory>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -61,7 +63,11 @@ class Input {
 
   // Up to `n` bytes into `out`; 0 at the end (or on a damaged stream: see damaged()).
   size_t read(char* out, size_t n) {
-    if (!gzip_) return std::fread(out, 1, n, file_);
+    if (!gzip_) {
+      size_t got = std::fread(out, 1, static_cast<size_t>(std::min<uint64_t>(n, remaining_)), file_);
+      remaining_ -= got;
+      return got;
+    }
     z_.next_out = reinterpret_cast<Bytef*>(out);
     z_.avail_out = static_cast<uInt>(n);
     while (z_.avail_out == n && !done_) {
@@ -90,9 +96,16 @@ class Input {
   }
 
   const std::string& damaged() const { return damaged_; }
+  bool gzip() const { return gzip_; }
+  // Plain files: read [offset, offset + length) only.
+  void window(uint64_t offset, uint64_t length) {
+    std::fseek(file_, static_cast<long>(offset), SEEK_SET);
+    remaining_ = length;
+  }
 
  private:
   FILE* file_ = nullptr;
+  uint64_t remaining_ = UINT64_MAX;
   bool gzip_ = false;
   z_stream z_{};
   std::vector<unsigned char> in_;
@@ -659,10 +672,52 @@ class Builder {
   }
 
   size_t pythonEvents() const { return pending_.size() + p_.calls.size(); }
+
+  // Takes the rows another builder read (the second part of a split trace) into this one,
+  // re-interning its strings. Before finish().
+  void absorb(Builder& other, model::Profile& part) {
+    std::vector<model::StringId> remap(part.strings.size());
+    for (model::StringId i = 0; i < part.strings.size(); ++i) remap[i] = p_.strings.intern(part.strings[i]);
+    for (auto a : part.activities) {
+      a.name = remap[a.name];
+      if (a.launch_config != 0) {
+        const auto& cfg = part.launch_configs[a.launch_config];
+        a.launch_config = launchConfig(cfg.grid, cfg.block);
+      }
+      p_.activities.push_back(a);
+    }
+    for (auto c : part.api_calls) {
+      c.name = remap[c.name];
+      p_.api_calls.push_back(c);
+    }
+    for (auto r : part.ranges) {
+      r.text = remap[r.text];
+      r.op = remap[r.op];
+      p_.ranges.push_back(r);
+    }
+    auto frame_base = static_cast<uint32_t>(p_.frames.size());
+    for (auto f : part.frames) {
+      f.function = remap[f.function];
+      f.file = remap[f.file];
+      p_.frames.push_back(f);
+    }
+    for (auto m : part.marks) {
+      m.first_frame += frame_base;
+      p_.marks.push_back(m);
+    }
+    for (auto pc : other.pending_) {
+      pc.call.file = remap[pc.call.file];
+      pc.call.function = remap[pc.call.function];
+      pending_.push_back(pc);
+    }
+    saw_call_stacks_ = saw_call_stacks_ || other.saw_call_stacks_;
+    other.pending_.clear();
+  }
   bool sawCallStacks() const { return saw_call_stacks_; }
 
  private:
   uint32_t launchConfig(const std::array<uint32_t, 3>& grid, const std::array<uint32_t, 3>& block) {
+    // (also used by absorb)
     if (grid == std::array<uint32_t, 3>{} && block == std::array<uint32_t, 3>{}) return 0;
     model::LaunchConfig cfg{grid, block};
     uint64_t key = 0;
@@ -859,8 +914,21 @@ class Reader {
     return true;
   }
 
-  bool readEvents() {
-    if (!unit([](Cursor& c) { return expect(c, '['); })) return false;
+ public:
+  // The events of a split trace's second part: from an event's opening brace to the `]`.
+  bool runEventsOnly() {
+    in_events_ = true;
+    bool ok = readEvents(false);
+    return ok || events_ > 0;
+  }
+
+  bool inEvents() const { return in_events_; }
+  bool failedFirst() const { return events_ == 0 && (bad_ || skipped_ > 0); }
+
+ private:
+  bool readEvents(bool open = true) {
+    if (open && !unit([](Cursor& c) { return expect(c, '['); })) return false;
+    in_events_ = true;
     RawEvent e;
     for (;;) {
       bool closed = false;
@@ -969,7 +1037,7 @@ class Reader {
   std::vector<char> buf_;
   size_t pos_ = 0, end_ = 0;
   uint64_t consumed_ = 0;
-  bool eof_ = false, truncated_ = false, bad_ = false;
+  bool eof_ = false, truncated_ = false, bad_ = false, in_events_ = false;
   uint64_t events_ = 0, skipped_ = 0;
 };
 
@@ -1071,35 +1139,108 @@ bool looksLikeKinetoTrace(const std::string& path) {
   return false;
 }
 
-LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats) {
+namespace {
+
+// Where a plain trace can be cut in two for parallel parsing: the opening brace of an event
+// that follows `,` and a line break near the middle; nullopt when none is found.
+std::optional<uint64_t> splitPoint(const std::string& path, uint64_t size) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return std::nullopt;
+  std::vector<char> window(1 << 20);
+  std::fseek(f, static_cast<long>(size / 2), SEEK_SET);
+  size_t n = std::fread(window.data(), 1, window.size(), f);
+  std::fclose(f);
+  for (size_t i = 1; i + 1 < n; ++i) {
+    if (window[i] != '\n' || window[i - 1] != ',') continue;
+    size_t j = i + 1;
+    while (j < n && (window[j] == ' ' || window[j] == '\t')) ++j;
+    if (j < n && window[j] == '{') return size / 2 + j;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats, const KinetoReadOptions& options) {
   Input in;
   std::string error;
   if (!in.open(path, error)) return {std::nullopt, error};
   model::Profile profile;
   profile.info.format = "kineto-json";
   Reader reader(in, profile);
-  bool ok = reader.run(error);
+
+  // Large plain files are parsed in two halves on two threads, then merged.
+  std::error_code ec;
+  uint64_t size = std::filesystem::file_size(path, ec);
+  std::optional<uint64_t> split;
+  if (!in.gzip() && !ec && size >= options.parallel_from_bytes && std::thread::hardware_concurrency() >= 2)
+    split = splitPoint(path, size);
+  bool ok = false;
+  bool truncated = false;
+  uint64_t events = 0, bytes = 0, skipped = 0;
+  Input again;  // a whole second read, when the cut was not inside the events array
+  Input* active = &in;
+  if (split) {
+    Input tail_in;
+    model::Profile tail;
+    std::unique_ptr<Reader> tail_reader;
+    if (tail_in.open(path, error)) {
+      tail_in.window(*split, size - *split);
+      in.window(0, *split);
+      tail_reader = std::make_unique<Reader>(tail_in, tail);
+      std::thread worker([&] { tail_reader->runEventsOnly(); });
+      ok = reader.run(error);
+      worker.join();
+      if (ok && reader.inEvents() && !tail_reader->failedFirst()) {
+        reader.builder().absorb(tail_reader->builder(), tail);
+        truncated = tail_reader->truncated() || !tail_in.damaged().empty();
+        events = reader.events() + tail_reader->events();
+        bytes = size;  // the tail after the events array is not parsed, only read
+        skipped = reader.skippedEvents() + tail_reader->skippedEvents();
+      } else {
+        split.reset();  // not an events array where we cut: read it whole
+      }
+    } else {
+      split.reset();
+    }
+    if (!split) {
+      profile = model::Profile{};
+      profile.info.format = "kineto-json";
+      if (!again.open(path, error)) return {std::nullopt, error};
+      active = &again;
+    }
+  }
+  std::unique_ptr<Reader> whole;
+  if (!split) {
+    whole = std::make_unique<Reader>(*active, profile);
+    ok = whole->run(error);
+    truncated = whole->truncated() || !active->damaged().empty();
+    events = whole->events();
+    bytes = whole->bytes();
+    skipped = whole->skippedEvents();
+  }
+  Reader& used = whole ? *whole : reader;
   if (stats) {
-    stats->json_bytes = reader.bytes();
-    stats->events = reader.events();
+    stats->json_bytes = bytes;
+    stats->events = events;
   }
   if (!ok) {
     std::string why = path + ": " + error;
-    if (!in.damaged().empty()) why += " (" + in.damaged() + ")";
+    if (!active->damaged().empty()) why += " (" + active->damaged() + ")";
     return {std::nullopt, why};
   }
-  size_t python_events = reader.builder().pythonEvents();
-  bool call_stacks = reader.builder().sawCallStacks();
-  reader.builder().finish();
+  size_t python_events = used.builder().pythonEvents();
+  bool call_stacks = used.builder().sawCallStacks();
+  used.builder().finish();
   auto& info = profile.info;
   info.tool_version = "PyTorch profiler";
   info.schema_version = "chrome-trace";
-  if (reader.truncated() || !in.damaged().empty())
-    info.warnings.push_back("the trace is truncated" + (in.damaged().empty() ? "" : " (" + in.damaged() + ")") +
-                            ": loaded the " + std::to_string(reader.events()) +
-                            " complete events before the cut; later steps are missing");
-  if (reader.skippedEvents() > 0)
-    info.warnings.push_back("skipped " + std::to_string(reader.skippedEvents()) +
+  if (truncated)
+    info.warnings.push_back("the trace is truncated" +
+                            (active->damaged().empty() ? "" : " (" + active->damaged() + ")") + ": loaded the " +
+                            std::to_string(events) + " complete events before the cut; later steps are missing");
+  if (skipped > 0)
+    info.warnings.push_back("skipped " + std::to_string(skipped) +
                             " events that are not valid JSON (unescaped quotes in names, from old Kineto versions)");
   if (python_events > 0) info.capabilities.push_back("python-functions");
   if (call_stacks) info.capabilities.push_back("call-stacks");

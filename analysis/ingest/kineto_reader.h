@@ -26,7 +26,13 @@ struct KinetoReadStats {
   uint64_t events = 0;      // trace events seen
 };
 
-LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats = nullptr);
+struct KinetoReadOptions {
+  // Plain (not gzip) files at least this large are parsed in two halves on two threads.
+  uint64_t parallel_from_bytes = uint64_t{64} << 20;
+};
+
+LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats = nullptr,
+                           const KinetoReadOptions& options = {});
 
 // Whether the file starts like a Chrome trace (a gzip stream, or a JSON object). Cheap.
 bool looksLikeKinetoTrace(const std::string& path);

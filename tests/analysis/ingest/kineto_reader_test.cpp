@@ -123,6 +123,44 @@ TEST(KinetoReader, OldLayoutsLoadWithCallStacksAndStringThreads) {
   EXPECT_GT(p.activities.front().start_ns, int64_t{1'600'000'000} * 1'000'000'000);
 }
 
+// Large plain traces are parsed in two halves on two threads: the merged model is the one a
+// single pass reads.
+TEST(KinetoReader, TwoHalvesReadTheSameModelAsOnePass) {
+  for (const char* rel : {"profiles/h200-captures/kineto/train_small_naive.pt.trace.json.gz",
+                          "profiles/kineto_tb_plugin_samples/worker0.1623143089861.pt.trace.json.gz"}) {
+    SCOPED_TRACE(rel);
+    SIGHTLINE_REQUIRE_SHARED(path, rel);
+    auto plain = writeTemp("plain.json", testing::readMaybeGzip(path));
+    auto one = loadKinetoTrace(plain);
+    KinetoReadOptions split;
+    split.parallel_from_bytes = 0;
+    KinetoReadStats stats;
+    auto two = loadKinetoTrace(plain, &stats, split);
+    ASSERT_TRUE(one.profile && two.profile);
+    const auto &a = *one.profile, &b = *two.profile;
+    EXPECT_EQ(stats.json_bytes, std::filesystem::file_size(plain));
+    EXPECT_EQ(a.totalGpuNs(), b.totalGpuNs());
+    ASSERT_EQ(a.activities.size(), b.activities.size());
+    ASSERT_EQ(a.api_calls.size(), b.api_calls.size());
+    ASSERT_EQ(a.ranges.size(), b.ranges.size());
+    ASSERT_EQ(a.calls.size(), b.calls.size());
+    ASSERT_EQ(a.marks.size(), b.marks.size());
+    EXPECT_EQ(a.info.warnings, b.info.warnings);
+    for (size_t i = 0; i < a.activities.size(); ++i) {
+      EXPECT_EQ(a.strings[a.activities[i].name], b.strings[b.activities[i].name]);
+      EXPECT_EQ(a.launch_configs[a.activities[i].launch_config], b.launch_configs[b.activities[i].launch_config]);
+    }
+    for (size_t i = 0; i < a.calls.size(); ++i) {
+      EXPECT_EQ(a.calls[i].parent, b.calls[i].parent);
+      EXPECT_EQ(a.strings[a.calls[i].function], b.strings[b.calls[i].function]);
+    }
+    for (size_t i = 0; i < a.ranges.size(); ++i) EXPECT_EQ(a.strings[a.ranges[i].text], b.strings[b.ranges[i].text]);
+    for (size_t i = 0; i < a.marks.size(); ++i)
+      EXPECT_EQ(a.strings[a.frames[a.marks[i].first_frame].file], b.strings[b.frames[b.marks[i].first_frame].file]);
+    std::filesystem::remove(plain);
+  }
+}
+
 TEST(KinetoReader, AbsoluteFloatTimestampsKeepNanoseconds) {
   EXPECT_EQ(microsToNs("1712195495406752.8"), int64_t{1712195495406752800});
   EXPECT_EQ(microsToNs("4411123883816.4"), int64_t{4411123883816400});
