@@ -17,6 +17,13 @@ fi
 log "sightline report --profile build/examples/train_small_naive.sqlite examples/train_small.py"
 "$BIN" report --profile "$PROFILE" examples/train_small.py
 
+# The same script (an earlier version) under the PyTorch profiler: frames there carry `def`
+# lines only, and the call lines come from aligning them with the source. Its hottest lines:
+KINETO=tests/data/h200/kineto
+log "sightline report --profile $KINETO/train_small_naive.pt.trace.json.gz $KINETO/train_small.py (header and costly lines)"
+"$BIN" report --profile "$KINETO/train_small_naive.pt.trace.json.gz" "$KINETO/train_small.py" |
+  awk 'NR <= 5 || /[0-9]%/'
+
 log "sightline check --profile build/examples/train_small_naive.sqlite examples/train_small.py"
 set +e
 "$BIN" check --profile "$PROFILE" examples/train_small.py
