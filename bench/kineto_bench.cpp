@@ -2,6 +2,8 @@
 // same file in the same run (the floor users know: HTA's parser is slower than that), with
 // throughput and peak RSS of each. Prints figures; asserts nothing.
 //   kineto_bench TRACE.json[.gz] [SCRIPT.py ...]   (scripts give call sites, matched by file name)
+// KINETO_BENCH_SAX=1 also times nlohmann's SAX parser on the file; KINETO_BENCH_NO_PYTHON=1
+// skips the python3 run.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -22,6 +25,26 @@
 #include "analysis/source/source_index.h"
 
 namespace {
+
+// nlohmann's SAX parser over the same bytes, doing nothing with them: the alternative to our
+// scanner (the candidates were nlohmann SAX and simdjson on-demand; simdjson needs the
+// whole document in memory, which the RSS target rules out for a streamed gzip file).
+struct NullSax : nlohmann::json_sax<nlohmann::json> {
+  size_t values = 0;
+  bool null() override { return ++values, true; }
+  bool boolean(bool) override { return ++values, true; }
+  bool number_integer(number_integer_t) override { return ++values, true; }
+  bool number_unsigned(number_unsigned_t) override { return ++values, true; }
+  bool number_float(number_float_t, const string_t&) override { return ++values, true; }
+  bool string(string_t&) override { return ++values, true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
 
 double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -110,6 +133,16 @@ int main(int argc, char** argv) {
                   static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns)),
               attr.steps);
   std::fflush(stdout);
+  if (std::getenv("KINETO_BENCH_SAX") && !path.ends_with(".gz")) {
+    std::ifstream in(path, std::ios::binary);
+    NullSax sax;
+    auto s0 = std::chrono::steady_clock::now();
+    bool parsed = nlohmann::json::sax_parse(in, &sax);
+    double sax_s = seconds(s0, std::chrono::steady_clock::now());
+    std::printf("nlohmann SAX   %s, %.2f s = %.0f MB/s of JSON (parse only, nothing kept)\n", parsed ? "ok" : "failed",
+                sax_s, mb / sax_s);
+    std::fflush(stdout);
+  }
   if (std::getenv("KINETO_BENCH_NO_PYTHON")) return 0;
   auto [py_s, py_rss] = pythonJsonLoad(path);
   if (py_s < 0)
