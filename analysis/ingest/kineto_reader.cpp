@@ -388,7 +388,9 @@ inline bool keyIs(std::string_view key, const char (&lit)[N]) {
   return key.size() == N - 1 && std::memcmp(key.data(), lit, N - 1) == 0;
 }
 
-Status parseArgs(Cursor& c, RawEvent& e) {
+// The members of the object at the cursor: `member(key)` parses each value.
+template <class F>
+Status forEachMember(Cursor& c, F&& member) {
   if (Status s = expect(c, '{'); s != Status::Ok) return s;
   std::string key_scratch;
   for (;;) {
@@ -404,83 +406,56 @@ Status parseArgs(Cursor& c, RawEvent& e) {
     std::string_view key;
     if (Status s = parseString(c, key, key_scratch); s != Status::Ok) return s;
     if (Status s = expect(c, ':'); s != Status::Ok) return s;
-    Status s = Status::Ok;
-    if (keyIs(key, "External id") || keyIs(key, "external id")) {
-      s = parseInteger(c, e.external_id, e.misc_scratch);
-    } else if (keyIs(key, "correlation")) {
-      s = parseInteger(c, e.correlation, e.misc_scratch);
-    } else if (keyIs(key, "Python id")) {
-      s = parseInteger(c, e.python_id, e.misc_scratch);
-    } else if (keyIs(key, "Python parent id")) {
-      s = parseInteger(c, e.python_parent, e.misc_scratch);
-    } else if (keyIs(key, "Sequence number")) {
-      s = parseInteger(c, e.seq, e.misc_scratch);
-    } else if (keyIs(key, "Fwd thread id")) {
-      s = parseInteger(c, e.fwd_tid, e.misc_scratch);
-    } else if (keyIs(key, "stream")) {
-      s = parseInteger(c, e.stream, e.misc_scratch);
-    } else if (keyIs(key, "device")) {
-      s = parseInteger(c, e.device, e.misc_scratch);
-    } else if (keyIs(key, "bytes")) {
-      s = parseInteger(c, e.bytes, e.misc_scratch, 0);
-    } else if (keyIs(key, "grid")) {
-      s = parseTriple(c, e.grid, e.misc_scratch);
-    } else if (keyIs(key, "block")) {
-      s = parseTriple(c, e.block, e.misc_scratch);
-    } else if (keyIs(key, "Call stack")) {
-      if (skipSpace(c) != Status::Ok) return Status::Short;
-      s = *c.p == '"' ? parseString(c, e.call_stack, e.stack_scratch) : skipValue(c);
-    } else {
-      s = skipValue(c);
-    }
-    if (s != Status::Ok) return s;
+    if (Status s = member(key); s != Status::Ok) return s;
   }
+}
+
+Status parseArgs(Cursor& c, RawEvent& e) {
+  return forEachMember(c, [&](std::string_view key) {
+    if (keyIs(key, "External id") || keyIs(key, "external id")) return parseInteger(c, e.external_id, e.misc_scratch);
+    if (keyIs(key, "correlation")) return parseInteger(c, e.correlation, e.misc_scratch);
+    if (keyIs(key, "Python id")) return parseInteger(c, e.python_id, e.misc_scratch);
+    if (keyIs(key, "Python parent id")) return parseInteger(c, e.python_parent, e.misc_scratch);
+    if (keyIs(key, "Sequence number")) return parseInteger(c, e.seq, e.misc_scratch);
+    if (keyIs(key, "Fwd thread id")) return parseInteger(c, e.fwd_tid, e.misc_scratch);
+    if (keyIs(key, "stream")) return parseInteger(c, e.stream, e.misc_scratch);
+    if (keyIs(key, "device")) return parseInteger(c, e.device, e.misc_scratch);
+    if (keyIs(key, "bytes")) return parseInteger(c, e.bytes, e.misc_scratch, 0);
+    if (keyIs(key, "grid")) return parseTriple(c, e.grid, e.misc_scratch);
+    if (keyIs(key, "block")) return parseTriple(c, e.block, e.misc_scratch);
+    if (keyIs(key, "Call stack")) {
+      if (skipSpace(c) != Status::Ok) return Status::Short;
+      return *c.p == '"' ? parseString(c, e.call_stack, e.stack_scratch) : skipValue(c);
+    }
+    return skipValue(c);
+  });
 }
 
 Status parseEvent(Cursor& c, RawEvent& e) {
   e.reset();
-  if (Status s = expect(c, '{'); s != Status::Ok) return s;
-  std::string key_scratch;
-  for (;;) {
-    if (skipSpace(c) != Status::Ok) return Status::Short;
-    if (*c.p == '}') {
-      ++c.p;
-      return Status::Ok;
-    }
-    if (*c.p == ',') {
-      ++c.p;
-      continue;
-    }
-    std::string_view key;
-    if (Status s = parseString(c, key, key_scratch); s != Status::Ok) return s;
-    if (Status s = expect(c, ':'); s != Status::Ok) return s;
-    Status s = Status::Ok;
+  return forEachMember(c, [&](std::string_view key) {
     if (keyIs(key, "ph")) {
       std::string_view v;
-      s = parseString(c, v, e.misc_scratch);
+      Status s = parseString(c, v, e.misc_scratch);
       if (s == Status::Ok && !v.empty()) e.ph = v[0];
-    } else if (keyIs(key, "cat")) {
-      s = parseString(c, e.cat, e.cat_scratch);
-    } else if (keyIs(key, "name")) {
-      s = parseString(c, e.name, e.name_scratch);
-    } else if (keyIs(key, "pid")) {
+      return s;
+    }
+    if (keyIs(key, "cat")) return parseString(c, e.cat, e.cat_scratch);
+    if (keyIs(key, "name")) return parseString(c, e.name, e.name_scratch);
+    if (keyIs(key, "pid")) {
       if (skipSpace(c) != Status::Ok) return Status::Short;
       e.pid_is_number = *c.p != '"';
-      s = parseInteger(c, e.pid, e.misc_scratch, 0);
-    } else if (keyIs(key, "tid")) {
-      s = parseInteger(c, e.tid, e.misc_scratch, 0);
-    } else if (keyIs(key, "ts")) {
-      s = parseMicros(c, e.ts, e.has_ts);
-    } else if (keyIs(key, "dur")) {
-      s = parseMicros(c, e.dur, e.has_dur);
-    } else if (keyIs(key, "args")) {
-      if (skipSpace(c) != Status::Ok) return Status::Short;
-      s = *c.p == '{' ? parseArgs(c, e) : skipValue(c);
-    } else {
-      s = skipValue(c);
+      return parseInteger(c, e.pid, e.misc_scratch, 0);
     }
-    if (s != Status::Ok) return s;
-  }
+    if (keyIs(key, "tid")) return parseInteger(c, e.tid, e.misc_scratch, 0);
+    if (keyIs(key, "ts")) return parseMicros(c, e.ts, e.has_ts);
+    if (keyIs(key, "dur")) return parseMicros(c, e.dur, e.has_dur);
+    if (keyIs(key, "args")) {
+      if (skipSpace(c) != Status::Ok) return Status::Short;
+      return *c.p == '{' ? parseArgs(c, e) : skipValue(c);
+    }
+    return skipValue(c);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1002,29 +977,16 @@ class Reader {
           if (Status s = skipValue(c); s != Status::Ok) return s;
           continue;
         }
-        ++c.p;
-        for (;;) {
+        std::string value_scratch;
+        Status s = forEachMember(c, [&](std::string_view key) {
           if (skipSpace(c) != Status::Ok) return Status::Short;
-          if (*c.p == '}') {
-            ++c.p;
-            break;
-          }
-          if (*c.p == ',') {
-            ++c.p;
-            continue;
-          }
-          std::string_view key, value;
-          std::string scratch, value_scratch;
-          if (Status s = parseString(c, key, scratch); s != Status::Ok) return s;
-          if (Status s = expect(c, ':'); s != Status::Ok) return s;
-          if (skipSpace(c) != Status::Ok) return Status::Short;
-          if (keyIs(key, "name") && *c.p == '"') {
-            if (Status s = parseString(c, value, value_scratch); s != Status::Ok) return s;
-            names.emplace_back(value);
-          } else if (Status s = skipValue(c); s != Status::Ok) {
-            return s;
-          }
-        }
+          if (!keyIs(key, "name") || *c.p != '"') return skipValue(c);
+          std::string_view value;
+          Status v = parseString(c, value, value_scratch);
+          if (v == Status::Ok) names.emplace_back(value);
+          return v;
+        });
+        if (s != Status::Ok) return s;
       }
     });
     if (ok) p_.info.gpus = names;
