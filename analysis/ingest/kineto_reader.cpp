@@ -362,11 +362,10 @@ struct RawEvent {
   char ph = 0;
   std::string_view cat, name, call_stack;
   int64_t pid = 0, tid = 0;
-  bool pid_is_number = true;
   int64_t ts = 0, dur = 0;
   bool has_ts = false, has_dur = false;
-  int64_t external_id = -1, correlation = -1, python_id = -1, python_parent = -1;
-  int64_t seq = -1, fwd_tid = -1, stream = -1, device = -1, bytes = 0;
+  int64_t correlation = -1, python_id = -1, python_parent = -1;
+  int64_t seq = -1, stream = -1, device = -1, bytes = 0;
   std::array<uint32_t, 3> grid{}, block{};
   std::string name_scratch, cat_scratch, stack_scratch, misc_scratch;
 
@@ -374,10 +373,9 @@ struct RawEvent {
     ph = 0;
     cat = name = call_stack = {};
     pid = tid = 0;
-    pid_is_number = true;
     ts = dur = 0;
     has_ts = has_dur = false;
-    external_id = correlation = python_id = python_parent = seq = fwd_tid = stream = device = -1;
+    correlation = python_id = python_parent = seq = stream = device = -1;
     bytes = 0;
     grid = block = {};
   }
@@ -412,12 +410,10 @@ Status forEachMember(Cursor& c, F&& member) {
 
 Status parseArgs(Cursor& c, RawEvent& e) {
   return forEachMember(c, [&](std::string_view key) {
-    if (keyIs(key, "External id") || keyIs(key, "external id")) return parseInteger(c, e.external_id, e.misc_scratch);
     if (keyIs(key, "correlation")) return parseInteger(c, e.correlation, e.misc_scratch);
     if (keyIs(key, "Python id")) return parseInteger(c, e.python_id, e.misc_scratch);
     if (keyIs(key, "Python parent id")) return parseInteger(c, e.python_parent, e.misc_scratch);
     if (keyIs(key, "Sequence number")) return parseInteger(c, e.seq, e.misc_scratch);
-    if (keyIs(key, "Fwd thread id")) return parseInteger(c, e.fwd_tid, e.misc_scratch);
     if (keyIs(key, "stream")) return parseInteger(c, e.stream, e.misc_scratch);
     if (keyIs(key, "device")) return parseInteger(c, e.device, e.misc_scratch);
     if (keyIs(key, "bytes")) return parseInteger(c, e.bytes, e.misc_scratch, 0);
@@ -442,11 +438,7 @@ Status parseEvent(Cursor& c, RawEvent& e) {
     }
     if (keyIs(key, "cat")) return parseString(c, e.cat, e.cat_scratch);
     if (keyIs(key, "name")) return parseString(c, e.name, e.name_scratch);
-    if (keyIs(key, "pid")) {
-      if (skipSpace(c) != Status::Ok) return Status::Short;
-      e.pid_is_number = *c.p != '"';
-      return parseInteger(c, e.pid, e.misc_scratch, 0);
-    }
+    if (keyIs(key, "pid")) return parseInteger(c, e.pid, e.misc_scratch, 0);
     if (keyIs(key, "tid")) return parseInteger(c, e.tid, e.misc_scratch, 0);
     if (keyIs(key, "ts")) return parseMicros(c, e.ts, e.has_ts);
     if (keyIs(key, "dur")) return parseMicros(c, e.dur, e.has_dur);
@@ -692,7 +684,6 @@ class Builder {
 
  private:
   uint32_t launchConfig(const std::array<uint32_t, 3>& grid, const std::array<uint32_t, 3>& block) {
-    // (also used by absorb)
     if (grid == std::array<uint32_t, 3>{} && block == std::array<uint32_t, 3>{}) return 0;
     model::LaunchConfig cfg{grid, block};
     uint64_t key = 0;
