@@ -333,12 +333,11 @@ Status parseMicros(Cursor& c, int64_t& ns, bool& ok) {
   return Status::Ok;
 }
 
-// [x, y, z] of integers.
-Status parseTriple(Cursor& c, std::array<uint32_t, 3>& out, std::string& scratch) {
-  if (skipSpace(c) != Status::Ok) return Status::Short;
-  if (*c.p != '[') return skipValue(c);
-  ++c.p;
-  for (size_t i = 0;; ++i) {
+// The elements of the array at the cursor: `element()` parses each one.
+template <class F>
+Status forEachElement(Cursor& c, F&& element) {
+  if (Status s = expect(c, '['); s != Status::Ok) return s;
+  for (;;) {
     if (skipSpace(c) != Status::Ok) return Status::Short;
     if (*c.p == ']') {
       ++c.p;
@@ -348,10 +347,44 @@ Status parseTriple(Cursor& c, std::array<uint32_t, 3>& out, std::string& scratch
       ++c.p;
       continue;
     }
-    int64_t v = 0;
-    if (Status s = parseInteger(c, v, scratch, 0); s != Status::Ok) return s;
-    if (i < 3) out[i] = static_cast<uint32_t>(std::clamp<int64_t>(v, 0, UINT32_MAX));
+    if (Status s = element(); s != Status::Ok) return s;
   }
+}
+
+// The members of the object at the cursor: `member(key)` parses each value.
+template <class F>
+Status forEachMember(Cursor& c, F&& member) {
+  if (Status s = expect(c, '{'); s != Status::Ok) return s;
+  std::string key_scratch;
+  for (;;) {
+    if (skipSpace(c) != Status::Ok) return Status::Short;
+    if (*c.p == '}') {
+      ++c.p;
+      return Status::Ok;
+    }
+    if (*c.p == ',') {
+      ++c.p;
+      continue;
+    }
+    std::string_view key;
+    if (Status s = parseString(c, key, key_scratch); s != Status::Ok) return s;
+    if (Status s = expect(c, ':'); s != Status::Ok) return s;
+    if (Status s = member(key); s != Status::Ok) return s;
+  }
+}
+
+// [x, y, z] of integers.
+Status parseTriple(Cursor& c, std::array<uint32_t, 3>& out, std::string& scratch) {
+  if (skipSpace(c) != Status::Ok) return Status::Short;
+  if (*c.p != '[') return skipValue(c);
+  size_t i = 0;
+  return forEachElement(c, [&] {
+    int64_t v = 0;
+    Status s = parseInteger(c, v, scratch, 0);
+    if (s == Status::Ok && i < 3) out[i] = static_cast<uint32_t>(std::clamp<int64_t>(v, 0, UINT32_MAX));
+    ++i;
+    return s;
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -384,28 +417,6 @@ struct RawEvent {
 template <size_t N>
 inline bool keyIs(std::string_view key, const char (&lit)[N]) {
   return key.size() == N - 1 && std::memcmp(key.data(), lit, N - 1) == 0;
-}
-
-// The members of the object at the cursor: `member(key)` parses each value.
-template <class F>
-Status forEachMember(Cursor& c, F&& member) {
-  if (Status s = expect(c, '{'); s != Status::Ok) return s;
-  std::string key_scratch;
-  for (;;) {
-    if (skipSpace(c) != Status::Ok) return Status::Short;
-    if (*c.p == '}') {
-      ++c.p;
-      return Status::Ok;
-    }
-    if (*c.p == ',') {
-      ++c.p;
-      continue;
-    }
-    std::string_view key;
-    if (Status s = parseString(c, key, key_scratch); s != Status::Ok) return s;
-    if (Status s = expect(c, ':'); s != Status::Ok) return s;
-    if (Status s = member(key); s != Status::Ok) return s;
-  }
 }
 
 Status parseArgs(Cursor& c, RawEvent& e) {
@@ -953,23 +964,10 @@ class Reader {
     std::vector<std::string> names;
     bool ok = unit([&](Cursor& c) {
       names.clear();
-      if (Status s = expect(c, '['); s != Status::Ok) return s;
-      for (;;) {
-        if (skipSpace(c) != Status::Ok) return Status::Short;
-        if (*c.p == ']') {
-          ++c.p;
-          return Status::Ok;
-        }
-        if (*c.p == ',') {
-          ++c.p;
-          continue;
-        }
-        if (*c.p != '{') {
-          if (Status s = skipValue(c); s != Status::Ok) return s;
-          continue;
-        }
-        std::string value_scratch;
-        Status s = forEachMember(c, [&](std::string_view key) {
+      std::string value_scratch;
+      return forEachElement(c, [&] {
+        if (*c.p != '{') return skipValue(c);
+        return forEachMember(c, [&](std::string_view key) {
           if (skipSpace(c) != Status::Ok) return Status::Short;
           if (!keyIs(key, "name") || *c.p != '"') return skipValue(c);
           std::string_view value;
@@ -977,8 +975,7 @@ class Reader {
           if (v == Status::Ok) names.emplace_back(value);
           return v;
         });
-        if (s != Status::Ok) return s;
-      }
+      });
     });
     if (ok) p_.info.gpus = names;
     return ok;
