@@ -10,27 +10,38 @@
 
 namespace sightline::server {
 
+namespace {
+
+std::string canonical(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::weakly_canonical(path, ec).string();
+}
+
+}  // namespace
+
+void CallSiteSource::add(const std::string& local_path, const source::SourceFile& file,
+                         const source::SourceIndex& index) {
+  by_local_path_[canonical(local_path)] =
+      std::make_unique<attribution::CallSiteTable>(attribution::buildCallSites(file, index));
+}
+
 const attribution::CallSiteTable* CallSiteSource::operator()(std::string_view profile_path) {
   auto found = by_profile_path_.find(profile_path);
-  if (found != by_profile_path_.end()) return found->second.get();
+  if (found != by_profile_path_.end()) return found->second;
   auto& slot = by_profile_path_[std::string(profile_path)];
   auto local = mapper_.map(profile_path);
-  if (!local) return nullptr;
-  std::error_code ec;
-  std::string key = std::filesystem::weakly_canonical(*local, ec).string();
-  if (auto same = by_local_path_.find(key); same != by_local_path_.end()) {
-    slot = std::make_unique<attribution::CallSiteTable>(*same->second);
-    return slot.get();
+  if (!local) return slot = nullptr;
+  auto& table = by_local_path_[canonical(*local)];
+  if (!table) {
+    std::ifstream in(*local, std::ios::binary);
+    if (!in) return slot = nullptr;
+    std::ostringstream text;
+    text << in.rdbuf();
+    source::SourceFile file(text.str());
+    table =
+        std::make_unique<attribution::CallSiteTable>(attribution::buildCallSites(file, source::buildSourceIndex(file)));
   }
-  std::ifstream in(*local, std::ios::binary);
-  if (!in) return nullptr;
-  std::ostringstream text;
-  text << in.rdbuf();
-  source::SourceFile file(text.str());
-  auto index = source::buildSourceIndex(file);
-  slot = std::make_unique<attribution::CallSiteTable>(attribution::buildCallSites(file, index));
-  by_local_path_[key] = slot.get();
-  return slot.get();
+  return slot = table.get();
 }
 
 }  // namespace sightline::server

@@ -11,6 +11,7 @@
 
 #include "analysis/attribution/call_sites.h"
 #include "analysis/attribution/path_mapping.h"
+#include "analysis/source/source_index.h"
 
 namespace sightline::server {
 
@@ -18,13 +19,16 @@ class CallSiteSource {
  public:
   explicit CallSiteSource(attribution::PathMapper mapper) : mapper_(std::move(mapper)) {}
 
+  // A local file the caller has already parsed: used instead of reading it again.
+  void add(const std::string& local_path, const source::SourceFile& file, const source::SourceIndex& index);
+
   // The table of the local file a profile path maps onto, or nullptr (unmapped, unreadable).
   const attribution::CallSiteTable* operator()(std::string_view profile_path);
 
  private:
   attribution::PathMapper mapper_;
-  std::map<std::string, std::unique_ptr<attribution::CallSiteTable>, std::less<>> by_profile_path_;
-  std::map<std::string, attribution::CallSiteTable*> by_local_path_;
+  std::map<std::string, const attribution::CallSiteTable*, std::less<>> by_profile_path_;
+  std::map<std::string, std::unique_ptr<attribution::CallSiteTable>> by_local_path_;
 };
 
 }  // namespace sightline::server

@@ -180,6 +180,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   mapOntoFiles(mapper, files);
   // Traces of Python calls name frames by callee: call sites come from the mapped files.
   CallSiteSource call_sites(mapper);
+  for (const auto& src : sources) call_sites.add(src.absolute, src.source, src.index);
   options.call_sites = std::ref(call_sites);
   const model::Profile& profile = *loaded.profile;
   Attribution attr = attribution::attribute(profile, options);
