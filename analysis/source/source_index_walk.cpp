@@ -15,47 +15,128 @@
 namespace sightline::source {
 namespace {
 
-bool isType(TSNode n, const char* type) { return std::strcmp(ts_node_type(n), type) == 0; }
+// Node types the walk distinguishes, compared by symbol through a table built once from the
+// grammar (no string comparison per node). Aliased nodes report their alias symbol, whose name
+// is the alias, so the table sees the same names as ts_node_type.
+#define SIGHTLINE_NODE_TYPES(X)                                                                                       \
+  X(aliased_import)                                                                                                   \
+  X(argument_list) X(as_pattern) X(assignment) X(attribute) X(augmented_assignment) X(binary_operator) X(block)       \
+      X(call) X(class_definition) X(comment) X(conditional_expression) X(default_parameter) X(dictionary_splat)       \
+          X(dotted_name) X(elif_clause) X(else_clause) X(expression_list) X(for_statement) X(function_definition)     \
+              X(identifier) X(if_statement) X(import_from_statement) X(import_statement) X(interpolation)             \
+                  X(keyword_argument) X(list) X(list_pattern) X(list_splat) X(not_operator)                           \
+                      X(parenthesized_expression) X(pattern_list) X(return_statement) X(string) X(subscript) X(tuple) \
+                          X(tuple_pattern) X(typed_default_parameter) X(typed_parameter) X(unary_operator)            \
+                              X(while_statement) X(with_clause) X(with_item) X(with_statement)
 
-// Field ids are looked up once per name (the names are string literals).
-TSNode field(TSNode n, const char* name) {
-  thread_local std::unordered_map<const char*, TSFieldId> ids;
-  auto it = ids.find(name);
-  if (it == ids.end())
-    it = ids.emplace(name, ts_language_field_id_for_name(ts_tree_language(n.tree), name,
-                                                         static_cast<uint32_t>(std::strlen(name))))
-             .first;
-  return ts_node_child_by_field_id(n, it->second);
+enum class NodeType : uint8_t {
+  other,
+#define SIGHTLINE_ENUM(name) name,
+  SIGHTLINE_NODE_TYPES(SIGHTLINE_ENUM)
+#undef SIGHTLINE_ENUM
+};
+
+#define SIGHTLINE_FIELDS(X)                                                                                   \
+  X(alias)                                                                                                    \
+  X(alternative) X(argument) X(arguments) X(attribute) X(body) X(condition) X(expression) X(function) X(left) \
+      X(module_name) X(name) X(object) X(operator) X(parameters) X(right) X(superclasses) X(type) X(value)
+
+struct Grammar {
+  std::vector<NodeType> type_by_symbol;
+  std::vector<bool> statement_by_symbol;
+  struct Fields {
+#define SIGHTLINE_FIELD_MEMBER(name) TSFieldId f_##name = 0;
+    SIGHTLINE_FIELDS(SIGHTLINE_FIELD_MEMBER)
+#undef SIGHTLINE_FIELD_MEMBER
+  } fields;
+
+  explicit Grammar(const TSLanguage* language) {
+    static const std::set<std::string> statements = {
+        "expression_statement",  "return_statement",        "delete_statement",   "raise_statement",
+        "pass_statement",        "break_statement",         "continue_statement", "import_statement",
+        "import_from_statement", "future_import_statement", "global_statement",   "nonlocal_statement",
+        "assert_statement",      "print_statement",         "exec_statement",     "type_alias_statement",
+        "if_statement",          "for_statement",           "while_statement",    "try_statement",
+        "with_statement",        "function_definition",     "class_definition",   "decorated_definition",
+        "match_statement"};
+    static const std::unordered_map<std::string, NodeType> named = {
+#define SIGHTLINE_NAMED(name) {#name, NodeType::name},
+        SIGHTLINE_NODE_TYPES(SIGHTLINE_NAMED)
+#undef SIGHTLINE_NAMED
+    };
+    uint32_t count = ts_language_symbol_count(language);
+    type_by_symbol.assign(count, NodeType::other);
+    statement_by_symbol.assign(count, false);
+    for (uint32_t symbol = 0; symbol < count; ++symbol) {
+      const char* name = ts_language_symbol_name(language, static_cast<TSSymbol>(symbol));
+      if (!name) continue;
+      if (auto it = named.find(name); it != named.end()) type_by_symbol[symbol] = it->second;
+      statement_by_symbol[symbol] = statements.count(name) > 0;
+    }
+#define SIGHTLINE_FIELD_ID(name) \
+  fields.f_##name = ts_language_field_id_for_name(language, #name, static_cast<uint32_t>(std::strlen(#name)));
+    SIGHTLINE_FIELDS(SIGHTLINE_FIELD_ID)
+#undef SIGHTLINE_FIELD_ID
+  }
+};
+
+const Grammar& grammarOf(const TSTree* tree) {
+  static const Grammar grammar(ts_tree_language(tree));
+  return grammar;
 }
 
-// Named children through a cursor: ts_node_named_child(i) walks from the first child each
-// time, which makes long blocks quadratic.
-std::vector<TSNode> namedChildren(TSNode n) {
-  std::vector<TSNode> out;
-  TSTreeCursor cursor = ts_tree_cursor_new(n);
+// Set by walkTree for the walk's thread (one grammar: Python).
+thread_local const Grammar* g_grammar = nullptr;
+
+NodeType typeOf(TSNode n) {
+  TSSymbol symbol = ts_node_symbol(n);
+  return symbol < g_grammar->type_by_symbol.size() ? g_grammar->type_by_symbol[symbol] : NodeType::other;
+}
+bool isType(TSNode n, NodeType type) { return typeOf(n) == type; }
+bool isStatement(TSNode n) {
+  TSSymbol symbol = ts_node_symbol(n);
+  return symbol < g_grammar->statement_by_symbol.size() && g_grammar->statement_by_symbol[symbol];
+}
+
+#define field(n, name) ts_node_child_by_field_id(n, g_grammar->fields.f_##name)
+
+// Cursors are reused (ts_tree_cursor_new allocates); one per nesting level in use.
+struct CursorPool {
+  std::vector<TSTreeCursor> free;
+  ~CursorPool() {
+    for (auto& c : free) ts_tree_cursor_delete(&c);
+  }
+};
+thread_local CursorPool g_cursors;
+
+// Calls f(child) for each named child, in order, through a cursor: ts_node_named_child(i) walks
+// from the first child each time, which makes long blocks quadratic.
+template <class F>
+void forEachNamed(TSNode n, F&& f) {
+  TSTreeCursor cursor;
+  if (g_cursors.free.empty()) {
+    cursor = ts_tree_cursor_new(n);
+  } else {
+    cursor = g_cursors.free.back();
+    g_cursors.free.pop_back();
+    ts_tree_cursor_reset(&cursor, n);
+  }
   if (ts_tree_cursor_goto_first_child(&cursor)) {
     do {
       TSNode child = ts_tree_cursor_current_node(&cursor);
-      if (ts_node_is_named(child)) out.push_back(child);
+      if (ts_node_is_named(child)) f(child);
     } while (ts_tree_cursor_goto_next_sibling(&cursor));
   }
-  ts_tree_cursor_delete(&cursor);
+  g_cursors.free.push_back(cursor);
+}
+
+std::vector<TSNode> namedChildren(TSNode n) {
+  std::vector<TSNode> out;
+  forEachNamed(n, [&](TSNode child) { out.push_back(child); });
   return out;
 }
 
 ByteRange rangeOf(TSNode n) { return {ts_node_start_byte(n), ts_node_end_byte(n)}; }
-
-const std::set<std::string>& statementTypes() {
-  static const std::set<std::string> types = {
-      "expression_statement",  "return_statement",        "delete_statement",   "raise_statement",
-      "pass_statement",        "break_statement",         "continue_statement", "import_statement",
-      "import_from_statement", "future_import_statement", "global_statement",   "nonlocal_statement",
-      "assert_statement",      "print_statement",         "exec_statement",     "type_alias_statement",
-      "if_statement",          "for_statement",           "while_statement",    "try_statement",
-      "with_statement",        "function_definition",     "class_definition",   "decorated_definition",
-      "match_statement"};
-  return types;
-}
 
 struct Context {
   int function = -1;
@@ -104,14 +185,14 @@ class Walker {
 
   // Statements of a block (or the module), each recorded before it is visited.
   void visitBlockChildren(TSNode block, Context ctx, int block_index) {
-    for (TSNode child : namedChildren(block)) {
-      if (isType(child, "comment")) {
+    forEachNamed(block, [&](TSNode child) {
+      if (isType(child, NodeType::comment)) {
         index_.comments.push_back(rangeOf(child));
-        continue;
+        return;
       }
-      if (!statementTypes().count(ts_node_type(child))) {
+      if (!isStatement(child)) {
         visit(child, ctx);
-        continue;
+        return;
       }
       StatementInfo st;
       st.kind = ts_node_type(child);
@@ -128,7 +209,7 @@ class Walker {
       Context inner = ctx;
       inner.statement = st_index;
       visit(child, inner);
-    }
+    });
   }
 
   int newBlock(TSNode block, const Context& ctx) {
@@ -139,7 +220,7 @@ class Walker {
 
   void visitBlock(TSNode block, Context ctx) {
     if (ts_node_is_null(block)) return;
-    if (!isType(block, "block")) {
+    if (!isType(block, NodeType::block)) {
       visit(block, ctx);
       return;
     }
@@ -148,42 +229,64 @@ class Walker {
   }
 
   void visitChildren(TSNode n, const Context& ctx) {
-    for (TSNode child : namedChildren(n)) visit(child, ctx);
+    forEachNamed(n, [&](TSNode child) { visit(child, ctx); });
   }
 
   void visit(TSNode n, Context ctx) {
-    const char* type = ts_node_type(n);
-    if (!std::strcmp(type, "comment")) {
-      index_.comments.push_back(rangeOf(n));
-    } else if (!std::strcmp(type, "function_definition")) {
-      visitFunction(n, ctx);
-    } else if (!std::strcmp(type, "class_definition")) {
-      visitClass(n, ctx);
-    } else if (!std::strcmp(type, "for_statement")) {
-      visitFor(n, ctx);
-    } else if (!std::strcmp(type, "while_statement")) {
-      visitWhile(n, ctx);
-    } else if (!std::strcmp(type, "with_statement")) {
-      visitWith(n, ctx);
-    } else if (!std::strcmp(type, "if_statement") || !std::strcmp(type, "elif_clause")) {
-      visitIf(n, ctx);
-    } else if (!std::strcmp(type, "block")) {
-      visitBlock(n, ctx);
-    } else if (!std::strcmp(type, "import_statement") || !std::strcmp(type, "import_from_statement")) {
-      visitImport(n);
-    } else if (!std::strcmp(type, "assignment") || !std::strcmp(type, "augmented_assignment")) {
-      visitAssignment(n, ctx);
-    } else if (!std::strcmp(type, "call")) {
-      visitCall(n, ctx);
-    } else if (!std::strcmp(type, "interpolation")) {
-      visitInterpolation(n, ctx);
-    } else if (!std::strcmp(type, "return_statement")) {
-      visitReturn(n, ctx);
-    } else if (!std::strcmp(type, "string")) {
-      if (ts_node_start_point(n).row != ts_node_end_point(n).row) index_.multiline_strings.push_back(rangeOf(n));
-      visitChildren(n, ctx);
-    } else {
-      visitChildren(n, ctx);
+    switch (typeOf(n)) {
+      case NodeType::comment:
+        index_.comments.push_back(rangeOf(n));
+        break;
+      case NodeType::function_definition:
+        visitFunction(n, ctx);
+        break;
+      case NodeType::class_definition:
+        visitClass(n, ctx);
+        break;
+      case NodeType::for_statement:
+        visitFor(n, ctx);
+        break;
+      case NodeType::while_statement:
+        visitWhile(n, ctx);
+        break;
+      case NodeType::with_statement:
+        visitWith(n, ctx);
+        break;
+      case NodeType::if_statement:
+      case NodeType::elif_clause:
+        visitIf(n, ctx);
+        break;
+      case NodeType::block:
+        visitBlock(n, ctx);
+        break;
+      case NodeType::import_statement:
+      case NodeType::import_from_statement:
+        visitImport(n);
+        break;
+      case NodeType::assignment:
+      case NodeType::augmented_assignment:
+        visitAssignment(n, ctx);
+        break;
+      case NodeType::call:
+        visitCall(n, ctx);
+        break;
+      case NodeType::interpolation:
+        visitInterpolation(n, ctx);
+        break;
+      case NodeType::return_statement:
+        visitReturn(n, ctx);
+        break;
+      case NodeType::string:
+        if (ts_node_start_point(n).row != ts_node_end_point(n).row) index_.multiline_strings.push_back(rangeOf(n));
+        visitChildren(n, ctx);
+        break;
+      // Leaves: nothing below them to index.
+      case NodeType::identifier:
+      case NodeType::dotted_name:
+        break;
+      default:
+        visitChildren(n, ctx);
+        break;
     }
   }
 
@@ -192,13 +295,13 @@ class Walker {
     if (ts_node_is_null(params)) return names;
     for (TSNode p : namedChildren(params)) {
       TSNode name_node = p;
-      TSNode type_node = field(p, "type");
-      if (isType(p, "default_parameter") || isType(p, "typed_default_parameter")) {
-        name_node = field(p, "name");
-      } else if (isType(p, "typed_parameter")) {
+      TSNode type_node = field(p, type);
+      if (isType(p, NodeType::default_parameter) || isType(p, NodeType::typed_default_parameter)) {
+        name_node = field(p, name);
+      } else if (isType(p, NodeType::typed_parameter)) {
         name_node = ts_node_named_child(p, 0);
       }
-      if (ts_node_is_null(name_node) || !isType(name_node, "identifier")) continue;
+      if (ts_node_is_null(name_node) || !isType(name_node, NodeType::identifier)) continue;
       std::string name = textOf(name_node);
       names.push_back(name);
       if (!ts_node_is_null(type_node)) {
@@ -211,7 +314,7 @@ class Walker {
 
   void visitFunction(TSNode n, Context ctx) {
     FunctionInfo f;
-    f.name = textOf(field(n, "name"));
+    f.name = textOf(field(n, name));
     std::string prefix;
     if (ctx.function >= 0)
       prefix = index_.functions[static_cast<size_t>(ctx.function)].qualified_name + ".";
@@ -219,7 +322,7 @@ class Walker {
       prefix = index_.classes[static_cast<size_t>(ctx.cls)].qualified_name + ".";
     f.qualified_name = prefix + f.name;
     f.range = rangeOf(n);
-    TSNode body = field(n, "body");
+    TSNode body = field(n, body);
     if (!ts_node_is_null(body)) f.body = rangeOf(body);
     f.def_line = ts_node_start_point(n).row;
     f.end_line = ts_node_end_point(n).row;
@@ -229,7 +332,7 @@ class Walker {
     int index = static_cast<int>(index_.functions.size());
     index_.functions.push_back(f);
     index_.scope_values.emplace_back();
-    index_.functions[static_cast<size_t>(index)].parameters = parameterNames(field(n, "parameters"), index);
+    index_.functions[static_cast<size_t>(index)].parameters = parameterNames(field(n, parameters), index);
     if (auto it = known_.tensor_parameters.find(f.qualified_name); it != known_.tensor_parameters.end()) {
       auto& scope = index_.scope_values[static_cast<size_t>(index + 1)];
       for (const auto& p : it->second)
@@ -244,14 +347,14 @@ class Walker {
 
   void visitClass(TSNode n, Context ctx) {
     ClassInfo c;
-    c.name = textOf(field(n, "name"));
+    c.name = textOf(field(n, name));
     c.qualified_name =
         ctx.cls >= 0 ? index_.classes[static_cast<size_t>(ctx.cls)].qualified_name + "." + c.name : c.name;
     c.range = rangeOf(n);
-    TSNode bases = field(n, "superclasses");
+    TSNode bases = field(n, superclasses);
     if (!ts_node_is_null(bases)) {
       for (TSNode b : namedChildren(bases)) {
-        if (isType(b, "keyword_argument") || isType(b, "comment")) continue;
+        if (isType(b, NodeType::keyword_argument) || isType(b, NodeType::comment)) continue;
         std::string base = textOf(b);
         c.bases.push_back(index_.resolve(base));
         if (auto it = class_by_name_.find(base);
@@ -267,27 +370,27 @@ class Walker {
     index_.class_attribute_values.emplace_back();
     Context inner = ctx;
     inner.cls = index;
-    visitBlock(field(n, "body"), inner);
+    visitBlock(field(n, body), inner);
   }
 
   void collectTargets(TSNode n, std::vector<std::string>& out) {
     if (ts_node_is_null(n)) return;
-    if (isType(n, "identifier") || isType(n, "attribute")) {
+    if (isType(n, NodeType::identifier) || isType(n, NodeType::attribute)) {
       out.push_back(textOf(n));
       return;
     }
-    if (isType(n, "pattern_list") || isType(n, "tuple_pattern") || isType(n, "list_pattern") ||
-        isType(n, "expression_list") || isType(n, "tuple") || isType(n, "list") ||
-        isType(n, "parenthesized_expression")) {
-      for (TSNode child : namedChildren(n)) collectTargets(child, out);
+    if (isType(n, NodeType::pattern_list) || isType(n, NodeType::tuple_pattern) || isType(n, NodeType::list_pattern) ||
+        isType(n, NodeType::expression_list) || isType(n, NodeType::tuple) || isType(n, NodeType::list) ||
+        isType(n, NodeType::parenthesized_expression)) {
+      forEachNamed(n, [&](TSNode child) { collectTargets(child, out); });
     }
   }
 
   // The expression of a `for` iterable without a wrapping enumerate()/tqdm()/iter().
   TSNode unwrapIterable(TSNode n, bool& enumerated) {
-    while (isType(n, "call")) {
-      std::string callee = textOf(field(n, "function"));
-      TSNode args = field(n, "arguments");
+    while (isType(n, NodeType::call)) {
+      std::string callee = textOf(field(n, function));
+      TSNode args = field(n, arguments);
       if (ts_node_is_null(args) || ts_node_named_child_count(args) == 0) break;
       if (callee == "enumerate") enumerated = true;
       if (callee != "enumerate" && callee != "iter" && callee.find("tqdm") == std::string::npos) break;
@@ -300,14 +403,14 @@ class Walker {
     LoopInfo loop;
     loop.kind = LoopKind::For;
     loop.range = rangeOf(n);
-    TSNode body = field(n, "body");
+    TSNode body = field(n, body);
     loop.header = {ts_node_start_byte(n), ts_node_is_null(body) ? ts_node_end_byte(n) : ts_node_start_byte(body)};
     if (!ts_node_is_null(body)) loop.body = rangeOf(body);
     loop.parent_loop = ctx.loop;
     loop.function = ctx.function;
     loop.depth = ctx.depth;
-    TSNode left = field(n, "left");
-    TSNode right = field(n, "right");
+    TSNode left = field(n, left);
+    TSNode right = field(n, right);
     collectTargets(left, loop.targets);
     bool enumerated = false;
     if (!ts_node_is_null(right)) {
@@ -325,7 +428,7 @@ class Walker {
     inner.loop = index;
     inner.depth = ctx.depth + 1;
     visitBlock(body, inner);
-    TSNode alt = field(n, "alternative");
+    TSNode alt = field(n, alternative);
     if (!ts_node_is_null(alt)) visit(alt, ctx);
   }
 
@@ -333,7 +436,7 @@ class Walker {
     LoopInfo loop;
     loop.kind = LoopKind::While;
     loop.range = rangeOf(n);
-    TSNode body = field(n, "body");
+    TSNode body = field(n, body);
     loop.header = {ts_node_start_byte(n), ts_node_is_null(body) ? ts_node_end_byte(n) : ts_node_start_byte(body)};
     if (!ts_node_is_null(body)) loop.body = rangeOf(body);
     loop.parent_loop = ctx.loop;
@@ -344,33 +447,33 @@ class Walker {
     Context inner = ctx;
     inner.loop = index;
     inner.depth = ctx.depth + 1;
-    TSNode cond = field(n, "condition");
+    TSNode cond = field(n, condition);
     if (!ts_node_is_null(cond)) {
       recordCondition(cond, inner);
       visit(cond, inner);
     }
     visitBlock(body, inner);
-    TSNode alt = field(n, "alternative");
+    TSNode alt = field(n, alternative);
     if (!ts_node_is_null(alt)) visit(alt, ctx);
   }
 
   void recordCondition(TSNode cond, const Context& ctx) {
-    if (isType(cond, "not_operator")) cond = field(cond, "argument");
+    if (isType(cond, NodeType::not_operator)) cond = field(cond, argument);
     if (ts_node_is_null(cond)) return;
-    if (isType(cond, "identifier") || isType(cond, "attribute"))
+    if (isType(cond, NodeType::identifier) || isType(cond, NodeType::attribute))
       index_.value_uses.push_back({ValueUse::Kind::Condition, textOf(cond), rangeOf(cond), ctx.function, ctx.loop});
   }
 
   void visitIf(TSNode n, Context ctx) {
-    TSNode cond = field(n, "condition");
+    TSNode cond = field(n, condition);
     if (!ts_node_is_null(cond)) {
       recordCondition(cond, ctx);
       visit(cond, ctx);
     }
     for (TSNode child : namedChildren(n)) {
       if (ts_node_eq(child, cond)) continue;
-      if (isType(child, "else_clause"))
-        visitBlock(field(child, "body"), ctx);
+      if (isType(child, NodeType::else_clause))
+        visitBlock(field(child, body), ctx);
       else
         visit(child, ctx);
     }
@@ -381,17 +484,17 @@ class Walker {
     w.range = rangeOf(n);
     w.function = ctx.function;
     w.statement = ctx.statement;
-    TSNode body = field(n, "body");
+    TSNode body = field(n, body);
     if (!ts_node_is_null(body)) w.body = rangeOf(body);
     int index = static_cast<int>(index_.withs.size());
     index_.withs.push_back(w);
     for (TSNode clause : namedChildren(n)) {
-      if (!isType(clause, "with_clause")) continue;
+      if (!isType(clause, NodeType::with_clause)) continue;
       for (TSNode item : namedChildren(clause)) {
-        TSNode value = isType(item, "with_item") ? field(item, "value") : item;
+        TSNode value = isType(item, NodeType::with_item) ? field(item, value) : item;
         if (ts_node_is_null(value)) continue;
-        if (isType(value, "as_pattern")) value = ts_node_named_child(value, 0);
-        if (isType(value, "call")) {
+        if (isType(value, NodeType::as_pattern)) value = ts_node_named_child(value, 0);
+        if (isType(value, NodeType::call)) {
           int call = visitCall(value, ctx);
           index_.withs[static_cast<size_t>(index)].item_calls.push_back(call);
         } else {
@@ -404,11 +507,11 @@ class Walker {
 
   void visitImport(TSNode n) {
     ByteRange range = rangeOf(n);
-    if (isType(n, "import_statement")) {
+    if (isType(n, NodeType::import_statement)) {
       for (TSNode item : namedChildren(n)) {
-        if (isType(item, "aliased_import")) {
-          index_.addImport({textOf(field(item, "alias")), textOf(field(item, "name")), range});
-        } else if (isType(item, "dotted_name")) {
+        if (isType(item, NodeType::aliased_import)) {
+          index_.addImport({textOf(field(item, alias)), textOf(field(item, name)), range});
+        } else if (isType(item, NodeType::dotted_name)) {
           // `import torch.nn` binds `torch`.
           std::string dotted = textOf(item);
           std::string head = dotted.substr(0, dotted.find('.'));
@@ -417,12 +520,12 @@ class Walker {
       }
       return;
     }
-    std::string module = textOf(field(n, "module_name"));
+    std::string module = textOf(field(n, module_name));
     for (TSNode item : namedChildren(n)) {
-      if (ts_node_eq(item, field(n, "module_name"))) continue;
-      if (isType(item, "aliased_import")) {
-        index_.addImport({textOf(field(item, "alias")), module + "." + textOf(field(item, "name")), range});
-      } else if (isType(item, "dotted_name")) {
+      if (ts_node_eq(item, field(n, module_name))) continue;
+      if (isType(item, NodeType::aliased_import)) {
+        index_.addImport({textOf(field(item, alias)), module + "." + textOf(field(item, name)), range});
+      } else if (isType(item, NodeType::dotted_name)) {
         std::string name = textOf(item);
         index_.addImport({name, module + "." + name, range});
       }
@@ -435,22 +538,22 @@ class Walker {
     a.function = ctx.function;
     a.loop = ctx.loop;
     a.statement = ctx.statement;
-    TSNode left = field(n, "left");
-    TSNode right = field(n, "right");
+    TSNode left = field(n, left);
+    TSNode right = field(n, right);
     a.op = "=";
-    if (isType(n, "augmented_assignment")) a.op = textOf(field(n, "operator"));
+    if (isType(n, NodeType::augmented_assignment)) a.op = textOf(field(n, operator));
     collectTargets(left, a.targets);
     // Chained `a = b = value`: the inner assignment is visited (and binds) first.
-    while (!ts_node_is_null(right) && isType(right, "assignment")) {
+    while (!ts_node_is_null(right) && isType(right, NodeType::assignment)) {
       visitAssignment(right, ctx);
-      right = field(right, "right");
+      right = field(right, right);
     }
     int index = static_cast<int>(index_.assignments.size());
     index_.assignments.push_back(a);
     if (ts_node_is_null(right)) return;
     index_.assignments[static_cast<size_t>(index)].value = rangeOf(right);
     index_.assignments[static_cast<size_t>(index)].value_text = textOf(right);
-    if (isType(right, "call")) {
+    if (isType(right, NodeType::call)) {
       int call = visitCall(right, ctx);
       index_.assignments[static_cast<size_t>(index)].value_call = call;
     } else {
@@ -464,9 +567,9 @@ class Walker {
         for (const auto& t : targets) bind(t, ValueKind::Tensor, ctx);
       return;
     }
-    bool pairwise = (isType(right, "expression_list") || isType(right, "tuple")) &&
+    bool pairwise = (isType(right, NodeType::expression_list) || isType(right, NodeType::tuple)) &&
                     ts_node_named_child_count(right) == targets.size() &&
-                    (isType(left, "pattern_list") || isType(left, "tuple_pattern"));
+                    (isType(left, NodeType::pattern_list) || isType(left, NodeType::tuple_pattern));
     if (pairwise) {
       for (uint32_t i = 0; i < targets.size(); ++i)
         bind(targets[i], kindOfExpression(ts_node_named_child(right, i), ctx), ctx);
@@ -480,14 +583,14 @@ class Walker {
   // Calls inside subscript/attribute targets (`x[f(i)] = ...`) still count.
   void visitSubscriptTargets(TSNode left, const Context& ctx) {
     if (ts_node_is_null(left)) return;
-    if (isType(left, "subscript")) visitChildren(left, ctx);
+    if (isType(left, NodeType::subscript)) visitChildren(left, ctx);
   }
 
   int visitCall(TSNode n, Context ctx) {
     CallInfo c;
     c.range = rangeOf(n);
-    TSNode fn = field(n, "function");
-    TSNode args = field(n, "arguments");
+    TSNode fn = field(n, function);
+    TSNode args = field(n, arguments);
     c.callee = rangeOf(fn);
     c.callee_text = textOf(fn);
     c.resolved = index_.resolve(c.callee_text);
@@ -496,38 +599,38 @@ class Walker {
     c.loop = ctx.loop;
     c.statement = ctx.statement;
     c.in_fstring = ctx.in_fstring;
-    if (isType(fn, "attribute")) {
-      TSNode obj = field(fn, "object");
-      c.method = textOf(field(fn, "attribute"));
+    if (isType(fn, NodeType::attribute)) {
+      TSNode obj = field(fn, object);
+      c.method = textOf(field(fn, attribute));
       c.receiver_text = textOf(obj);
     } else {
       c.method = c.callee_text;
     }
-    if (!ts_node_is_null(args) && isType(args, "argument_list")) {
-      for (TSNode a : namedChildren(args)) {
-        if (isType(a, "comment")) continue;
+    if (!ts_node_is_null(args) && isType(args, NodeType::argument_list)) {
+      forEachNamed(args, [&](TSNode a) {
+        if (isType(a, NodeType::comment)) return;
         Argument arg;
         arg.range = rangeOf(a);
-        if (isType(a, "keyword_argument")) {
-          arg.keyword = textOf(field(a, "name"));
-          TSNode v = field(a, "value");
+        if (isType(a, NodeType::keyword_argument)) {
+          arg.keyword = textOf(field(a, name));
+          TSNode v = field(a, value);
           if (!ts_node_is_null(v)) {
             arg.value = rangeOf(v);
             arg.value_text = textOf(v);
           }
         } else {
-          arg.is_splat = isType(a, "list_splat") || isType(a, "dictionary_splat");
+          arg.is_splat = isType(a, NodeType::list_splat) || isType(a, NodeType::dictionary_splat);
           arg.value = arg.range;
           arg.value_text = textOf(a);
         }
         c.args.push_back(arg);
-      }
+      });
     }
     int index = static_cast<int>(index_.calls.size());
     index_.calls.push_back(c);
-    if (isType(fn, "attribute")) {
-      TSNode obj = field(fn, "object");
-      if (isType(obj, "call"))
+    if (isType(fn, NodeType::attribute)) {
+      TSNode obj = field(fn, object);
+      if (isType(obj, NodeType::call))
         index_.calls[static_cast<size_t>(index)].receiver_call = visitCall(obj, ctx);
       else
         visit(obj, ctx);
@@ -535,9 +638,9 @@ class Walker {
       visit(fn, ctx);
     }
     if (!ts_node_is_null(args)) {
-      if (c.resolved == "print" && isType(args, "argument_list")) {
+      if (c.resolved == "print" && isType(args, NodeType::argument_list)) {
         for (TSNode a : namedChildren(args)) {
-          if (isType(a, "identifier") || isType(a, "attribute"))
+          if (isType(a, NodeType::identifier) || isType(a, NodeType::attribute))
             index_.value_uses.push_back({ValueUse::Kind::PrintArgument, textOf(a), rangeOf(a), ctx.function, ctx.loop});
         }
       }
@@ -550,9 +653,9 @@ class Walker {
   // What a call tells about names: `x.backward()` means x is a tensor; tensors passed to a
   // function of this file make its parameters tensors (used by the next walk).
   void noteCallEvidence(const CallInfo& call, TSNode fn, const Context& ctx) {
-    if (call.method == "backward" && isType(fn, "attribute")) {
-      TSNode obj = field(fn, "object");
-      if ((isType(obj, "identifier") || isType(obj, "attribute")) &&
+    if (call.method == "backward" && isType(fn, NodeType::attribute)) {
+      TSNode obj = field(fn, object);
+      if ((isType(obj, NodeType::identifier) || isType(obj, NodeType::attribute)) &&
           index_.kindOf(call.receiver_text, ctx.function) == ValueKind::Unknown)
         bind(call.receiver_text, ValueKind::Tensor, ctx);
     }
@@ -568,10 +671,10 @@ class Walker {
   }
 
   void visitInterpolation(TSNode n, Context ctx) {
-    TSNode expr = field(n, "expression");
+    TSNode expr = field(n, expression);
     if (ts_node_is_null(expr)) expr = ts_node_named_child(n, 0);
     if (ts_node_is_null(expr)) return;
-    if (isType(expr, "identifier") || isType(expr, "attribute"))
+    if (isType(expr, NodeType::identifier) || isType(expr, NodeType::attribute))
       index_.value_uses.push_back({ValueUse::Kind::FormatField, textOf(expr), rangeOf(expr), ctx.function, ctx.loop});
     ctx.in_fstring = true;
     visit(expr, ctx);
@@ -582,7 +685,7 @@ class Walker {
     if (ctx.function < 0 || ts_node_named_child_count(n) == 0) return;
     TSNode value = ts_node_named_child(n, 0);
     bool tensor = kindOfExpression(value, ctx) == ValueKind::Tensor;
-    if (isType(value, "expression_list") || isType(value, "tuple")) {
+    if (isType(value, NodeType::expression_list) || isType(value, NodeType::tuple)) {
       uint32_t count = ts_node_named_child_count(value);
       for (uint32_t i = 0; i < count; ++i)
         tensor = tensor || kindOfExpression(ts_node_named_child(value, i), ctx) == ValueKind::Tensor;
@@ -597,48 +700,54 @@ class Walker {
   // What an expression evaluates to, from what the walk knows so far.
   ValueKind kindOfExpression(TSNode n, const Context& ctx) {
     if (ts_node_is_null(n)) return ValueKind::Unknown;
-    const char* type = ts_node_type(n);
-    if (!std::strcmp(type, "identifier") || !std::strcmp(type, "attribute"))
-      return index_.kindOf(textOf(n), ctx.function);
-    if (!std::strcmp(type, "parenthesized_expression") || !std::strcmp(type, "unary_operator"))
-      return kindOfExpression(ts_node_named_child(n, 0), ctx);
-    if (!std::strcmp(type, "subscript"))
-      return kindOfExpression(field(n, "value"), ctx) == ValueKind::Tensor ? ValueKind::Tensor : ValueKind::Unknown;
-    if (!std::strcmp(type, "binary_operator")) {
-      bool t = kindOfExpression(field(n, "left"), ctx) == ValueKind::Tensor ||
-               kindOfExpression(field(n, "right"), ctx) == ValueKind::Tensor;
-      return t ? ValueKind::Tensor : ValueKind::Unknown;
+    switch (typeOf(n)) {
+      case NodeType::identifier:
+      case NodeType::attribute:
+        return index_.kindOf(textOf(n), ctx.function);
+      case NodeType::parenthesized_expression:
+      case NodeType::unary_operator:
+        return kindOfExpression(ts_node_named_child(n, 0), ctx);
+      case NodeType::subscript:
+        return kindOfExpression(field(n, value), ctx) == ValueKind::Tensor ? ValueKind::Tensor : ValueKind::Unknown;
+      case NodeType::binary_operator: {
+        bool t = kindOfExpression(field(n, left), ctx) == ValueKind::Tensor ||
+                 kindOfExpression(field(n, right), ctx) == ValueKind::Tensor;
+        return t ? ValueKind::Tensor : ValueKind::Unknown;
+      }
+      case NodeType::conditional_expression: {
+        ValueKind k = kindOfExpression(ts_node_named_child(n, 0), ctx);
+        return k != ValueKind::Unknown ? k : kindOfExpression(ts_node_named_child(n, 2), ctx);
+      }
+      case NodeType::call:
+        return kindOfCall(n, ctx);
+      case NodeType::string: {
+        uint32_t start = ts_node_start_byte(n), end = ts_node_end_byte(n);
+        if (end - start > 5 && text_.compare(start + 1, 4, "cuda") == 0) return ValueKind::Device;
+        return ValueKind::Unknown;
+      }
+      default:
+        return ValueKind::Unknown;
     }
-    if (!std::strcmp(type, "conditional_expression")) {
-      ValueKind k = kindOfExpression(ts_node_named_child(n, 0), ctx);
-      return k != ValueKind::Unknown ? k : kindOfExpression(ts_node_named_child(n, 2), ctx);
-    }
-    if (!std::strcmp(type, "call")) return kindOfCall(n, ctx);
-    if (!std::strcmp(type, "string")) {
-      std::string literal = textOf(n);
-      if (literal.size() > 5 && literal.compare(1, 4, "cuda") == 0) return ValueKind::Device;
-    }
-    return ValueKind::Unknown;
   }
 
   ValueKind kindOfCall(TSNode n, const Context& ctx) {
-    TSNode fn = field(n, "function");
+    TSNode fn = field(n, function);
     std::string callee = textOf(fn);
     std::string resolved = index_.resolve(callee);
     // A class of this file.
     if (auto it = class_by_name_.find(callee); it != class_by_name_.end())
       return index_.classes[static_cast<size_t>(it->second)].is_module ? ValueKind::Module : ValueKind::Unknown;
     if (tensor_functions_.count(callee)) return ValueKind::Tensor;
-    if (isType(fn, "attribute")) {
-      TSNode obj = field(fn, "object");
-      std::string method = textOf(field(fn, "attribute"));
+    if (isType(fn, NodeType::attribute)) {
+      TSNode obj = field(fn, object);
+      std::string method = textOf(field(fn, attribute));
       if (textOf(obj) == "self" && ctx.function >= 0) {
         int cls = index_.functions[static_cast<size_t>(ctx.function)].class_index;
         if (cls >= 0 && tensor_functions_.count(index_.classes[static_cast<size_t>(cls)].qualified_name + "." + method))
           return ValueKind::Tensor;
       }
       ValueKind receiver = ValueKind::Unknown;
-      if (!isType(obj, "identifier") || index_.resolve(textOf(obj)) == textOf(obj))
+      if (!isType(obj, NodeType::identifier) || index_.resolve(textOf(obj)) == textOf(obj))
         receiver = kindOfExpression(obj, ctx);
       if (receiver == ValueKind::Module) {
         return returnsModule(method) ? ValueKind::Module : ValueKind::Unknown;
@@ -646,8 +755,8 @@ class Walker {
       if (receiver == ValueKind::Tensor)
         return tensorMethodReturnsTensor(method) ? ValueKind::Tensor : ValueKind::Unknown;
       // `Net().to(device)`: an instance of a class we cannot see is most likely a module.
-      if (receiver == ValueKind::Unknown && isType(obj, "call")) {
-        std::string cls = textOf(field(obj, "function"));
+      if (receiver == ValueKind::Unknown && isType(obj, NodeType::call)) {
+        std::string cls = textOf(field(obj, function));
         std::string last = cls.substr(cls.rfind('.') == std::string::npos ? 0 : cls.rfind('.') + 1);
         if (!last.empty() && std::isupper(static_cast<unsigned char>(last[0])) && returnsModule(method))
           return ValueKind::Module;
@@ -676,6 +785,7 @@ class Walker {
 }  // namespace
 
 void walkTree(const SourceFile& file, SourceIndex& index, const WalkKnowledge& known, WalkKnowledge& learned) {
+  g_grammar = &grammarOf(file.tree());
   Walker walker(file, index, known);
   walker.walkModule(ts_tree_root_node(file.tree()));
   learned = std::move(walker.learned_);
