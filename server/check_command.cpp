@@ -11,6 +11,7 @@
 #include "analysis/attribution/path_mapping.h"
 #include "analysis/features/diagnostics.h"
 #include "analysis/features/profile_diagnostics.h"
+#include "analysis/features/source_match.h"
 #include "analysis/ingest/profile_loader.h"
 #include "protocol/json_in.h"
 #include "server/call_site_source.h"
@@ -164,6 +165,7 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
 
   std::optional<model::Profile> profile;
   attribution::Attribution attr;
+  std::map<model::StringId, std::vector<features::FunctionAnchor>> all_anchors;
   if (!profile_path.empty()) {
     auto loaded = ingest::loadProfile(profile_path);
     if (!loaded.profile) {
@@ -176,6 +178,7 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
     attribution::Options options;
     options.call_sites = std::ref(call_sites);
     attr = attribution::attribute(*profile, options);
+    all_anchors = features::collectFunctionAnchors(*profile);
   }
 
   std::vector<FileResult> results;
@@ -198,11 +201,18 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
     r.findings = features::computeDiagnostics(*r.file, index, settings.rules);
     if (profile) {
       std::string here = std::filesystem::absolute(path, ec).lexically_normal().string();
-      auto costs = features::fileCosts(*profile, attr, [&](const std::string& profile_file) {
+      auto mapsHere = [&](const std::string& profile_file) {
         auto mapped = mapper.map(profile_file);
         return mapped && std::filesystem::absolute(*mapped, ec).lexically_normal().string() == here;
-      });
+      };
+      auto costs = features::fileCosts(*profile, attr, mapsHere);
       r.findings = features::confirmWithProfile(std::move(r.findings), *r.file, index, costs, *profile, settings.rules);
+      std::vector<features::FunctionAnchor> anchors;
+      for (const auto& [file, file_anchors] : all_anchors)
+        if (mapsHere(profile->strings[file])) anchors.insert(anchors.end(), file_anchors.begin(), file_anchors.end());
+      if (auto f = features::sourceMismatchFinding(*r.file, index, anchors, *profile, settings.rules,
+                                                   std::filesystem::path(path).filename().string()))
+        r.findings.insert(r.findings.begin(), std::move(*f));
     }
     results.push_back(std::move(r));
   }

@@ -25,15 +25,18 @@ void Document::applyChanges(int64_t version, const std::vector<protocol::TextDoc
   for (const auto& change : changes) {
     const auto& text = file_.text();
     if (!change.range) {
+      lines_.replaceAll(text, change.text);
       file_.applyEdit(0, static_cast<uint32_t>(text.size()), change.text);
       continue;
     }
     uint32_t begin = toOffset(text, file_.lines(), change.range->start, encoding);
     uint32_t end = toOffset(text, file_.lines(), change.range->end, encoding);
     if (end < begin) std::swap(begin, end);
+    lines_.edit(file_.lines(), begin, end, change.text);
     file_.applyEdit(begin, end, change.text);
   }
   version_ = version;
+  ++line_generation_;
   if (index_) previous_index_ = std::move(index_);
   index_.reset();
   findings_.reset();

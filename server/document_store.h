@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/features/diagnostics.h"
+#include "analysis/source/line_tracker.h"
 #include "analysis/source/source_index.h"
 #include "protocol/lsp_types.h"
 #include "server/position_conversion.h"
@@ -18,7 +19,7 @@ namespace sightline::server {
 class Document {
  public:
   Document(std::string uri, int64_t version, std::string text)
-      : uri_(std::move(uri)), version_(version), file_(std::move(text)) {}
+      : uri_(std::move(uri)), version_(version), file_(std::move(text)), lines_(file_.lines().lineCount()) {}
 
   const std::string& uri() const { return uri_; }
   int64_t version() const { return version_; }
@@ -26,6 +27,16 @@ class Document {
   const source::SourceIndex& index();
   // Findings for `config`; recomputed after a change or when `config_generation` moves on.
   const std::vector<features::Finding>& findings(const features::RuleConfig& config, uint64_t config_generation);
+
+  // Where the lines of the text a profile measured are now (see LineTracker). The baseline is
+  // the text at open, or at the last rebaseLines (a profile (re)load).
+  const source::LineTracker& lineTracker() const { return lines_; }
+  void rebaseLines() {
+    lines_.reset(file_.lines().lineCount());
+    ++line_generation_;
+  }
+  // Moves on with every change and every rebase: caches of remapped costs key on it.
+  uint64_t lineGeneration() const { return line_generation_; }
 
   // Applies the changes in order; ranges are clamped to the text.
   void applyChanges(int64_t version, const std::vector<protocol::TextDocumentContentChangeEvent>& changes,
@@ -35,6 +46,8 @@ class Document {
   std::string uri_;
   int64_t version_;
   source::SourceFile file_;
+  source::LineTracker lines_;
+  uint64_t line_generation_ = 0;
   std::optional<source::SourceIndex> index_;
   std::optional<source::SourceIndex> previous_index_;  // before the last change: seeds the next build
   std::optional<std::vector<features::Finding>> findings_;

@@ -184,6 +184,7 @@ void ProfileLoader::load(const std::string& path, attribution::PathMapper mapper
       attribution::Options options;
       options.call_sites = std::ref(call_sites);
       loaded->attr = attribution::attribute(loaded->profile, options);
+      loaded->anchors = features::collectFunctionAnchors(loaded->profile);
     } else {
       error = result.error;
       loaded.reset();

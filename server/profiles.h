@@ -13,6 +13,7 @@
 
 #include "analysis/attribution/attribution.h"
 #include "analysis/attribution/path_mapping.h"
+#include "analysis/features/source_match.h"
 #include "analysis/model/profile.h"
 
 namespace sightline::server {
@@ -22,6 +23,8 @@ struct LoadedProfile {
   model::Profile profile;
   attribution::Attribution attr;
   int64_t file_mtime_ns = 0;  // of `path` when it was read
+  // Profile path -> the (function, line) pairs it names: checks a local file against it.
+  std::map<model::StringId, std::vector<features::FunctionAnchor>> anchors;
 };
 
 // Profile files under `root` (depth-limited, hidden and build folders skipped), newest first:

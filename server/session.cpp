@@ -342,6 +342,8 @@ void Session::onProfileLoaded(std::shared_ptr<LoadedProfile> loaded, std::string
   profile_error_.clear();
   ++profile_generation_;
   costs_.clear();
+  // The new numbers are for the files as they are now: line tracking starts over.
+  for (Document* doc : documents_.all()) doc->rebaseLines();
   watched_mtime_ = profile_->file_mtime_ns;
   pending_mtime_ = 0;
   const auto& a = profile_->attr;
@@ -405,19 +407,32 @@ attribution::PathMapper Session::workspaceMapper() const {
 const features::FileCosts* Session::costsFor(Document& doc) {
   if (!profile_) return nullptr;
   auto cached = costs_.find(doc.uri());
-  if (cached != costs_.end() && cached->second.first == profile_generation_) return &cached->second.second;
-  auto path = uriToPath(doc.uri());
-  if (!path) return nullptr;
-  std::string here = normalPath(*path);
-  attribution::PathMapper mapper = workspaceMapper();
-  mapper.candidates = {here};
-  auto costs = features::fileCosts(profile_->profile, profile_->attr, [&](const std::string& profile_path) {
-    auto mapped = mapper.map(profile_path);
-    return mapped && normalPath(*mapped) == here;
-  });
-  auto& slot = costs_[doc.uri()];
-  slot = {profile_generation_, std::move(costs)};
-  return &slot.second;
+  if (cached == costs_.end() || cached->second.profile_generation != profile_generation_) {
+    auto path = uriToPath(doc.uri());
+    if (!path) return nullptr;
+    std::string here = normalPath(*path);
+    attribution::PathMapper mapper = workspaceMapper();
+    mapper.candidates = {here};
+    auto mapsHere = [&](const std::string& profile_path) {
+      auto mapped = mapper.map(profile_path);
+      return mapped && normalPath(*mapped) == here;
+    };
+    auto costs = features::fileCosts(profile_->profile, profile_->attr, mapsHere);
+    auto& slot = costs_[doc.uri()];
+    slot = CostsSlot{profile_generation_, std::move(costs), {}, 0, {}};
+    for (const auto& [file, anchors] : profile_->anchors)
+      if (mapsHere(profile_->profile.strings[file]))
+        slot.anchors.insert(slot.anchors.end(), anchors.begin(), anchors.end());
+    slot.current = features::remapCosts(slot.measured, doc.lineTracker());
+    slot.line_generation = doc.lineGeneration();
+    return &slot.current;
+  }
+  auto& slot = cached->second;
+  if (slot.line_generation != doc.lineGeneration()) {
+    slot.current = features::remapCosts(slot.measured, doc.lineTracker());
+    slot.line_generation = doc.lineGeneration();
+  }
+  return &slot.current;
 }
 
 json Session::inlayHints(const json& params) {
@@ -485,7 +500,13 @@ std::vector<features::Finding> Session::findingsFor(Document& doc) {
   const auto& findings = doc.findings(settings_.rules, settings_generation_);
   const features::FileCosts* costs = costsFor(doc);
   if (!costs) return findings;
-  return features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile, settings_.rules);
+  auto out =
+      features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile, settings_.rules);
+  std::string name = doc.uri().substr(doc.uri().rfind('/') + 1);
+  if (auto f = features::sourceMismatchFinding(doc.file(), doc.index(), costs_[doc.uri()].anchors, profile_->profile,
+                                               settings_.rules, name, &doc.lineTracker()))
+    out.insert(out.begin(), std::move(*f));
+  return out;
 }
 
 Document& Session::documentFor(const std::string& uri) {

@@ -91,7 +91,14 @@ class Session {
   std::vector<std::string> loaded_setting_;  // the `profiles` setting the last load used
   std::string progress_token_;               // of the running load, "" when none
   int progress_counter_ = 0;
-  std::map<std::string, std::pair<uint64_t, features::FileCosts>> costs_;  // uri -> (generation, costs)
+  struct CostsSlot {
+    uint64_t profile_generation = 0;
+    features::FileCosts measured;                   // on the lines the profile names
+    std::vector<features::FunctionAnchor> anchors;  // of the profile paths that map here
+    uint64_t line_generation = 0;                   // of the document, when `current` was remapped
+    features::FileCosts current;                    // moved through the document's edits
+  };
+  std::map<std::string, CostsSlot> costs_;  // uri -> costs
   boost::asio::steady_timer watch_timer_;
   int64_t watched_mtime_ = 0;  // last seen mtime of the loaded profile's file
   int64_t pending_mtime_ = 0;  // a changed mtime seen once; reloaded when it is seen again (stable)

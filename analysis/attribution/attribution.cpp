@@ -175,6 +175,12 @@ class Engine {
           cost.memcpy_bytes_by_kind[static_cast<size_t>(act.copy)] += act.bytes;
           if (act.src == model::MemoryKind::Pageable || act.dst == model::MemoryKind::Pageable)
             cost.pageable_bytes += act.bytes;
+          if (p_.api_calls[it->second].sync == model::SyncKind::BlockingMemcpy &&
+              (act.copy != model::CopyKind::HostToDevice || act.bytes >= 64 * 1024)) {
+            cost.sync_memcpy_bytes += act.bytes;
+            cost.sync_memcpy_ns += ns;
+            ++cost.sync_memcpys;
+          }
           break;
         case model::ActivityKind::Memset:
           ++cost.memsets;
@@ -816,6 +822,9 @@ void addCost(LineCost& into, const LineCost& from) {
     into.memcpy_bytes_by_kind[k] += from.memcpy_bytes_by_kind[k];
   into.memset_ns += from.memset_ns;
   into.memsets += from.memsets;
+  into.sync_memcpy_bytes += from.sync_memcpy_bytes;
+  into.sync_memcpy_ns += from.sync_memcpy_ns;
+  into.sync_memcpys += from.sync_memcpys;
   into.sync_ns += from.sync_ns;
   into.syncs += from.syncs;
   for (const auto& [name, n] : from.sync_apis) into.sync_apis[name] += n;

@@ -52,7 +52,10 @@ struct LineCost {
   std::array<uint64_t, 6> memcpy_bytes_by_kind{};  // indexed by model::CopyKind
   int64_t memset_ns = 0;
   uint32_t memsets = 0;
-  int64_t sync_ns = 0;  // host time blocked in synchronizing calls
+  uint64_t sync_memcpy_bytes = 0;  // copied by synchronous memcpy calls (cudaMemcpy, not ...Async),
+  int64_t sync_memcpy_ns = 0;      // HtoD copies under 64 KiB left out (the driver returns early
+  uint32_t sync_memcpys = 0;       // for those)
+  int64_t sync_ns = 0;             // host time blocked in synchronizing calls
   uint32_t syncs = 0;
   std::map<model::StringId, uint32_t> sync_apis;
   std::map<model::StringId, uint32_t> autograd_ops;  // forward op names seen for this line

@@ -126,7 +126,17 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
                             "(DataLoader(pin_memory=True)) and copy with non_blocking=True";
       add("pageable-memcpy", line0, true, message, pin_fixes);
     }
-    bool other_sync = flagged.count({line, "sync-in-loop"}) || flagged.count({line, "cuda-synchronize-in-loop"});
+    if (c.sync_memcpys > 0 && !flagged.count({line, "sync-in-loop"})) {
+      std::string message = std::to_string(c.sync_memcpys) + " synchronous copies (" +
+                            mib(static_cast<double>(c.sync_memcpy_bytes) / s.steps) + " per step, " +
+                            s.ms(c.sync_memcpy_ns) +
+                            ") here: cudaMemcpy blocks the host until the copy is done; copy from pinned memory "
+                            "with non_blocking=True (cudaMemcpyAsync) so the host keeps queueing work";
+      add("sync-memcpy", line0, true, message, pin_fixes);
+      flagged.insert({line, "sync-memcpy"});
+    }
+    bool other_sync = flagged.count({line, "sync-memcpy"}) || flagged.count({line, "sync-in-loop"}) ||
+                      flagged.count({line, "cuda-synchronize-in-loop"});
     if (!other_sync && c.syncs > 0 && static_cast<double>(c.sync_ns) / s.steps >= thresholds.sync_api_min_ns)
       add("sync-api", line0, false,
           "the host waits for the GPU " + s.ms(c.sync_ns) + " here (" + syncApis(c, profile) +

@@ -120,6 +120,21 @@ std::string breakdown(const LineCost& c, const FileCosts& costs, const model::Pr
 
 }  // namespace
 
+FileCosts remapCosts(const FileCosts& costs, const source::LineTracker& tracker) {
+  if (tracker.unchanged()) return costs;
+  FileCosts out;
+  out.total_gpu_ns = costs.total_gpu_ns;
+  out.steps = costs.steps;
+  for (const auto& [line, cost] : costs.lines) {
+    if (line < 1) continue;
+    int32_t now = tracker.currentLine(static_cast<uint32_t>(line - 1));
+    if (now < 0) continue;
+    attribution::addCost(out.lines[now + 1], cost);
+    if (tracker.stale(static_cast<uint32_t>(now))) out.stale_lines.insert(now + 1);
+  }
+  return out;
+}
+
 std::string formatMilliseconds(double ns) {
   char buf[32];
   double ms = ns / 1e6;
@@ -201,7 +216,12 @@ std::optional<std::string> hoverCard(const source::SourceFile& file, const sourc
                                      uint32_t line) {
   Scale s = scaleFor(costs, options);
   auto it = costs.lines.find(static_cast<int32_t>(line) + 1);
-  if (it != costs.lines.end() && it->second.gpu_ns > 0) return breakdown(it->second, costs, profile, s);
+  if (it != costs.lines.end() && it->second.gpu_ns > 0) {
+    std::string card = breakdown(it->second, costs, profile, s);
+    if (costs.stale_lines.count(it->first))
+      card = "*Edited since it was profiled: the figures are for the line as it was when measured.*\n\n" + card;
+    return card;
+  }
   auto hints = computeInlayHints(file, index, costs, profile, HintOptions{0, options.per_step, false}, line, line);
   if (!hints.empty()) return hints.front().tooltip;
   return std::nullopt;

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/source/line_tracker.h"
 #include "analysis/source/source_index.h"
 
 namespace sightline::features {
@@ -19,7 +21,13 @@ struct FileCosts {
   std::map<int32_t, attribution::LineCost> lines;  // 1-based line -> cost
   int64_t total_gpu_ns = 0;                        // of the whole profile (shares are of this)
   int steps = 0;                                   // 0: unknown (per-step figures become totals)
+  std::set<int32_t> stale_lines;                   // 1-based lines edited since they were profiled
 };
+
+// `costs` moved onto the current lines of an edited document (1-based both ways): a line
+// inserted above shifts them, a deleted line's cost is dropped, an edited line keeps its cost
+// and is listed in stale_lines.
+FileCosts remapCosts(const FileCosts& costs, const source::LineTracker& tracker);
 
 // Merges the costs of every profile file for which `maps_here(profile path)` is true.
 template <class MapsHere>

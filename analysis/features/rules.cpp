@@ -18,6 +18,9 @@ const std::vector<RuleInfo>& allRules() {
        "tensor created on the CPU and copied to the GPU in the same expression"},
       // Raised only with a profile (profile_diagnostics.h).
       {"pageable-memcpy", Severity::Warning, "copies between the GPU and pageable host memory (needs a profile)"},
+      {"sync-memcpy", Severity::Warning, "synchronous memcpy calls that block the host (needs a profile)"},
+      {"profile-source-mismatch", Severity::Warning,
+       "the file differs from the source the loaded profile measured (needs a profile)"},
       {"sync-api", Severity::Warning, "host time blocked in CUDA synchronize calls (needs a profile)"},
       {"launch-bound", Severity::Warning, "many tiny kernels per step from one line (needs a profile)"},
   };

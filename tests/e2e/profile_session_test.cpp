@@ -65,6 +65,13 @@ json hintsOf(LspClient& client, const std::string& uri) {
   return r ? (*r)["result"] : json();
 }
 
+// A didChange that inserts `text` at (line, character).
+json insertion(const std::string& uri, int version, int line, int character, const std::string& text) {
+  json at = {{"line", line}, {"character", character}};
+  json change = {{"range", {{"start", at}, {"end", at}}}, {"text", text}};
+  return {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", json::array({change})}};
+}
+
 const json* hintOnLine(const json& hints, int line) {
   for (const auto& h : hints)
     if (h["position"]["line"] == line) return &h;
@@ -110,6 +117,9 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
     if (d["code"] == "pageable-memcpy") pageable_lines.push_back(d["range"]["start"]["line"]);
   }
   EXPECT_TRUE(measured_item) << (*published).dump();
+  EXPECT_EQ((*published)["params"]["diagnostics"].dump().find("profile-source-mismatch"), std::string::npos);
+  EXPECT_EQ((*published)["params"]["diagnostics"].dump().find("sync-memcpy"), std::string::npos)
+      << "PyTorch copies with cudaMemcpyAsync";
   EXPECT_EQ(pageable_lines, (std::vector<int>{101})) << "x.to(device): 3 MiB/step; y (3 KiB) is below the cut-off";
 
   json hints = hintsOf(*client, w.script_uri);
@@ -139,11 +149,67 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   ASSERT_TRUE(summary);
   EXPECT_NE((*summary)["result"].get<std::string>().find("## Hottest lines"), std::string::npos);
 
+  // Two lines typed at the top: the costs move down with their lines; the diagnostics that cite
+  // measured time follow too. Then the hot line itself is edited: it keeps its cost, stale.
+  client->notify("textDocument/didChange", insertion(w.script_uri, 2, 0, 0, "# one\n# two\n"));
+  json shifted = hintsOf(*client, w.script_uri);
+  ASSERT_NE(hintOnLine(shifted, 34), nullptr) << shifted.dump();
+  EXPECT_EQ((*hintOnLine(shifted, 34))["label"], label);
+  EXPECT_EQ(hintOnLine(shifted, 32), nullptr) << "nothing left behind on the old line";
+  auto republished = client->waitFor(
+      [](const json& m) {
+        if (m.value("method", "") != "textDocument/publishDiagnostics") return false;
+        for (const auto& d : m["params"]["diagnostics"])
+          if (d["code"] == "sync-in-loop" && d["range"]["start"]["line"] == 110 &&
+              d["message"].get<std::string>().find("measured") != std::string::npos)
+            return true;
+        return false;
+      },
+      10s);
+  EXPECT_TRUE(republished) << "the measured .item() sync follows its line to 111";
+  client->notify("textDocument/didChange", insertion(w.script_uri, 3, 34, 8, "h = "));
+  auto stale_id = client->request("textDocument/hover", {{"textDocument", {{"uri", w.script_uri}}},
+                                                         {"position", {{"line", 34}, {"character", 20}}}});
+  auto stale = client->waitForResponse(stale_id);
+  ASSERT_TRUE(stale);
+  std::string stale_card = (*stale)["result"]["contents"]["value"];
+  EXPECT_NE(stale_card.find("Edited since it was profiled"), std::string::npos) << stale_card;
+  EXPECT_NE(stale_card.find("ms/step"), std::string::npos) << stale_card;
+
   auto toggle_id = client->request("workspace/executeCommand", {{"command", "sightline.toggleHints"}});
   auto toggled = client->waitForResponse(toggle_id);
   ASSERT_TRUE(toggled);
   EXPECT_EQ((*toggled)["result"], false);
   EXPECT_TRUE(hintsOf(*client, w.script_uri).empty());
+  fs::remove_all(w.root);
+}
+
+// The script on disk is not the one profiled (three imports added above): one warning at the
+// top says so; the same file as profiled gets none (checked in the test above via its
+// diagnostics having no such code).
+TEST(ProfileSession, WarnsOnceWhenTheFileIsNotTheProfiledSource) {
+  SIGHTLINE_REQUIRE_PROFILE(naive, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  auto w = makeWorkspace("mismatch", naive);
+  w.script_text = "import os\nimport sys\nimport math\n" + w.script_text;
+  auto client = LspClient::spawnStdio();
+  start(*client, w, {{"profiles", {"runs/*.sqlite"}}});
+  ASSERT_TRUE(status(*client)) << client->stderrText();
+  auto published = client->waitFor(
+      [](const json& m) {
+        return m.value("method", "") == "textDocument/publishDiagnostics" &&
+               m["params"]["diagnostics"].dump().find("profile-source-mismatch") != std::string::npos;
+      },
+      10s);
+  ASSERT_TRUE(published) << client->stderrText();
+  int count = 0;
+  for (const auto& d : (*published)["params"]["diagnostics"]) {
+    if (d["code"] != "profile-source-mismatch") continue;
+    ++count;
+    EXPECT_EQ(d["range"]["start"]["line"], 0);
+    EXPECT_EQ(d["severity"], 2);
+    EXPECT_NE(d["message"].get<std::string>().find("differs from the source the profile measured"), std::string::npos);
+  }
+  EXPECT_EQ(count, 1);
   fs::remove_all(w.root);
 }
 

@@ -129,5 +129,34 @@ TEST(ProfileDiagnostics, LaunchBoundAndSyncApi) {
   EXPECT_EQ(lines["sync-api"], (std::vector<uint32_t>{70, 108}));
 }
 
+// A synchronous cudaMemcpy of 1 MiB per step on the x copy line: sync-memcpy with the loader's
+// pin_memory fix, and no sync-api on top of it for the same blocked time.
+TEST(ProfileDiagnostics, SyncMemcpyReplacesSyncApiOnItsLine) {
+  Fixture f;
+  auto& copy = f.costs.lines[102];
+  copy.sync_memcpys = 10;
+  copy.sync_memcpy_bytes = 10u << 20;
+  copy.sync_memcpy_ns = 1'500'000;
+  copy.syncs = 10;
+  copy.sync_ns = 2'000'000;
+  copy.sync_apis[f.profile.strings.intern("cudaMemcpy")] = 10;
+  RuleConfig config;
+  auto findings =
+      confirmWithProfile(computeDiagnostics(f.file, f.index, config), f.file, f.index, f.costs, f.profile, config);
+  const Finding* sync_memcpy = nullptr;
+  for (const auto& x : findings) {
+    uint32_t line = f.file.lines().pointAt(x.range.begin).line;
+    if (x.code == "sync-memcpy") sync_memcpy = &x;
+    if (line == 101) {
+      EXPECT_NE(x.code, "sync-api");
+    }
+  }
+  ASSERT_NE(sync_memcpy, nullptr);
+  EXPECT_EQ(f.file.lines().pointAt(sync_memcpy->range.begin).line, 101u);
+  EXPECT_NE(sync_memcpy->message.find("10 synchronous copies (1.0 MiB per step, 0.15 ms/step)"), std::string::npos)
+      << sync_memcpy->message;
+  EXPECT_FALSE(sync_memcpy->fixes.empty()) << "pin_memory on the loader";
+}
+
 }  // namespace
 }  // namespace sightline::features
