@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "analysis/features/profile_commands.h"
 #include "analysis/features/profile_diagnostics.h"
 #include "protocol/json_in.h"
 #include "server/conversion.h"
@@ -30,6 +31,7 @@ constexpr const char* kLoadProfileCommand = "sightline.loadProfile";
 constexpr const char* kReloadProfilesCommand = "sightline.reloadProfiles";
 constexpr const char* kShowSummaryCommand = "sightline.showProfileSummary";
 constexpr const char* kToggleHintsCommand = "sightline.toggleHints";
+constexpr const char* kProfileWithNsysCommand = "sightline.profileWithNsys";
 
 std::string normalPath(const std::string& path) {
   std::error_code ec;
@@ -187,7 +189,7 @@ json Session::initialize(const json& params) {
       {"executeCommandProvider",
        {{"commands",
          {kLimitProfilingCommand, kAnnotateStepCommand, kApplyEditCommand, kLoadProfileCommand, kReloadProfilesCommand,
-          kShowSummaryCommand, kToggleHintsCommand}}}},
+          kShowSummaryCommand, kToggleHintsCommand, kProfileWithNsysCommand}}}},
       {"inlayHintProvider", true},
       {"hoverProvider", true},
       {"workspace", {{"workspaceFolders", {{"supported", true}}}}},
@@ -574,6 +576,21 @@ json Session::executeCommand(const json& params) {
     settings_.hints_enabled = !settings_.hints_enabled;
     refreshHints();
     return settings_.hints_enabled;
+  }
+  if (p.command == kProfileWithNsysCommand) {
+    // Arguments: [uri]. Returns the command lines for the client to show or run in a terminal.
+    if (args.size() != 1 || !args[0].is_string())
+      throw RequestError{ErrorCode::InvalidParams, "params.arguments: expected [uri]"};
+    Document& doc = documentFor(args[0].get<std::string>());
+    auto path = uriToPath(doc.uri());
+    if (!path) throw RequestError{ErrorCode::InvalidParams, "params.arguments[0]: not a file: URI"};
+    std::filesystem::path script(*path);
+    auto c = features::nsysCommandsFor(doc.index(), script.filename().string());
+    return {{"cwd", script.parent_path().string()},
+            {"commands", c.commands},
+            {"report", c.report + ".sqlite"},
+            {"captureRange", c.capture_range},
+            {"note", c.note}};
   }
   if (p.command == kApplyEditCommand) {
     if (args.size() != 1) throw RequestError{ErrorCode::InvalidParams, "params.arguments: expected [WorkspaceEdit]"};

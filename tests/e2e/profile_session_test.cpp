@@ -176,6 +176,16 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   EXPECT_NE(stale_card.find("Edited since it was profiled"), std::string::npos) << stale_card;
   EXPECT_NE(stale_card.find("ms/step"), std::string::npos) << stale_card;
 
+  auto nsys_id = client->request("workspace/executeCommand",
+                                 {{"command", "sightline.profileWithNsys"}, {"arguments", {w.script_uri}}});
+  auto nsys = client->waitForResponse(nsys_id);
+  ASSERT_TRUE(nsys);
+  const json& run = (*nsys)["result"];
+  EXPECT_EQ(run["cwd"], w.root.string());
+  ASSERT_EQ(run["commands"].size(), 2u) << run.dump();
+  EXPECT_NE(run["commands"][0].get<std::string>().find("--capture-range=cudaProfilerApi"), std::string::npos);
+  EXPECT_NE(run["commands"][1].get<std::string>().find("--include-blobs=true"), std::string::npos);
+
   auto toggle_id = client->request("workspace/executeCommand", {{"command", "sightline.toggleHints"}});
   auto toggled = client->waitForResponse(toggle_id);
   ASSERT_TRUE(toggled);

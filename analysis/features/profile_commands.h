@@ -1,0 +1,25 @@
+// The command lines that profile a script with Nsight Systems and export what Sightline reads
+// (SQLite with the Python backtrace blobs). Plain strings for a client to show or run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/source/source_index.h"
+
+namespace sightline::features {
+
+struct NsysCommands {
+  std::string report;                 // "<stem>-profile" (nsys adds .nsys-rep)
+  std::vector<std::string> commands;  // profile, then export; run in the script's folder
+  bool capture_range = false;         // the script opens a cudaProfilerApi window itself
+  std::string note;                   // what to do when it does not
+};
+
+// For the script `file_name` ("train.py"), run with `python`. When the script calls
+// torch.cuda.profiler.start()/stop() (or cudaProfilerStart), the capture is limited to that
+// window; otherwise the note points at the "Limit profiling to steps N..M" action.
+NsysCommands nsysCommandsFor(const source::SourceIndex& index, const std::string& file_name,
+                             const std::string& python = "python3");
+
+}  // namespace sightline::features

@@ -1,0 +1,174 @@
+// Editor latency of the real server over pipes, with a large profile loaded: hover and
+// inlayHint round trips (p50/p99) on a 10,000-line script, and edit -> publishDiagnostics.
+//   lsp_latency_bench PROFILE [ITERATIONS]
+// PROFILE is an nsys export of train_small.py (the ×N copies of scale_nsys_profile); the
+// script is our profiled train_small.py repeated to 10,000+ lines (the profile's lines fall on
+// the first copy), placed in a temporary workspace as train_small.py. The server runs with
+// --diagnostics-delay-ms 0 so the edit figure is the server's work, not the debounce.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+
+#include "server/uri.h"
+#include "tests/support/lsp_client.h"
+#include "tests/support/test_paths.h"
+
+namespace {
+
+using namespace sightline;
+using testing::json;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+std::string scaledScript(size_t min_lines) {
+  std::string base = testing::readFile(testing::testDataPath("h200/nsys/train_small.py"));
+  std::string out = base;  // copy 0 unchanged: the profile's lines fall here
+  size_t lines = static_cast<size_t>(std::count(out.begin(), out.end(), '\n'));
+  for (int copy = 1; lines < min_lines; ++copy) {
+    std::string suffix = "_" + std::to_string(copy);
+    std::string renamed = std::regex_replace(base, std::regex(R"(\b(class|def) (\w+))"), "$1 $2" + suffix);
+    renamed = std::regex_replace(renamed, std::regex(R"(\b(train_step|Synthetic|Block|Net|NsysWindow|main)\()"),
+                                 "$1" + suffix + "(");
+    out += renamed;
+    lines = static_cast<size_t>(std::count(out.begin(), out.end(), '\n'));
+  }
+  return out;
+}
+
+struct Stats {
+  std::vector<double> ms;
+  void add(Clock::duration d) { ms.push_back(std::chrono::duration<double, std::milli>(d).count()); }
+  double pct(double p) {
+    std::sort(ms.begin(), ms.end());
+    return ms.empty() ? 0 : ms[std::min(ms.size() - 1, static_cast<size_t>(p * static_cast<double>(ms.size())))];
+  }
+  void print(const char* what) {
+    std::printf("%-34s n=%-5zu p50 %7.3f ms   p99 %7.3f ms   max %7.3f ms\n", what, ms.size(), pct(0.5), pct(0.99),
+                pct(1.0));
+  }
+};
+
+json position(int line, int character) { return {{"line", line}, {"character", character}}; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: lsp_latency_bench PROFILE [ITERATIONS]\n");
+    return 2;
+  }
+  std::string profile = fs::absolute(argv[1]).string();
+  int iterations = argc > 2 ? std::atoi(argv[2]) : 1000;
+  fs::path root = fs::temp_directory_path() / ("sightline-latency-" + std::to_string(::getpid()));
+  fs::create_directories(root);
+  std::string script = scaledScript(10000);
+  int line_count = static_cast<int>(std::count(script.begin(), script.end(), '\n'));
+  std::ofstream(root / "train_small.py") << script;
+  std::string uri = server::pathToUri((root / "train_small.py").string());
+
+  auto client = testing::LspClient::spawnStdio({"--diagnostics-delay-ms", "0"});
+  auto t0 = Clock::now();
+  auto init = client->request("initialize", {{"processId", nullptr},
+                                             {"rootUri", server::pathToUri(root.string())},
+                                             {"capabilities",
+                                              {{"workspace", {{"inlayHint", {{"refreshSupport", true}}}}},
+                                               {"textDocument", {{"publishDiagnostics", {{"versionSupport", true}}}}}}},
+                                             {"initializationOptions", {{"settings", {{"profiles", {profile}}}}}}});
+  client->waitForResponse(init, std::chrono::seconds(30));
+  client->notify("initialized", json::object());
+  // The first status may be for the workspace discovery that settings then replace.
+  auto status = client->waitFor(
+      [](const json& m) {
+        return m.value("method", "") == "sightline/profileStatus" && m["params"].value("loaded", false);
+      },
+      std::chrono::seconds(600));
+  if (!status || !(*status)["params"].value("loaded", false)) {
+    std::fprintf(stderr, "profile did not load: %s\n%s\n", status ? status->dump().c_str() : "(timeout)",
+                 client->stderrText().c_str());
+    return 1;
+  }
+  double load_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  client->notify("textDocument/didOpen",
+                 {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", script}}}});
+  client->waitForNotification("textDocument/publishDiagnostics", std::chrono::seconds(30));
+  const json& st = (*status)["params"];
+  std::printf("profile   %s\n          loaded in %.1f s (server start to status): %s\n", profile.c_str(), load_s,
+              st.dump().substr(0, 300).c_str());
+  std::printf("script    %d lines, %zu bytes\n\n", line_count, script.size());
+
+  std::mt19937 rng(1);
+  auto roundTrip = [&](const std::string& method, json params, Stats& stats) {
+    auto start = Clock::now();
+    auto id = client->request(method, std::move(params));
+    auto r = client->waitForResponse(id, std::chrono::seconds(10));
+    stats.add(Clock::now() - start);
+    return r ? (*r)["result"] : json();
+  };
+  Stats hover_hot, hover_any, hints_hot, hints_any;
+  size_t hot_cards = 0, hint_count = 0;
+  for (int i = 0; i < iterations; ++i) {
+    int hot = 20 + static_cast<int>(rng() % 100);  // lines of the profiled copy
+    auto card =
+        roundTrip("textDocument/hover", {{"textDocument", {{"uri", uri}}}, {"position", position(hot, 10)}}, hover_hot);
+    hot_cards += card.is_object();
+    int any = static_cast<int>(rng() % static_cast<unsigned>(line_count));
+    roundTrip("textDocument/hover", {{"textDocument", {{"uri", uri}}}, {"position", position(any, 10)}}, hover_any);
+    // A screenful of lines, as editors ask for the visible range.
+    int first = static_cast<int>(rng() % 60);
+    auto hints = roundTrip("textDocument/inlayHint",
+                           {{"textDocument", {{"uri", uri}}},
+                            {"range", {{"start", position(first, 0)}, {"end", position(first + 60, 0)}}}},
+                           hints_hot);
+    hint_count += hints.size();
+    int start = static_cast<int>(rng() % static_cast<unsigned>(line_count - 60));
+    roundTrip("textDocument/inlayHint",
+              {{"textDocument", {{"uri", uri}}},
+               {"range", {{"start", position(start, 0)}, {"end", position(start + 60, 0)}}}},
+              hints_any);
+  }
+  hover_hot.print("hover, profiled lines");
+  hover_any.print("hover, any line");
+  hints_hot.print("inlayHint, 60 lines, profiled copy");
+  hints_any.print("inlayHint, 60 lines, anywhere");
+  std::printf("  (%zu of %d hovers on profiled lines had a card; %.1f hints per profiled window)\n", hot_cards,
+              iterations, static_cast<double>(hint_count) / iterations);
+
+  // Type a character into an identifier in the middle of the file (`loss` -> `lloss`), then
+  // delete it; wait for each version's diagnostics.
+  Stats edits;
+  int version = 1;
+  size_t at = script.find("loss = train_step", script.size() / 2);
+  int mid = static_cast<int>(std::count(script.begin(), script.begin() + static_cast<long>(at), '\n'));
+  int column = static_cast<int>(at - script.rfind('\n', at) - 1);
+  for (int i = 0; i < std::max(20, iterations / 5); ++i) {
+    bool insert = i % 2 == 0;
+    json change = {{"range", {{"start", position(mid, column)}, {"end", position(mid, insert ? column : column + 1)}}},
+                   {"text", insert ? "l" : ""}};
+    ++version;
+    auto start = Clock::now();
+    client->notify("textDocument/didChange",
+                   {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", json::array({change})}});
+    auto published = client->waitFor(
+        [&](const json& m) {
+          return m.value("method", "") == "textDocument/publishDiagnostics" &&
+                 m["params"].value("version", -1) == version;
+        },
+        std::chrono::seconds(10));
+    if (!published) {
+      std::fprintf(stderr, "no diagnostics for version %d\n", version);
+      break;
+    }
+    edits.add(Clock::now() - start);
+  }
+  edits.print("edit -> publishDiagnostics");
+  client->request("shutdown", nullptr);
+  client->notify("exit", nullptr);
+  client->waitExit();
+  fs::remove_all(root);
+  return 0;
+}
