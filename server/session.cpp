@@ -113,6 +113,8 @@ void Session::registerHandlers() {
     auto params = parseParams<protocol::DidOpenTextDocumentParams>(p);
     auto& item = params.textDocument;
     SL_LOG(Debug) << "open " << item.uri << " (" << item.text.size() << " bytes)";
+    findings_.erase(item.uri);  // a reopened document starts over (its generations restart at 0)
+    costs_.erase(item.uri);
     Document& doc = documents_.open(item.uri, item.version, std::move(item.text));
     publishNow(doc);
   });
@@ -133,6 +135,8 @@ void Session::registerHandlers() {
       it->second->cancel();
       publish_timers_.erase(it);
     }
+    findings_.erase(params.uri);
+    costs_.erase(params.uri);
     if (documents_.close(params.uri))
       dispatcher_.sendNotification("textDocument/publishDiagnostics",
                                    protocol::toJson(protocol::PublishDiagnosticsParams{params.uri, std::nullopt, {}}));
@@ -466,12 +470,20 @@ json Session::hover(const json& params) {
       params.is_object() && params.contains("position") ? params["position"] : json(), "params.position");
   if (!position) throw RequestError{ErrorCode::InvalidParams, position.error().describe()};
   Document& doc = documentFor(p.uri);
-  const features::FileCosts* costs = costsFor(doc);
-  if (!costs) return nullptr;
-  uint32_t line = position.value().line;
-  auto card = features::hoverCard(doc.file(), doc.index(), *costs, profile_->profile, settings_.hints, line);
-  if (!card) return nullptr;
-  return {{"contents", {{"kind", "markdown"}, {"value", *card}}}};
+  std::string value;
+  // On a diagnostic's range: why it costs and the fix.
+  uint32_t offset = toOffset(doc.file().text(), doc.file().lines(), position.value(), encoding_);
+  for (const auto& f : findingsFor(doc)) {
+    if (offset < f.range.begin || offset > f.range.end) continue;
+    value += (value.empty() ? "" : "\n\n---\n\n") + features::explainFinding(f);
+  }
+  if (const features::FileCosts* costs = costsFor(doc)) {
+    uint32_t line = position.value().line;
+    if (auto card = features::hoverCard(doc.file(), doc.index(), *costs, profile_->profile, settings_.hints, line))
+      value += (value.empty() ? "" : "\n\n---\n\n") + *card;
+  }
+  if (value.empty()) return nullptr;
+  return {{"contents", {{"kind", "markdown"}, {"value", value}}}};
 }
 
 void Session::publishNow(Document& doc) {
@@ -498,7 +510,7 @@ void Session::republishAll() {
   for (Document* doc : documents_.all()) publishNow(*doc);
 }
 
-std::vector<features::Finding> Session::findingsFor(Document& doc) {
+std::vector<features::Finding> Session::computeFindings(Document& doc) {
   const auto& findings = doc.findings(settings_.rules, settings_generation_);
   const features::FileCosts* costs = costsFor(doc);
   if (!costs) return findings;
@@ -509,6 +521,19 @@ std::vector<features::Finding> Session::findingsFor(Document& doc) {
                                                settings_.rules, name, &doc.lineTracker()))
     out.insert(out.begin(), std::move(*f));
   return out;
+}
+
+const std::vector<features::Finding>& Session::findingsFor(Document& doc) {
+  auto& slot = findings_[doc.uri()];
+  bool fresh = slot.line_generation == doc.lineGeneration() && slot.profile_generation == profile_generation_ &&
+               slot.settings_generation == settings_generation_ && slot.settings_generation != 0;
+  if (!fresh) {
+    slot.findings = computeFindings(doc);
+    slot.line_generation = doc.lineGeneration();
+    slot.profile_generation = profile_generation_;
+    slot.settings_generation = settings_generation_;
+  }
+  return slot.findings;
 }
 
 Document& Session::documentFor(const std::string& uri) {

@@ -55,7 +55,9 @@ class Session {
 
   Document& documentFor(const std::string& uri);
   // The document's findings, with the loaded profile's evidence and profile-only rules.
-  std::vector<features::Finding> findingsFor(Document& doc);
+  // Cached per document change, profile and settings generation.
+  const std::vector<features::Finding>& findingsFor(Document& doc);
+  std::vector<features::Finding> computeFindings(Document& doc);
 
   // Profiles (profiles.h): which to load, loading with progress, status, watching.
   std::vector<std::string> profileCandidates() const;
@@ -99,6 +101,11 @@ class Session {
     features::FileCosts current;                    // moved through the document's edits
   };
   std::map<std::string, CostsSlot> costs_;  // uri -> costs
+  struct FindingsSlot {
+    uint64_t line_generation = 0, profile_generation = 0, settings_generation = 0;
+    std::vector<features::Finding> findings;
+  };
+  std::map<std::string, FindingsSlot> findings_;  // uri -> findingsFor's last result
   boost::asio::steady_timer watch_timer_;
   int64_t watched_mtime_ = 0;  // last seen mtime of the loaded profile's file
   int64_t pending_mtime_ = 0;  // a changed mtime seen once; reloaded when it is seen again (stable)

@@ -6,23 +6,58 @@ namespace sightline::features {
 const std::vector<RuleInfo>& allRules() {
   static const std::vector<RuleInfo> rules = {
       {"dataloader-pin-memory", Severity::Warning,
-       "DataLoader without pin_memory=True in a file that copies batches to the GPU"},
+       "DataLoader without pin_memory=True in a file that copies batches to the GPU",
+       "Batches in pageable memory are copied through a staging buffer, synchronously: the copy cannot overlap compute "
+       "and `non_blocking=True` has no effect.",
+       "Pass `pin_memory=True` so batches are loaded into page-locked memory, then copy them with "
+       "`non_blocking=True`."},
       {"dataloader-num-workers", Severity::Warning,
-       "DataLoader loading batches in the training process (no num_workers, or 0)"},
-      {"missing-non-blocking", Severity::Warning, "batch copied to the GPU inside a loop without non_blocking=True"},
+       "DataLoader loading batches in the training process (no num_workers, or 0)",
+       "With no worker processes, every batch is loaded and collated in the training process between steps, while the "
+       "GPU waits.",
+       "Set `num_workers` (a few per GPU, e.g. `min(8, os.cpu_count())`) and keep `persistent_workers=True` for short "
+       "epochs."},
+      {"missing-non-blocking", Severity::Warning, "batch copied to the GPU inside a loop without non_blocking=True",
+       "A blocking copy makes the host wait for the transfer before it can queue the next kernels.",
+       "Add `non_blocking=True` (with a pinned source, e.g. `DataLoader(pin_memory=True)`), so the copy is queued and "
+       "overlaps."},
       {"sync-in-loop", Severity::Warning,
-       "host-device synchronization (.item(), .cpu(), printing a tensor, ...) inside a training loop"},
-      {"cuda-synchronize-in-loop", Severity::Warning, "torch.cuda.synchronize() inside a training loop"},
-      {"zero-grad-set-to-none", Severity::Warning, "zero_grad(set_to_none=False) writes zeros into every gradient"},
+       "host-device synchronization (.item(), .cpu(), printing a tensor, ...) inside a training loop",
+       "Reading a GPU value on the host waits for all queued work to finish: the GPU runs dry every step while the "
+       "host catches up.",
+       "Keep values on the GPU (accumulate into a tensor) and read them every N steps or once at the end."},
+      {"cuda-synchronize-in-loop", Severity::Warning, "torch.cuda.synchronize() inside a training loop",
+       "`torch.cuda.synchronize()` blocks the host until the GPU is idle, every step: no work is queued ahead.",
+       "Remove it from the step; for timing use CUDA events or a profiler."},
+      {"zero-grad-set-to-none", Severity::Warning, "zero_grad(set_to_none=False) writes zeros into every gradient",
+       "Writing zeros into every gradient is a memset kernel per parameter each step.",
+       "Use `zero_grad()` (set_to_none is the default): gradients are freed and re-created by backward."},
       {"cpu-tensor-then-copy", Severity::Warning,
-       "tensor created on the CPU and copied to the GPU in the same expression"},
+       "tensor created on the CPU and copied to the GPU in the same expression",
+       "The tensor is built on the CPU, then copied to the GPU: an extra allocation and a host-to-device copy each "
+       "time.",
+       "Create it on the GPU directly: pass `device=` to the factory."},
       // Raised only with a profile (profile_diagnostics.h).
-      {"pageable-memcpy", Severity::Warning, "copies between the GPU and pageable host memory (needs a profile)"},
-      {"sync-memcpy", Severity::Warning, "synchronous memcpy calls that block the host (needs a profile)"},
+      {"pageable-memcpy", Severity::Warning, "copies between the GPU and pageable host memory (needs a profile)",
+       "Copies from or to pageable memory are staged through a pinned buffer and synchronous with the host.",
+       "Load batches into pinned memory (`DataLoader(pin_memory=True)`) and copy with `non_blocking=True`."},
+      {"sync-memcpy", Severity::Warning, "synchronous memcpy calls that block the host (needs a profile)",
+       "A synchronous `cudaMemcpy` returns only when the data has arrived: the host queues nothing meanwhile and the "
+       "copy cannot overlap compute.",
+       "Copy from pinned memory with `non_blocking=True` (PyTorch then issues `cudaMemcpyAsync`)."},
       {"profile-source-mismatch", Severity::Warning,
-       "the file differs from the source the loaded profile measured (needs a profile)"},
-      {"sync-api", Severity::Warning, "host time blocked in CUDA synchronize calls (needs a profile)"},
-      {"launch-bound", Severity::Warning, "many tiny kernels per step from one line (needs a profile)"},
+       "the file differs from the source the loaded profile measured (needs a profile)",
+       "Line costs are placed by line number: on a file that changed since it was profiled they land on the wrong "
+       "lines.",
+       "Profile the current version again, or open the version that was profiled."},
+      {"sync-api", Severity::Warning, "host time blocked in CUDA synchronize calls (needs a profile)",
+       "While the host waits in a synchronize call it queues no work: the GPU drains and then idles while the host "
+       "catches up.",
+       "Synchronize once outside the step (or not at all); read values lazily."},
+      {"launch-bound", Severity::Warning, "many tiny kernels per step from one line (needs a profile)",
+       "Each tiny kernel costs a launch on the host; when kernels are shorter than the launch, the host, not the GPU, "
+       "sets the pace.",
+       "Fuse them with `torch.compile`, or capture the step in a CUDA graph."},
   };
   return rules;
 }

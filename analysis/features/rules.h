@@ -16,6 +16,8 @@ struct RuleInfo {
   std::string_view code;
   Severity default_severity;
   std::string_view summary;  // one line, for --help and docs
+  std::string_view why;      // why it costs (hover on the diagnostic)
+  std::string_view fix;      // what to do about it
 };
 
 const std::vector<RuleInfo>& allRules();

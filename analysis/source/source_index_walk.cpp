@@ -22,9 +22,10 @@ namespace {
   X(aliased_import)                                                                                                   \
   X(argument_list)                                                                                                    \
   X(as_pattern)                                                                                                       \
-  X(assignment) X(attribute) X(augmented_assignment) X(binary_operator) X(block) X(call) X(class_definition)          \
-      X(comment) X(conditional_expression) X(default_parameter) X(dictionary_splat) X(dotted_name) X(elif_clause)     \
-          X(else_clause) X(expression_list) X(for_statement) X(function_definition) X(identifier) X(if_statement)     \
+  X(assignment)                                                                                                       \
+  X(attribute) X(augmented_assignment) X(binary_operator) X(block) X(call) X(class_definition) X(comment)             \
+      X(conditional_expression) X(default_parameter) X(dictionary_splat) X(dotted_name) X(elif_clause) X(else_clause) \
+          X(expression_list) X(for_statement) X(function_definition) X(identifier) X(if_statement)                    \
               X(import_from_statement) X(import_statement) X(interpolation) X(keyword_argument) X(list)               \
                   X(list_pattern) X(list_splat) X(not_operator) X(parenthesized_expression) X(pattern_list)           \
                       X(return_statement) X(string) X(subscript) X(tuple) X(tuple_pattern) X(typed_default_parameter) \
@@ -38,12 +39,13 @@ enum class NodeType : uint8_t {
 #undef SIGHTLINE_ENUM
 };
 
-#define SIGHTLINE_FIELDS(X)                                                                                         \
-  X(alias)                                                                                                          \
-  X(alternative)                                                                                                    \
-  X(argument)                                                                                                       \
-  X(arguments) X(attribute) X(body) X(condition) X(expression) X(function) X(left) X(module_name) X(name) X(object) \
-      X(operator) X(parameters) X(right) X(superclasses) X(type) X(value)
+#define SIGHTLINE_FIELDS(X)                                                                                        \
+  X(alias)                                                                                                         \
+  X(alternative)                                                                                                   \
+  X(argument)                                                                                                      \
+  X(arguments)                                                                                                     \
+  X(attribute) X(body) X(condition) X(expression) X(function) X(left) X(module_name) X(name) X(object) X(operator) \
+      X(parameters) X(right) X(superclasses) X(type) X(value)
 
 struct Grammar {
   std::vector<NodeType> type_by_symbol;

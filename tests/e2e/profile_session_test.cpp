@@ -144,6 +144,20 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   EXPECT_NE(card.find("backward"), std::string::npos) << card;
   EXPECT_NE(card.find("aten::"), std::string::npos) << "autograd ops: " << card;
 
+  // On the `.item()` diagnostic: why it costs and the fix, with the measured message; the
+  // line's own cost card follows.
+  auto item_line = w.script_text.substr(0, w.script_text.find("loss.item()"));
+  int item_column = static_cast<int>(item_line.size() - item_line.rfind('\n') - 1);
+  auto why_id = client->request("textDocument/hover", {{"textDocument", {{"uri", w.script_uri}}},
+                                                       {"position", {{"line", 108}, {"character", item_column + 2}}}});
+  auto why = client->waitForResponse(why_id);
+  ASSERT_TRUE(why);
+  std::string why_card = (*why)["result"]["contents"]["value"];
+  EXPECT_NE(why_card.find("**`sync-in-loop`**"), std::string::npos) << why_card;
+  EXPECT_NE(why_card.find("measured: blocks the host"), std::string::npos) << why_card;
+  EXPECT_NE(why_card.find("**Why it costs:**"), std::string::npos) << why_card;
+  EXPECT_NE(why_card.find("**Fix:**"), std::string::npos) << why_card;
+
   auto summary_id = client->request("workspace/executeCommand", {{"command", "sightline.showProfileSummary"}});
   auto summary = client->waitForResponse(summary_id);
   ASSERT_TRUE(summary);
