@@ -18,19 +18,53 @@ namespace {
 // Node types the walk distinguishes, compared by symbol through a table built once from the
 // grammar (no string comparison per node). Aliased nodes report their alias symbol, whose name
 // is the alias, so the table sees the same names as ts_node_type.
-#define SIGHTLINE_NODE_TYPES(X)                                                                                       \
-  X(aliased_import)                                                                                                   \
-  X(argument_list)                                                                                                    \
-  X(as_pattern)                                                                                                       \
-  X(assignment)                                                                                                       \
-  X(attribute) X(augmented_assignment) X(binary_operator) X(block) X(call) X(class_definition) X(comment)             \
-      X(conditional_expression) X(default_parameter) X(dictionary_splat) X(dotted_name) X(elif_clause) X(else_clause) \
-          X(expression_list) X(for_statement) X(function_definition) X(identifier) X(if_statement)                    \
-              X(import_from_statement) X(import_statement) X(interpolation) X(keyword_argument) X(list)               \
-                  X(list_pattern) X(list_splat) X(not_operator) X(parenthesized_expression) X(pattern_list)           \
-                      X(return_statement) X(string) X(subscript) X(tuple) X(tuple_pattern) X(typed_default_parameter) \
-                          X(typed_parameter) X(unary_operator) X(while_statement) X(with_clause) X(with_item)         \
-                              X(with_statement)
+// clang-format off
+#define SIGHTLINE_NODE_TYPES(X) \
+  X(aliased_import) \
+  X(argument_list) \
+  X(as_pattern) \
+  X(assignment) \
+  X(attribute) \
+  X(augmented_assignment) \
+  X(binary_operator) \
+  X(block) \
+  X(call) \
+  X(class_definition) \
+  X(comment) \
+  X(conditional_expression) \
+  X(default_parameter) \
+  X(dictionary_splat) \
+  X(dotted_name) \
+  X(elif_clause) \
+  X(else_clause) \
+  X(expression_list) \
+  X(for_statement) \
+  X(function_definition) \
+  X(identifier) \
+  X(if_statement) \
+  X(import_from_statement) \
+  X(import_statement) \
+  X(interpolation) \
+  X(keyword_argument) \
+  X(list) \
+  X(list_pattern) \
+  X(list_splat) \
+  X(not_operator) \
+  X(parenthesized_expression) \
+  X(pattern_list) \
+  X(return_statement) \
+  X(string) \
+  X(subscript) \
+  X(tuple) \
+  X(tuple_pattern) \
+  X(typed_default_parameter) \
+  X(typed_parameter) \
+  X(unary_operator) \
+  X(while_statement) \
+  X(with_clause) \
+  X(with_item) \
+  X(with_statement)
+// clang-format on
 
 enum class NodeType : uint8_t {
   other,
@@ -39,13 +73,28 @@ enum class NodeType : uint8_t {
 #undef SIGHTLINE_ENUM
 };
 
-#define SIGHTLINE_FIELDS(X)                                                                                        \
-  X(alias)                                                                                                         \
-  X(alternative)                                                                                                   \
-  X(argument)                                                                                                      \
-  X(arguments)                                                                                                     \
-  X(attribute) X(body) X(condition) X(expression) X(function) X(left) X(module_name) X(name) X(object) X(operator) \
-      X(parameters) X(right) X(superclasses) X(type) X(value)
+// clang-format off
+#define SIGHTLINE_FIELDS(X) \
+  X(alias) \
+  X(alternative) \
+  X(argument) \
+  X(arguments) \
+  X(attribute) \
+  X(body) \
+  X(condition) \
+  X(expression) \
+  X(function) \
+  X(left) \
+  X(module_name) \
+  X(name) \
+  X(object) \
+  X(operator) \
+  X(parameters) \
+  X(right) \
+  X(superclasses) \
+  X(type) \
+  X(value)
+// clang-format on
 
 struct Grammar {
   std::vector<NodeType> type_by_symbol;
