@@ -11,9 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <regex>
-#include <sstream>
 
+#include "bench/scaled_script.h"
 #include "server/uri.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
@@ -24,21 +23,6 @@ using namespace sightline;
 using testing::json;
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-std::string scaledScript(size_t min_lines) {
-  std::string base = testing::readFile(testing::testDataPath("h200/nsys/train_small.py"));
-  std::string out = base;  // copy 0 unchanged: the profile's lines fall here
-  size_t lines = static_cast<size_t>(std::count(out.begin(), out.end(), '\n'));
-  for (int copy = 1; lines < min_lines; ++copy) {
-    std::string suffix = "_" + std::to_string(copy);
-    std::string renamed = std::regex_replace(base, std::regex(R"(\b(class|def) (\w+))"), "$1 $2" + suffix);
-    renamed = std::regex_replace(renamed, std::regex(R"(\b(train_step|Synthetic|Block|Net|NsysWindow|main)\()"),
-                                 "$1" + suffix + "(");
-    out += renamed;
-    lines = static_cast<size_t>(std::count(out.begin(), out.end(), '\n'));
-  }
-  return out;
-}
 
 struct Stats {
   std::vector<double> ms;
@@ -66,7 +50,7 @@ int main(int argc, char** argv) {
   int iterations = argc > 2 ? std::atoi(argv[2]) : 1000;
   fs::path root = fs::temp_directory_path() / ("sightline-latency-" + std::to_string(::getpid()));
   fs::create_directories(root);
-  std::string script = scaledScript(10000);
+  std::string script = bench::scaledTrainScript(10000, /*keep_first=*/true);
   int line_count = static_cast<int>(std::count(script.begin(), script.end(), '\n'));
   std::ofstream(root / "train_small.py") << script;
   std::string uri = server::pathToUri((root / "train_small.py").string());

@@ -5,36 +5,15 @@
 // Targets on the 2-core machine: parse+index <= 60 ms, edit -> diagnostics <= 20 ms.
 #include <benchmark/benchmark.h>
 
-#include <fstream>
-#include <regex>
-#include <sstream>
-
 #include "analysis/features/diagnostics.h"
+#include "bench/scaled_script.h"
 
 namespace {
 
 using namespace sightline;
 
-std::string scaledScript(size_t min_lines) {
-  std::ifstream in(std::string(SIGHTLINE_TEST_DATA_DIR) + "/h200/nsys/train_small.py");
-  std::stringstream s;
-  s << in.rdbuf();
-  std::string base = s.str();
-  std::string out;
-  size_t lines = 0;
-  for (int copy = 0; lines < min_lines; ++copy) {
-    std::string suffix = "_" + std::to_string(copy);
-    std::string renamed = std::regex_replace(base, std::regex(R"(\b(class|def) (\w+))"), "$1 $2" + suffix);
-    renamed = std::regex_replace(renamed, std::regex(R"(\b(train_step|Synthetic|Block|Net|NsysWindow|main)\()"),
-                                 "$1" + suffix + "(");
-    out += renamed;
-    lines = static_cast<size_t>(std::count(out.begin(), out.end(), '\n'));
-  }
-  return out;
-}
-
 const std::string& script() {
-  static const std::string text = scaledScript(10000);
+  static const std::string text = bench::scaledTrainScript(10000);
   return text;
 }
 
