@@ -516,7 +516,8 @@ std::vector<features::Finding> Session::computeFindings(Document& doc) {
   if (!costs) return findings;
   auto out =
       features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile, settings_.rules);
-  std::string name = doc.uri().substr(doc.uri().rfind('/') + 1);
+  auto path = uriToPath(doc.uri());
+  std::string name = path ? std::filesystem::path(*path).filename().string() : doc.uri();
   if (auto f = features::sourceMismatchFinding(doc.file(), doc.index(), costs_[doc.uri()].anchors, profile_->profile,
                                                settings_.rules, name, &doc.lineTracker()))
     out.insert(out.begin(), std::move(*f));
