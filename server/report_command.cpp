@@ -42,6 +42,7 @@ constexpr const char* kUsage =
     "  --profile PATH      the profile to read (required)\n"
     "  --format text|json  annotated source (default) or JSON for every file (docs/report-json.md)\n"
     "  --total             times over the whole profile instead of per step\n"
+    "  --compare PATH      a second profile (before a change): adds each line's change from it\n"
     "  --map FROM=TO       map profile paths starting with FROM onto TO (repeatable)\n"
     "  -h, --help          this help\n"
     "\n"
@@ -112,7 +113,7 @@ struct MappedFile {
 }  // namespace
 
 int runReportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string profile_path, format = "text";
+  std::string profile_path, compare_path, format = "text";
   bool total = false;
   std::vector<std::string> files;
   attribution::PathMapper mapper;
@@ -134,6 +135,10 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
         err << "sightline report: unknown format \"" << format << "\" (text or json)\n";
         return 2;
       }
+    } else if (a == "--compare") {
+      auto v = value();
+      if (!v) return 2;
+      compare_path = *v;
     } else if (a == "--total") {
       total = true;
     } else if (a == "--map") {
@@ -159,10 +164,18 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     err << "sightline report: " << loaded.error << "\n";
     return 2;
   }
+  ingest::LoadResult compare;
+  if (!compare_path.empty()) {
+    compare = ingest::loadProfile(compare_path);
+    if (!compare.profile) {
+      err << "sightline report: --compare: " << compare.error << "\n";
+      return 2;
+    }
+  }
   // The named files, parsed once: their NVTX range sites feed attribution, their lines the output.
   std::error_code ec;
   std::vector<LocalFile> sources;
-  attribution::Options options;
+  attribution::Options options, compare_options;
   int exit_code = 0;
   for (const auto& file : files) {
     bool ok = false;
@@ -176,6 +189,10 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     src.index = source::buildSourceIndex(src.source);
     auto sites = attribution::findNvtxSites(src.source, src.index, loaded.profile->strings.intern(src.absolute));
     options.nvtx_sites.insert(options.nvtx_sites.end(), sites.begin(), sites.end());
+    if (compare.profile) {
+      auto before = attribution::findNvtxSites(src.source, src.index, compare.profile->strings.intern(src.absolute));
+      compare_options.nvtx_sites.insert(compare_options.nvtx_sites.end(), before.begin(), before.end());
+    }
   }
   mapOntoFiles(mapper, files);
   // Traces of Python calls name frames by callee: call sites come from the mapped files.
@@ -184,6 +201,22 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   options.call_sites = std::ref(call_sites);
   const model::Profile& profile = *loaded.profile;
   Attribution attr = attribution::attribute(profile, options);
+  // The compare profile's costs per local file (absolute path -> 1-based line -> ns).
+  Attribution compare_attr;
+  std::map<std::string, std::map<int32_t, int64_t>> compare_lines;
+  if (compare.profile) {
+    compare_options.call_sites = std::ref(call_sites);
+    compare_attr = attribution::attribute(*compare.profile, compare_options);
+    for (const auto& [file, lines] : compare_attr.files) {
+      auto local = mapper.map(compare.profile->strings[file]);
+      if (!local) continue;
+      auto& into = compare_lines[fs::absolute(*local, ec).string()];
+      for (const auto& [line, c] : lines) into[line] += c.gpu_ns;
+    }
+  }
+  // Each profile per its own steps, when both know them (and --total is not given).
+  bool compare_per_step = !total && attr.steps > 0 && compare_attr.steps > 0;
+  double compare_steps = compare_per_step ? compare_attr.steps : 1;
 
   std::vector<MappedFile> mapped;
   for (const auto& [file, lines] : attr.files) mapped.push_back({file, mapper.map(profile.strings[file])});
@@ -212,6 +245,11 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
                           {"sync_ns", c.sync_ns},
                           {"syncs", c.syncs},
                           {"top_kernels", topKernels(profile, c, 5)}});
+        if (compare.profile && m.local_path) {
+          const auto& before = compare_lines[fs::absolute(*m.local_path, ec).string()];
+          auto b = before.find(line);
+          jlines.back()["compare_gpu_ns"] = b == before.end() ? 0 : b->second;
+        }
       }
       jfiles.push_back({{"path", profile.strings[m.profile_file]},
                         {"local_path", m.local_path ? json(*m.local_path) : json(nullptr)},
@@ -234,6 +272,18 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
                 {"by_method", methodsJson(attr.by_method)},
                 {"files", jfiles}};
     if (attr.attributed_gpu_ns == 0) doc["advice"] = ingest::captureAdvice();
+    if (compare.profile) {
+      json files_before = json::array();
+      for (const auto& [local, lines] : compare_lines) {
+        json jl = json::array();
+        for (const auto& [line, ns] : lines) jl.push_back({{"line", line}, {"gpu_ns", ns}});
+        files_before.push_back({{"local_path", local}, {"lines", jl}});
+      }
+      doc["compare"] = {{"path", compare_path},
+                        {"total_gpu_ns", compare_attr.total_gpu_ns},
+                        {"steps", compare_attr.steps},
+                        {"files", files_before}};
+    }
     out << protocol::dumpJson(doc) << "\n";
     return 0;
   }
@@ -259,6 +309,13 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
         out << " " << attribution::methodName(static_cast<attribution::Method>(m)) << " "
             << formatPercent(static_cast<double>(attr.by_method[m]) / total_ns);
     out << "\n";
+  }
+  if (compare.profile) {
+    double before = static_cast<double>(compare_attr.total_gpu_ns) / compare_steps;
+    double now = static_cast<double>(attr.total_gpu_ns) / (compare_per_step ? attr.steps : 1);
+    out << "Compare   " << compare_path << ": " << features::formatMilliseconds(before) << " -> "
+        << features::formatMilliseconds(now) << (compare_per_step ? " ms/step" : " ms in total") << ", "
+        << features::formatDelta(now - before) << "\n";
   }
   for (const auto& w : profile.info.warnings) out << "Warning   " << w << "\n";
   if (attr.attributed_gpu_ns == 0)
@@ -298,8 +355,25 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       addRange(src.lines().pointAt(l.range.begin).line, src.lines().pointAt(l.range.end).line);
 
     std::string unit = total ? "ms" : "ms/step";
-    out << pad(unit, 9) << "  " << pad("share", 6) << "  " << pad("fwd + bwd", 15, true) << "  " << pad("", 10)
-        << " │\n";
+    const std::map<int32_t, int64_t>* before_lines = nullptr;
+    if (compare.profile) {
+      auto it = compare_lines.find(local.absolute);
+      static const std::map<int32_t, int64_t> kNone;
+      before_lines = it == compare_lines.end() ? &kNone : &it->second;
+    }
+    // The change column: this profile minus the compare profile, on the line.
+    auto deltaColumn = [&](int32_t line) -> std::string {
+      if (!before_lines) return "";
+      auto b = before_lines->find(line);
+      auto n = lines.find(line);
+      double before = b == before_lines->end() ? 0 : static_cast<double>(b->second) / compare_steps;
+      double now = n == lines.end() ? 0 : static_cast<double>(n->second.gpu_ns) / (compare_per_step ? attr.steps : 1);
+      if (std::abs(now - before) < 5e3) return pad("", 13);
+      return "  " + pad(features::formatDelta(now - before), 11, true);
+    };
+    out << pad(unit, 9) << "  " << pad("share", 6) << "  " << pad("fwd + bwd", 15, true) << "  " << pad("", 10);
+    if (before_lines) out << "  " << pad(compare_per_step ? "Δ per step" : "Δ total", 11, true);
+    out << " │\n";
     for (uint32_t l = 0; l < src.lines().lineCount(); ++l) {
       auto r = src.lines().lineRange(l);
       if (l + 1 == src.lines().lineCount() && r.begin == r.end) break;
@@ -324,7 +398,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       } else {
         margin = std::string(9 + 2 + 6 + 2 + 15 + 2 + 10, ' ');
       }
-      out << margin << " │" << pad(std::to_string(line), 5) << "  " << code << "\n";
+      out << margin << deltaColumn(line) << " │" << pad(std::to_string(line), 5) << "  " << code << "\n";
     }
   }
   return exit_code;

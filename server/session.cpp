@@ -47,6 +47,7 @@ Session::Session(asio::io_context& io, Transport& transport, SessionOptions opti
       framer_(options.max_message_bytes),
       dispatcher_([this](const json& m) { send(m); }),
       loader_(io),
+      compare_loader_(io),
       watch_timer_(io) {
   registerHandlers();
 }
@@ -225,7 +226,7 @@ void Session::initialized() {
   }
   if (client_.configuration)
     requestConfiguration();
-  else
+  else if (!settings_received_)  // keep what initializationOptions gave
     asio::post(io_, [this] { applySettings(nullptr); });
 }
 
@@ -245,6 +246,7 @@ void Session::applySettings(const json& section) {
   bool hints_before = settings_.hints_enabled;
   auto hint_options_before = settings_.hints;
   settings_ = parseSettings(section, warnings);
+  settings_received_ = settings_received_ || !section.is_null();
   ++settings_generation_;
   for (const auto& w : warnings) {
     SL_LOG(Warn) << "settings: " << w;
@@ -259,8 +261,12 @@ void Session::applySettings(const json& section) {
   asio::post(io_, [this] {
     if (dispatcher_.state() != Dispatcher::State::Initialized || stopped_) return;
     if (profile_generation_ > 0 || loader_.busy() || !progress_token_.empty()) {
-      if (settings_.profiles == loaded_setting_) return;
+      if (settings_.profiles == loaded_setting_) {
+        loadCompare();
+        return;
+      }
     }
+    loadCompare();
     loaded_setting_ = settings_.profiles;
     loadProfiles(profileCandidates(), settings_.profiles.empty() ? "the newest profile found in the workspace"
                                                                  : "from the sightline.profiles setting");
@@ -278,6 +284,45 @@ std::vector<std::string> Session::profileCandidates() const {
 void Session::progress(const std::string& token, const json& value) {
   if (!token.empty() && client_.work_done_progress)
     dispatcher_.sendNotification("$/progress", {{"token", token}, {"value", value}});
+}
+
+void Session::loadCompare() {
+  if (settings_.compare_with == compare_setting_) return;
+  compare_setting_ = settings_.compare_with;
+  compare_loader_.cancel();
+  auto changed = [this] {
+    ++profile_generation_;  // costs carry the compare profile's: recompute them
+    costs_.clear();
+    refreshHints();
+  };
+  if (compare_setting_.empty()) {
+    if (compare_) {
+      compare_.reset();
+      changed();
+    }
+    return;
+  }
+  auto files = expandProfileSetting(root_, compare_setting_);
+  if (files.empty() || fileMtimeNs(files.front()) == 0) {
+    std::string message = "sightline.compareWith: no such profile: " + compare_setting_;
+    SL_LOG(Warn) << message;
+    dispatcher_.sendNotification("window/logMessage", {{"type", 2}, {"message", message}});
+    return;
+  }
+  SL_LOG(Info) << "loading " << files.front() << " to compare with (sightline.compareWith)";
+  compare_loader_.load(
+      files.front(), workspaceMapper(), [](std::string, int) {},
+      [this, changed](std::shared_ptr<LoadedProfile> loaded, std::string error) {
+        if (!loaded) {
+          std::string message = "sightline.compareWith: " + error;
+          SL_LOG(Warn) << message;
+          dispatcher_.sendNotification("window/logMessage", {{"type", 2}, {"message", message}});
+          return;
+        }
+        compare_ = std::move(loaded);
+        changed();
+        if (profile_) sendProfileStatus();
+      });
 }
 
 void Session::loadProfiles(std::vector<std::string> candidates, const std::string& reason) {
@@ -365,7 +410,9 @@ void Session::onProfileLoaded(std::shared_ptr<LoadedProfile> loaded, std::string
 }
 
 void Session::sendProfileStatus() {
-  dispatcher_.sendNotification("sightline/profileStatus", profileStatus(profile_.get(), profile_error_));
+  json status = profileStatus(profile_.get(), profile_error_);
+  if (compare_) status["compareWith"] = compare_->path;
+  dispatcher_.sendNotification("sightline/profileStatus", status);
 }
 
 void Session::refreshHints() {
@@ -425,17 +472,22 @@ const features::FileCosts* Session::costsFor(Document& doc) {
     };
     auto costs = features::fileCosts(profile_->profile, profile_->attr, mapsHere);
     auto& slot = costs_[doc.uri()];
-    slot = CostsSlot{profile_generation_, std::move(costs), {}, 0, {}};
+    slot = CostsSlot{profile_generation_, std::move(costs), {}, {}, 0, {}};
     for (const auto& [file, anchors] : profile_->anchors)
       if (mapsHere(profile_->profile.strings[file]))
         slot.anchors.insert(slot.anchors.end(), anchors.begin(), anchors.end());
-    slot.current = features::remapCosts(slot.measured, doc.lineTracker());
-    slot.line_generation = doc.lineGeneration();
-    return &slot.current;
+    if (compare_) slot.compare_measured = features::fileCosts(compare_->profile, compare_->attr, mapsHere);
+    cached = costs_.find(doc.uri());
+    cached->second.line_generation = doc.lineGeneration() + 1;  // remapped below
   }
   auto& slot = cached->second;
   if (slot.line_generation != doc.lineGeneration()) {
     slot.current = features::remapCosts(slot.measured, doc.lineTracker());
+    if (compare_) {
+      slot.current.compare =
+          std::make_shared<const features::FileCosts>(features::remapCosts(slot.compare_measured, doc.lineTracker()));
+      slot.current.compare_name = std::filesystem::path(compare_->path).filename().string();
+    }
     slot.line_generation = doc.lineGeneration();
   }
   return &slot.current;

@@ -68,6 +68,7 @@ class Session {
   void sendProfileStatus();
   void refreshHints();
   void watchProfile();
+  void loadCompare();
   const features::FileCosts* costsFor(Document& doc);
   // Settings' pathMappings (with ${workspaceFolder}) and the workspace root; no candidates.
   attribution::PathMapper workspaceMapper() const;
@@ -84,10 +85,15 @@ class Session {
   PositionEncoding encoding_ = PositionEncoding::Utf16;
   Settings settings_;
   uint64_t settings_generation_ = 1;
+  bool settings_received_ = false;  // from initializationOptions or the client, not defaults
   std::map<std::string, std::unique_ptr<boost::asio::steady_timer>> publish_timers_;
   std::string root_;  // the first workspace folder (or rootUri), as a path; "" when none
   ProfileLoader loader_;
   std::shared_ptr<const LoadedProfile> profile_;
+  // `compareWith`: a second profile whose costs hints and hovers compare against.
+  ProfileLoader compare_loader_;
+  std::shared_ptr<const LoadedProfile> compare_;
+  std::string compare_setting_;  // the compareWith value compare_ (or its load) is for
   std::string profile_error_;
   uint64_t profile_generation_ = 0;          // bumps on every (re)load
   std::vector<std::string> loaded_setting_;  // the `profiles` setting the last load used
@@ -97,6 +103,7 @@ class Session {
     uint64_t profile_generation = 0;
     features::FileCosts measured;                   // on the lines the profile names
     std::vector<features::FunctionAnchor> anchors;  // of the profile paths that map here
+    features::FileCosts compare_measured;           // the compare profile's, when one is loaded
     uint64_t line_generation = 0;                   // of the document, when `current` was remapped
     features::FileCosts current;                    // moved through the document's edits
   };

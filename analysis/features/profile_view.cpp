@@ -37,6 +37,19 @@ Scale scaleFor(const FileCosts& costs, const HintOptions& options) {
   return {};
 }
 
+// A line's GPU time in the compare profile, in its own per-step scale (its steps, not ours).
+double compareValue(const FileCosts& costs, int32_t line, bool per_step) {
+  const FileCosts& c = *costs.compare;
+  auto it = c.lines.find(line);
+  double ns = it == c.lines.end() ? 0 : static_cast<double>(it->second.gpu_ns);
+  return per_step && c.steps > 0 ? ns / c.steps : ns;
+}
+
+// Both profiles compare per step only when both know their steps.
+bool comparePerStep(const FileCosts& costs, const HintOptions& options) {
+  return options.per_step && costs.steps > 0 && costs.compare && costs.compare->steps > 0;
+}
+
 // Sum of the costs on 1-based lines [first, last].
 int64_t sumLines(const FileCosts& costs, int32_t first, int32_t last) {
   int64_t sum = 0;
@@ -135,6 +148,10 @@ FileCosts remapCosts(const FileCosts& costs, const source::LineTracker& tracker)
   return out;
 }
 
+std::string formatDelta(double delta_ns) {
+  return (delta_ns > 0 ? "▲ +" : "▼ −") + formatMilliseconds(std::abs(delta_ns)) + " ms";
+}
+
 std::string formatMilliseconds(double ns) {
   char buf[32];
   double ms = ns / 1e6;
@@ -188,6 +205,32 @@ std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const so
     h.tooltip = breakdown(c, costs, profile, s);
     hints[h.line] = std::move(h);
   }
+  if (costs.compare) {
+    // Change from the compare profile, on lines with a hint and on lines whose cost is gone.
+    bool per_step = comparePerStep(costs, options);
+    double divisor = per_step ? static_cast<double>(costs.steps) : 1;
+    double compare_total = static_cast<double>(std::max<int64_t>(1, costs.compare->total_gpu_ns));
+    for (auto& [line0, h] : hints) {
+      int32_t line = static_cast<int32_t>(line0) + 1;
+      auto it = costs.lines.find(line);
+      double now = it == costs.lines.end() ? 0 : static_cast<double>(it->second.gpu_ns) / divisor;
+      double before = compareValue(costs, line, per_step);
+      if (std::abs(now - before) >= 5e3) h.label += " " + formatDelta(now - before);
+    }
+    for (auto it = costs.compare->lines.lower_bound(static_cast<int32_t>(first) + 1);
+         it != costs.compare->lines.end() && it->first <= static_cast<int32_t>(last) + 1; ++it) {
+      auto line0 = static_cast<uint32_t>(it->first - 1);
+      if (hints.count(line0) || costs.lines.count(it->first)) continue;
+      if (static_cast<double>(it->second.gpu_ns) / compare_total < options.min_share) continue;
+      double before = compareValue(costs, it->first, per_step);
+      LineHint h;
+      h.line = line0;
+      h.label = formatDelta(-before) + " (gone)";
+      h.tooltip = "**" + formatMilliseconds(before) + " " + (per_step ? "ms/step" : "ms") + "** of GPU time here in `" +
+                  costs.compare_name + "`, none now";
+      hints[line0] = std::move(h);
+    }
+  }
   auto rollup = [&](uint32_t header, uint32_t body_first, uint32_t body_last, const char* what) {
     if (header < first || header > last || hints.count(header)) return;
     int64_t sum = sumLines(costs, static_cast<int32_t>(body_first) + 1, static_cast<int32_t>(body_last) + 1);
@@ -218,6 +261,20 @@ std::optional<std::string> hoverCard(const source::SourceFile& file, const sourc
   auto it = costs.lines.find(static_cast<int32_t>(line) + 1);
   if (it != costs.lines.end() && it->second.gpu_ns > 0) {
     std::string card = breakdown(it->second, costs, profile, s);
+    if (costs.compare) {
+      bool per_step = comparePerStep(costs, options);
+      double now = static_cast<double>(it->second.gpu_ns) / (per_step ? costs.steps : 1);
+      double before = compareValue(costs, it->first, per_step);
+      std::string unit = per_step ? " ms/step" : " ms";
+      std::string change = "**Compared with** `" + costs.compare_name + "`: " + formatMilliseconds(before) + " → " +
+                           formatMilliseconds(now) + unit + ", " + formatDelta(now - before);
+      if (before > 0) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " (%+.0f%%)", 100 * (now - before) / before);
+        change += buf;
+      }
+      card = change + "\n\n" + card;
+    }
     if (costs.stale_lines.count(it->first))
       card = "*Edited since it was profiled: the figures are for the line as it was when measured.*\n\n" + card;
     return card;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,7 +23,13 @@ struct FileCosts {
   int64_t total_gpu_ns = 0;                        // of the whole profile (shares are of this)
   int steps = 0;                                   // 0: unknown (per-step figures become totals)
   std::set<int32_t> stale_lines;                   // 1-based lines edited since they were profiled
+  // A second profile on the same lines (`compareWith`): hints and hovers show the change from it.
+  std::shared_ptr<const FileCosts> compare;
+  std::string compare_name;  // its file name, for the hover
 };
+
+// "▲ +3.20 ms" / "▼ −1.10 ms" for a change of `delta_ns` (already per step when per step).
+std::string formatDelta(double delta_ns);
 
 // `costs` moved onto the current lines of an edited document (1-based both ways): a line
 // inserted above shifts them, a deleted line's cost is dropped, an edited line keeps its cost

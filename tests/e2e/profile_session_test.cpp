@@ -237,6 +237,45 @@ TEST(ProfileSession, WarnsOnceWhenTheFileIsNotTheProfiledSource) {
   fs::remove_all(w.root);
 }
 
+// compareWith: the tuned capture loaded, the naive one compared. Hints carry the change per
+// step; the naive copy line whose cost is gone gets a hint of its own; the hover says both.
+TEST(ProfileSession, CompareWithShowsPerLineChanges) {
+  SIGHTLINE_REQUIRE_PROFILE(naive, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  SIGHTLINE_REQUIRE_PROFILE(tuned, "h200-captures/nsys/train_small_tuned.sqlite.xz");
+  auto w = makeWorkspace("compare", naive);
+  fs::copy_file(tuned, w.root / "runs" / "tuned.sqlite");
+  auto client = LspClient::spawnStdio();
+  start(*client, w, {{"profiles", {"runs/tuned.sqlite"}}, {"compareWith", "runs/naive.sqlite"}});
+  auto s = client->waitFor(
+      [](const json& m) {
+        return m.value("method", "") == "sightline/profileStatus" && m["params"].contains("compareWith");
+      },
+      30s);
+  ASSERT_TRUE(s) << client->stderrText() << [&] {
+    std::string all;
+    for (const auto& m : client->seen()) all += m.dump().substr(0, 300) + "\n";
+    return all;
+  }();
+  EXPECT_NE((*s)["params"]["file"].get<std::string>().find("tuned.sqlite"), std::string::npos);
+  EXPECT_NE((*s)["params"]["compareWith"].get<std::string>().find("naive.sqlite"), std::string::npos);
+  json hints = hintsOf(*client, w.script_uri);
+  const json* copy = hintOnLine(hints, 104);  // x = x.to(device, non_blocking=True): new in tuned
+  ASSERT_NE(copy, nullptr) << hints.dump();
+  EXPECT_NE((*copy)["label"].get<std::string>().find("▲ +"), std::string::npos) << (*copy)["label"];
+  const json* gone = hintOnLine(hints, 101);  // x = x.to(device): naive only
+  ASSERT_NE(gone, nullptr) << hints.dump();
+  EXPECT_NE((*gone)["label"].get<std::string>().find("▼ −"), std::string::npos) << (*gone)["label"];
+  EXPECT_NE((*gone)["label"].get<std::string>().find("(gone)"), std::string::npos) << (*gone)["label"];
+  auto hover_id = client->request("textDocument/hover", {{"textDocument", {{"uri", w.script_uri}}},
+                                                         {"position", {{"line", 104}, {"character", 20}}}});
+  auto hover = client->waitForResponse(hover_id);
+  ASSERT_TRUE(hover);
+  std::string card = (*hover)["result"]["contents"]["value"];
+  EXPECT_NE(card.find("**Compared with** `naive.sqlite`: "), std::string::npos) << card;
+  EXPECT_NE(card.find("ms/step, ▲ +"), std::string::npos) << card;
+  fs::remove_all(w.root);
+}
+
 // A PyTorch profiler trace, discovered in the workspace: frames are named by callee, so the
 // server maps them onto the workspace's script and aligns call sites (method "aligned").
 TEST(ProfileSession, KinetoTraceGivesHintsOnCallLines) {

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <array>
 #include <cstdio>
+#include <map>
 
 #include "tests/support/test_paths.h"
 
@@ -79,6 +80,44 @@ TEST(Report, JsonForEveryFile) {
     EXPECT_FALSE(line["top_kernels"].empty());
   }
   EXPECT_TRUE(found);
+}
+
+// The test case: the tuned capture compared with the naive one. The naive `.to(device)`
+// of line 102 is gone (tuned copies on line 105 with non_blocking=True); each line's change is
+// its own profile's time per step minus the other's, checked against the two JSON reports.
+TEST(Report, CompareTunedWithNaive) {
+  SIGHTLINE_REQUIRE_PROFILE(naive, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  SIGHTLINE_REQUIRE_PROFILE(tuned, "h200-captures/nsys/train_small_tuned.sqlite.xz");
+  auto r = run("report --profile '" + tuned + "' --compare '" + naive + "' examples/train_small.py");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Compare   " + naive + ": "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Δ per step"), std::string::npos) << r.out;
+  auto rowOf = [&](const std::string& code) {
+    auto at = r.out.find(code);
+    return at == std::string::npos ? std::string()
+                                   : r.out.substr(r.out.rfind('\n', at) + 1, at - r.out.rfind('\n', at));
+  };
+  EXPECT_NE(rowOf("│  102                  x = x.to(device)\n").find("▼ −"), std::string::npos) << r.out;
+  EXPECT_NE(rowOf("│  105                  x = x.to(device, non_blocking=True)").find("▲ +"), std::string::npos)
+      << r.out;
+
+  auto before =
+      nlohmann::json::parse(run("report --format json --profile '" + naive + "' examples/train_small.py").out);
+  auto after = nlohmann::json::parse(
+      run("report --format json --profile '" + tuned + "' --compare '" + naive + "' examples/train_small.py").out);
+  EXPECT_EQ(after["compare"]["total_gpu_ns"], before["total_gpu_ns"]);
+  EXPECT_EQ(after["compare"]["steps"], before["steps"]);
+  std::map<int, int64_t> naive_lines;
+  for (const auto& l : before["files"][0]["lines"]) naive_lines[l["line"]] = l["gpu_ns"];
+  ASSERT_EQ(after["compare"]["files"].size(), 1u);
+  size_t checked = 0;
+  for (const auto& l : after["compare"]["files"][0]["lines"]) {
+    EXPECT_EQ(l["gpu_ns"].get<int64_t>(), naive_lines[l["line"]]) << l.dump();
+    ++checked;
+  }
+  EXPECT_EQ(checked, naive_lines.size());
+  for (const auto& l : after["files"][0]["lines"])
+    EXPECT_EQ(l["compare_gpu_ns"].get<int64_t>(), naive_lines.count(l["line"]) ? naive_lines[l["line"]] : 0);
 }
 
 TEST(Report, MapRulesAndMissingBacktraces) {
