@@ -604,6 +604,17 @@ json Session::codeActions(const json& params) {
   if (selection.end < selection.begin) std::swap(selection.begin, selection.end);
   const auto findings = findingsFor(doc);
   auto actions = features::computeCodeActions(doc.file(), doc.index(), selection, findings, settings_.actions);
+  // On a hot line, the NVTX range is named after what the profile saw it run.
+  if (const features::FileCosts* costs = costsFor(doc)) {
+    uint32_t line = doc.file().lines().pointAt(selection.begin).line;
+    std::string name = features::rangeNameFromProfile(*costs, profile_->profile, settings_.hints, line);
+    if (!name.empty()) {
+      if (auto named = features::wrapInNvtxRange(doc.file(), doc.index(), selection, name)) {
+        for (auto& action : actions)
+          if (action.title.rfind("Wrap in NVTX range \"", 0) == 0) action = *named;
+      }
+    }
+  }
   json out = json::array();
   for (const auto& action : actions) {
     bool wanted = p.only.empty();

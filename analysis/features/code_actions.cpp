@@ -166,7 +166,8 @@ bool previousStatementPushesRange(const SourceFile& file, const SourceIndex& ind
 
 }  // namespace
 
-std::optional<CodeAction> wrapInNvtxRange(const SourceFile& file, const SourceIndex& index, ByteRange selection) {
+std::optional<CodeAction> wrapInNvtxRange(const SourceFile& file, const SourceIndex& index, ByteRange selection,
+                                          const std::string& given_name) {
   uint32_t end = std::max(selection.begin, selection.end > selection.begin ? selection.end - 1 : selection.end);
   int block = index.blockAt(selection.begin);
   while (block >= 0 && !(index.blocks[static_cast<size_t>(block)].range.begin <= end &&
@@ -191,8 +192,9 @@ std::optional<CodeAction> wrapInNvtxRange(const SourceFile& file, const SourceIn
 
   const auto& a = stmt(index, chosen.front());
   const auto& b = stmt(index, chosen.back());
-  std::string name;
+  std::string name = given_name;
   for (int c : callsIn(index, {a.range.begin, b.range.end})) {
+    if (!name.empty()) break;
     name = index.calls[static_cast<size_t>(c)].callee_text;
     break;
   }

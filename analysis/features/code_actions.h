@@ -30,8 +30,9 @@ std::vector<CodeAction> computeCodeActions(const source::SourceFile& file, const
                                            const ActionOptions& options);
 
 // The single refactors, for callers (commands, tests) that want one by name.
+// `name` overrides the range's name (otherwise the first call's callee, or the function's name).
 std::optional<CodeAction> wrapInNvtxRange(const source::SourceFile& file, const source::SourceIndex& index,
-                                          ByteRange selection);
+                                          ByteRange selection, const std::string& name = "");
 std::optional<CodeAction> annotateTrainingStep(const source::SourceFile& file, const source::SourceIndex& index,
                                                uint32_t offset);
 std::optional<CodeAction> limitProfilingWindow(const source::SourceFile& file, const source::SourceIndex& index,

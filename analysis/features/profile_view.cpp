@@ -254,6 +254,26 @@ std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const so
   return out;
 }
 
+std::string rangeNameFromProfile(const FileCosts& costs, const model::Profile& profile, const HintOptions& options,
+                                 uint32_t line) {
+  auto it = costs.lines.find(static_cast<int32_t>(line) + 1);
+  if (it == costs.lines.end() || it->second.gpu_ns <= 0) return {};
+  const LineCost& c = it->second;
+  if (static_cast<double>(c.gpu_ns) / static_cast<double>(std::max<int64_t>(1, costs.total_gpu_ns)) < options.min_share)
+    return {};
+  std::string name;
+  uint32_t best = 0;
+  for (const auto& [op, n] : c.autograd_ops)
+    if (n > best) best = n, name = profile.strings[op];
+  if (name.empty()) {
+    int64_t top = 0;
+    for (const auto& [kernel, stat] : c.by_name)
+      if (stat.ns > top) top = stat.ns, name = shortKernelName(profile.strings[kernel], 40);
+  }
+  if (name.rfind("aten::", 0) == 0) name = name.substr(6);
+  return name;
+}
+
 std::optional<std::string> hoverCard(const source::SourceFile& file, const source::SourceIndex& index,
                                      const FileCosts& costs, const model::Profile& profile, const HintOptions& options,
                                      uint32_t line) {

@@ -73,6 +73,12 @@ std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const so
                                         const FileCosts& costs, const model::Profile& profile,
                                         const HintOptions& options, uint32_t first, uint32_t last);
 
+// A name for an NVTX range around a 0-based line, from what the profile saw it run: its top
+// autograd op without the `aten::` prefix ("conv2d"), else its top GPU work's short name; ""
+// when the line has no cost or is below `options.min_share`.
+std::string rangeNameFromProfile(const FileCosts& costs, const model::Profile& profile, const HintOptions& options,
+                                 uint32_t line);
+
 // The hover card (markdown) for a 0-based line, or nullopt when it has no cost.
 std::optional<std::string> hoverCard(const source::SourceFile& file, const source::SourceIndex& index,
                                      const FileCosts& costs, const model::Profile& profile, const HintOptions& options,

@@ -158,6 +158,24 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   EXPECT_NE(why_card.find("**Why it costs:**"), std::string::npos) << why_card;
   EXPECT_NE(why_card.find("**Fix:**"), std::string::npos) << why_card;
 
+  // The NVTX-range action on the hot line is named after its top autograd op (one the hover
+  // lists), not after the first callee (`F.relu`).
+  auto actions_id = client->request(
+      "textDocument/codeAction",
+      {{"textDocument", {{"uri", w.script_uri}}},
+       {"range", {{"start", {{"line", 32}, {"character", 10}}}, {"end", {{"line", 32}, {"character", 10}}}}},
+       {"context", {{"diagnostics", json::array()}}}});
+  auto actions = client->waitForResponse(actions_id);
+  ASSERT_TRUE(actions);
+  std::string wrap_title;
+  for (const auto& a : (*actions)["result"])
+    if (a["title"].get<std::string>().rfind("Wrap in NVTX range", 0) == 0) wrap_title = a["title"];
+  ASSERT_FALSE(wrap_title.empty()) << (*actions).dump();
+  std::string op = wrap_title.substr(std::string("Wrap in NVTX range \"").size());
+  op.pop_back();
+  EXPECT_NE(op, "F.relu");
+  EXPECT_NE(card.find("`aten::" + op + "`"), std::string::npos) << wrap_title << "\n" << card;
+
   auto summary_id = client->request("workspace/executeCommand", {{"command", "sightline.showProfileSummary"}});
   auto summary = client->waitForResponse(summary_id);
   ASSERT_TRUE(summary);

@@ -100,11 +100,27 @@ TEST(ProfileDiagnostics, EvidenceAndProfileOnlyRules) {
             std::string::npos)
       << item->message;
   EXPECT_EQ(pageable, (std::vector<uint32_t>{101}));
-  // The pin_memory fix of the loader travels with the pageable-copy finding.
-  for (const auto& x : findings)
-    if (x.code == "pageable-memcpy") {
-      EXPECT_FALSE(x.fixes.empty());
+  // The pageable copy gets the loader's pin_memory fix and the copy's non_blocking fix, together
+  // (preferred) and apart; the combined edit leaves valid Python with both, and the copy
+  // diagnostics are gone after it.
+  for (const auto& x : findings) {
+    if (x.code != "pageable-memcpy") continue;
+    ASSERT_EQ(x.fixes.size(), 3u);
+    EXPECT_TRUE(x.fixes[0].preferred);
+    EXPECT_EQ(x.fixes[0].title, "Pin the DataLoader's memory and copy with non_blocking=True");
+    EXPECT_EQ(x.fixes[0].edits.size(), x.fixes[1].edits.size() + x.fixes[2].edits.size());
+    auto fixed = applyEdits(f.file.text(), x.fixes[0].edits);
+    ASSERT_TRUE(fixed);
+    source::SourceFile after(*fixed);
+    EXPECT_FALSE(after.hasSyntaxErrors());
+    EXPECT_NE(fixed->find("pin_memory=True"), std::string::npos);
+    EXPECT_NE(fixed->find("x = x.to(device, non_blocking=True)"), std::string::npos);
+    auto index = source::buildSourceIndex(after);
+    for (const auto& y : computeDiagnostics(after, index, config)) {
+      EXPECT_NE(y.code, "dataloader-pin-memory");
+      EXPECT_FALSE(y.code == "missing-non-blocking" && after.lines().pointAt(y.range.begin).line == 101);
     }
+  }
   config.rules["pageable-memcpy"].enabled = false;
   for (const auto& x :
        confirmWithProfile(computeDiagnostics(f.file, f.index, config), f.file, f.index, f.costs, f.profile, config))
