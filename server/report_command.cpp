@@ -244,6 +244,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
                           {"memset_ns", c.memset_ns},
                           {"sync_ns", c.sync_ns},
                           {"syncs", c.syncs},
+                          {"idle_ns", c.idle_ns},
+                          {"idle_gaps", c.idle_gaps},
                           {"top_kernels", topKernels(profile, c, 5)}});
         if (compare.profile && m.local_path) {
           const auto& before = compare_lines[fs::absolute(*m.local_path, ec).string()];

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -207,7 +208,59 @@ class Engine {
       }
     }
     detectSteps(out);
+    findIdleGaps(out, api_by_corr);
     return out;
+  }
+
+  // Gaps between GPU work on a device, charged to the host line that keeps the GPU waiting: the
+  // line running at the gap's middle (at its very start the host is usually still returning
+  // from the sync that drained the GPU). Python calls running then (traces of Python calls),
+  // else a sample inside the gap, else backtraces bracketing its middle, else the line of the
+  // call that launched the work ending the gap.
+  void findIdleGaps(Attribution& out, const std::vector<std::pair<uint64_t, uint32_t>>& api_by_corr) {
+    if (o_.idle_gap_ns <= 0 || p_.activities.empty()) return;
+    std::map<uint32_t, std::vector<uint32_t>> by_device;  // activities are sorted by start
+    for (uint32_t a = 0; a < p_.activities.size(); ++a) by_device[p_.activities[a].device].push_back(a);
+    for (const auto& [device, list] : by_device) {
+      int64_t busy_until = p_.activities[list.front()].end_ns;
+      for (size_t i = 1; i < list.size(); ++i) {
+        const auto& next = p_.activities[list[i]];
+        if (next.start_ns - busy_until >= o_.idle_gap_ns) {
+          IdleGap gap{busy_until, next.start_ns, device, {}};
+          auto key = next.correlation > 0 ? model::correlationKey(next.pid, next.correlation) : 0;
+          auto it = std::lower_bound(api_by_corr.begin(), api_by_corr.end(), std::make_pair(key, uint32_t{0}));
+          if (key != 0 && it != api_by_corr.end() && it->first == key) gap.line = hostLineAt(it->second, gap);
+          if (gap.line.file != 0) {
+            LineCost& cost = out.files[gap.line.file][gap.line.line];
+            cost.idle_ns += gap.end_ns - gap.start_ns;
+            ++cost.idle_gaps;
+          }
+          out.idle_gaps.push_back(gap);
+        }
+        busy_until = std::max(busy_until, next.end_ns);
+      }
+    }
+  }
+
+  // The host line during `gap`, on the thread of API call `api` (which ends it).
+  LineRef hostLineAt(uint32_t api, const IdleGap& gap) {
+    const auto& c = p_.api_calls[api];
+    int64_t middle = gap.start_ns + (gap.end_ns - gap.start_ns) / 2;
+    if (!p_.calls.empty()) {
+      LineRef ref = lineAtPython(c.pid, c.tid, middle);
+      if (ref.file != 0) return ref;
+    }
+    auto it = marks_.find(model::threadKey(c.pid, c.tid));
+    if (it != marks_.end()) {
+      const auto& samples = it->second.samples;
+      auto pos = std::lower_bound(samples.begin(), samples.end(), gap.start_ns,
+                                  [&](uint32_t idx, int64_t time) { return p_.marks[idx].time_ns < time; });
+      for (; pos != samples.end() && p_.marks[*pos].time_ns < gap.end_ns; ++pos)
+        if (mark_lines_[*pos].file != 0) return mark_lines_[*pos];
+      LineRef ref = bracketed(it->second.backtraces, middle);
+      if (ref.file != 0) return ref;
+    }
+    return lineOfCall(api);
   }
 
  private:
@@ -825,6 +878,8 @@ void addCost(LineCost& into, const LineCost& from) {
   into.sync_memcpy_bytes += from.sync_memcpy_bytes;
   into.sync_memcpy_ns += from.sync_memcpy_ns;
   into.sync_memcpys += from.sync_memcpys;
+  into.idle_ns += from.idle_ns;
+  into.idle_gaps += from.idle_gaps;
   into.sync_ns += from.sync_ns;
   into.syncs += from.syncs;
   for (const auto& [name, n] : from.sync_apis) into.sync_apis[name] += n;

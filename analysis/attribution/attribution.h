@@ -55,7 +55,9 @@ struct LineCost {
   uint64_t sync_memcpy_bytes = 0;  // copied by synchronous memcpy calls (cudaMemcpy, not ...Async),
   int64_t sync_memcpy_ns = 0;      // HtoD copies under 64 KiB left out (the driver returns early
   uint32_t sync_memcpys = 0;       // for those)
-  int64_t sync_ns = 0;             // host time blocked in synchronizing calls
+  int64_t idle_ns = 0;             // GPU idle gaps that began while the host was on this line
+  uint32_t idle_gaps = 0;
+  int64_t sync_ns = 0;  // host time blocked in synchronizing calls
   uint32_t syncs = 0;
   std::map<model::StringId, uint32_t> sync_apis;
   std::map<model::StringId, uint32_t> autograd_ops;  // forward op names seen for this line
@@ -87,6 +89,16 @@ struct Options {
   // frames are the user's (unless is_user_file is set).
   std::function<const CallSiteTable*(std::string_view profile_path)> call_sites;
   uint32_t methods = ~0u;  // bit (1 << Method) enables a method; tests isolate one with it
+  // GPU idle gaps at least this long (no kernel, copy or memset on any stream of a device) are
+  // charged to the line the host was on when the gap began.
+  int64_t idle_gap_ns = 1'000'000;
+};
+
+struct IdleGap {
+  int64_t start_ns = 0;  // the end of the last GPU work before it
+  int64_t end_ns = 0;    // the start of the next
+  uint32_t device = 0;
+  LineRef line;  // file 0: no host line found
 };
 
 struct Attribution {
@@ -96,6 +108,7 @@ struct Attribution {
   std::array<int64_t, kMethodCount> by_method{};
   std::map<model::StringId, std::map<int32_t, LineCost>> files;  // profile path -> line -> cost
   std::vector<LineRef> activity_lines;                           // parallel to Profile::activities
+  std::vector<IdleGap> idle_gaps;                                // by device, then time
   int steps = 0;                                                 // iterations detected (0: unknown)
   std::string steps_source;                                      // how they were found
 };

@@ -141,6 +141,19 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
       add("sync-api", line0, false,
           "the host waits for the GPU " + s.ms(c.sync_ns) + " here (" + syncApis(c, profile) +
               "): while it waits no new work is queued; move the synchronization out of the step or drop it");
+    if (c.idle_gaps > 0 && static_cast<double>(c.idle_ns) / s.steps >= thresholds.gpu_idle_min_ns) {
+      int f = index.functionAt(lines.lineStart(line0));
+      bool in_dataset = f >= 0 && (index.functions[static_cast<size_t>(f)].name == "__getitem__" ||
+                                   index.functions[static_cast<size_t>(f)].name == "__iter__" ||
+                                   index.functions[static_cast<size_t>(f)].name == "collate_fn");
+      std::string cure = in_dataset ? "the DataLoader runs this in the training process: load batches in worker "
+                                      "processes (num_workers > 0) so the next one is ready"
+                                    : "the GPU has nothing queued while the host runs this: move the host work out "
+                                      "of the step, or queue the next GPU work before it";
+      add("gpu-idle", line0, false,
+          "the GPU sits idle " + s.ms(c.idle_ns) + " while the host runs this line (" + std::to_string(c.idle_gaps) +
+              " gaps of 1 ms or more): " + cure);
+    }
     double kernels_per_step = static_cast<double>(c.kernels) / s.steps;
     if (kernels_per_step > thresholds.launch_bound_min_kernels && c.kernels > 0) {
       int64_t kernel_ns = c.gpu_ns - c.memcpy_ns - c.memset_ns;

@@ -4,6 +4,7 @@
 //   pageable-memcpy  host<->device copies from/to pageable memory on a line
 //   sync-api         host time blocked in cudaDeviceSynchronize/StreamSynchronize/EventSynchronize
 //   launch-bound     many tiny kernels per step launched from a line
+//   gpu-idle         GPU idle gaps (>= 1 ms each) while the host runs a line
 #pragma once
 
 #include <vector>
@@ -18,6 +19,7 @@ struct ProfileRuleThresholds {
   int64_t sync_api_min_ns = 100'000;        // per step
   double launch_bound_min_kernels = 50;     // per step
   int64_t launch_bound_max_mean_ns = 10'000;
+  int64_t gpu_idle_min_ns = 500'000;  // per step, summed over the line's gaps
 };
 
 // `findings` (from computeDiagnostics) with evidence added, plus the profile-only findings;

@@ -50,6 +50,11 @@ const std::vector<RuleInfo>& allRules() {
        "Line costs are placed by line number: on a file that changed since it was profiled they land on the wrong "
        "lines.",
        "Profile the current version again, or open the version that was profiled."},
+      {"gpu-idle", Severity::Warning, "GPU idle gaps while the host runs a line (needs a profile)",
+       "While the GPU has no work queued it does nothing; gaps of a millisecond or more each step add straight to the "
+       "step time.",
+       "Keep the GPU fed: load data in DataLoader workers, move logging and host-side work out of the step, avoid "
+       "syncs that drain the queue before host work."},
       {"sync-api", Severity::Warning, "host time blocked in CUDA synchronize calls (needs a profile)",
        "While the host waits in a synchronize call it queues no work: the GPU drains and then idles while the host "
        "catches up.",

@@ -47,6 +47,20 @@ TEST(Cli, CheckWithAProfileCitesMeasuredCosts) {
   EXPECT_EQ(run("check --profile /nonexistent.sqlite " + sourcePath("examples/train_small.py")).code, 2);
 }
 
+// A PyTorch profiler trace of the same naive run: the GPU idles while the host builds batches in
+// the Dataset's __getitem__ (num_workers=0); gpu-idle says so on that line.
+TEST(Cli, CheckWithATraceFindsTheIdleGpuLine) {
+  auto r = run("check --profile " + testDataPath("h200/kineto/train_small_naive.pt.trace.json.gz") + " " +
+               testDataPath("h200/kineto/train_small.py"));
+  EXPECT_EQ(r.code, 1);
+  auto at = r.out.find("train_small.py:21:");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  EXPECT_NE(line.find("the GPU sits idle"), std::string::npos) << line;
+  EXPECT_NE(line.find("num_workers > 0"), std::string::npos) << line;
+  EXPECT_NE(line.find("[gpu-idle]"), std::string::npos) << line;
+}
+
 TEST(Cli, CheckAFileWithSyntaxErrors) {
   std::string path = testDataPath("broken.py");
   auto r = run("check " + path);

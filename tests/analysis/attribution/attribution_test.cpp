@@ -38,6 +38,32 @@ const std::map<int32_t, LineCost>* linesOf(const Loaded& l, const std::string& f
   return nullptr;
 }
 
+// nsys: the naive run (batches loaded in the training process) idles the GPU for milliseconds
+// every step, the tuned one barely; every gap of the naive run finds a host line.
+TEST(Attribution, IdleGapsNaiveAgainstTuned) {
+  SIGHTLINE_REQUIRE_PROFILE(naive_path, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  SIGHTLINE_REQUIRE_PROFILE(tuned_path, "h200-captures/nsys/train_small_tuned.sqlite.xz");
+  auto naive = load(naive_path);
+  auto tuned = load(tuned_path);
+  auto idlePerStep = [](const Loaded& l) {
+    int64_t sum = 0;
+    for (const auto& g : l.attr.idle_gaps) {
+      EXPECT_GE(g.end_ns - g.start_ns, 1'000'000);
+      sum += g.end_ns - g.start_ns;
+    }
+    return static_cast<double>(sum) / std::max(1, l.attr.steps);
+  };
+  EXPECT_GT(idlePerStep(naive), 1e6) << "more than 1 ms per step";
+  EXPECT_LT(idlePerStep(tuned), idlePerStep(naive) / 5);
+  for (const auto& g : naive.attr.idle_gaps) EXPECT_NE(g.line.file, 0u);
+  int64_t on_lines = 0;
+  for (const auto& [file, lines] : naive.attr.files)
+    for (const auto& [line, c] : lines) on_lines += c.idle_ns;
+  int64_t in_gaps = 0;
+  for (const auto& g : naive.attr.idle_gaps) in_gaps += g.end_ns - g.start_ns;
+  EXPECT_EQ(on_lines, in_gaps);
+}
+
 TEST(Attribution, TrainSmallNaive) {
   SIGHTLINE_REQUIRE_PROFILE(path, "h200-captures/nsys/train_small_naive.sqlite.xz");
   auto l = load(path);

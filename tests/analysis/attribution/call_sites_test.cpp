@@ -383,3 +383,40 @@ TEST(KinetoAttribution, SameTopLinesAsNsysForTheSameScript) {
 
 }  // namespace
 }  // namespace sightline::attribution
+
+namespace sightline::attribution {
+namespace {
+
+// Idle gaps of the naive run (num_workers=0): the host spends them in the Dataset's
+// __getitem__ (line 21, `torch.randn`), which the Python calls of the trace show directly. The
+// gaps themselves equal a direct scan of the activities.
+TEST(KinetoAttribution, IdleGapsGoToTheDatasetLine) {
+  auto run = attributeKineto(testing::testDataPath("h200/kineto/train_small_naive.pt.trace.json.gz"),
+                             {{"train_small.py", testing::testDataPath("h200/kineto/train_small.py")}});
+  ASSERT_TRUE(run);
+  std::map<uint32_t, std::vector<const model::GpuActivity*>> by_device;
+  for (const auto& a : run->profile.activities) by_device[a.device].push_back(&a);
+  int64_t scanned = 0;
+  size_t gaps = 0;
+  for (const auto& [device, list] : by_device) {
+    int64_t busy = list.front()->end_ns;
+    for (size_t i = 1; i < list.size(); ++i) {
+      if (list[i]->start_ns - busy >= 1'000'000) scanned += list[i]->start_ns - busy, ++gaps;
+      busy = std::max(busy, list[i]->end_ns);
+    }
+  }
+  ASSERT_GE(gaps, 5u);
+  EXPECT_EQ(run->attr.idle_gaps.size(), gaps);
+  int64_t charged = 0;
+  for (const auto& g : run->attr.idle_gaps) {
+    EXPECT_NE(g.line.file, 0u) << "every gap has a host line";
+    charged += g.end_ns - g.start_ns;
+  }
+  EXPECT_EQ(charged, scanned);
+  const LineCost* getitem = lineCost(*run, "train_small.py", 21);
+  ASSERT_NE(getitem, nullptr);
+  EXPECT_GE(static_cast<double>(getitem->idle_ns), 0.9 * static_cast<double>(scanned));
+}
+
+}  // namespace
+}  // namespace sightline::attribution
