@@ -384,7 +384,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       std::string margin;
       auto it = lines.find(line);
       auto roll = rollup.find(line);
-      if (it != lines.end()) {
+      if (it != lines.end() && it->second.gpu_ns > 0) {
         const auto& c = it->second;
         double share = static_cast<double>(c.gpu_ns) / total_ns;
         std::string split = c.backward_ns > 0
