@@ -260,13 +260,10 @@ void Session::applySettings(const json& section) {
   // Settings may arrive inside `initialize`: load once the response has gone out.
   asio::post(io_, [this] {
     if (dispatcher_.state() != Dispatcher::State::Initialized || stopped_) return;
-    if (profile_generation_ > 0 || loader_.busy() || !progress_token_.empty()) {
-      if (settings_.profiles == loaded_setting_) {
-        loadCompare();
-        return;
-      }
-    }
     loadCompare();
+    if (profile_generation_ > 0 || loader_.busy() || !progress_token_.empty()) {
+      if (settings_.profiles == loaded_setting_) return;
+    }
     loaded_setting_ = settings_.profiles;
     loadProfiles(profileCandidates(), settings_.profiles.empty() ? "the newest profile found in the workspace"
                                                                  : "from the sightline.profiles setting");
