@@ -65,6 +65,16 @@ json hintsOf(LspClient& client, const std::string& uri) {
   return r ? (*r)["result"] : json();
 }
 
+// The markdown of a hover at (line, character): "" when there is none, nullopt when no reply came.
+std::optional<std::string> hoverText(LspClient& client, const std::string& uri, int line, int character) {
+  auto id = client.request("textDocument/hover", {{"textDocument", {{"uri", uri}}},
+                                                  {"position", {{"line", line}, {"character", character}}}});
+  auto r = client.waitForResponse(id);
+  if (!r) return std::nullopt;
+  const json& result = (*r)["result"];
+  return result.is_object() ? result["contents"].value("value", "") : "";
+}
+
 // A didChange that inserts `text` at (line, character).
 json insertion(const std::string& uri, int version, int line, int character, const std::string& text) {
   json at = {{"line", line}, {"character", character}};
@@ -134,11 +144,9 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   ASSERT_NE(def, nullptr);
   EXPECT_EQ((*def)["label"].get<std::string>().rfind("Σ ", 0), 0u);
 
-  auto hover_id = client->request("textDocument/hover", {{"textDocument", {{"uri", w.script_uri}}},
-                                                         {"position", {{"line", 32}, {"character", 20}}}});
-  auto hover = client->waitForResponse(hover_id);
+  auto hover = hoverText(*client, w.script_uri, 32, 20);
   ASSERT_TRUE(hover);
-  std::string card = (*hover)["result"]["contents"]["value"];
+  std::string card = *hover;
   EXPECT_NE(card.find("ms/step"), std::string::npos) << card;
   EXPECT_NE(card.find("| GPU work | count | ms |"), std::string::npos) << card;
   EXPECT_NE(card.find("backward"), std::string::npos) << card;
@@ -148,11 +156,9 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   // line's own cost card follows.
   auto item_line = w.script_text.substr(0, w.script_text.find("loss.item()"));
   int item_column = static_cast<int>(item_line.size() - item_line.rfind('\n') - 1);
-  auto why_id = client->request("textDocument/hover", {{"textDocument", {{"uri", w.script_uri}}},
-                                                       {"position", {{"line", 108}, {"character", item_column + 2}}}});
-  auto why = client->waitForResponse(why_id);
+  auto why = hoverText(*client, w.script_uri, 108, item_column + 2);
   ASSERT_TRUE(why);
-  std::string why_card = (*why)["result"]["contents"]["value"];
+  std::string why_card = *why;
   EXPECT_NE(why_card.find("**`sync-in-loop`**"), std::string::npos) << why_card;
   EXPECT_NE(why_card.find("measured: blocks the host"), std::string::npos) << why_card;
   EXPECT_NE(why_card.find("**Why it costs:**"), std::string::npos) << why_card;
@@ -200,11 +206,9 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
       10s);
   EXPECT_TRUE(republished) << "the measured .item() sync follows its line to 111";
   client->notify("textDocument/didChange", insertion(w.script_uri, 3, 34, 8, "h = "));
-  auto stale_id = client->request("textDocument/hover", {{"textDocument", {{"uri", w.script_uri}}},
-                                                         {"position", {{"line", 34}, {"character", 20}}}});
-  auto stale = client->waitForResponse(stale_id);
+  auto stale = hoverText(*client, w.script_uri, 34, 20);
   ASSERT_TRUE(stale);
-  std::string stale_card = (*stale)["result"]["contents"]["value"];
+  std::string stale_card = *stale;
   EXPECT_NE(stale_card.find("Edited since it was profiled"), std::string::npos) << stale_card;
   EXPECT_NE(stale_card.find("ms/step"), std::string::npos) << stale_card;
 
@@ -284,11 +288,9 @@ TEST(ProfileSession, CompareWithShowsPerLineChanges) {
   ASSERT_NE(gone, nullptr) << hints.dump();
   EXPECT_NE((*gone)["label"].get<std::string>().find("▼ −"), std::string::npos) << (*gone)["label"];
   EXPECT_NE((*gone)["label"].get<std::string>().find("(gone)"), std::string::npos) << (*gone)["label"];
-  auto hover_id = client->request("textDocument/hover", {{"textDocument", {{"uri", w.script_uri}}},
-                                                         {"position", {{"line", 104}, {"character", 20}}}});
-  auto hover = client->waitForResponse(hover_id);
+  auto hover = hoverText(*client, w.script_uri, 104, 20);
   ASSERT_TRUE(hover);
-  std::string card = (*hover)["result"]["contents"]["value"];
+  std::string card = *hover;
   EXPECT_NE(card.find("**Compared with** `naive.sqlite`: "), std::string::npos) << card;
   EXPECT_NE(card.find("ms/step, ▲ +"), std::string::npos) << card;
   fs::remove_all(w.root);
@@ -324,11 +326,9 @@ TEST(ProfileSession, KinetoTraceGivesHintsOnCallLines) {
   const json* def = hintOnLine(hints, 48);  // def train_step: only its body's roll-up, no time of its own
   ASSERT_NE(def, nullptr);
   EXPECT_EQ((*def)["label"].get<std::string>().rfind("Σ ", 0), 0u) << (*def)["label"];
-  auto hover_id = client->request("textDocument/hover", {{"textDocument", {{"uri", w.script_uri}}},
-                                                         {"position", {{"line", 32}, {"character", 20}}}});
-  auto hover = client->waitForResponse(hover_id);
+  auto hover = hoverText(*client, w.script_uri, 32, 20);
   ASSERT_TRUE(hover);
-  std::string card = (*hover)["result"]["contents"]["value"];
+  std::string card = *hover;
   EXPECT_NE(card.find("aligned"), std::string::npos) << card;
   fs::remove_all(root);
 }
