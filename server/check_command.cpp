@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,6 +42,9 @@ constexpr const char* kUsage =
     "  --profile PATH             add what a profile measured (nsys .sqlite/.nsys-rep): evidence on\n"
     "                             findings, and the rules that need a profile (pageable-memcpy, ...)\n"
     "  --map FROM=TO              map profile paths starting with FROM onto TO (repeatable)\n"
+    "  --threshold NAME=NUMBER    a profile rule's threshold (repeatable): gpuIdleGapMs (1),\n"
+    "                             gpuIdleMsPerStep (0.5), pageableKiBPerStep (64), syncApiMsPerStep\n"
+    "                             (0.1), launchBoundKernelsPerStep (50), launchBoundMeanUs (10)\n"
     "  -h, --help                 this help\n"
     "\n"
     "exit code: 0 no warning or error, 1 warnings or errors found, 2 usage error or unreadable file\n";
@@ -151,6 +155,26 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
       profile_path = *v;
     } else if (a == "--map") {
       if (!addMapOption(args, i, "check", err, mapper)) return 2;
+    } else if (a == "--threshold") {
+      auto v = value();
+      if (!v) return 2;
+      auto eq = v->find('=');
+      std::vector<std::string> warnings;
+      if (eq != std::string::npos) {
+        char* end = nullptr;
+        std::string number = v->substr(eq + 1);
+        double x = std::strtod(number.c_str(), &end);
+        if (!number.empty() && end && *end == 0)
+          parseThresholds({{v->substr(0, eq), x}}, settings.thresholds, warnings);
+        else
+          warnings.push_back("expected a number after =");
+      } else {
+        warnings.push_back("expected NAME=NUMBER");
+      }
+      if (!warnings.empty()) {
+        err << "sightline check: --threshold " << *v << ": " << warnings.front() << "\n";
+        return 2;
+      }
     } else if (!a.empty() && a[0] == '-') {
       err << "sightline check: unknown option " << a << "\n" << kUsage;
       return 2;
@@ -177,6 +201,7 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
     CallSiteSource call_sites(mapper);
     attribution::Options options;
     options.call_sites = std::ref(call_sites);
+    options.idle_gap_ns = settings.thresholds.gpu_idle_gap_ns;
     attr = attribution::attribute(*profile, options);
     all_anchors = features::collectFunctionAnchors(*profile);
   }
@@ -206,7 +231,8 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
         return mapped && std::filesystem::absolute(*mapped, ec).lexically_normal().string() == here;
       };
       auto costs = features::fileCosts(*profile, attr, mapsHere);
-      r.findings = features::confirmWithProfile(std::move(r.findings), *r.file, index, costs, *profile, settings.rules);
+      r.findings = features::confirmWithProfile(std::move(r.findings), *r.file, index, costs, *profile, settings.rules,
+                                                settings.thresholds);
       std::vector<features::FunctionAnchor> anchors;
       for (const auto& [file, file_anchors] : all_anchors)
         if (mapsHere(profile->strings[file])) anchors.insert(anchors.end(), file_anchors.begin(), file_anchors.end());

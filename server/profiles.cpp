@@ -157,7 +157,8 @@ ProfileLoader::~ProfileLoader() {
 
 void ProfileLoader::cancel() { ++*generation_; }
 
-void ProfileLoader::load(const std::string& path, attribution::PathMapper mapper, Stage stage, Done done) {
+void ProfileLoader::load(const std::string& path, attribution::PathMapper mapper, int64_t idle_gap_ns, Stage stage,
+                         Done done) {
   uint64_t mine = ++*generation_;
   ++running_;
   auto channel = channel_;
@@ -183,6 +184,7 @@ void ProfileLoader::load(const std::string& path, attribution::PathMapper mapper
       CallSiteSource call_sites(mapper);
       attribution::Options options;
       options.call_sites = std::ref(call_sites);
+      options.idle_gap_ns = idle_gap_ns;
       loaded->attr = attribution::attribute(loaded->profile, options);
       loaded->anchors = features::collectFunctionAnchors(loaded->profile);
     } else {

@@ -53,7 +53,8 @@ class ProfileLoader {
   // `stage` and `done` run on the io thread.
   // `mapper` maps the profile's script paths onto the workspace (for call sites of traces that
   // name frames by callee); it is used on the loading thread.
-  void load(const std::string& path, attribution::PathMapper mapper, Stage stage, Done done);
+  // GPU idle gaps shorter than `idle_gap_ns` are not counted.
+  void load(const std::string& path, attribution::PathMapper mapper, int64_t idle_gap_ns, Stage stage, Done done);
   void cancel();  // drops the running load's result
   bool busy() const { return running_ > 0; }
 

@@ -245,7 +245,13 @@ void Session::applySettings(const json& section) {
   std::vector<std::string> warnings;
   bool hints_before = settings_.hints_enabled;
   auto hint_options_before = settings_.hints;
+  int64_t idle_gap_before = settings_.thresholds.gpu_idle_gap_ns;
   settings_ = parseSettings(section, warnings);
+  if (settings_.thresholds.gpu_idle_gap_ns != idle_gap_before) {
+    // The gaps are found while loading: load both profiles again.
+    loaded_setting_ = {"\n(idle gap changed)"};
+    compare_setting_.clear();
+  }
   settings_received_ = settings_received_ || !section.is_null();
   ++settings_generation_;
   for (const auto& w : warnings) {
@@ -308,7 +314,7 @@ void Session::loadCompare() {
   }
   SL_LOG(Info) << "loading " << files.front() << " to compare with (sightline.compareWith)";
   compare_loader_.load(
-      files.front(), workspaceMapper(), [](std::string, int) {},
+      files.front(), workspaceMapper(), settings_.thresholds.gpu_idle_gap_ns, [](std::string, int) {},
       [this, changed](std::shared_ptr<LoadedProfile> loaded, std::string error) {
         if (!loaded) {
           std::string message = "sightline.compareWith: " + error;
@@ -354,7 +360,7 @@ void Session::loadProfiles(std::vector<std::string> candidates, const std::strin
   for (Document* doc : documents_.all())
     if (auto local = uriToPath(doc->uri())) mapper.candidates.push_back(normalPath(*local));
   loader_.load(
-      path, std::move(mapper),
+      path, std::move(mapper), settings_.thresholds.gpu_idle_gap_ns,
       [this, token](std::string stage, int percent) {
         progress(token, {{"kind", "report"}, {"message", stage}, {"percentage", percent}});
       },
@@ -563,8 +569,8 @@ std::vector<features::Finding> Session::computeFindings(Document& doc) {
   const auto& findings = doc.findings(settings_.rules, settings_generation_);
   const features::FileCosts* costs = costsFor(doc);
   if (!costs) return findings;
-  auto out =
-      features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile, settings_.rules);
+  auto out = features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile, settings_.rules,
+                                          settings_.thresholds);
   auto path = uriToPath(doc.uri());
   std::string name = path ? std::filesystem::path(*path).filename().string() : doc.uri();
   if (auto f = features::sourceMismatchFinding(doc.file(), doc.index(), costs_[doc.uri()].anchors, profile_->profile,

@@ -107,7 +107,45 @@ Settings parseSettings(const nlohmann::json& section, std::vector<std::string>& 
   }
   if (auto c = section.find("compareWith"); c != section.end() && c->is_string())
     s.compare_with = c->get<std::string>();
+  if (auto t = section.find("thresholds"); t != section.end()) parseThresholds(*t, s.thresholds, warnings);
   return s;
+}
+
+void parseThresholds(const nlohmann::json& object, features::ProfileRuleThresholds& out,
+                     std::vector<std::string>& warnings) {
+  if (object.is_null()) return;
+  if (!object.is_object()) {
+    warnings.push_back("thresholds: expected an object");
+    return;
+  }
+  auto ns = [](double v, double unit) { return static_cast<int64_t>(v * unit + 0.5); };
+  for (const auto& [key, value] : object.items()) {
+    if (!value.is_number() || value.get<double>() < 0) {
+      warnings.push_back("thresholds." + key + ": expected a number >= 0");
+      continue;
+    }
+    double v = value.get<double>();
+    if (key == "gpuIdleGapMs") {
+      if (v <= 0)
+        warnings.push_back("thresholds.gpuIdleGapMs: expected a number > 0");
+      else
+        out.gpu_idle_gap_ns = ns(v, 1e6);
+    } else if (key == "gpuIdleMsPerStep") {
+      out.gpu_idle_min_ns = ns(v, 1e6);
+    } else if (key == "pageableKiBPerStep") {
+      out.pageable_min_bytes = static_cast<uint64_t>(v * 1024 + 0.5);
+    } else if (key == "syncApiMsPerStep") {
+      out.sync_api_min_ns = ns(v, 1e6);
+    } else if (key == "launchBoundKernelsPerStep") {
+      out.launch_bound_min_kernels = v;
+    } else if (key == "launchBoundMeanUs") {
+      out.launch_bound_max_mean_ns = ns(v, 1e3);
+    } else {
+      warnings.push_back("thresholds." + key +
+                         ": unknown threshold (gpuIdleGapMs, gpuIdleMsPerStep, pageableKiBPerStep, syncApiMsPerStep, "
+                         "launchBoundKernelsPerStep, launchBoundMeanUs)");
+    }
+  }
 }
 
 std::string ruleDocumentationUrl(const Settings& settings, std::string_view code) {

@@ -9,6 +9,7 @@
 
 #include "analysis/attribution/path_mapping.h"
 #include "analysis/features/code_actions.h"
+#include "analysis/features/profile_diagnostics.h"
 #include "analysis/features/profile_view.h"
 #include "analysis/features/rules.h"
 
@@ -24,6 +25,7 @@ struct Settings {
   bool hints_enabled = true;
   features::HintOptions hints;
   std::string compare_with;
+  features::ProfileRuleThresholds thresholds;
 };
 
 // Reads a settings object:
@@ -31,9 +33,16 @@ struct Settings {
 //    "profileWindow": {"firstStep": 10, "lastStep": 14}, "docsBaseUrl": "https://...",
 //    "profiles": ["runs/*.sqlite"], "pathMappings": [{"from": "/scratch/u/proj", "to": "${workspaceFolder}"}],
 //    "hints": {"enabled": true, "minShare": 0.005, "unit": "perStep" | "total", "showBackward": true},
-//    "compareWith": "runs/before.sqlite"}
+//    "compareWith": "runs/before.sqlite",
+//    "thresholds": {"gpuIdleGapMs": 1, "gpuIdleMsPerStep": 0.5, "pageableKiBPerStep": 64,
+//                   "syncApiMsPerStep": 0.1, "launchBoundKernelsPerStep": 50, "launchBoundMeanUs": 10}}
 // Unknown keys are ignored; bad values are skipped and described in `warnings`.
 Settings parseSettings(const nlohmann::json& section, std::vector<std::string>& warnings);
+
+// Reads the `thresholds` object into `out` (keys as in parseSettings; each a number >= 0;
+// gpuIdleGapMs > 0). Bad keys and values are described in `warnings` and leave `out` as it was.
+void parseThresholds(const nlohmann::json& object, features::ProfileRuleThresholds& out,
+                     std::vector<std::string>& warnings);
 
 // The page documenting a rule: base + "/" + code + ".md", or the bundled file's URI.
 std::string ruleDocumentationUrl(const Settings& settings, std::string_view code);

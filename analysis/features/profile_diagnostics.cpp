@@ -22,6 +22,13 @@ std::string mib(double bytes, bool adjective = false) {
   return buf;
 }
 
+// A threshold as written in settings: "1 ms", "0.5 ms".
+std::string formatGap(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g ms", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
 struct PerStep {
   double steps = 1;
   std::string unit = "ms";
@@ -152,7 +159,7 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
                                       "of the step, or queue the next GPU work before it";
       add("gpu-idle", line0, false,
           "the GPU sits idle " + s.ms(c.idle_ns) + " while the host runs this line (" + std::to_string(c.idle_gaps) +
-              " gaps of 1 ms or more): " + cure);
+              " gaps of " + formatGap(thresholds.gpu_idle_gap_ns) + " or more): " + cure);
     }
     double kernels_per_step = static_cast<double>(c.kernels) / s.steps;
     if (kernels_per_step > thresholds.launch_bound_min_kernels && c.kernels > 0) {

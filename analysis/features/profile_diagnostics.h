@@ -4,7 +4,7 @@
 //   pageable-memcpy  host<->device copies from/to pageable memory on a line
 //   sync-api         host time blocked in cudaDeviceSynchronize/StreamSynchronize/EventSynchronize
 //   launch-bound     many tiny kernels per step launched from a line
-//   gpu-idle         GPU idle gaps (>= 1 ms each) while the host runs a line
+//   gpu-idle         GPU idle gaps (>= 1 ms each by default) while the host runs a line
 #pragma once
 
 #include <vector>
@@ -20,6 +20,8 @@ struct ProfileRuleThresholds {
   double launch_bound_min_kernels = 50;     // per step
   int64_t launch_bound_max_mean_ns = 10'000;
   int64_t gpu_idle_min_ns = 500'000;  // per step, summed over the line's gaps
+  // The shortest GPU idle gap counted (attribution::Options::idle_gap_ns; named in messages).
+  int64_t gpu_idle_gap_ns = 1'000'000;
 };
 
 // `findings` (from computeDiagnostics) with evidence added, plus the profile-only findings;

@@ -61,6 +61,25 @@ TEST(Cli, CheckWithATraceFindsTheIdleGpuLine) {
   EXPECT_NE(line.find("[gpu-idle]"), std::string::npos) << line;
 }
 
+TEST(Cli, CheckThresholdsMoveTheIdleGpuFinding) {
+  std::string args = " --profile " + testDataPath("h200/kineto/train_small_naive.pt.trace.json.gz") + " " +
+                     testDataPath("h200/kineto/train_small.py");
+  auto idle = [](const std::string& out) {
+    auto at = out.find("train_small.py:21:");
+    return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+  };
+  // 2.75 ms/step of idle GPU on line 21: a 5 ms/step minimum hides it.
+  auto high = run("check --threshold gpuIdleMsPerStep=5" + args);
+  EXPECT_EQ(idle(high.out).find("[gpu-idle]"), std::string::npos) << high.out;
+  // Shorter gaps counted: the message names the threshold the user set.
+  auto fine = run("check --threshold gpuIdleGapMs=0.25" + args);
+  EXPECT_NE(idle(fine.out).find("gaps of 0.25 ms or more"), std::string::npos) << fine.out;
+  auto bad = run("check --threshold gpuIdle=1" + args);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("unknown threshold"), std::string::npos) << bad.out;
+  EXPECT_EQ(run("check --threshold gpuIdleGapMs=x" + args).code, 2);
+}
+
 TEST(Cli, CheckAFileWithSyntaxErrors) {
   std::string path = testDataPath("broken.py");
   auto r = run("check " + path);

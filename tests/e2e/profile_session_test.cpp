@@ -3,6 +3,7 @@
 // inlay hints, hovers, the summary command, and a reload when the profile file changes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -330,6 +331,38 @@ TEST(ProfileSession, KinetoTraceGivesHintsOnCallLines) {
   ASSERT_TRUE(hover);
   std::string card = *hover;
   EXPECT_NE(card.find("aligned"), std::string::npos) << card;
+
+  // The idle GPU while __getitem__ builds a batch (line 21), then the same with the gap threshold
+  // set lower: the profile is attributed again and the message names the new threshold.
+  auto idleMessage = [&](const std::string& wanted) -> std::string {
+    std::string last;
+    for (int i = 0; i < 20; ++i) {
+      auto d = client->waitForNotification("textDocument/publishDiagnostics", 10s);
+      if (!d) break;
+      for (const auto& diag : (*d)["params"]["diagnostics"])
+        if (diag.value("code", "") == "gpu-idle" && diag["range"]["start"]["line"] == 20)
+          last = diag["message"].get<std::string>();
+      if (last.find(wanted) != std::string::npos) return last;
+    }
+    return last;
+  };
+  client->notify("workspace/didChangeConfiguration", {{"settings", {{"sightline", json::object()}}}});
+  EXPECT_NE(idleMessage("gaps of 1 ms or more").find("gaps of 1 ms or more"), std::string::npos);
+  client->notify("workspace/didChangeConfiguration",
+                 {{"settings", {{"sightline", {{"thresholds", {{"gpuIdleGapMs", 0.25}}}}}}}});
+  ASSERT_TRUE(status(*client));
+  EXPECT_NE(idleMessage("gaps of 0.25 ms").find("gaps of 0.25 ms or more"), std::string::npos);
+  client->notify("workspace/didChangeConfiguration",
+                 {{"settings", {{"sightline", {{"thresholds", {{"gpuIdleMsPerStep", 50}}}}}}}});
+  ASSERT_TRUE(status(*client));  // the gap went back to 1 ms: loaded again
+  bool quiet = false;            // diagnostics published since then lose the finding
+  for (int i = 0; i < 20 && !quiet; ++i) {
+    auto d = client->waitForNotification("textDocument/publishDiagnostics", 10s);
+    if (!d) break;
+    quiet = std::none_of((*d)["params"]["diagnostics"].begin(), (*d)["params"]["diagnostics"].end(),
+                         [](const json& diag) { return diag.value("code", "") == "gpu-idle"; });
+  }
+  EXPECT_TRUE(quiet);
   fs::remove_all(root);
 }
 

@@ -37,6 +37,30 @@ TEST(Settings, JunkIsSkippedWithWarnings) {
   EXPECT_EQ(warnings.size(), 1u);
 }
 
+TEST(Settings, Thresholds) {
+  std::vector<std::string> warnings;
+  auto s = parseSettings(nlohmann::json::parse(R"({"thresholds": {"gpuIdleGapMs": 2.5, "gpuIdleMsPerStep": 0,
+                                                   "pageableKiBPerStep": 1, "syncApiMsPerStep": 0.25,
+                                                   "launchBoundKernelsPerStep": 10, "launchBoundMeanUs": 20}})"),
+                         warnings);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(s.thresholds.gpu_idle_gap_ns, 2'500'000);
+  EXPECT_EQ(s.thresholds.gpu_idle_min_ns, 0);
+  EXPECT_EQ(s.thresholds.pageable_min_bytes, 1024u);
+  EXPECT_EQ(s.thresholds.sync_api_min_ns, 250'000);
+  EXPECT_EQ(s.thresholds.launch_bound_min_kernels, 10);
+  EXPECT_EQ(s.thresholds.launch_bound_max_mean_ns, 20'000);
+  // Bad values keep the defaults and say why.
+  s = parseSettings(nlohmann::json::parse(R"({"thresholds": {"gpuIdleGapMs": 0, "syncApiMsPerStep": -1,
+                                               "launchBoundMeanUs": "fast", "idle": 3}})"),
+                    warnings);
+  EXPECT_EQ(warnings.size(), 4u);
+  features::ProfileRuleThresholds defaults;
+  EXPECT_EQ(s.thresholds.gpu_idle_gap_ns, defaults.gpu_idle_gap_ns);
+  EXPECT_EQ(s.thresholds.sync_api_min_ns, defaults.sync_api_min_ns);
+  EXPECT_EQ(s.thresholds.launch_bound_max_mean_ns, defaults.launch_bound_max_mean_ns);
+}
+
 TEST(Settings, DefaultDocsPointAtTheBundledRulePages) {
   Settings s;
   std::string url = ruleDocumentationUrl(s, "sync-in-loop");
