@@ -14,9 +14,10 @@ as_root() {
     echo "need root to run: $*" >&2; return 1; fi
 }
 
+# ensure_apt_packages [extra packages...]: the build's packages plus the extra ones.
 ensure_apt_packages() {
   local missing=()
-  for p in "${APT_PACKAGES[@]}"; do
+  for p in "${APT_PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   # npm may come from Debian (nodejs + npm) or be installed another way: only the command matters.
@@ -49,4 +50,14 @@ build() {
   log "building $dir"
   cmake --build "$dir" -- -j"$(nproc)" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
   test "${PIPESTATUS[0]}" -eq 0
+}
+
+# The bundled example's profile, decompressed once into build/examples; prints its path.
+example_profile() {
+  local profile="$ROOT/build/examples/train_small_naive.sqlite"
+  if [ ! -f "$profile" ] || [ "$ROOT/examples/train_small_naive.sqlite.xz" -nt "$profile" ]; then
+    mkdir -p "$(dirname "$profile")"
+    xz -dc "$ROOT/examples/train_small_naive.sqlite.xz" > "$profile.tmp" && mv "$profile.tmp" "$profile"
+  fi
+  echo "$profile"
 }

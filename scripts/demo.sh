@@ -8,11 +8,7 @@ build "$ROOT/build" -DSIGHTLINE_BUILD_TESTS=OFF
 BIN="$ROOT/build/server/sightline"
 
 cd "$ROOT"
-PROFILE="$ROOT/build/examples/train_small_naive.sqlite"
-if [ ! -f "$PROFILE" ] || [ "$ROOT/examples/train_small_naive.sqlite.xz" -nt "$PROFILE" ]; then
-  mkdir -p "$(dirname "$PROFILE")"
-  xz -dc "$ROOT/examples/train_small_naive.sqlite.xz" > "$PROFILE.tmp" && mv "$PROFILE.tmp" "$PROFILE"
-fi
+PROFILE="$(example_profile)"
 
 log "sightline report --profile build/examples/train_small_naive.sqlite examples/train_small.py"
 "$BIN" report --profile "$PROFILE" examples/train_small.py

@@ -2,7 +2,8 @@
 # Sets up what is missing, builds (plain and ASan+UBSan), and runs every test.
 # The exit code says pass (0) or fail.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-ensure_apt_packages
+# neovim: the Neovim plugin's test runs in Debian's Neovim.
+ensure_apt_packages neovim
 ensure_grammar
 build "$ROOT/build" -DSIGHTLINE_BUILD_TESTS=ON
 # Sanitizer build: the parser, protocol, server and end-to-end bad-input tests run under it.
@@ -22,3 +23,6 @@ ctest --test-dir "$ROOT/build" --output-on-failure -j"$(nproc)"
 log "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$ROOT/build-asan" --output-on-failure -j"$(nproc)" -L asan
+
+log "Neovim plugin in Debian's Neovim (headless)"
+"$ROOT/editors/nvim/tests/run.sh" "$ROOT/build/server/sightline" "$(example_profile)"
