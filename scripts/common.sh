@@ -14,19 +14,58 @@ as_root() {
     echo "need root to run: $*" >&2; return 1; fi
 }
 
-# ensure_apt_packages [extra packages...]: the build's packages plus the extra ones.
-ensure_apt_packages() {
+# try_apt_packages PACKAGE...: installs those missing; returns 1 when that fails.
+try_apt_packages() {
   local missing=()
-  for p in "${APT_PACKAGES[@]}" "$@"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq || return 1
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+    >/dev/null || return 1
+}
+
+# ensure_apt_packages [extra packages...]: the build's packages plus the extra ones, or exit.
+ensure_apt_packages() {
   # npm may come from Debian (nodejs + npm) or be installed another way: only the command matters.
-  command -v npm >/dev/null || missing+=(nodejs npm)
-  if [ "${#missing[@]}" -gt 0 ]; then
-    log "installing Debian packages: ${missing[*]}"
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  local node=()
+  command -v npm >/dev/null || node=(nodejs npm)
+  try_apt_packages "${APT_PACKAGES[@]}" "$@" "${node[@]}" || { echo "apt-get install failed" >&2; exit 1; }
+}
+
+# npm_ci_once DIR: `npm ci` in DIR unless its node_modules came from the same package-lock.json.
+npm_ci_once() {
+  local dir="$1"
+  local stamp="$dir/node_modules/.sightline-lock"
+  if [ -f "$stamp" ] && cmp -s "$dir/package-lock.json" "$stamp"; then
+    return
   fi
+  log "npm ci in ${dir#"$ROOT"/} (pinned by its package-lock.json)"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$dir/package-lock.json" "$stamp"
+}
+
+# The VS Code extension packaged as editors/vscode/sightline.vsix (tsc, esbuild, @vscode/vsce).
+build_vscode_extension() {
+  npm_ci_once "$ROOT/editors/vscode"
+  log "packaging the VS Code extension (npm run package)"
+  (cd "$ROOT/editors/vscode" && npm run --silent package >/dev/null)
+  test -f "$ROOT/editors/vscode/sightline.vsix"
+}
+
+# code-server and playwright-core for the extension's test (editors/vscode/test).
+ensure_vscode_test_tools() {
+  # @vscode/ripgrep (inside code-server) downloads rg from GitHub unless its cache has it: give it
+  # Debian's. The version numbers are those of code-server 4.100.3's pinned @vscode/ripgrep.
+  local cache="${TMPDIR:-/tmp}/vscode-ripgrep-cache-1.15.11"
+  if [ ! -f "$cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" ]; then
+    mkdir -p "$cache"
+    tar czf "$cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" -C /usr/bin rg
+  fi
+  # As root, code-server's install scripts need unsafe-perm; one runs `npx node-gyp`.
+  npm_config_unsafe_perm=true npm_config_yes=true npm_ci_once "$ROOT/editors/vscode/test"
 }
 
 # The Python grammar, pinned (version and integrity) by analysis/source/grammar/package-lock.json.

@@ -26,3 +26,16 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 log "Neovim plugin in Debian's Neovim (headless)"
 "$ROOT/editors/nvim/tests/run.sh" "$ROOT/build/server/sightline" "$(example_profile)"
+
+log "VS Code extension: packaged, then tested in code-server with headless Chromium"
+build_vscode_extension
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+  echo "SKIPPED the VS Code test: code-server 4.100 needs Node 20 or newer, this is $(node --version)" >&2
+elif ! try_apt_packages chromium libkrb5-dev ripgrep; then
+  echo "SKIPPED the VS Code test: Debian's chromium (with libkrb5-dev, ripgrep) could not be installed" >&2
+else
+  ensure_vscode_test_tools
+  node "$ROOT/editors/vscode/test/e2e.mjs" --vsix "$ROOT/editors/vscode/sightline.vsix" \
+    --server "$ROOT/build/server/sightline" --script "$ROOT/examples/train_small.py" \
+    --profile "$(example_profile)" --screenshot "$ROOT/build/editors/vscode.png"
+fi

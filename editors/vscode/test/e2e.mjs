@@ -1,0 +1,241 @@
+// The extension in a real VS Code: code-server on 127.0.0.1 with the packaged .vsix installed,
+// driven by Playwright in Debian's headless Chromium. Opens examples/train_small.py beside its
+// real H200 profile and checks what a user sees: the diagnostics in the Problems panel, the
+// inlay hint on the hot line, the hover card, the status bar item. Saves a screenshot.
+//
+// usage: node e2e.mjs --vsix sightline.vsix --server build/server/sightline \
+//          --script examples/train_small.py --profile train_small_naive.sqlite --screenshot out.png
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, copyFileSync, writeFileSync, chmodSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = {};
+for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
+for (const required of ["vsix", "server", "script", "profile", "screenshot"])
+  if (!args[required]) throw new Error(`missing --${required}`);
+const chromiumPath = args.chromium ?? "/usr/bin/chromium";
+const codeServer = join(here, "node_modules", ".bin", "code-server");
+
+const started = Date.now();
+const log = (text) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${text}`);
+let failures = 0;
+function check(ok, what, detail = "") {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}${!ok && detail ? `: ${detail}` : ""}`);
+  if (!ok) failures++;
+  return ok;
+}
+
+// A run of its own: home, config, data, extensions, the workspace and the browser profile.
+const tmp = mkdtempSync(join(tmpdir(), "sightline-vscode-"));
+const home = join(tmp, "home");
+const userData = join(tmp, "user-data");
+const extensions = join(tmp, "extensions");
+const workspace = join(tmp, "workspace");
+for (const d of [home, join(userData, "User"), extensions, join(workspace, ".vscode")]) mkdirSync(d, { recursive: true });
+copyFileSync(args.script, join(workspace, "train_small.py"));
+copyFileSync(args.profile, join(workspace, "train_small_naive.sqlite"));
+chmodSync(join(workspace, "train_small.py"), 0o644);
+// User settings: the binary (a user-level setting: a workspace value is ignored) and quiet UI.
+writeFileSync(
+  join(userData, "User", "settings.json"),
+  JSON.stringify({
+    "workbench.startupEditor": "none",
+    "security.workspace.trust.enabled": false,
+    "workbench.tips.enabled": false,
+    "extensions.ignoreRecommendations": true,
+    "telemetry.telemetryLevel": "off",
+    "editor.minimap.enabled": false,
+    "sightline.serverPath": resolve(args.server),
+  }),
+);
+// The workspace names its profile, as a user would in .vscode/settings.json.
+writeFileSync(join(workspace, ".vscode", "settings.json"), JSON.stringify({ "sightline.profiles": ["*.sqlite"], "sightline.heat.enabled": true }),
+);
+const env = {
+  ...process.env,
+  HOME: home,
+  XDG_CONFIG_HOME: join(home, ".config"),
+  XDG_DATA_HOME: join(home, ".local", "share"),
+  XDG_CACHE_HOME: join(home, ".cache"),
+};
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.on("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+async function waitForHealth(port, ms) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (r.ok) return true;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
+let server;
+let context;
+async function teardown() {
+  if (context) await context.close().catch(() => {});
+  if (server && server.exitCode === null) {
+    try {
+      process.kill(-server.pid, "SIGTERM"); // the whole group: a plain kill leaves a watcher child
+    } catch {
+      // gone already
+    }
+  }
+  if (!process.env.SIGHTLINE_KEEP_TMP) rmSync(tmp, { recursive: true, force: true });
+}
+
+async function main() {
+  log(`installing ${args.vsix}`);
+  const installed = execFileSync(
+    codeServer,
+    ["--install-extension", resolve(args.vsix), "--extensions-dir", extensions, "--user-data-dir", userData],
+    { env, encoding: "utf8" },
+  );
+  check(/successfully installed/i.test(installed), "the .vsix installs", installed);
+
+  const port = await freePort();
+  server = spawn(
+    codeServer,
+    [
+      "--bind-addr",
+      `127.0.0.1:${port}`,
+      "--auth",
+      "none",
+      "--disable-telemetry",
+      "--disable-update-check",
+      "--disable-workspace-trust",
+      "--user-data-dir",
+      userData,
+      "--extensions-dir",
+      extensions,
+      workspace,
+    ],
+    { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let serverLog = "";
+  server.stdout.on("data", (d) => (serverLog += d));
+  server.stderr.on("data", (d) => (serverLog += d));
+  if (!check(await waitForHealth(port, 60000), "code-server answers /healthz", serverLog)) return;
+  log(`code-server on 127.0.0.1:${port}`);
+
+  context = await chromium.launchPersistentContext(join(tmp, "browser"), {
+    executablePath: chromiumPath,
+    headless: true,
+    viewport: { width: 1500, height: 900 },
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator(".explorer-folders-view").getByText("train_small.py").first().waitFor({ timeout: 60000 });
+  log("workbench up");
+
+  // Open the script the way a user does: a click in the explorer.
+  await page.locator(".explorer-folders-view").getByText("train_small.py").first().click();
+  await page.locator(".monaco-editor .view-lines").first().waitFor({ timeout: 20000 });
+  log("script open");
+
+  // Status bar item from sightline/profileStatus.
+  const status = page.locator(".statusbar .statusbar-item", { hasText: "train_small_naive.sqlite" });
+  const statusOk = await status
+    .first()
+    .waitFor({ timeout: 60000 })
+    .then(() => true)
+    .catch(() => false);
+  const statusText = statusOk ? (await status.first().innerText()).replace(/\s+/g, " ") : await page.locator(".statusbar").innerText();
+  check(statusOk && /ms\/step/.test(statusText), "status bar shows the profile", statusText);
+
+  // Problems panel: the static rules, confirmed by the profile, and the profile-only ones.
+  await page.keyboard.press("Control+Shift+M");
+  const markers = page.locator(".markers-panel");
+  await markers.waitFor({ timeout: 20000 }).catch(() => {});
+  const wanted = ["sync-in-loop", "dataloader-pin-memory", "missing-non-blocking", "pageable-memcpy", "gpu-idle"];
+  let problems = "";
+  for (let i = 0; i < 120; i++) {
+    problems = (await markers.innerText().catch(() => "")).replace(/\s+/g, " ");
+    if (wanted.every((code) => problems.includes(code))) break;
+    await page.waitForTimeout(500);
+  }
+  for (const code of wanted) check(problems.includes(code), `Problems panel lists ${code}`, problems.slice(0, 400));
+  check(/measured/.test(problems), "a finding cites the measured cost", problems.slice(0, 400));
+
+  // Go to the hot line (33) with Quick Open ":33".
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").waitFor({ timeout: 20000 });
+  await page.keyboard.type(":33");
+  await page.keyboard.press("Enter");
+  await page.waitForTimeout(500);
+
+  // The inlay hint at the end of line 33 (rendered inside the view line).
+  const hotLine = page.locator(".monaco-editor .view-line", { hasText: "self.bn(self.conv(x))" }).first();
+  let lineText = "";
+  for (let i = 0; i < 60; i++) {
+    lineText = ((await hotLine.textContent().catch(() => "")) ?? "").replace(/\u00a0/g, " ");
+    if (lineText.includes("▮")) break;
+    await page.waitForTimeout(500);
+  }
+  check(/▮ [\d.]+ ms · \d+%/.test(lineText), "inlay hint on line 33", lineText);
+
+  // Hover on `relu` in that line: the cost card with its kernels.
+  const word = hotLine.locator("span", { hasText: "relu" }).last();
+  const box = await word.boundingBox();
+  let hoverText = "";
+  if (box) {
+    for (let attempt = 0; attempt < 5 && !/kernel/i.test(hoverText); attempt++) {
+      await page.mouse.move(box.x + 2, box.y + box.height / 2);
+      await page.mouse.move(box.x + 6, box.y + box.height / 2);
+      const hover = page.locator(".monaco-hover:visible").first();
+      await hover.waitFor({ timeout: 10000 }).catch(() => {});
+      hoverText = ((await hover.innerText().catch(() => "")) ?? "").replace(/\s+/g, " ");
+    }
+  }
+  check(/kernel/i.test(hoverText) && /ms/.test(hoverText), "hover card on line 33", hoverText.slice(0, 300));
+  log(`hover: ${hoverText.slice(0, 160)}`);
+
+  // The heat background (sightline.heat.enabled): whole-line decorations of the extension's own.
+  const heated = await page.locator('.monaco-editor .view-overlays [class*="ced-"]').count();
+  check(heated > 0, "heat background on costly lines", `${heated} decorated lines`);
+
+  await page.waitForTimeout(400); // the hover's fade-in
+  mkdirSync(dirname(resolve(args.screenshot)), { recursive: true });
+  await page.screenshot({ path: args.screenshot });
+  log(`screenshot ${args.screenshot}`);
+}
+
+try {
+  await main();
+} catch (e) {
+  check(false, "the run completes", e?.stack ?? String(e));
+  const page = context?.pages()[0];
+  if (page) await page.screenshot({ path: args.screenshot.replace(/\.png$/, "-failure.png") }).catch(() => {});
+} finally {
+  await teardown();
+}
+console.log(failures === 0 ? "all checks passed" : `${failures} check(s) failed`);
+process.exit(failures === 0 ? 0 : 1);
