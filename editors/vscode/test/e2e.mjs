@@ -226,6 +226,37 @@ async function main() {
   mkdirSync(dirname(resolve(args.screenshot)), { recursive: true });
   await page.screenshot({ path: args.screenshot });
   log(`screenshot ${args.screenshot}`);
+
+  // Palette commands. Toggle Hints: the hint leaves line 33, and comes back.
+  const palette = async (title) => {
+    await page.keyboard.press("Escape");
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").waitFor({ timeout: 20000 });
+    await page.keyboard.type(title);
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 20000 });
+    await page.keyboard.press("Enter");
+  };
+  const hintShown = async () =>
+    (((await hotLine.textContent().catch(() => "")) ?? "").replace(/\u00a0/g, " ")).includes("▮");
+  const waitFor = async (condition) => {
+    for (let i = 0; i < 40; i++) {
+      if (await condition()) return true;
+      await page.waitForTimeout(250);
+    }
+    return false;
+  };
+  await palette("Sightline: Toggle Hints");
+  check(await waitFor(async () => !(await hintShown())), "Toggle Hints hides the hint");
+  await palette("Sightline: Toggle Hints");
+  check(await waitFor(hintShown), "Toggle Hints shows it again");
+
+  // Profile This Script with Nsight Systems: a terminal with the nsys lines typed in.
+  await palette("Sightline: Profile This Script with Nsight Systems");
+  const terminalTab = page.locator(".terminal-tabs-entry, .single-terminal-tab, .pane-header, .action-item", {
+    hasText: "Sightline: nsys",
+  });
+  check(await waitFor(async () => (await terminalTab.count()) > 0), "Profile This Script opens the nsys terminal");
 }
 
 try {
