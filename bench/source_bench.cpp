@@ -23,7 +23,16 @@ void BM_ParseOnly(benchmark::State& state) {
     benchmark::DoNotOptimize(file.text().size());
   }
 }
-BENCHMARK(BM_ParseOnly)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParseOnly)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same text as one tree, on one core (what the chunked parse is measured against).
+void BM_ParseWholeOneTree(benchmark::State& state) {
+  for (auto _ : state) {
+    source::SourceFile file(script(), /*chunked=*/false);
+    benchmark::DoNotOptimize(file.text().size());
+  }
+}
+BENCHMARK(BM_ParseWholeOneTree)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_IndexOnly(benchmark::State& state) {
   source::SourceFile file(script());
@@ -39,7 +48,7 @@ void BM_ParseAndIndex(benchmark::State& state) {
   }
   state.counters["lines"] = static_cast<double>(std::count(script().begin(), script().end(), '\n'));
 }
-BENCHMARK(BM_ParseAndIndex)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParseAndIndex)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Types one character into a line in the middle of the file, then deletes it again.
 struct MidFileEdit {

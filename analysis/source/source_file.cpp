@@ -5,7 +5,11 @@
 #include <tree_sitter/api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 extern "C" const TSLanguage* tree_sitter_python();
 
@@ -57,33 +61,137 @@ std::string checkGrammarCompatibility() {
   return {};
 }
 
-SourceFile::SourceFile(std::string text) : text_(std::move(text)), lines_(text_) { reparse(nullptr); }
-
-SourceFile::~SourceFile() {
-  if (tree_) ts_tree_delete(tree_);
+SourceFile::SourceFile(std::string text, bool chunked)
+    : text_(std::move(text)), lines_(text_), chunking_failed_(!chunked) {
+  parseFresh();
 }
 
+SourceFile::~SourceFile() { freeTrees(); }
+
 SourceFile::SourceFile(SourceFile&& other) noexcept
-    : text_(std::move(other.text_)), lines_(std::move(other.lines_)), tree_(other.tree_) {
-  other.tree_ = nullptr;
+    : text_(std::move(other.text_)),
+      lines_(std::move(other.lines_)),
+      chunks_(std::move(other.chunks_)),
+      chunking_failed_(other.chunking_failed_) {
+  other.chunks_.clear();
 }
 
 SourceFile& SourceFile::operator=(SourceFile&& other) noexcept {
   if (this != &other) {
-    if (tree_) ts_tree_delete(tree_);
+    freeTrees();
     text_ = std::move(other.text_);
     lines_ = std::move(other.lines_);
-    tree_ = other.tree_;
-    other.tree_ = nullptr;
+    chunks_ = std::move(other.chunks_);
+    chunking_failed_ = other.chunking_failed_;
+    other.chunks_.clear();
   }
   return *this;
 }
 
-void SourceFile::reparse(const TSTree* old_tree) {
-  TSTree* tree = ts_parser_parse_string(threadParser(), old_tree, text_.data(), static_cast<uint32_t>(text_.size()));
+void SourceFile::freeTrees() {
+  for (auto& c : chunks_)
+    if (c.tree) ts_tree_delete(c.tree);
+  chunks_.clear();
+}
+
+void SourceFile::parseChunk(const std::string& text, const LineIndex& lines, Chunk& chunk, const TSTree* old_tree) {
+  static std::atomic<uint64_t> next_id{1};
+  chunk.id = next_id++;
+  TSParser* parser = threadParser();
+  bool whole = chunk.begin == 0 && chunk.end == text.size();
+  if (!whole) {
+    TSRange range{toTsPoint(lines.pointAt(chunk.begin)), toTsPoint(lines.pointAt(chunk.end)), chunk.begin, chunk.end};
+    ts_parser_set_included_ranges(parser, &range, 1);
+  }
+  TSTree* tree = ts_parser_parse_string(parser, old_tree, text.data(), static_cast<uint32_t>(text.size()));
+  if (!whole) ts_parser_set_included_ranges(parser, nullptr, 0);
   if (!tree) std::abort();  // only happens on cancellation or timeout, neither of which we set
-  if (tree_) ts_tree_delete(tree_);
-  tree_ = tree;
+  if (chunk.tree) ts_tree_delete(chunk.tree);
+  chunk.tree = tree;
+}
+
+void SourceFile::parseWhole() {
+  freeTrees();
+  chunks_.push_back({0, static_cast<uint32_t>(text_.size()), nullptr});
+  parseChunk(text_, lines_, chunks_[0], nullptr);
+}
+
+void SourceFile::parseFresh() {
+  if (!chunking_failed_ && parseChunked()) return;
+  bool tried = chunks_.size() > 1;
+  parseWhole();
+  // Chunks with errors in a clean file: a boundary inside a string. Do not chunk this one again.
+  if (tried && !hasSyntaxErrors()) chunking_failed_ = true;
+}
+
+namespace {
+
+// A line where a chunk may start: column 0, `def`/`class`/`async def`/a decorator, and not
+// the definition under a decorator.
+bool startsDefinition(std::string_view line) {
+  return line.starts_with("def ") || line.starts_with("class ") || line.starts_with("async def ") ||
+         line.starts_with("@");
+}
+
+// Whether the first line of `text` that holds code starts at column 0 (blank and comment
+// lines skipped): then, after a clean chunk, it starts a top-level statement.
+bool startsAtTopLevel(std::string_view text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    size_t first = line.find_first_not_of(" \t\r\f");
+    if (first != std::string_view::npos && line[first] != '#') return first == 0;
+    at = end + 1;
+  }
+  return true;
+}
+
+// Chunk starts: 0, then the first boundary line at least kChunkBytes after the previous start.
+std::vector<uint32_t> chunkStarts(const std::string& text, const LineIndex& lines, uint32_t chunk_bytes) {
+  std::vector<uint32_t> starts{0};
+  bool previous_decorator = false;  // the last non-blank line was a column-0 decorator
+  for (uint32_t line = 0; line < lines.lineCount(); ++line) {
+    ByteRange r = lines.lineRange(line);
+    std::string_view content(text.data() + r.begin, r.end - r.begin);
+    if (content.empty()) continue;
+    bool boundary = startsDefinition(content) && !previous_decorator;
+    if (content[0] != ' ' && content[0] != '\t' && content[0] != '#') previous_decorator = content[0] == '@';
+    if (boundary && r.begin >= starts.back() + chunk_bytes && text.size() - r.begin >= chunk_bytes / 2)
+      starts.push_back(r.begin);
+  }
+  return starts;
+}
+
+}  // namespace
+
+bool SourceFile::parseChunked() {
+  if (text_.size() < 2 * kChunkBytes) return false;
+  auto starts = chunkStarts(text_, lines_, kChunkBytes);
+  if (starts.size() < 2) return false;
+  freeTrees();
+  for (size_t i = 0; i < starts.size(); ++i)
+    chunks_.push_back(
+        {starts[i], i + 1 < starts.size() ? starts[i + 1] : static_cast<uint32_t>(text_.size()), nullptr});
+  // Chunks on all cores, each thread taking the next unparsed one.
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < chunks_.size(); i = next++) parseChunk(text_, lines_, chunks_[i], nullptr);
+  };
+  unsigned threads =
+      std::min<unsigned>(static_cast<unsigned>(chunks_.size()), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no thread to be had: this one parses them all
+    }
+  }
+  work();
+  for (auto& t : pool) t.join();
+  return !hasSyntaxErrors();
 }
 
 void SourceFile::applyEdit(uint32_t begin, uint32_t old_end, std::string_view replacement) {
@@ -99,19 +207,59 @@ void SourceFile::applyEdit(uint32_t begin, uint32_t old_end, std::string_view re
   edit.old_end_point = toTsPoint(lines_.pointAt(old_end));
   edit.new_end_point = pointAfter(edit.start_point, replacement);
 
+  // The chunk holding the edit (an insertion at a chunk's start belongs to that chunk).
+  size_t c = 0;
+  while (c + 1 < chunks_.size() && chunks_[c + 1].begin <= begin) ++c;
+  bool within = old_end <= chunks_[c].end;
+
   text_.replace(begin, old_end - begin, replacement);
   lines_ = LineIndex(text_);
-  ts_tree_edit(tree_, &edit);
-  reparse(tree_);
+  if (chunks_.size() == 1) {
+    ts_tree_edit(chunks_[0].tree, &edit);
+    chunks_[0].end = static_cast<uint32_t>(text_.size());
+    parseChunk(text_, lines_, chunks_[0], chunks_[0].tree);
+    // A large file that parses cleanly again is chunked again, unless chunking it failed.
+    if (!chunking_failed_ && text_.size() >= 2 * kChunkBytes && !hasSyntaxErrors()) parseFresh();
+    return;
+  }
+  if (!within) {  // across chunks (a paste, a full replacement): parse afresh
+    parseFresh();
+    return;
+  }
+  int64_t delta = static_cast<int64_t>(replacement.size()) - static_cast<int64_t>(old_end - begin);
+  for (size_t i = c; i < chunks_.size(); ++i) {
+    ts_tree_edit(chunks_[i].tree, &edit);
+    if (i > c) chunks_[i].begin = static_cast<uint32_t>(chunks_[i].begin + delta);
+    chunks_[i].end = static_cast<uint32_t>(chunks_[i].end + delta);
+  }
+  parseChunk(text_, lines_, chunks_[c], chunks_[c].tree);
+  // An error may reach past the chunk in the whole text: read it as tree-sitter reads the file.
+  bool boundary_ok =
+      c == 0 || startsAtTopLevel(std::string_view(text_).substr(chunks_[c].begin, chunks_[c].end - chunks_[c].begin));
+  if (!boundary_ok || ts_node_has_error(ts_tree_root_node(chunks_[c].tree)) || chunks_[c].end == chunks_[c].begin)
+    parseWhole();
 }
 
-bool SourceFile::hasSyntaxErrors() const { return ts_node_has_error(ts_tree_root_node(tree_)); }
+bool SourceFile::hasSyntaxErrors() const {
+  for (const auto& c : chunks_)
+    if (ts_node_has_error(ts_tree_root_node(c.tree))) return true;
+  return false;
+}
 
 std::string SourceFile::syntaxTreeString() const {
-  char* s = ts_node_string(ts_tree_root_node(tree_));
-  std::string out(s);
-  std::free(s);
-  return out;
+  std::string out = "(module";
+  for (const auto& c : chunks_) {
+    TSNode root = ts_tree_root_node(c.tree);
+    for (uint32_t i = 0; i < ts_node_child_count(root); ++i) {
+      TSNode child = ts_node_child(root, i);
+      if (!ts_node_is_named(child)) continue;
+      char* s = ts_node_string(child);
+      out += " ";
+      out += s;
+      std::free(s);
+    }
+  }
+  return out + ")";
 }
 
 }  // namespace sightline::source

@@ -293,22 +293,268 @@ void deriveTensorParameters(WalkKnowledge& learned, const std::vector<FunctionIn
 
 }  // namespace
 
+void WalkKnowledge::merge(const WalkKnowledge& other) {
+  tensor_functions.insert(other.tensor_functions.begin(), other.tensor_functions.end());
+  for (const auto& [callee, positions] : other.tensor_arguments)
+    tensor_arguments[callee].insert(positions.begin(), positions.end());
+  for (const auto& [function, names] : other.tensor_parameters)
+    tensor_parameters[function].insert(names.begin(), names.end());
+}
+
+namespace {
+
+// What the walk learned in all chunks, with the tensor parameters that follows from it.
+std::shared_ptr<const WalkKnowledge> learnedOf(const SourceIndex& index) {
+  auto out = std::make_shared<WalkKnowledge>();
+  for (const auto& mark : index.chunk_marks)
+    if (mark.learned) out->merge(*mark.learned);
+  deriveTensorParameters(*out, index.functions);
+  return out;
+}
+
+template <class T>
+std::vector<T> prefixOf(const std::vector<T>& v, size_t n) {
+  return std::vector<T>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size())));
+}
+
+// Moves an entry of the previous index to its place in the new one.
+struct Shift {
+  int64_t bytes = 0, lines = 0;
+  int64_t classes = 0, functions = 0, loops = 0, calls = 0, statements = 0, blocks = 0;
+
+  void range(ByteRange& r) const {
+    r.begin = static_cast<uint32_t>(r.begin + bytes);
+    r.end = static_cast<uint32_t>(r.end + bytes);
+  }
+  void line(uint32_t& l) const { l = static_cast<uint32_t>(l + lines); }
+  static void index(int& i, int64_t by) {
+    if (i >= 0) i = static_cast<int>(i + by);
+  }
+};
+
+// The index of an edited file from `previous` with only the edited chunk walked again; false
+// (and `index` unusable) when that cannot be done.
+bool buildIncrementally(const SourceFile& file, const SourceIndex& previous, SourceIndex& index, size_t& walked) {
+  const auto& marks = previous.chunk_marks;
+  if (!previous.seed || !previous.knowledge || !(*previous.seed == *previous.knowledge)) return false;
+  if (marks.size() != file.treeCount() || marks.empty()) return false;
+  size_t changed = marks.size();
+  for (size_t i = 0; i < marks.size(); ++i) {
+    if (marks[i].chunk_id == file.chunkId(i)) continue;
+    if (changed != marks.size()) return false;  // more than one chunk changed
+    changed = i;
+  }
+  if (changed == marks.size()) changed = 0;  // same text: walk the first chunk again
+  const size_t c = changed;
+  const ChunkMark& at = marks[c];
+
+  // Everything before the chunk, as it was.
+  for (size_t i = 0; i < at.imports; ++i) index.addImport(previous.imports[i]);
+  index.classes = prefixOf(previous.classes, at.classes);
+  index.functions = prefixOf(previous.functions, at.functions);
+  index.loops = prefixOf(previous.loops, at.loops);
+  index.calls = prefixOf(previous.calls, at.calls);
+  index.assignments = prefixOf(previous.assignments, at.assignments);
+  index.withs = prefixOf(previous.withs, at.withs);
+  index.statements = prefixOf(previous.statements, at.statements);
+  index.blocks = prefixOf(previous.blocks, at.blocks);
+  index.blocks[0].statements.resize(at.module_statements);
+  index.value_uses = prefixOf(previous.value_uses, at.value_uses);
+  index.comments = prefixOf(previous.comments, at.comments);
+  index.multiline_strings = prefixOf(previous.multiline_strings, at.multiline_strings);
+  index.scope_values = prefixOf(previous.scope_values, at.functions + 1);
+  index.scope_values[0] = c > 0 ? marks[c - 1].module_scope_after : std::map<std::string, ValueKind>{};
+  index.class_attribute_values = prefixOf(previous.class_attribute_values, at.classes);
+  index.chunk_marks = prefixOf(marks, c);
+  for (auto& f : index.functions) f.trains = f.reached_from_training_loop = false;
+
+  // The chunk; then, if it changed nothing later chunks see, the rest as it was.
+  const bool last = c + 1 == marks.size();
+  bool splice = false;
+  walkChunks(file, index, *previous.knowledge, c, [&](size_t i) {
+    ++walked;
+    if (i != c || last) return true;
+    const ChunkMark& next = marks[c + 1];
+    bool same = index.scope_values[0] == at.module_scope_after &&
+                index.imports.size() - at.imports == next.imports - at.imports &&
+                index.classes.size() - at.classes == next.classes - at.classes;
+    for (size_t k = at.imports; same && k < index.imports.size(); ++k)
+      same = index.imports[k].local_name == previous.imports[k].local_name &&
+             index.imports[k].qualified_name == previous.imports[k].qualified_name;
+    for (size_t k = at.classes; same && k < index.classes.size(); ++k)
+      same = index.classes[k].name == previous.classes[k].name &&
+             index.classes[k].is_module == previous.classes[k].is_module;
+    splice = same;
+    return !same;
+  });
+  if (!splice) return true;
+
+  const ChunkMark& next = marks[c + 1];
+  Shift s;
+  s.bytes = static_cast<int64_t>(file.chunkRange(c).end) - at.end_byte;
+  s.lines = static_cast<int64_t>(index.chunk_marks[c].end_line) - at.end_line;
+  s.classes = static_cast<int64_t>(index.classes.size()) - static_cast<int64_t>(next.classes);
+  s.functions = static_cast<int64_t>(index.functions.size()) - static_cast<int64_t>(next.functions);
+  s.loops = static_cast<int64_t>(index.loops.size()) - static_cast<int64_t>(next.loops);
+  s.calls = static_cast<int64_t>(index.calls.size()) - static_cast<int64_t>(next.calls);
+  s.statements = static_cast<int64_t>(index.statements.size()) - static_cast<int64_t>(next.statements);
+  s.blocks = static_cast<int64_t>(index.blocks.size()) - static_cast<int64_t>(next.blocks);
+  const size_t extra_imports = index.imports.size() - next.imports;
+  (void)extra_imports;  // equal counts: checked above
+
+  for (size_t i = next.imports; i < previous.imports.size(); ++i) {
+    ImportBinding b = previous.imports[i];
+    s.range(b.range);
+    index.addImport(std::move(b));
+  }
+  for (size_t i = next.classes; i < previous.classes.size(); ++i) {
+    ClassInfo x = previous.classes[i];
+    s.range(x.range);
+    index.classes.push_back(std::move(x));
+    index.class_attribute_values.push_back(previous.class_attribute_values[i]);
+  }
+  for (size_t i = next.functions; i < previous.functions.size(); ++i) {
+    FunctionInfo f = previous.functions[i];
+    s.range(f.range);
+    s.range(f.body);
+    s.line(f.def_line);
+    s.line(f.end_line);
+    Shift::index(f.class_index, s.classes);
+    Shift::index(f.parent_function, s.functions);
+    f.trains = f.reached_from_training_loop = false;
+    index.functions.push_back(std::move(f));
+    index.scope_values.push_back(previous.scope_values[i + 1]);
+  }
+  for (size_t i = next.loops; i < previous.loops.size(); ++i) {
+    LoopInfo l = previous.loops[i];
+    s.range(l.range);
+    s.range(l.header);
+    s.range(l.body);
+    Shift::index(l.parent_loop, s.loops);
+    Shift::index(l.function, s.functions);
+    index.loops.push_back(std::move(l));
+  }
+  for (size_t i = next.calls; i < previous.calls.size(); ++i) {
+    CallInfo x = previous.calls[i];
+    s.range(x.range);
+    s.range(x.callee);
+    s.range(x.arguments);
+    for (auto& a : x.args) {
+      s.range(a.range);
+      s.range(a.value);
+    }
+    Shift::index(x.receiver_call, s.calls);
+    Shift::index(x.function, s.functions);
+    Shift::index(x.loop, s.loops);
+    Shift::index(x.statement, s.statements);
+    index.calls.push_back(std::move(x));
+  }
+  for (size_t i = next.assignments; i < previous.assignments.size(); ++i) {
+    AssignmentInfo a = previous.assignments[i];
+    s.range(a.range);
+    s.range(a.value);
+    Shift::index(a.value_call, s.calls);
+    Shift::index(a.function, s.functions);
+    Shift::index(a.loop, s.loops);
+    Shift::index(a.statement, s.statements);
+    index.assignments.push_back(std::move(a));
+  }
+  for (size_t i = next.withs; i < previous.withs.size(); ++i) {
+    WithInfo w = previous.withs[i];
+    s.range(w.range);
+    s.range(w.body);
+    for (int& call : w.item_calls) Shift::index(call, s.calls);
+    Shift::index(w.function, s.functions);
+    Shift::index(w.statement, s.statements);
+    index.withs.push_back(std::move(w));
+  }
+  for (size_t i = next.statements; i < previous.statements.size(); ++i) {
+    StatementInfo st = previous.statements[i];
+    s.range(st.range);
+    s.line(st.first_line);
+    s.line(st.last_line);
+    if (st.block > 0) Shift::index(st.block, s.blocks);
+    index.statements.push_back(std::move(st));
+  }
+  for (size_t i = next.blocks; i < previous.blocks.size(); ++i) {
+    BlockInfo b = previous.blocks[i];
+    s.range(b.range);
+    Shift::index(b.owner_statement, s.statements);
+    for (int& st : b.statements) Shift::index(st, s.statements);
+    index.blocks.push_back(std::move(b));
+  }
+  for (size_t i = next.module_statements; i < previous.blocks[0].statements.size(); ++i)
+    index.blocks[0].statements.push_back(static_cast<int>(previous.blocks[0].statements[i] + s.statements));
+  for (size_t i = next.value_uses; i < previous.value_uses.size(); ++i) {
+    ValueUse u = previous.value_uses[i];
+    s.range(u.range);
+    Shift::index(u.function, s.functions);
+    Shift::index(u.loop, s.loops);
+    index.value_uses.push_back(std::move(u));
+  }
+  for (size_t i = next.comments; i < previous.comments.size(); ++i) {
+    ByteRange r = previous.comments[i];
+    s.range(r);
+    index.comments.push_back(r);
+  }
+  for (size_t i = next.multiline_strings; i < previous.multiline_strings.size(); ++i) {
+    ByteRange r = previous.multiline_strings[i];
+    s.range(r);
+    index.multiline_strings.push_back(r);
+  }
+  index.scope_values[0] = previous.scope_values[0];
+  for (size_t k = c + 1; k < marks.size(); ++k) {
+    ChunkMark m = marks[k];
+    m.end_byte = static_cast<uint32_t>(m.end_byte + s.bytes);
+    m.end_line = static_cast<uint32_t>(m.end_line + s.lines);
+    auto by = [](size_t& n, int64_t d) { n = static_cast<size_t>(static_cast<int64_t>(n) + d); };
+    by(m.imports, 0);
+    by(m.classes, s.classes);
+    by(m.functions, s.functions);
+    by(m.loops, s.loops);
+    by(m.calls, s.calls);
+    by(m.assignments,
+       static_cast<int64_t>(index.assignments.size()) - static_cast<int64_t>(previous.assignments.size()));
+    by(m.withs, static_cast<int64_t>(index.withs.size()) - static_cast<int64_t>(previous.withs.size()));
+    by(m.statements, s.statements);
+    by(m.blocks, s.blocks);
+    by(m.value_uses, static_cast<int64_t>(index.value_uses.size()) - static_cast<int64_t>(previous.value_uses.size()));
+    by(m.comments, static_cast<int64_t>(index.comments.size()) - static_cast<int64_t>(previous.comments.size()));
+    by(m.multiline_strings,
+       static_cast<int64_t>(index.multiline_strings.size()) - static_cast<int64_t>(previous.multiline_strings.size()));
+    by(m.module_statements, static_cast<int64_t>(index.blocks[0].statements.size()) -
+                                static_cast<int64_t>(previous.blocks[0].statements.size()));
+    index.chunk_marks.push_back(std::move(m));
+  }
+  return true;
+}
+
+}  // namespace
+
 SourceIndex buildSourceIndex(const SourceFile& file, const SourceIndex* previous) {
-  auto learned = std::make_shared<WalkKnowledge>();
-  WalkKnowledge known;
+  SourceIndex index;
+  std::shared_ptr<const WalkKnowledge> seed;
+  size_t walked = 0;
+  auto walkAll = [&](SourceIndex& into, const WalkKnowledge& known) {
+    walkChunks(file, into, known, 0, [&](size_t) { return ++walked, true; });
+  };
   if (previous && previous->knowledge) {
     // After an edit, what the previous version learned seeds the one walk.
-    known = *previous->knowledge;
+    seed = previous->knowledge;
+    if (!buildIncrementally(file, *previous, index, walked)) {
+      index = SourceIndex();
+      walkAll(index, *seed);
+    }
   } else {
     // Pass 1 learns which functions return tensors; pass 2 uses that at their call sites.
     SourceIndex first;
-    walkTree(file, first, WalkKnowledge{}, known);
-    deriveTensorParameters(known, first.functions);
+    walkAll(first, WalkKnowledge{});
+    seed = learnedOf(first);
+    walkAll(index, *seed);
   }
-  SourceIndex index;
-  walkTree(file, index, known, *learned);
-  deriveTensorParameters(*learned, index.functions);
-  index.knowledge = std::move(learned);
+  index.seed = seed;
+  index.chunks_walked = walked;
+  index.knowledge = learnedOf(index);
   index.has_syntax_errors = file.hasSyntaxErrors();
   analyzeTraining(index);
   return index;

@@ -138,6 +138,19 @@ struct ValueUse {
 // What a name (or `self.attr` path) is known to hold.
 enum class ValueKind { Unknown, Tensor, Module, DataLoader, Optimizer, Device };
 
+// Where one parsed chunk of the file (SourceFile chunks) begins in the index's vectors, and
+// what the walk knew after it: lets the index of an edited file re-walk only the edited chunk.
+struct ChunkMark {
+  uint64_t chunk_id = 0;
+  uint32_t end_byte = 0;  // the chunk's end in the text the index was built from
+  uint32_t end_line = 0;  // its line
+  // Sizes of the vectors when the chunk's walk began.
+  size_t imports = 0, classes = 0, functions = 0, loops = 0, calls = 0, assignments = 0, withs = 0, statements = 0,
+         blocks = 0, value_uses = 0, comments = 0, multiline_strings = 0, module_statements = 0;
+  std::map<std::string, ValueKind> module_scope_after;  // module-level names after the chunk
+  std::shared_ptr<const WalkKnowledge> learned;         // what the walk learned in the chunk
+};
+
 class SourceIndex {
  public:
   std::vector<ImportBinding> imports;
@@ -177,8 +190,12 @@ class SourceIndex {
   // (`self.x` assigned in any method) live per class.
   std::vector<std::map<std::string, ValueKind>> scope_values;
   std::vector<std::map<std::string, ValueKind>> class_attribute_values;
-  // What the walk learned about the file's functions, for the next build after an edit.
+  // What the walk learned about the file's functions, for the next build after an edit, and
+  // what it started from.
   std::shared_ptr<const WalkKnowledge> knowledge;
+  std::shared_ptr<const WalkKnowledge> seed;
+  std::vector<ChunkMark> chunk_marks;  // one per SourceFile chunk, in order
+  size_t chunks_walked = 0;            // by the build of this index (both walks counted)
 
  private:
   std::unordered_map<std::string, size_t> import_by_name_;  // local name -> imports index
@@ -186,7 +203,11 @@ class SourceIndex {
 
 // Builds the index; never fails (a tree with errors gives a partial index). Two walks, unless
 // `previous` (the index of the same document before an edit) seeds the one walk with what
-// it learned about functions of the file; that knowledge is then at most one edit old.
+// it learned about functions of the file; that knowledge is then at most one edit old. When
+// the edit changed one chunk of the file and `previous` learned nothing new in its walk, only
+// that chunk is walked: the other chunks' entries are taken from `previous` (shifted), unless
+// the chunk changed what later chunks see (imports, classes, module-level names), in which case
+// the walk goes on through the rest of the file.
 SourceIndex buildSourceIndex(const SourceFile& file, const SourceIndex* previous = nullptr);
 
 }  // namespace sightline::source

@@ -2,6 +2,7 @@
 // make tensors, modules, loaders and optimizers. Internal to analysis/source.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -29,8 +30,14 @@ struct WalkKnowledge {
   std::set<std::string> tensor_functions;
   std::map<std::string, std::set<size_t>> tensor_arguments;        // callee text -> positions
   std::map<std::string, std::set<std::string>> tensor_parameters;  // qualified function -> names
+  friend bool operator==(const WalkKnowledge&, const WalkKnowledge&) = default;
+  void merge(const WalkKnowledge& other);
 };
 
-void walkTree(const SourceFile& file, SourceIndex& index, const WalkKnowledge& known, WalkKnowledge& learned);
+// Walks chunks [first, file.treeCount()) of the file into `index`, which holds what the chunks
+// before `first` gave (and blocks[0], the module). Appends a ChunkMark per chunk walked. After
+// each chunk, `go_on(chunk)` may stop the walk (returns false).
+void walkChunks(const SourceFile& file, SourceIndex& index, const WalkKnowledge& known, size_t first,
+                const std::function<bool(size_t chunk)>& go_on);
 
 }  // namespace sightline::source

@@ -208,11 +208,39 @@ class Walker {
   Walker(const SourceFile& file, SourceIndex& index, const WalkKnowledge& known)
       : text_(file.text()), index_(index), known_(known), tensor_functions_(known.tensor_functions) {}
 
-  void walkModule(TSNode root) {
-    index_.blocks.push_back({rangeOf(root), -1, {}});
-    index_.scope_values.emplace_back();
-    Context ctx;
-    visitBlockChildren(root, ctx, 0);
+  // The module: the top-level statements of chunks [first, ...) in text order, after what
+  // `index_` holds of the chunks before (the module block and scope exist when first > 0).
+  void walkModule(const SourceFile& file, size_t first, const std::function<bool(size_t)>& go_on) {
+    if (index_.blocks.empty()) index_.blocks.push_back({{0, static_cast<uint32_t>(text_.size())}, -1, {}});
+    index_.blocks[0].range = {0, static_cast<uint32_t>(text_.size())};
+    if (index_.scope_values.empty()) index_.scope_values.emplace_back();
+    for (size_t c = 0; c < index_.classes.size(); ++c) class_by_name_[index_.classes[c].name] = static_cast<int>(c);
+    for (size_t i = first; i < file.treeCount(); ++i) {
+      ChunkMark mark;
+      mark.chunk_id = file.chunkId(i);
+      mark.end_byte = file.chunkRange(i).end;
+      mark.end_line = file.lines().pointAt(mark.end_byte).line;
+      mark.imports = index_.imports.size();
+      mark.classes = index_.classes.size();
+      mark.functions = index_.functions.size();
+      mark.loops = index_.loops.size();
+      mark.calls = index_.calls.size();
+      mark.assignments = index_.assignments.size();
+      mark.withs = index_.withs.size();
+      mark.statements = index_.statements.size();
+      mark.blocks = index_.blocks.size();
+      mark.value_uses = index_.value_uses.size();
+      mark.comments = index_.comments.size();
+      mark.multiline_strings = index_.multiline_strings.size();
+      mark.module_statements = index_.blocks[0].statements.size();
+      learned_ = {};
+      Context ctx;
+      visitBlockChildren(ts_tree_root_node(file.tree(i)), ctx, 0);
+      mark.module_scope_after = index_.scope_values[0];
+      mark.learned = std::make_shared<const WalkKnowledge>(std::move(learned_));
+      index_.chunk_marks.push_back(std::move(mark));
+      if (!go_on(i)) break;
+    }
   }
 
  private:
@@ -839,11 +867,11 @@ class Walker {
 
 }  // namespace
 
-void walkTree(const SourceFile& file, SourceIndex& index, const WalkKnowledge& known, WalkKnowledge& learned) {
-  g_grammar = &grammarOf(file.tree());
+void walkChunks(const SourceFile& file, SourceIndex& index, const WalkKnowledge& known, size_t first,
+                const std::function<bool(size_t chunk)>& go_on) {
+  g_grammar = &grammarOf(file.tree(0));
   Walker walker(file, index, known);
-  walker.walkModule(ts_tree_root_node(file.tree()));
-  learned = std::move(walker.learned_);
+  walker.walkModule(file, first, go_on);
 }
 
 }  // namespace sightline::source

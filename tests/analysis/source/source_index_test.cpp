@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <sstream>
+
+#include "bench/scaled_script.h"
 #include "tests/support/test_paths.h"
 
 namespace sightline::source {
@@ -248,6 +252,185 @@ TEST(SourceIndex, AnIndexSeededByThePreviousVersionMatchesAFreshOne) {
   ASSERT_EQ(seeded.loops.size(), fresh.loops.size());
   for (size_t l = 0; l < fresh.loops.size(); ++l) EXPECT_EQ(seeded.loops[l].is_training, fresh.loops[l].is_training);
   EXPECT_EQ(seeded.scope_values, fresh.scope_values);
+}
+
+}  // namespace
+}  // namespace sightline::source
+
+namespace sightline::source {
+namespace {
+
+// The index of a chunked parse equals the index of one tree of the same text.
+TEST(SourceIndex, ChunkedParseGivesTheSameIndex) {
+  std::string text = bench::scaledTrainScript(1500);
+  SourceFile chunked(text);
+  SourceFile whole(text, /*chunked=*/false);
+  ASSERT_GT(chunked.treeCount(), 1u);
+  SourceIndex a = buildSourceIndex(chunked);
+  SourceIndex b = buildSourceIndex(whole);
+  ASSERT_EQ(a.functions.size(), b.functions.size());
+  for (size_t i = 0; i < a.functions.size(); ++i) {
+    EXPECT_EQ(a.functions[i].qualified_name, b.functions[i].qualified_name);
+    EXPECT_EQ(a.functions[i].def_line, b.functions[i].def_line);
+    EXPECT_EQ(a.functions[i].returns_tensor, b.functions[i].returns_tensor);
+    EXPECT_EQ(a.functions[i].trains, b.functions[i].trains);
+    EXPECT_EQ(a.functions[i].reached_from_training_loop, b.functions[i].reached_from_training_loop);
+  }
+  ASSERT_EQ(a.calls.size(), b.calls.size());
+  for (size_t i = 0; i < a.calls.size(); ++i) {
+    EXPECT_EQ(a.calls[i].range, b.calls[i].range);
+    EXPECT_EQ(a.calls[i].resolved, b.calls[i].resolved);
+    EXPECT_EQ(a.calls[i].loop, b.calls[i].loop);
+  }
+  ASSERT_EQ(a.loops.size(), b.loops.size());
+  for (size_t i = 0; i < a.loops.size(); ++i) EXPECT_EQ(a.loops[i].is_training, b.loops[i].is_training);
+  EXPECT_EQ(a.statements.size(), b.statements.size());
+  EXPECT_EQ(a.blocks.size(), b.blocks.size());
+  EXPECT_EQ(a.blocks[0].statements, b.blocks[0].statements);
+  EXPECT_EQ(a.assignments.size(), b.assignments.size());
+  EXPECT_EQ(a.comments.size(), b.comments.size());
+  EXPECT_EQ(a.value_uses.size(), b.value_uses.size());
+  EXPECT_EQ(a.scope_values, b.scope_values);
+}
+
+}  // namespace
+}  // namespace sightline::source
+
+namespace sightline::source {
+namespace {
+
+// Every field of an index as text, one entry per line: two indexes are equal when these are.
+std::string dumpIndex(const SourceIndex& x) {
+  std::ostringstream o;
+  auto r = [&](ByteRange b) { o << '[' << b.begin << ',' << b.end << ')'; };
+  for (const auto& i : x.imports)
+    o << "import " << i.local_name << '=' << i.qualified_name << ' ', r(i.range), o << '\n';
+  for (const auto& c : x.classes) {
+    o << "class " << c.qualified_name << ' ' << c.is_module << ' ';
+    for (const auto& b : c.bases) o << b << ',';
+    r(c.range);
+    o << '\n';
+  }
+  for (const auto& f : x.functions) {
+    o << "def " << f.qualified_name << ' ' << f.def_line << '-' << f.end_line << ' ' << f.class_index << ' '
+      << f.parent_function << ' ' << f.returns_tensor << f.trains << f.reached_from_training_loop << ' ';
+    r(f.range), r(f.body);
+    for (const auto& p : f.parameters) o << ' ' << p;
+    o << '\n';
+  }
+  for (const auto& l : x.loops) {
+    o << "loop " << static_cast<int>(l.kind) << ' ' << l.parent_loop << ' ' << l.function << ' ' << l.depth << ' '
+      << l.iterable << ' ' << l.iterates_dataloader << l.is_training << ' ';
+    r(l.range), r(l.header), r(l.body);
+    for (const auto& t : l.targets) o << ' ' << t;
+    o << '\n';
+  }
+  for (const auto& c : x.calls) {
+    o << "call " << c.callee_text << ' ' << c.resolved << ' ' << c.method << ' ' << c.receiver_text << ' '
+      << c.receiver_call << ' ' << c.function << ' ' << c.loop << ' ' << c.statement << ' ' << c.in_fstring << ' ';
+    r(c.range), r(c.callee), r(c.arguments);
+    for (const auto& a : c.args) o << ' ' << a.keyword << '=' << a.value_text << a.is_splat, r(a.range), r(a.value);
+    o << '\n';
+  }
+  for (const auto& a : x.assignments) {
+    o << "assign " << a.op << ' ' << a.value_text << ' ' << a.value_call << ' ' << a.function << ' ' << a.loop << ' '
+      << a.statement << ' ';
+    r(a.range), r(a.value);
+    for (const auto& t : a.targets) o << ' ' << t;
+    o << '\n';
+  }
+  for (const auto& w : x.withs) {
+    o << "with " << w.function << ' ' << w.statement << ' ';
+    r(w.range), r(w.body);
+    for (int c : w.item_calls) o << ' ' << c;
+    o << '\n';
+  }
+  for (const auto& s : x.statements)
+    o << "stmt " << s.kind << ' ' << s.first_line << '-' << s.last_line << ' ' << s.indent << ' ' << s.block << ' ',
+        r(s.range), o << '\n';
+  for (const auto& b : x.blocks) {
+    o << "block " << b.owner_statement << ' ';
+    r(b.range);
+    for (int s : b.statements) o << ' ' << s;
+    o << '\n';
+  }
+  for (const auto& u : x.value_uses)
+    o << "use " << static_cast<int>(u.kind) << ' ' << u.expression << ' ' << u.function << ' ' << u.loop << ' ',
+        r(u.range), o << '\n';
+  for (auto c : x.comments) o << "comment ", r(c), o << '\n';
+  for (auto c : x.multiline_strings) o << "string ", r(c), o << '\n';
+  for (size_t i = 0; i < x.scope_values.size(); ++i)
+    for (const auto& [name, kind] : x.scope_values[i])
+      o << "scope " << i << ' ' << name << ' ' << static_cast<int>(kind) << '\n';
+  for (size_t i = 0; i < x.class_attribute_values.size(); ++i)
+    for (const auto& [name, kind] : x.class_attribute_values[i])
+      o << "attr " << i << ' ' << name << ' ' << static_cast<int>(kind) << '\n';
+  o << "errors " << x.has_syntax_errors << '\n';
+  return o.str();
+}
+
+// The first line where two dumps differ, for a readable failure.
+std::string firstDifference(const std::string& a, const std::string& b) {
+  std::istringstream x(a), y(b);
+  std::string la, lb;
+  for (int n = 1;; ++n) {
+    bool ga = static_cast<bool>(std::getline(x, la)), gb = static_cast<bool>(std::getline(y, lb));
+    if (!ga && !gb) return "";
+    if (la != lb || ga != gb) return "line " + std::to_string(n) + ":\n  edited: " + la + "\n  fresh:  " + lb;
+  }
+}
+
+// Edits on a chunked file: the index built from the previous one (only the edited chunk walked
+// again) equals a fresh index of the new text, entry by entry.
+TEST(SourceIndex, IncrementalIndexEqualsAFreshOne) {
+  SourceFile f(bench::scaledTrainScript(1500));
+  ASSERT_GT(f.treeCount(), 2u);
+  SourceIndex index = buildSourceIndex(f);
+  auto check = [&](const std::string& what, size_t walked = 1) {
+    SourceIndex next = buildSourceIndex(f, &index);
+    if (walked == 1) {
+      EXPECT_EQ(next.chunks_walked, 1u) << what;
+    } else if (walked > 1) {
+      EXPECT_GT(next.chunks_walked, 1u) << what;
+    }
+    SourceIndex fresh = buildSourceIndex(f);
+    std::string a = dumpIndex(next), b = dumpIndex(fresh);
+    EXPECT_EQ(a, b) << what << ": " << firstDifference(a, b);
+    index = std::move(next);
+  };
+  check("no edit (the first build after a fresh one may walk all: its knowledge settles)", 0);
+  auto find = [&](const std::string& needle, size_t from = 0) {
+    return static_cast<uint32_t>(f.text().find(needle, from));
+  };
+  uint32_t second = f.chunkRange(1).begin;
+  uint32_t in_loop = find("            loss = train_step", second);
+  f.applyEdit(in_loop, in_loop, "            torch.cuda.synchronize()\n");
+  check("a line added in a loop");
+  uint32_t item = find(".item()", second);
+  f.applyEdit(item, item + 7, "");
+  check("an .item() removed");
+  uint32_t first_def = find("def ", second + 1);
+  f.applyEdit(first_def, first_def, "\n\n");
+  check("blank lines above a def");
+  uint32_t imp = find("import torch\n", f.chunkRange(1).begin);
+  if (imp < f.text().size()) {
+    f.applyEdit(imp, imp, "import numpy as torch_np\n");
+    check("an import added mid-file (later chunks walked again)", 2);
+  }
+  uint32_t name = find("pin_memory", 0);
+  if (name < f.text().size()) {
+    f.applyEdit(name, name, "x");
+    check("a keyword renamed");
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20; ++i) {
+    // A line start inside a function body, so the file stays valid Python.
+    auto size = static_cast<uint32_t>(f.text().size());
+    uint32_t at = find("\n        ", static_cast<uint32_t>(rng() % size));
+    if (at >= size) continue;
+    f.applyEdit(at + 1, at + 1, i % 2 ? "        w = x.cuda()\n" : "        print(loss)\n");
+    check("random line " + std::to_string(i));
+  }
 }
 
 }  // namespace
