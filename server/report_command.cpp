@@ -17,6 +17,7 @@
 #include "analysis/attribution/attribution.h"
 #include "analysis/attribution/nvtx_sites.h"
 #include "analysis/attribution/path_mapping.h"
+#include "analysis/features/compare_alignment.h"
 #include "analysis/features/profile_view.h"
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/source/source_index.h"
@@ -204,14 +205,40 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   // The compare profile's costs per local file (absolute path -> 1-based line -> ns).
   Attribution compare_attr;
   std::map<std::string, std::map<int32_t, int64_t>> compare_lines;
+  // Per local file whose lines the compare profile measured in another version of the script:
+  // how its lines were matched ("" when the versions agree).
+  std::map<std::string, std::string> compare_aligned;
   if (compare.profile) {
     compare_options.call_sites = std::ref(call_sites);
     compare_attr = attribution::attribute(*compare.profile, compare_options);
-    for (const auto& [file, lines] : compare_attr.files) {
-      auto local = mapper.map(compare.profile->strings[file]);
-      if (!local) continue;
-      auto& into = compare_lines[fs::absolute(*local, ec).string()];
-      for (const auto& [line, c] : lines) into[line] += c.gpu_ns;
+    auto before_anchors = features::collectFunctionAnchors(*compare.profile);
+    auto after_anchors = features::collectFunctionAnchors(profile);
+    for (const auto& src : sources) {
+      auto mapsHere = [&](const std::string& profile_path) {
+        auto local = mapper.map(profile_path);
+        return local && fs::absolute(*local, ec).string() == src.absolute;
+      };
+      auto anchorsHere = [&](const model::Profile& p, const auto& anchors) {
+        std::vector<features::FunctionAnchor> out;
+        for (const auto& [file, list] : anchors)
+          if (mapsHere(p.strings[file])) out.insert(out.end(), list.begin(), list.end());
+        return out;
+      };
+      auto before = features::fileCosts(*compare.profile, compare_attr, mapsHere);
+      auto before_here = anchorsHere(*compare.profile, before_anchors);
+      if (before.lines.empty()) continue;
+      if (features::matchSource(src.source, src.index, before_here, *compare.profile).differs()) {
+        // The script changed between the runs: its lines are matched by the work they ran.
+        auto after = features::fileCosts(profile, attr, mapsHere);
+        auto alignment = features::alignProfiledLines(before.lines, *compare.profile, before_here, after.lines, profile,
+                                                      anchorsHere(profile, after_anchors));
+        compare_aligned[src.absolute] = std::to_string(alignment.moved.size()) + " of " +
+                                        std::to_string(alignment.moved.size() + alignment.unmatched) +
+                                        " profiled lines matched by the work they ran";
+        before = features::moveLines(before, alignment);
+      }
+      auto& into = compare_lines[src.absolute];
+      for (const auto& [line, c] : before.lines) into[line] += c.gpu_ns;
     }
   }
   // Each profile per its own steps, when both know them (and --total is not given).
@@ -281,10 +308,13 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
         for (const auto& [line, ns] : lines) jl.push_back({{"line", line}, {"gpu_ns", ns}});
         files_before.push_back({{"local_path", local}, {"lines", jl}});
       }
+      json aligned = json::object();
+      for (const auto& [local, how] : compare_aligned) aligned[local] = how;
       doc["compare"] = {{"path", compare_path},
                         {"total_gpu_ns", compare_attr.total_gpu_ns},
                         {"steps", compare_attr.steps},
-                        {"files", files_before}};
+                        {"files", files_before},
+                        {"aligned", aligned}};
     }
     out << protocol::dumpJson(doc) << "\n";
     return 0;
@@ -318,6 +348,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     out << "Compare   " << compare_path << ": " << features::formatMilliseconds(before) << " -> "
         << features::formatMilliseconds(now) << (compare_per_step ? " ms/step" : " ms in total") << ", "
         << features::formatDelta(now - before) << "\n";
+    for (const auto& [local, how] : compare_aligned)
+      out << "          " << fs::path(local).filename().string() << " changed since the compared run: " << how << "\n";
   }
   for (const auto& w : profile.info.warnings) out << "Warning   " << w << "\n";
   if (attr.attributed_gpu_ns == 0)

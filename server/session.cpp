@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "analysis/features/compare_alignment.h"
 #include "analysis/features/profile_commands.h"
 #include "analysis/features/profile_diagnostics.h"
 #include "protocol/json_in.h"
@@ -475,11 +476,25 @@ const features::FileCosts* Session::costsFor(Document& doc) {
     };
     auto costs = features::fileCosts(profile_->profile, profile_->attr, mapsHere);
     auto& slot = costs_[doc.uri()];
-    slot = CostsSlot{profile_generation_, std::move(costs), {}, {}, 0, {}};
+    slot = CostsSlot{profile_generation_, std::move(costs), {}, {}, {}, 0, {}};
     for (const auto& [file, anchors] : profile_->anchors)
       if (mapsHere(profile_->profile.strings[file]))
         slot.anchors.insert(slot.anchors.end(), anchors.begin(), anchors.end());
-    if (compare_) slot.compare_measured = features::fileCosts(compare_->profile, compare_->attr, mapsHere);
+    if (compare_) {
+      slot.compare_measured = features::fileCosts(compare_->profile, compare_->attr, mapsHere);
+      std::vector<features::FunctionAnchor> before;
+      for (const auto& [file, anchors] : compare_->anchors)
+        if (mapsHere(compare_->profile.strings[file])) before.insert(before.end(), anchors.begin(), anchors.end());
+      // Measured on another version of the script: its lines are matched by the work they ran.
+      if (features::matchSource(doc.file(), doc.index(), before, compare_->profile, &doc.lineTracker()).differs()) {
+        auto alignment = features::alignProfiledLines(slot.compare_measured.lines, compare_->profile, before,
+                                                      slot.measured.lines, profile_->profile, slot.anchors);
+        slot.compare_measured = features::moveLines(slot.compare_measured, alignment);
+        slot.compare_note = "the script changed in between: " + std::to_string(alignment.moved.size()) + " of " +
+                            std::to_string(alignment.moved.size() + alignment.unmatched) +
+                            " lines matched by the work they ran";
+      }
+    }
     cached = costs_.find(doc.uri());
     cached->second.line_generation = doc.lineGeneration() + 1;  // remapped below
   }
@@ -490,6 +505,7 @@ const features::FileCosts* Session::costsFor(Document& doc) {
       slot.current.compare =
           std::make_shared<const features::FileCosts>(features::remapCosts(slot.compare_measured, doc.lineTracker()));
       slot.current.compare_name = std::filesystem::path(compare_->path).filename().string();
+      slot.current.compare_note = slot.compare_note;
     }
     slot.line_generation = doc.lineGeneration();
   }

@@ -104,6 +104,7 @@ class Session {
     features::FileCosts measured;                   // on the lines the profile names
     std::vector<features::FunctionAnchor> anchors;  // of the profile paths that map here
     features::FileCosts compare_measured;           // the compare profile's, when one is loaded
+    std::string compare_note;                       // how its lines were matched, when they were
     uint64_t line_generation = 0;                   // of the document, when `current` was remapped
     features::FileCosts current;                    // moved through the document's edits
   };

@@ -293,6 +293,7 @@ std::optional<std::string> hoverCard(const source::SourceFile& file, const sourc
         std::snprintf(buf, sizeof buf, " (%+.0f%%)", 100 * (now - before) / before);
         change += buf;
       }
+      if (!costs.compare_note.empty()) change += " *(" + costs.compare_note + ")*";
       card = change + "\n\n" + card;
     }
     if (costs.stale_lines.count(it->first))

@@ -26,6 +26,7 @@ struct FileCosts {
   // A second profile on the same lines (`compareWith`): hints and hovers show the change from it.
   std::shared_ptr<const FileCosts> compare;
   std::string compare_name;  // its file name, for the hover
+  std::string compare_note;  // how its lines were placed when the script changed in between
 };
 
 // "▲ +3.20 ms" / "▼ −1.10 ms" for a change of `delta_ns` (already per step when per step).

@@ -297,6 +297,39 @@ TEST(ProfileSession, CompareWithShowsPerLineChanges) {
   fs::remove_all(w.root);
 }
 
+// The compare profile measured an earlier version of the script (the workspace holds the edited
+// one and its own capture): hints and hovers compare lines matched by the work they ran.
+TEST(ProfileSession, CompareWithAnEarlierVersionMatchesLinesByTheirWork) {
+  SIGHTLINE_REQUIRE_PROFILE(naive, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  auto w = makeWorkspace("compare-versions", naive);
+  fs::remove(w.root / "train_small.py");
+  fs::copy_file(testDataPath("h200/nsys-edited/train_small.py"), w.root / "train_small.py");
+  w.script_text = readFile(testDataPath("h200/nsys-edited/train_small.py"));
+  fs::copy_file(dataProfile("h200/nsys-edited/train_small_tuned_edited.sqlite.xz"), w.root / "runs" / "edited.sqlite");
+  auto client = LspClient::spawnStdio();
+  start(*client, w, {{"profiles", {"runs/edited.sqlite"}}, {"compareWith", "runs/naive.sqlite"}});
+  auto s = client->waitFor(
+      [](const json& m) {
+        return m.value("method", "") == "sightline/profileStatus" && m["params"].contains("compareWith");
+      },
+      30s);
+  ASSERT_TRUE(s) << client->stderrText();
+  json hints = hintsOf(*client, w.script_uri);
+  const json* copy = hintOnLine(hints, 104);  // x = x.to(device, non_blocking=True), was line 102
+  ASSERT_NE(copy, nullptr) << hints.dump();
+  EXPECT_NE((*copy)["label"].get<std::string>().find("▼ −"), std::string::npos) << (*copy)["label"];
+  const json* hot = hintOnLine(hints, 34);  // the forward line, was 33: about the same time
+  ASSERT_NE(hot, nullptr) << hints.dump();
+  EXPECT_EQ((*hot)["label"].get<std::string>().find("(gone)"), std::string::npos) << (*hot)["label"];
+  for (const auto& h : hints)  // nothing lands on the lines the old numbers would give
+    EXPECT_EQ(h["label"].get<std::string>().find("(gone)"), std::string::npos) << h.dump();
+  auto hover = hoverText(*client, w.script_uri, 34, 20);
+  ASSERT_TRUE(hover);
+  EXPECT_NE(hover->find("**Compared with** `naive.sqlite`: "), std::string::npos) << *hover;
+  EXPECT_NE(hover->find("the script changed in between: 10 of 11 lines matched"), std::string::npos) << *hover;
+  fs::remove_all(w.root);
+}
+
 // A PyTorch profiler trace, discovered in the workspace: frames are named by callee, so the
 // server maps them onto the workspace's script and aligns call sites (method "aligned").
 TEST(ProfileSession, KinetoTraceGivesHintsOnCallLines) {

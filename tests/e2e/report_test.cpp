@@ -118,6 +118,46 @@ TEST(Report, CompareTunedWithNaive) {
   EXPECT_EQ(checked, naive_lines.size());
   for (const auto& l : after["files"][0]["lines"])
     EXPECT_EQ(l["compare_gpu_ns"].get<int64_t>(), naive_lines.count(l["line"]) ? naive_lines[l["line"]] : 0);
+  // One script for both runs: lines are compared by number, none moved.
+  EXPECT_TRUE(after["compare"]["aligned"].empty()) << after["compare"]["aligned"].dump();
+}
+
+// The naive capture of the original script compared with a capture of the script as edited
+// since (tests/data/h200/nsys-edited: two header lines, a helper above main(), the naive
+// branches dropped): lines are matched by the work they ran, so the forward line 33 is now 35,
+// the batch copy of line 102 is now 105 (pinned, non_blocking: faster), and the `.item()` line
+// (gone from the script) is left out.
+TEST(Report, CompareAcrossScriptVersionsMatchesLinesByTheirWork) {
+  SIGHTLINE_REQUIRE_PROFILE(naive, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  std::string edited = dataProfile("h200/nsys-edited/train_small_tuned_edited.sqlite.xz");
+  std::string script = testDataPath("h200/nsys-edited/train_small.py");
+  auto r = run("report --profile '" + edited + "' --compare '" + naive + "' '" + script + "'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("train_small.py changed since the compared run: 10 of 11 profiled lines matched"),
+            std::string::npos)
+      << r.out;
+  auto rowOf = [&](const std::string& code) {
+    auto at = r.out.find(code);
+    return at == std::string::npos ? std::string()
+                                   : r.out.substr(r.out.rfind('\n', at) + 1, at - r.out.rfind('\n', at));
+  };
+  EXPECT_NE(rowOf("│  105              x = x.to(device, non_blocking=True)").find("▼ −0.1"), std::string::npos)
+      << r.out;
+
+  auto before = nlohmann::json::parse(
+      run("report --format json --profile '" + naive + "' " + testDataPath("h200/nsys/train_small.py")).out);
+  auto after = nlohmann::json::parse(
+      run("report --format json --profile '" + edited + "' --compare '" + naive + "' '" + script + "'").out);
+  std::map<int, int64_t> naive_lines, compared;
+  for (const auto& l : before["files"][0]["lines"]) naive_lines[l["line"]] = l["gpu_ns"];
+  for (const auto& l : after["files"][0]["lines"]) compared[l["line"]] = l["compare_gpu_ns"];
+  for (auto [now, then] : std::vector<std::pair<int, int>>{{35, 33}, {46, 44}, {56, 54}, {105, 102}, {106, 103}}) {
+    ASSERT_TRUE(naive_lines.count(then)) << then;
+    EXPECT_EQ(compared[now], naive_lines[then]) << "line " << now << " was " << then;
+  }
+  ASSERT_EQ(after["compare"]["aligned"].size(), 1u);
+  // The naive `.item()` line (109) has no place in the new script.
+  for (const auto& l : after["compare"]["files"][0]["lines"]) EXPECT_NE(l["gpu_ns"], naive_lines[109]) << l.dump();
 }
 
 TEST(Report, MapRulesAndMissingBacktraces) {
