@@ -87,8 +87,11 @@ build() {
   # Configure every time (quick when cached): demo.sh and test.sh share build/ with other options.
   cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
   log "building $dir"
-  cmake --build "$dir" -- -j"$(nproc)" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
-  test "${PIPESTATUS[0]}" -eq 0
+  # The build's own exit status decides (a filter on its output must not hide a failure).
+  local status=0
+  cmake --build "$dir" -- -j"$(nproc)" > "$dir/build.log" 2>&1 || status=$?
+  grep -vE '^\[[0-9]+/[0-9]+\] ' "$dir/build.log" || true
+  return "$status"
 }
 
 # The bundled example's profile, decompressed once into build/examples; prints its path.

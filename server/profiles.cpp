@@ -171,13 +171,18 @@ void ProfileLoader::load(const std::string& path, attribution::PathMapper mapper
     auto loaded = std::make_shared<LoadedProfile>();
     loaded->path = path;
     loaded->file_mtime_ns = fileMtimeNs(path);
-    auto result = ingest::loadProfile(path);
+    ingest::LoadOptions load_options;
+    load_options.progress = [&](const std::string& message, int percent) {
+      post([=] {
+        if (*generation == mine) stage(message, percent);
+      });
+    };
+    auto result = ingest::loadProfile(path, load_options);
     std::string error;
     if (result.profile) {
       loaded->profile = std::move(*result.profile);
       const auto& p = loaded->profile;
-      std::string rows = std::to_string(p.activities.size()) + " GPU activities, " +
-                         std::to_string(p.api_calls.size()) + " API calls read; attributing";
+      std::string rows = "attributing " + std::to_string(p.activities.size()) + " GPU activities to source lines";
       post([=] {
         if (*generation == mine) stage(rows, 70);
       });

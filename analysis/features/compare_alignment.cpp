@@ -11,8 +11,8 @@ namespace {
 
 struct ProfiledLine {
   int32_t line = 0;
-  std::string function;          // "" when the profile does not say
-  std::set<std::string> work;    // kernel, copy and memset names, autograd ops, sync APIs
+  std::string function;        // "" when the profile does not say
+  std::set<std::string> work;  // kernel, copy and memset names, autograd ops, sync APIs
 };
 
 std::vector<ProfiledLine> profiledLines(const std::map<int32_t, attribution::LineCost>& lines,
@@ -47,9 +47,11 @@ constexpr size_t kMaxCells = 4'000'000;  // lines x lines: beyond this, no align
 }  // namespace
 
 LineAlignment alignProfiledLines(const std::map<int32_t, attribution::LineCost>& before,
-                                 const model::Profile& before_profile, const std::vector<FunctionAnchor>& before_anchors,
+                                 const model::Profile& before_profile,
+                                 const std::vector<FunctionAnchor>& before_anchors,
                                  const std::map<int32_t, attribution::LineCost>& after,
-                                 const model::Profile& after_profile, const std::vector<FunctionAnchor>& after_anchors) {
+                                 const model::Profile& after_profile,
+                                 const std::vector<FunctionAnchor>& after_anchors) {
   auto b = profiledLines(before, before_profile, before_anchors);
   auto a = profiledLines(after, after_profile, after_anchors);
   LineAlignment out;

@@ -23,7 +23,8 @@ struct LineAlignment {
 // `after` (the main profile's): a monotone matching that maximizes the similarity of the lines'
 // work; lines named in different functions never match.
 LineAlignment alignProfiledLines(const std::map<int32_t, attribution::LineCost>& before,
-                                 const model::Profile& before_profile, const std::vector<FunctionAnchor>& before_anchors,
+                                 const model::Profile& before_profile,
+                                 const std::vector<FunctionAnchor>& before_anchors,
                                  const std::map<int32_t, attribution::LineCost>& after,
                                  const model::Profile& after_profile, const std::vector<FunctionAnchor>& after_anchors);
 

@@ -1179,6 +1179,7 @@ LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats, cons
     if (!active->damaged().empty()) why += " (" + active->damaged() + ")";
     return {std::nullopt, why};
   }
+  if (options.progress) options.progress(std::to_string(events) + " trace events read", 60);
   size_t python_events = used.builder().pythonEvents();
   bool call_stacks = used.builder().sawCallStacks();
   used.builder().finish();

@@ -29,6 +29,7 @@ struct KinetoReadStats {
 struct KinetoReadOptions {
   // Plain (not gzip) files at least this large are parsed in two halves on two threads.
   uint64_t parallel_from_bytes = uint64_t{64} << 20;
+  LoadProgress progress;  // after the JSON is read
 };
 
 LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats = nullptr,

@@ -281,12 +281,13 @@ class ActivityReader : Reader {
 // activity reader on a second connection meanwhile ("readers may use both cores").
 class ProfileReader : Reader {
  public:
-  ProfileReader(Database& db, const std::string& path, model::Profile& profile)
-      : Reader(db, profile.info.warnings, string_ids_), path_(path), p_(profile) {}
+  ProfileReader(Database& db, const std::string& path, model::Profile& profile, const LoadProgress& progress)
+      : Reader(db, profile.info.warnings, string_ids_), path_(path), p_(profile), progress_(progress) {}
 
   void run() {
     readMetadata();
     readStrings();
+    report(std::to_string(string_ids_.size()) + " names read; reading GPU activities and CUDA API calls", 10);
     std::array<model::StringId, 6> copy_names{};
     for (auto k : {CopyKind::Unknown, CopyKind::HostToDevice, CopyKind::DeviceToHost, CopyKind::DeviceToDevice,
                    CopyKind::HostToHost, CopyKind::PeerToPeer})
@@ -312,13 +313,23 @@ class ProfileReader : Reader {
       p_.activities[index].name = p_.strings.intern("[CUDA graph " + std::to_string(graph) + "]");
     if (db_.hasTable("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")) p_.info.capabilities.push_back("cuda-graphs");
 
+    report(std::to_string(p_.activities.size()) + " GPU activities, " + std::to_string(p_.api_calls.size()) +
+               " CUDA API calls read; reading NVTX ranges",
+           40);
     keepCostlyApiCalls();
     readNvtx();
+    report(std::to_string(p_.ranges.size()) + " NVTX ranges, " + std::to_string(p_.marks.size()) +
+               " Python backtraces and samples read",
+           60);
     p_.sortAll();
     computeRangeDepths();
   }
 
  private:
+  void report(const std::string& message, int percent) {
+    if (progress_) progress_(message, percent);
+  }
+
   void readMetadata() {
     p_.info.format = "nsys-sqlite";
     std::string table = db_.hasTable("META_DATA_EXPORT") ? "META_DATA_EXPORT" : "EXPORT_META_DATA";
@@ -622,6 +633,7 @@ class ProfileReader : Reader {
   std::unordered_map<int64_t, model::StringId> string_ids_;  // nsys StringIds.id -> ours
   std::string path_;
   model::Profile& p_;
+  const LoadProgress& progress_;
   std::vector<RawFrame> raw_frames_;  // parallel to p_.frames: the ids they were decoded from
   std::unordered_multimap<uint64_t, std::pair<uint32_t, uint32_t>> stacks_;  // hash -> (first, count)
 };
@@ -652,7 +664,7 @@ bool decodeBacktracePayload(std::string_view blob, const PayloadLayout& layout, 
   return true;
 }
 
-LoadResult loadNsysSqlite(const std::string& path) {
+LoadResult loadNsysSqlite(const std::string& path, const LoadProgress& progress) {
   LoadResult result;
   std::string error;
   auto db = Database::openReadOnly(path, error);
@@ -666,7 +678,7 @@ LoadResult loadNsysSqlite(const std::string& path) {
     return result;
   }
   model::Profile profile;
-  ProfileReader(*db, path, profile).run();
+  ProfileReader(*db, path, profile, progress).run();
   if (profile.activities.empty())
     profile.info.warnings.push_back("no GPU activity (kernels, copies, memsets, graphs) in the profile");
   result.profile = std::move(profile);

@@ -11,7 +11,7 @@
 
 namespace sightline::ingest {
 
-LoadResult loadNsysSqlite(const std::string& path);
+LoadResult loadNsysSqlite(const std::string& path, const LoadProgress& progress = {});
 
 // Decodes one NVTX extended payload holding a Python backtrace. Exposed for tests.
 struct PayloadLayout {

@@ -59,9 +59,12 @@ LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return {std::nullopt, path + ": no such file"};
   if (endsWith(path, ".json") || endsWith(path, ".json.gz") || endsWith(path, ".gz") ||
-      (!endsWith(path, ".nsys-rep") && !endsWith(path, ".sqlite") && looksLikeKinetoTrace(path)))
-    return loadKinetoTrace(path);
-  if (!endsWith(path, ".nsys-rep")) return loadNsysSqlite(path);
+      (!endsWith(path, ".nsys-rep") && !endsWith(path, ".sqlite") && looksLikeKinetoTrace(path))) {
+    KinetoReadOptions kineto;
+    kineto.progress = options.progress;
+    return loadKinetoTrace(path, nullptr, kineto);
+  }
+  if (!endsWith(path, ".nsys-rep")) return loadNsysSqlite(path, options.progress);
 
   if (!onPath("nsys"))
     return {std::nullopt, path +
@@ -76,6 +79,7 @@ LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
                                                             std::to_string(size) + "|" + std::to_string(mtime)));
   std::string out = cache + "/" + fs::path(path).stem().string() + "-" + key + ".sqlite";
   if (!fs::exists(out, ec)) {
+    if (options.progress) options.progress("exporting with nsys export (once; cached)", 2);
     std::string tmp = out + ".tmp";
     std::string cmd = "nsys export --type sqlite --include-blobs=true --force-overwrite=true -o " + shellQuote(tmp) +
                       " " + shellQuote(path) + " >/dev/null 2>&1";
@@ -85,7 +89,7 @@ LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
     fs::rename(tmp, out, ec);
     if (ec) return {std::nullopt, path + ": cannot store the export in " + cache + ": " + ec.message()};
   }
-  return loadNsysSqlite(out);
+  return loadNsysSqlite(out, options.progress);
 }
 
 }  // namespace sightline::ingest

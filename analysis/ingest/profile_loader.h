@@ -12,6 +12,7 @@ namespace sightline::ingest {
 
 struct LoadOptions {
   std::string cache_dir;  // where .nsys-rep exports go; "" = $XDG_CACHE_HOME or ~/.cache /sightline
+  LoadProgress progress;  // what the reader has read (on the loading thread)
 };
 
 LoadResult loadProfile(const std::string& path, const LoadOptions& options = {});

@@ -101,14 +101,25 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   EXPECT_EQ(st["format"], "nsys-sqlite");
   EXPECT_EQ(st["steps"], 6);
   EXPECT_GT(st["attributedShare"].get<double>(), 0.99);
-  // Progress: begin ... end on one token.
+  // Progress: begin, reports with rows read and rising percentages, end, on one token.
   bool begin = false, end = false;
+  std::vector<int> percents;
+  std::string reports;
   for (const auto& m : client->seen()) {
     if (m.value("method", "") != "$/progress") continue;
-    begin = begin || m["params"]["value"]["kind"] == "begin";
-    end = end || m["params"]["value"]["kind"] == "end";
+    const json& v = m["params"]["value"];
+    begin = begin || v["kind"] == "begin";
+    end = end || v["kind"] == "end";
+    if (v["kind"] == "report") {
+      percents.push_back(v.value("percentage", -1));
+      reports += v.value("message", "") + "\n";
+    }
   }
   EXPECT_TRUE(begin && end);
+  EXPECT_GE(percents.size(), 3u) << reports;
+  EXPECT_TRUE(std::is_sorted(percents.begin(), percents.end())) << reports;
+  EXPECT_NE(reports.find("630 GPU activities, 1677 CUDA API calls read"), std::string::npos) << reports;
+  EXPECT_NE(reports.find("NVTX ranges"), std::string::npos) << reports;
 
   // Diagnostics republished with the profile: the `.item()` line cites its measured sync, the
   // `.to(device)` copies from pageable memory get the profile-only rule.
