@@ -219,6 +219,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     heat.schedule(0);
   });
   register("sightline.restart", async () => {
+    statusItem.text = "$(sync~spin) Sightline: restarting";
+    statusItem.tooltip = "Sightline: restarting the server";
     if (client) await client.restart();
     else await startClient(context);
   });

@@ -230,7 +230,7 @@ async function main() {
   // Palette commands. Toggle Hints: the hint leaves line 33, and comes back.
   const palette = async (title) => {
     await page.keyboard.press("Escape");
-    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.locator(".monaco-editor .view-lines:visible").first().click({ timeout: 3000 }).catch(() => {});
     await page.keyboard.press("F1");
     await page.locator(".quick-input-widget input").waitFor({ timeout: 20000 });
     await page.keyboard.type(title);
@@ -257,6 +257,30 @@ async function main() {
     hasText: "Sightline: nsys",
   });
   check(await waitFor(async () => (await terminalTab.count()) > 0), "Profile This Script opens the nsys terminal");
+
+  // Show Profile Summary: a markdown preview of the server's summary.
+  await palette("Sightline: Show Profile Summary");
+  const previewTab = page.locator(".tabs-container .tab", { hasText: "Preview" });
+  check(await waitFor(async () => (await previewTab.count()) > 0), "Show Profile Summary opens a markdown preview");
+
+  // Load Profile…: VS Code's file dialog (in code-server, a path box); the status bar follows.
+  const copy = join(workspace, "again.sqlite");
+  copyFileSync(args.profile, copy);
+  await palette("Sightline: Load Profile…");
+  const pathBox = page.locator(".quick-input-widget input");
+  await pathBox.waitFor({ timeout: 20000 });
+  await pathBox.fill(copy);
+  await page.waitForTimeout(300);
+  await page.keyboard.press("Enter");
+  const loaded = page.locator(".statusbar .statusbar-item", { hasText: "again.sqlite" });
+  check(await waitFor(async () => (await loaded.count()) > 0), "Load Profile… loads the picked file",
+    (await page.locator(".statusbar").innerText()).replace(/\s+/g, " "));
+
+  // Restart Server: a new server loads the profile again and the status comes back.
+  await palette("Sightline: Restart Server");
+  const statusAgain = page.locator(".statusbar .statusbar-item", { hasText: "ms/step" });
+  await page.waitForTimeout(500);
+  check(await waitFor(async () => (await statusAgain.count()) > 0), "Restart Server: the new server's status arrives");
 }
 
 try {
