@@ -5,7 +5,8 @@ namespace sightline::server {
 
 const source::SourceIndex& Document::index() {
   if (!index_) {
-    index_ = source::buildSourceIndex(file_, previous_index_ ? &*previous_index_ : nullptr);
+    index_ = previous_index_ ? source::buildSourceIndex(file_, std::move(*previous_index_))
+                             : source::buildSourceIndex(file_);
     previous_index_.reset();
   }
   return *index_;

@@ -3,6 +3,9 @@
 #include "analysis/source/source_index.h"
 
 #include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "analysis/source/source_index_rules.h"
@@ -279,11 +282,17 @@ namespace {
 
 // Parameters that receive tensors at some call site of this file: `step(model, opt, x)`.
 void deriveTensorParameters(WalkKnowledge& learned, const std::vector<FunctionInfo>& functions) {
+  if (learned.tensor_arguments.empty()) return;
+  // `f(...)` calls plain functions named f, `self.m(...)` methods named m.
+  std::unordered_multimap<std::string_view, const FunctionInfo*> plain, methods;
+  for (const auto& fn : functions) (fn.class_index >= 0 ? methods : plain).emplace(fn.name, &fn);
   for (const auto& [callee, positions] : learned.tensor_arguments) {
-    for (const auto& fn : functions) {
-      bool method_call = callee == "self." + fn.name && fn.class_index >= 0;
-      if (!(callee == fn.name && fn.class_index < 0) && !method_call) continue;
-      size_t offset = method_call ? 1 : 0;
+    bool method_call = callee.rfind("self.", 0) == 0;
+    auto [begin, end] =
+        method_call ? methods.equal_range(std::string_view(callee).substr(5)) : plain.equal_range(callee);
+    size_t offset = method_call ? 1 : 0;
+    for (auto it = begin; it != end; ++it) {
+      const FunctionInfo& fn = *it->second;
       for (size_t position : positions)
         if (position + offset < fn.parameters.size())
           learned.tensor_parameters[fn.qualified_name].insert(fn.parameters[position + offset]);
@@ -312,11 +321,6 @@ std::shared_ptr<const WalkKnowledge> learnedOf(const SourceIndex& index) {
   return out;
 }
 
-template <class T>
-std::vector<T> prefixOf(const std::vector<T>& v, size_t n) {
-  return std::vector<T>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size())));
-}
-
 // Moves an entry of the previous index to its place in the new one.
 struct Shift {
   int64_t bytes = 0, lines = 0;
@@ -332,89 +336,150 @@ struct Shift {
   }
 };
 
-// The index of an edited file from `previous` with only the edited chunk walked again; false
-// (and `index` unusable) when that cannot be done.
-bool buildIncrementally(const SourceFile& file, const SourceIndex& previous, SourceIndex& index, size_t& walked) {
+// The one chunk an edit changed, when the index of the edited file can be built from
+// `previous` by walking only that chunk: the previous walk's knowledge had settled (what it
+// learned is what it started from) and the file has the same chunks but one.
+std::optional<size_t> changedChunk(const SourceFile& file, const SourceIndex& previous) {
   const auto& marks = previous.chunk_marks;
-  if (!previous.seed || !previous.knowledge || !(*previous.seed == *previous.knowledge)) return false;
-  if (marks.size() != file.treeCount() || marks.empty()) return false;
-  size_t changed = marks.size();
+  if (!previous.seed || !previous.knowledge || !(*previous.seed == *previous.knowledge)) return std::nullopt;
+  if (marks.size() != file.treeCount() || marks.empty()) return std::nullopt;
+  std::optional<size_t> changed;
   for (size_t i = 0; i < marks.size(); ++i) {
     if (marks[i].chunk_id == file.chunkId(i)) continue;
-    if (changed != marks.size()) return false;  // more than one chunk changed
+    if (changed) return std::nullopt;  // more than one chunk changed
     changed = i;
   }
-  if (changed == marks.size()) changed = 0;  // same text: walk the first chunk again
-  const size_t c = changed;
-  const ChunkMark& at = marks[c];
+  return changed.value_or(0);  // the same text: walk the first chunk again
+}
 
-  // Everything before the chunk, as it was.
-  for (size_t i = 0; i < at.imports; ++i) index.addImport(previous.imports[i]);
-  index.classes = prefixOf(previous.classes, at.classes);
-  index.functions = prefixOf(previous.functions, at.functions);
-  index.loops = prefixOf(previous.loops, at.loops);
-  index.calls = prefixOf(previous.calls, at.calls);
-  index.assignments = prefixOf(previous.assignments, at.assignments);
-  index.withs = prefixOf(previous.withs, at.withs);
-  index.statements = prefixOf(previous.statements, at.statements);
-  index.blocks = prefixOf(previous.blocks, at.blocks);
-  index.blocks[0].statements.resize(at.module_statements);
-  index.value_uses = prefixOf(previous.value_uses, at.value_uses);
-  index.comments = prefixOf(previous.comments, at.comments);
-  index.multiline_strings = prefixOf(previous.multiline_strings, at.multiline_strings);
-  index.scope_values = prefixOf(previous.scope_values, at.functions + 1);
+// Entries [from, end) of `v`, moved out; `v` keeps [0, keep).
+template <class T>
+std::vector<T> cut(std::vector<T>& v, size_t keep, size_t from) {
+  from = std::min(from, v.size());
+  std::vector<T> tail(std::make_move_iterator(v.begin() + static_cast<std::ptrdiff_t>(from)),
+                      std::make_move_iterator(v.end()));
+  v.resize(std::min(keep, v.size()));
+  return tail;
+}
+
+// The index of an edited file from `previous` (consumed): chunk `c` is walked again; the
+// chunks after it are taken over (shifted) when chunk `c` left what they see unchanged, else
+// walked again too.
+void buildIncrementally(const SourceFile& file, SourceIndex&& previous, size_t c, const WalkKnowledge& seed,
+                        SourceIndex& index, size_t& walked) {
+  std::vector<ChunkMark> marks = std::move(previous.chunk_marks);
+  const ChunkMark at = marks[c];
+  const bool last = c + 1 == marks.size();
+  // Where the chunks after `c` began in `previous` (the ends of its vectors when none follow).
+  ChunkMark next;
+  if (!last) {
+    next = marks[c + 1];
+  } else {
+    next.imports = previous.imports.size();
+    next.classes = previous.classes.size();
+    next.functions = previous.functions.size();
+    next.loops = previous.loops.size();
+    next.calls = previous.calls.size();
+    next.assignments = previous.assignments.size();
+    next.withs = previous.withs.size();
+    next.statements = previous.statements.size();
+    next.blocks = previous.blocks.size();
+    next.value_uses = previous.value_uses.size();
+    next.comments = previous.comments.size();
+    next.multiline_strings = previous.multiline_strings.size();
+    next.module_statements = previous.blocks[0].statements.size();
+  }
+  // What chunk `c` gave later chunks before the edit.
+  std::vector<std::pair<std::string, std::string>> old_imports;
+  for (size_t k = at.imports; k < next.imports; ++k)
+    old_imports.emplace_back(previous.imports[k].local_name, previous.imports[k].qualified_name);
+  std::vector<std::pair<std::string, bool>> old_classes;
+  for (size_t k = at.classes; k < next.classes; ++k)
+    old_classes.emplace_back(previous.classes[k].name, previous.classes[k].is_module);
+
+  // Before the chunk: kept as it was. After it: set aside for the splice.
+  std::vector<ImportBinding> imports = std::move(previous.imports);
+  auto imports_after = cut(imports, at.imports, next.imports);
+  for (auto& b : imports) index.addImport(std::move(b));
+  index.classes = std::move(previous.classes);
+  auto classes_after = cut(index.classes, at.classes, next.classes);
+  index.class_attribute_values = std::move(previous.class_attribute_values);
+  auto attributes_after = cut(index.class_attribute_values, at.classes, next.classes);
+  index.functions = std::move(previous.functions);
+  auto functions_after = cut(index.functions, at.functions, next.functions);
+  auto module_scope = std::move(previous.scope_values[0]);
+  index.scope_values = std::move(previous.scope_values);
+  auto scopes_after = cut(index.scope_values, at.functions + 1, next.functions + 1);
   index.scope_values[0] = c > 0 ? marks[c - 1].module_scope_after : std::map<std::string, ValueKind>{};
-  index.class_attribute_values = prefixOf(previous.class_attribute_values, at.classes);
-  index.chunk_marks = prefixOf(marks, c);
+  index.loops = std::move(previous.loops);
+  auto loops_after = cut(index.loops, at.loops, next.loops);
+  index.calls = std::move(previous.calls);
+  auto calls_after = cut(index.calls, at.calls, next.calls);
+  index.assignments = std::move(previous.assignments);
+  auto assignments_after = cut(index.assignments, at.assignments, next.assignments);
+  index.withs = std::move(previous.withs);
+  auto withs_after = cut(index.withs, at.withs, next.withs);
+  index.statements = std::move(previous.statements);
+  auto statements_after = cut(index.statements, at.statements, next.statements);
+  index.blocks = std::move(previous.blocks);
+  auto module_after = cut(index.blocks[0].statements, at.module_statements, next.module_statements);
+  auto blocks_after = cut(index.blocks, at.blocks, next.blocks);
+  index.value_uses = std::move(previous.value_uses);
+  auto uses_after = cut(index.value_uses, at.value_uses, next.value_uses);
+  index.comments = std::move(previous.comments);
+  auto comments_after = cut(index.comments, at.comments, next.comments);
+  index.multiline_strings = std::move(previous.multiline_strings);
+  auto strings_after = cut(index.multiline_strings, at.multiline_strings, next.multiline_strings);
+  auto marks_after = cut(marks, c, c + 1);
+  index.chunk_marks = std::move(marks);
   for (auto& f : index.functions) f.trains = f.reached_from_training_loop = false;
 
   // The chunk; then, if it changed nothing later chunks see, the rest as it was.
-  const bool last = c + 1 == marks.size();
   bool splice = false;
-  walkChunks(file, index, *previous.knowledge, c, [&](size_t i) {
+  walkChunks(file, index, seed, c, [&](size_t i) {
     ++walked;
     if (i != c || last) return true;
-    const ChunkMark& next = marks[c + 1];
     bool same = index.scope_values[0] == at.module_scope_after &&
-                index.imports.size() - at.imports == next.imports - at.imports &&
-                index.classes.size() - at.classes == next.classes - at.classes;
-    for (size_t k = at.imports; same && k < index.imports.size(); ++k)
-      same = index.imports[k].local_name == previous.imports[k].local_name &&
-             index.imports[k].qualified_name == previous.imports[k].qualified_name;
-    for (size_t k = at.classes; same && k < index.classes.size(); ++k)
-      same = index.classes[k].name == previous.classes[k].name &&
-             index.classes[k].is_module == previous.classes[k].is_module;
+                index.imports.size() - at.imports == old_imports.size() &&
+                index.classes.size() - at.classes == old_classes.size();
+    for (size_t k = 0; same && k < old_imports.size(); ++k)
+      same = index.imports[at.imports + k].local_name == old_imports[k].first &&
+             index.imports[at.imports + k].qualified_name == old_imports[k].second;
+    for (size_t k = 0; same && k < old_classes.size(); ++k)
+      same = index.classes[at.classes + k].name == old_classes[k].first &&
+             index.classes[at.classes + k].is_module == old_classes[k].second;
     splice = same;
     return !same;
   });
-  if (!splice) return true;
+  if (!splice) return;
 
-  const ChunkMark& next = marks[c + 1];
   Shift s;
   s.bytes = static_cast<int64_t>(file.chunkRange(c).end) - at.end_byte;
   s.lines = static_cast<int64_t>(index.chunk_marks[c].end_line) - at.end_line;
-  s.classes = static_cast<int64_t>(index.classes.size()) - static_cast<int64_t>(next.classes);
-  s.functions = static_cast<int64_t>(index.functions.size()) - static_cast<int64_t>(next.functions);
-  s.loops = static_cast<int64_t>(index.loops.size()) - static_cast<int64_t>(next.loops);
-  s.calls = static_cast<int64_t>(index.calls.size()) - static_cast<int64_t>(next.calls);
-  s.statements = static_cast<int64_t>(index.statements.size()) - static_cast<int64_t>(next.statements);
-  s.blocks = static_cast<int64_t>(index.blocks.size()) - static_cast<int64_t>(next.blocks);
-  const size_t extra_imports = index.imports.size() - next.imports;
-  (void)extra_imports;  // equal counts: checked above
+  auto delta = [](size_t now, size_t then) { return static_cast<int64_t>(now) - static_cast<int64_t>(then); };
+  s.classes = delta(index.classes.size(), next.classes);
+  s.functions = delta(index.functions.size(), next.functions);
+  s.loops = delta(index.loops.size(), next.loops);
+  s.calls = delta(index.calls.size(), next.calls);
+  s.statements = delta(index.statements.size(), next.statements);
+  s.blocks = delta(index.blocks.size(), next.blocks);
+  const int64_t d_assignments = delta(index.assignments.size(), next.assignments);
+  const int64_t d_withs = delta(index.withs.size(), next.withs);
+  const int64_t d_uses = delta(index.value_uses.size(), next.value_uses);
+  const int64_t d_comments = delta(index.comments.size(), next.comments);
+  const int64_t d_strings = delta(index.multiline_strings.size(), next.multiline_strings);
+  const int64_t d_module = delta(index.blocks[0].statements.size(), next.module_statements);
 
-  for (size_t i = next.imports; i < previous.imports.size(); ++i) {
-    ImportBinding b = previous.imports[i];
+  for (auto& b : imports_after) {
     s.range(b.range);
     index.addImport(std::move(b));
   }
-  for (size_t i = next.classes; i < previous.classes.size(); ++i) {
-    ClassInfo x = previous.classes[i];
+  for (auto& x : classes_after) {
     s.range(x.range);
     index.classes.push_back(std::move(x));
-    index.class_attribute_values.push_back(previous.class_attribute_values[i]);
   }
-  for (size_t i = next.functions; i < previous.functions.size(); ++i) {
-    FunctionInfo f = previous.functions[i];
+  for (auto& a : attributes_after) index.class_attribute_values.push_back(std::move(a));
+  for (auto& f : functions_after) {
     s.range(f.range);
     s.range(f.body);
     s.line(f.def_line);
@@ -423,10 +488,9 @@ bool buildIncrementally(const SourceFile& file, const SourceIndex& previous, Sou
     Shift::index(f.parent_function, s.functions);
     f.trains = f.reached_from_training_loop = false;
     index.functions.push_back(std::move(f));
-    index.scope_values.push_back(previous.scope_values[i + 1]);
   }
-  for (size_t i = next.loops; i < previous.loops.size(); ++i) {
-    LoopInfo l = previous.loops[i];
+  for (auto& scope : scopes_after) index.scope_values.push_back(std::move(scope));
+  for (auto& l : loops_after) {
     s.range(l.range);
     s.range(l.header);
     s.range(l.body);
@@ -434,8 +498,7 @@ bool buildIncrementally(const SourceFile& file, const SourceIndex& previous, Sou
     Shift::index(l.function, s.functions);
     index.loops.push_back(std::move(l));
   }
-  for (size_t i = next.calls; i < previous.calls.size(); ++i) {
-    CallInfo x = previous.calls[i];
+  for (auto& x : calls_after) {
     s.range(x.range);
     s.range(x.callee);
     s.range(x.arguments);
@@ -449,8 +512,7 @@ bool buildIncrementally(const SourceFile& file, const SourceIndex& previous, Sou
     Shift::index(x.statement, s.statements);
     index.calls.push_back(std::move(x));
   }
-  for (size_t i = next.assignments; i < previous.assignments.size(); ++i) {
-    AssignmentInfo a = previous.assignments[i];
+  for (auto& a : assignments_after) {
     s.range(a.range);
     s.range(a.value);
     Shift::index(a.value_call, s.calls);
@@ -459,8 +521,7 @@ bool buildIncrementally(const SourceFile& file, const SourceIndex& previous, Sou
     Shift::index(a.statement, s.statements);
     index.assignments.push_back(std::move(a));
   }
-  for (size_t i = next.withs; i < previous.withs.size(); ++i) {
-    WithInfo w = previous.withs[i];
+  for (auto& w : withs_after) {
     s.range(w.range);
     s.range(w.body);
     for (int& call : w.item_calls) Shift::index(call, s.calls);
@@ -468,96 +529,101 @@ bool buildIncrementally(const SourceFile& file, const SourceIndex& previous, Sou
     Shift::index(w.statement, s.statements);
     index.withs.push_back(std::move(w));
   }
-  for (size_t i = next.statements; i < previous.statements.size(); ++i) {
-    StatementInfo st = previous.statements[i];
+  for (auto& st : statements_after) {
     s.range(st.range);
     s.line(st.first_line);
     s.line(st.last_line);
     if (st.block > 0) Shift::index(st.block, s.blocks);
     index.statements.push_back(std::move(st));
   }
-  for (size_t i = next.blocks; i < previous.blocks.size(); ++i) {
-    BlockInfo b = previous.blocks[i];
+  for (auto& b : blocks_after) {
     s.range(b.range);
     Shift::index(b.owner_statement, s.statements);
     for (int& st : b.statements) Shift::index(st, s.statements);
     index.blocks.push_back(std::move(b));
   }
-  for (size_t i = next.module_statements; i < previous.blocks[0].statements.size(); ++i)
-    index.blocks[0].statements.push_back(static_cast<int>(previous.blocks[0].statements[i] + s.statements));
-  for (size_t i = next.value_uses; i < previous.value_uses.size(); ++i) {
-    ValueUse u = previous.value_uses[i];
+  for (int st : module_after) index.blocks[0].statements.push_back(static_cast<int>(st + s.statements));
+  for (auto& u : uses_after) {
     s.range(u.range);
     Shift::index(u.function, s.functions);
     Shift::index(u.loop, s.loops);
     index.value_uses.push_back(std::move(u));
   }
-  for (size_t i = next.comments; i < previous.comments.size(); ++i) {
-    ByteRange r = previous.comments[i];
+  for (auto r : comments_after) {
     s.range(r);
     index.comments.push_back(r);
   }
-  for (size_t i = next.multiline_strings; i < previous.multiline_strings.size(); ++i) {
-    ByteRange r = previous.multiline_strings[i];
+  for (auto r : strings_after) {
     s.range(r);
     index.multiline_strings.push_back(r);
   }
-  index.scope_values[0] = previous.scope_values[0];
-  for (size_t k = c + 1; k < marks.size(); ++k) {
-    ChunkMark m = marks[k];
+  index.scope_values[0] = std::move(module_scope);
+  for (auto& m : marks_after) {
     m.end_byte = static_cast<uint32_t>(m.end_byte + s.bytes);
     m.end_line = static_cast<uint32_t>(m.end_line + s.lines);
     auto by = [](size_t& n, int64_t d) { n = static_cast<size_t>(static_cast<int64_t>(n) + d); };
-    by(m.imports, 0);
     by(m.classes, s.classes);
     by(m.functions, s.functions);
     by(m.loops, s.loops);
     by(m.calls, s.calls);
-    by(m.assignments,
-       static_cast<int64_t>(index.assignments.size()) - static_cast<int64_t>(previous.assignments.size()));
-    by(m.withs, static_cast<int64_t>(index.withs.size()) - static_cast<int64_t>(previous.withs.size()));
+    by(m.assignments, d_assignments);
+    by(m.withs, d_withs);
     by(m.statements, s.statements);
     by(m.blocks, s.blocks);
-    by(m.value_uses, static_cast<int64_t>(index.value_uses.size()) - static_cast<int64_t>(previous.value_uses.size()));
-    by(m.comments, static_cast<int64_t>(index.comments.size()) - static_cast<int64_t>(previous.comments.size()));
-    by(m.multiline_strings,
-       static_cast<int64_t>(index.multiline_strings.size()) - static_cast<int64_t>(previous.multiline_strings.size()));
-    by(m.module_statements, static_cast<int64_t>(index.blocks[0].statements.size()) -
-                                static_cast<int64_t>(previous.blocks[0].statements.size()));
+    by(m.value_uses, d_uses);
+    by(m.comments, d_comments);
+    by(m.multiline_strings, d_strings);
+    by(m.module_statements, d_module);
     index.chunk_marks.push_back(std::move(m));
   }
-  return true;
 }
 
-}  // namespace
-
-SourceIndex buildSourceIndex(const SourceFile& file, const SourceIndex* previous) {
-  SourceIndex index;
-  std::shared_ptr<const WalkKnowledge> seed;
-  size_t walked = 0;
-  auto walkAll = [&](SourceIndex& into, const WalkKnowledge& known) {
-    walkChunks(file, into, known, 0, [&](size_t) { return ++walked, true; });
-  };
-  if (previous && previous->knowledge) {
-    // After an edit, what the previous version learned seeds the one walk.
-    seed = previous->knowledge;
-    if (!buildIncrementally(file, *previous, index, walked)) {
-      index = SourceIndex();
-      walkAll(index, *seed);
-    }
-  } else {
-    // Pass 1 learns which functions return tensors; pass 2 uses that at their call sites.
-    SourceIndex first;
-    walkAll(first, WalkKnowledge{});
-    seed = learnedOf(first);
-    walkAll(index, *seed);
-  }
-  index.seed = seed;
+// What the walk knew and did, on the finished index, and what follows from the whole file.
+void finish(const SourceFile& file, SourceIndex& index, std::shared_ptr<const WalkKnowledge> seed, size_t walked) {
+  index.seed = std::move(seed);
   index.chunks_walked = walked;
   index.knowledge = learnedOf(index);
   index.has_syntax_errors = file.hasSyntaxErrors();
   analyzeTraining(index);
+}
+
+// All chunks walked: seeded with `seed` when given (an edit's previous knowledge), else twice
+// (pass 1 learns which functions return tensors; pass 2 uses that at their call sites).
+SourceIndex buildWhole(const SourceFile& file, std::shared_ptr<const WalkKnowledge> seed) {
+  size_t walked = 0;
+  auto walkAll = [&](SourceIndex& into, const WalkKnowledge& known) {
+    walkChunks(file, into, known, 0, [&](size_t) { return ++walked, true; });
+  };
+  if (!seed) {
+    SourceIndex first;
+    walkAll(first, WalkKnowledge{});
+    seed = learnedOf(first);
+  }
+  SourceIndex index;
+  walkAll(index, *seed);
+  finish(file, index, std::move(seed), walked);
   return index;
+}
+
+}  // namespace
+
+SourceIndex buildSourceIndex(const SourceFile& file, SourceIndex&& previous) {
+  auto seed = previous.knowledge;
+  auto c = seed ? changedChunk(file, previous) : std::nullopt;
+  if (!c) return buildWhole(file, seed);
+  SourceIndex index;
+  size_t walked = 0;
+  buildIncrementally(file, std::move(previous), *c, *seed, index, walked);
+  finish(file, index, std::move(seed), walked);
+  return index;
+}
+
+SourceIndex buildSourceIndex(const SourceFile& file, const SourceIndex* previous) {
+  if (previous && previous->knowledge && changedChunk(file, *previous)) {
+    SourceIndex copy = *previous;
+    return buildSourceIndex(file, std::move(copy));
+  }
+  return buildWhole(file, previous ? previous->knowledge : nullptr);
 }
 
 }  // namespace sightline::source

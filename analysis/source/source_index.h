@@ -209,5 +209,8 @@ class SourceIndex {
 // the chunk changed what later chunks see (imports, classes, module-level names), in which case
 // the walk goes on through the rest of the file.
 SourceIndex buildSourceIndex(const SourceFile& file, const SourceIndex* previous = nullptr);
+// The same, taking `previous` apart instead of copying from it (what an editor does after an
+// edit: the previous index is not needed afterwards).
+SourceIndex buildSourceIndex(const SourceFile& file, SourceIndex&& previous);
 
 }  // namespace sightline::source

@@ -396,6 +396,10 @@ TEST(SourceIndex, IncrementalIndexEqualsAFreshOne) {
     SourceIndex fresh = buildSourceIndex(f);
     std::string a = dumpIndex(next), b = dumpIndex(fresh);
     EXPECT_EQ(a, b) << what << ": " << firstDifference(a, b);
+    // Taking the previous index apart (as the server does) gives the same.
+    SourceIndex moved = buildSourceIndex(f, std::move(index));
+    std::string m = dumpIndex(moved);
+    EXPECT_EQ(m, b) << what << " (moved): " << firstDifference(m, b);
     index = std::move(next);
   };
   check("no edit (the first build after a fresh one may walk all: its knowledge settles)", 0);
