@@ -302,6 +302,22 @@ void deriveTensorParameters(WalkKnowledge& learned, const std::vector<FunctionIn
 
 }  // namespace
 
+void recordSizes(const SourceIndex& index, ChunkMark& mark) {
+  mark.imports = index.imports.size();
+  mark.classes = index.classes.size();
+  mark.functions = index.functions.size();
+  mark.loops = index.loops.size();
+  mark.calls = index.calls.size();
+  mark.assignments = index.assignments.size();
+  mark.withs = index.withs.size();
+  mark.statements = index.statements.size();
+  mark.blocks = index.blocks.size();
+  mark.value_uses = index.value_uses.size();
+  mark.comments = index.comments.size();
+  mark.multiline_strings = index.multiline_strings.size();
+  mark.module_statements = index.blocks.empty() ? 0 : index.blocks[0].statements.size();
+}
+
 void WalkKnowledge::merge(const WalkKnowledge& other) {
   tensor_functions.insert(other.tensor_functions.begin(), other.tensor_functions.end());
   for (const auto& [callee, positions] : other.tensor_arguments)
@@ -372,23 +388,10 @@ void buildIncrementally(const SourceFile& file, SourceIndex&& previous, size_t c
   const bool last = c + 1 == marks.size();
   // Where the chunks after `c` began in `previous` (the ends of its vectors when none follow).
   ChunkMark next;
-  if (!last) {
+  if (!last)
     next = marks[c + 1];
-  } else {
-    next.imports = previous.imports.size();
-    next.classes = previous.classes.size();
-    next.functions = previous.functions.size();
-    next.loops = previous.loops.size();
-    next.calls = previous.calls.size();
-    next.assignments = previous.assignments.size();
-    next.withs = previous.withs.size();
-    next.statements = previous.statements.size();
-    next.blocks = previous.blocks.size();
-    next.value_uses = previous.value_uses.size();
-    next.comments = previous.comments.size();
-    next.multiline_strings = previous.multiline_strings.size();
-    next.module_statements = previous.blocks[0].statements.size();
-  }
+  else
+    recordSizes(previous, next);
   // What chunk `c` gave later chunks before the edit.
   std::vector<std::pair<std::string, std::string>> old_imports;
   for (size_t k = at.imports; k < next.imports; ++k)

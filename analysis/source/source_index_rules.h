@@ -34,6 +34,9 @@ struct WalkKnowledge {
   void merge(const WalkKnowledge& other);
 };
 
+// Sets `mark`'s vector sizes to those of `index` now.
+void recordSizes(const SourceIndex& index, ChunkMark& mark);
+
 // Walks chunks [first, file.treeCount()) of the file into `index`, which holds what the chunks
 // before `first` gave (and blocks[0], the module). Appends a ChunkMark per chunk walked. After
 // each chunk, `go_on(chunk)` may stop the walk (returns false).
