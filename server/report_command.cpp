@@ -232,9 +232,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
         auto after = features::fileCosts(profile, attr, mapsHere);
         auto alignment = features::alignProfiledLines(before.lines, *compare.profile, before_here, after.lines, profile,
                                                       anchorsHere(profile, after_anchors));
-        compare_aligned[src.absolute] = std::to_string(alignment.moved.size()) + " of " +
-                                        std::to_string(alignment.moved.size() + alignment.unmatched) +
-                                        " profiled lines matched by the work they ran";
+        compare_aligned[src.absolute] = features::describe(alignment);
         before = features::moveLines(before, alignment);
       }
       auto& into = compare_lines[src.absolute];

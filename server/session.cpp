@@ -250,7 +250,7 @@ void Session::applySettings(const json& section) {
   settings_ = parseSettings(section, warnings);
   if (settings_.thresholds.gpu_idle_gap_ns != idle_gap_before) {
     // The gaps are found while loading: load both profiles again.
-    loaded_setting_ = {"\n(idle gap changed)"};
+    reload_profiles_ = true;
     compare_setting_.clear();
   }
   settings_received_ = settings_received_ || !section.is_null();
@@ -269,8 +269,9 @@ void Session::applySettings(const json& section) {
     if (dispatcher_.state() != Dispatcher::State::Initialized || stopped_) return;
     loadCompare();
     if (profile_generation_ > 0 || loader_.busy() || !progress_token_.empty()) {
-      if (settings_.profiles == loaded_setting_) return;
+      if (settings_.profiles == loaded_setting_ && !reload_profiles_) return;
     }
+    reload_profiles_ = false;
     loaded_setting_ = settings_.profiles;
     loadProfiles(profileCandidates(), settings_.profiles.empty() ? "the newest profile found in the workspace"
                                                                  : "from the sightline.profiles setting");
@@ -490,9 +491,7 @@ const features::FileCosts* Session::costsFor(Document& doc) {
         auto alignment = features::alignProfiledLines(slot.compare_measured.lines, compare_->profile, before,
                                                       slot.measured.lines, profile_->profile, slot.anchors);
         slot.compare_measured = features::moveLines(slot.compare_measured, alignment);
-        slot.compare_note = "the script changed in between: " + std::to_string(alignment.moved.size()) + " of " +
-                            std::to_string(alignment.moved.size() + alignment.unmatched) +
-                            " lines matched by the work they ran";
+        slot.compare_note = "the script changed in between: " + features::describe(alignment);
       }
     }
     cached = costs_.find(doc.uri());

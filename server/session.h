@@ -97,6 +97,7 @@ class Session {
   std::string profile_error_;
   uint64_t profile_generation_ = 0;          // bumps on every (re)load
   std::vector<std::string> loaded_setting_;  // the `profiles` setting the last load used
+  bool reload_profiles_ = false;             // a setting the loads depend on changed
   std::string progress_token_;               // of the running load, "" when none
   int progress_counter_ = 0;
   struct CostsSlot {

@@ -87,6 +87,11 @@ LineAlignment alignProfiledLines(const std::map<int32_t, attribution::LineCost>&
   return out;
 }
 
+std::string describe(const LineAlignment& alignment) {
+  return std::to_string(alignment.moved.size()) + " of " +
+         std::to_string(alignment.moved.size() + alignment.unmatched) + " profiled lines matched by the work they ran";
+}
+
 FileCosts moveLines(const FileCosts& costs, const LineAlignment& alignment) {
   FileCosts out;
   out.total_gpu_ns = costs.total_gpu_ns;

@@ -28,6 +28,9 @@ LineAlignment alignProfiledLines(const std::map<int32_t, attribution::LineCost>&
                                  const std::map<int32_t, attribution::LineCost>& after,
                                  const model::Profile& after_profile, const std::vector<FunctionAnchor>& after_anchors);
 
+// "10 of 11 profiled lines matched by the work they ran".
+std::string describe(const LineAlignment& alignment);
+
 // `costs` with its lines moved by `alignment`; lines it does not place are dropped (the totals
 // stay those of the whole profile).
 FileCosts moveLines(const FileCosts& costs, const LineAlignment& alignment);
