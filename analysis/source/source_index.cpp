@@ -337,7 +337,8 @@ std::shared_ptr<const WalkKnowledge> learnedOf(const SourceIndex& index) {
   return out;
 }
 
-// Moves an entry of the previous index to its place in the new one.
+// Moves an entry of the previous index to its place in the new one: byte offsets and lines by
+// how much the edited chunk grew, indices by how many entries it gained of each kind.
 struct Shift {
   int64_t bytes = 0, lines = 0;
   int64_t classes = 0, functions = 0, loops = 0, calls = 0, statements = 0, blocks = 0;
@@ -349,6 +350,82 @@ struct Shift {
   void line(uint32_t& l) const { l = static_cast<uint32_t>(l + lines); }
   static void index(int& i, int64_t by) {
     if (i >= 0) i = static_cast<int>(i + by);
+  }
+
+  void operator()(ByteRange& r) const { range(r); }
+  void operator()(ImportBinding& b) const { range(b.range); }
+  void operator()(ClassInfo& c) const { range(c.range); }
+  void operator()(FunctionInfo& f) const {
+    range(f.range);
+    range(f.body);
+    line(f.def_line);
+    line(f.end_line);
+    index(f.class_index, classes);
+    index(f.parent_function, functions);
+    f.trains = f.reached_from_training_loop = false;  // analyzeTraining sets them again
+  }
+  void operator()(LoopInfo& l) const {
+    range(l.range);
+    range(l.header);
+    range(l.body);
+    index(l.parent_loop, loops);
+    index(l.function, functions);
+  }
+  void operator()(CallInfo& c) const {
+    range(c.range);
+    range(c.callee);
+    range(c.arguments);
+    for (auto& a : c.args) {
+      range(a.range);
+      range(a.value);
+    }
+    index(c.receiver_call, calls);
+    index(c.function, functions);
+    index(c.loop, loops);
+    index(c.statement, statements);
+  }
+  void operator()(AssignmentInfo& a) const {
+    range(a.range);
+    range(a.value);
+    index(a.value_call, calls);
+    index(a.function, functions);
+    index(a.loop, loops);
+    index(a.statement, statements);
+  }
+  void operator()(WithInfo& w) const {
+    range(w.range);
+    range(w.body);
+    for (int& call : w.item_calls) index(call, calls);
+    index(w.function, functions);
+    index(w.statement, statements);
+  }
+  void operator()(StatementInfo& st) const {
+    range(st.range);
+    line(st.first_line);
+    line(st.last_line);
+    if (st.block > 0) index(st.block, blocks);  // block 0, the module, stays
+  }
+  void operator()(BlockInfo& b) const {
+    range(b.range);
+    index(b.owner_statement, statements);
+    for (int& st : b.statements) index(st, statements);
+  }
+  void operator()(ValueUse& u) const {
+    range(u.range);
+    index(u.function, functions);
+    index(u.loop, loops);
+  }
+  // Entries that hold no offsets or indices (scopes, class attributes) move as they are.
+  template <class T>
+  void operator()(T&) const {}
+
+  // `tail`'s entries, moved into place at the end of `into`.
+  template <class T>
+  void append(std::vector<T>& into, std::vector<T>& tail) const {
+    for (auto& entry : tail) {
+      (*this)(entry);
+      into.push_back(std::move(entry));
+    }
   }
 };
 
@@ -474,92 +551,23 @@ void buildIncrementally(const SourceFile& file, SourceIndex&& previous, size_t c
   const int64_t d_module = delta(index.blocks[0].statements.size(), next.module_statements);
 
   for (auto& b : imports_after) {
-    s.range(b.range);
+    s(b);
     index.addImport(std::move(b));
   }
-  for (auto& x : classes_after) {
-    s.range(x.range);
-    index.classes.push_back(std::move(x));
-  }
-  for (auto& a : attributes_after) index.class_attribute_values.push_back(std::move(a));
-  for (auto& f : functions_after) {
-    s.range(f.range);
-    s.range(f.body);
-    s.line(f.def_line);
-    s.line(f.end_line);
-    Shift::index(f.class_index, s.classes);
-    Shift::index(f.parent_function, s.functions);
-    f.trains = f.reached_from_training_loop = false;
-    index.functions.push_back(std::move(f));
-  }
-  for (auto& scope : scopes_after) index.scope_values.push_back(std::move(scope));
-  for (auto& l : loops_after) {
-    s.range(l.range);
-    s.range(l.header);
-    s.range(l.body);
-    Shift::index(l.parent_loop, s.loops);
-    Shift::index(l.function, s.functions);
-    index.loops.push_back(std::move(l));
-  }
-  for (auto& x : calls_after) {
-    s.range(x.range);
-    s.range(x.callee);
-    s.range(x.arguments);
-    for (auto& a : x.args) {
-      s.range(a.range);
-      s.range(a.value);
-    }
-    Shift::index(x.receiver_call, s.calls);
-    Shift::index(x.function, s.functions);
-    Shift::index(x.loop, s.loops);
-    Shift::index(x.statement, s.statements);
-    index.calls.push_back(std::move(x));
-  }
-  for (auto& a : assignments_after) {
-    s.range(a.range);
-    s.range(a.value);
-    Shift::index(a.value_call, s.calls);
-    Shift::index(a.function, s.functions);
-    Shift::index(a.loop, s.loops);
-    Shift::index(a.statement, s.statements);
-    index.assignments.push_back(std::move(a));
-  }
-  for (auto& w : withs_after) {
-    s.range(w.range);
-    s.range(w.body);
-    for (int& call : w.item_calls) Shift::index(call, s.calls);
-    Shift::index(w.function, s.functions);
-    Shift::index(w.statement, s.statements);
-    index.withs.push_back(std::move(w));
-  }
-  for (auto& st : statements_after) {
-    s.range(st.range);
-    s.line(st.first_line);
-    s.line(st.last_line);
-    if (st.block > 0) Shift::index(st.block, s.blocks);
-    index.statements.push_back(std::move(st));
-  }
-  for (auto& b : blocks_after) {
-    s.range(b.range);
-    Shift::index(b.owner_statement, s.statements);
-    for (int& st : b.statements) Shift::index(st, s.statements);
-    index.blocks.push_back(std::move(b));
-  }
+  s.append(index.classes, classes_after);
+  s.append(index.class_attribute_values, attributes_after);
+  s.append(index.functions, functions_after);
+  s.append(index.scope_values, scopes_after);
+  s.append(index.loops, loops_after);
+  s.append(index.calls, calls_after);
+  s.append(index.assignments, assignments_after);
+  s.append(index.withs, withs_after);
+  s.append(index.statements, statements_after);
+  s.append(index.blocks, blocks_after);
   for (int st : module_after) index.blocks[0].statements.push_back(static_cast<int>(st + s.statements));
-  for (auto& u : uses_after) {
-    s.range(u.range);
-    Shift::index(u.function, s.functions);
-    Shift::index(u.loop, s.loops);
-    index.value_uses.push_back(std::move(u));
-  }
-  for (auto r : comments_after) {
-    s.range(r);
-    index.comments.push_back(r);
-  }
-  for (auto r : strings_after) {
-    s.range(r);
-    index.multiline_strings.push_back(r);
-  }
+  s.append(index.value_uses, uses_after);
+  s.append(index.comments, comments_after);
+  s.append(index.multiline_strings, strings_after);
   index.scope_values[0] = std::move(module_scope);
   for (auto& m : marks_after) {
     m.end_byte = static_cast<uint32_t>(m.end_byte + s.bytes);
