@@ -57,6 +57,15 @@ void start(LspClient& client, const Workspace& w, json settings) {
 
 std::optional<json> status(LspClient& client) { return client.waitForNotification("sightline/profileStatus", 30s); }
 
+// The status once the compareWith profile is loaded too.
+std::optional<json> compareStatus(LspClient& client) {
+  return client.waitFor(
+      [](const json& m) {
+        return m.value("method", "") == "sightline/profileStatus" && m["params"].contains("compareWith");
+      },
+      30s);
+}
+
 json hintsOf(LspClient& client, const std::string& uri) {
   auto id = client.request(
       "textDocument/inlayHint",
@@ -280,11 +289,7 @@ TEST(ProfileSession, CompareWithShowsPerLineChanges) {
   fs::copy_file(tuned, w.root / "runs" / "tuned.sqlite");
   auto client = LspClient::spawnStdio();
   start(*client, w, {{"profiles", {"runs/tuned.sqlite"}}, {"compareWith", "runs/naive.sqlite"}});
-  auto s = client->waitFor(
-      [](const json& m) {
-        return m.value("method", "") == "sightline/profileStatus" && m["params"].contains("compareWith");
-      },
-      30s);
+  auto s = compareStatus(*client);
   ASSERT_TRUE(s) << client->stderrText() << [&] {
     std::string all;
     for (const auto& m : client->seen()) all += m.dump().substr(0, 300) + "\n";
@@ -319,11 +324,7 @@ TEST(ProfileSession, CompareWithAnEarlierVersionMatchesLinesByTheirWork) {
   fs::copy_file(dataProfile("h200/nsys-edited/train_small_tuned_edited.sqlite.xz"), w.root / "runs" / "edited.sqlite");
   auto client = LspClient::spawnStdio();
   start(*client, w, {{"profiles", {"runs/edited.sqlite"}}, {"compareWith", "runs/naive.sqlite"}});
-  auto s = client->waitFor(
-      [](const json& m) {
-        return m.value("method", "") == "sightline/profileStatus" && m["params"].contains("compareWith");
-      },
-      30s);
+  auto s = compareStatus(*client);
   ASSERT_TRUE(s) << client->stderrText();
   json hints = hintsOf(*client, w.script_uri);
   const json* copy = hintOnLine(hints, 104);  // x = x.to(device, non_blocking=True), was line 102
