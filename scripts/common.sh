@@ -81,15 +81,16 @@ ensure_grammar() {
   cp "$dir/package-lock.json" "$stamp"
 }
 
-# build DIR [cmake args...]
+# build DIR [cmake args...]; BUILD_TARGET=NAME builds one target (and what it needs) only.
 build() {
   local dir="$1"; shift
   # Configure every time (quick when cached): demo.sh and test.sh share build/ with other options.
   cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-  log "building $dir"
+  log "building $dir${BUILD_TARGET:+ (target $BUILD_TARGET)}"
   # The build's own exit status decides (a filter on its output must not hide a failure).
-  local status=0
-  cmake --build "$dir" -- -j"$(nproc)" > "$dir/build.log" 2>&1 || status=$?
+  local status=0 target=()
+  [ -n "${BUILD_TARGET:-}" ] && target=(--target "$BUILD_TARGET")
+  cmake --build "$dir" "${target[@]}" -- -j"$(nproc)" > "$dir/build.log" 2>&1 || status=$?
   grep -vE '^\[[0-9]+/[0-9]+\] ' "$dir/build.log" || true
   return "$status"
 }

@@ -4,7 +4,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_apt_packages
 ensure_grammar
-build "$ROOT/build" -DSIGHTLINE_BUILD_TESTS=OFF
+# Only the binary the demo runs (tests and benchmarks are test.sh's).
+BUILD_TARGET=sightline build "$ROOT/build"
 BIN="$ROOT/build/server/sightline"
 
 cd "$ROOT"

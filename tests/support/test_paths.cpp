@@ -33,6 +33,11 @@ std::string readFile(const std::string& path) {
   return s.str();
 }
 
+bool runningInCi() {
+  const char* ci = std::getenv("CI");
+  return ci && *ci && std::string(ci) != "0" && std::string(ci) != "false";
+}
+
 std::string binaryPath() { return SIGHTLINE_BINARY; }
 
 CommandOutput runSightline(const std::string& args, const std::string& cwd) {
@@ -72,6 +77,10 @@ std::optional<std::string> sharedProfile(const std::string& relative) {
   auto source = sharedPath("profiles/" + relative);
   if (!source) return std::nullopt;
   return decompressed(*source, relative);
+}
+
+std::string repoProfile(const std::string& relative) {
+  return decompressed(sourcePath(relative), "repo/" + relative);
 }
 
 std::string dataProfile(const std::string& relative) {

@@ -18,6 +18,8 @@ std::string readFile(const std::string& path);
 std::optional<std::string> sharedProfile(const std::string& relative);
 // A profile of our own under tests/data (decompressed like sharedProfile).
 std::string dataProfile(const std::string& relative);
+// A profile anywhere in the repo (examples/...), decompressed like sharedProfile.
+std::string repoProfile(const std::string& relative);
 // Every nsys export under ../shared/profiles, as paths relative to it.
 std::vector<std::string> sharedNsysExports();
 // Every Kineto trace (.json, .json.gz) under ../shared/profiles, relative to it.
@@ -35,16 +37,25 @@ CommandOutput runSightline(const std::string& args, const std::string& cwd = "")
 
 }  // namespace sightline::testing
 
-// Skips the test with a clear message when ../shared/<relative> is absent.
+namespace sightline::testing {
+// True when the CI variable is set: CI always has ../shared, so a missing file there is a
+// broken path, not a developer machine without it.
+bool runningInCi();
+}  // namespace sightline::testing
+
+// When ../shared is absent: skips with a clear message on a developer's machine, fails in CI.
+#define SIGHTLINE_SKIP_WITHOUT_SHARED(what)                                                           \
+  do {                                                                                                \
+    if (::sightline::testing::runningInCi()) FAIL() << (what) << " is absent, and CI must have it";   \
+    GTEST_SKIP() << (what) << " is absent: clone the repo with ../shared beside it to run this";      \
+  } while (0)
+
 #define SIGHTLINE_REQUIRE_PROFILE(var, relative)                                       \
   auto var##_opt = ::sightline::testing::sharedProfile(relative);                      \
-  if (!var##_opt)                                                                      \
-    GTEST_SKIP() << "../shared/profiles/" << (relative)                                \
-                 << " is absent: clone the repo with ../shared beside it to run this"; \
+  if (!var##_opt) SIGHTLINE_SKIP_WITHOUT_SHARED("../shared/profiles/" + std::string(relative)); \
   const std::string var = *var##_opt
 
-#define SIGHTLINE_REQUIRE_SHARED(var, relative)                                                                      \
-  auto var##_opt = ::sightline::testing::sharedPath(relative);                                                       \
-  if (!var##_opt)                                                                                                    \
-    GTEST_SKIP() << "../shared/" << (relative) << " is absent: clone the repo with ../shared beside it to run this"; \
+#define SIGHTLINE_REQUIRE_SHARED(var, relative)                                                \
+  auto var##_opt = ::sightline::testing::sharedPath(relative);                                 \
+  if (!var##_opt) SIGHTLINE_SKIP_WITHOUT_SHARED("../shared/" + std::string(relative)); \
   const std::string var = *var##_opt

@@ -139,7 +139,7 @@ TEST(Attribution, ProfilesWithoutBacktracesAttributeNothingAndSayAllIsUnattribut
                           "h200-captures/nsys/train_small_naive_noblobs.sqlite.xz", "nsysai_mfu_2gpu_before.sqlite.xz",
                           "cs336_zx3xyy_result_2_7B_compile_ro.sqlite.xz", "dlprof_nsys_2022_1.sqlite.xz"}) {
     auto path = testing::sharedProfile(rel);
-    if (!path) GTEST_SKIP() << "../shared/profiles is absent";
+    if (!path) SIGHTLINE_SKIP_WITHOUT_SHARED("../shared/profiles");
     auto l = load(*path);
     EXPECT_EQ(l.attr.attributed_gpu_ns, 0) << rel;
     EXPECT_EQ(l.attr.unattributed_gpu_ns, l.attr.total_gpu_ns) << rel;

@@ -80,7 +80,7 @@ TEST(RealScripts, DdpTutorialFromShared) {
 TEST(RealScripts, SharedCaptureScriptsMatchTheCopiesInTestData) {
   for (const char* rel : {"nsys/train_small.py", "nsys/train_gpt.py", "kineto/train_small.py", "kineto/train_gpt.py"}) {
     auto shared = testing::sharedPath(std::string("profiles/h200-captures/") + rel);
-    if (!shared) GTEST_SKIP() << "../shared/profiles/h200-captures is absent";
+    if (!shared) SIGHTLINE_SKIP_WITHOUT_SHARED("../shared/profiles/h200-captures");
     EXPECT_EQ(testing::readFile(*shared), testing::readFile(testing::testDataPath(std::string("h200/") + rel))) << rel;
   }
 }

@@ -36,7 +36,7 @@ std::string writeTemp(const std::string& name, const std::string& bytes) {
 
 TEST(KinetoReader, EveryTraceLoadsAndItsGpuTimeEqualsTheSumOfDurations) {
   auto traces = testing::sharedKinetoTraces();
-  if (traces.empty()) GTEST_SKIP() << "../shared/profiles is absent: clone the repo with ../shared beside it";
+  if (traces.empty()) SIGHTLINE_SKIP_WITHOUT_SHARED("../shared/profiles");
   EXPECT_GE(traces.size(), 18u);
   for (const auto& rel : traces) {
     SCOPED_TRACE(rel);

@@ -33,7 +33,7 @@ std::string sumIfPresent(const std::string& path, const char* table) {
 
 TEST(NsysReader, EveryExportLoadsAndItsGpuTimeEqualsTheSqlSum) {
   auto exports = testing::sharedNsysExports();
-  if (exports.empty()) GTEST_SKIP() << "../shared/profiles is absent";
+  if (exports.empty()) SIGHTLINE_SKIP_WITHOUT_SHARED("../shared/profiles");
   EXPECT_GE(exports.size(), 14u);
   for (const auto& rel : exports) {
     SCOPED_TRACE(rel);
