@@ -11,8 +11,7 @@
 #include <thread>
 
 #include "analysis/features/profile_view.h"
-#include "analysis/ingest/profile_loader.h"
-#include "server/call_site_source.h"
+#include "server/profile_files.h"
 
 namespace sightline::server {
 namespace {
@@ -89,8 +88,8 @@ std::vector<std::string> expandProfileSetting(const std::string& root, const std
 
 nlohmann::json profileStatus(const LoadedProfile* loaded, const std::string& error) {
   if (!loaded) return {{"loaded", false}, {"error", error}};
-  const auto& a = loaded->attr;
-  const auto& info = loaded->profile.info;
+  const auto& a = loaded->attr();
+  const auto& info = loaded->profile().info;
   double share =
       a.total_gpu_ns > 0 ? static_cast<double>(a.attributed_gpu_ns) / static_cast<double>(a.total_gpu_ns) : 0;
   return {{"loaded", true},
@@ -108,8 +107,8 @@ nlohmann::json profileStatus(const LoadedProfile* loaded, const std::string& err
 }
 
 std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
-  const auto& a = loaded.attr;
-  const auto& p = loaded.profile;
+  const auto& a = loaded.attr();
+  const auto& p = loaded.profile();
   double total = static_cast<double>(std::max<int64_t>(1, a.total_gpu_ns));
   auto pct = [&](int64_t ns) {
     char buf[16];
@@ -157,7 +156,7 @@ ProfileLoader::~ProfileLoader() {
 
 void ProfileLoader::cancel() { ++*generation_; }
 
-void ProfileLoader::load(const std::string& path, attribution::PathMapper mapper, int64_t idle_gap_ns, Stage stage,
+void ProfileLoader::load(const std::string& path, join::JoinEnvironment env, int64_t idle_gap_ns, Stage stage,
                          Done done) {
   uint64_t mine = ++*generation_;
   ++running_;
@@ -167,31 +166,27 @@ void ProfileLoader::load(const std::string& path, attribution::PathMapper mapper
     std::lock_guard<std::mutex> lock(channel->mutex);
     if (channel->io) boost::asio::post(*channel->io, std::move(fn));
   };
-  std::thread([=, this] {
+  std::thread([=, this, env = std::move(env)]() mutable {
     auto loaded = std::make_shared<LoadedProfile>();
     loaded->path = path;
     loaded->file_mtime_ns = fileMtimeNs(path);
-    ingest::LoadOptions load_options;
-    load_options.progress = [&](const std::string& message, int percent) {
+    OpenProfileOptions open_options;
+    open_options.progress = [&](const std::string& message, int percent) {
       post([=] {
         if (*generation == mine) stage(message, percent);
       });
     };
-    auto result = ingest::loadProfile(path, load_options);
+    auto result = openProfile(path, open_options);
     std::string error;
     if (result.profile) {
-      loaded->profile = std::move(*result.profile);
-      const auto& p = loaded->profile;
-      std::string rows = "attributing " + std::to_string(p.activities.size()) + " GPU activities to source lines";
+      std::string rows =
+          "attributing " + std::to_string(result.profile->activities.size()) + " GPU activities to source lines";
       post([=] {
         if (*generation == mine) stage(rows, 70);
       });
-      CallSiteSource call_sites(mapper);
-      attribution::Options options;
-      options.call_sites = std::ref(call_sites);
+      join::JoinOptions options;
       options.idle_gap_ns = idle_gap_ns;
-      loaded->attr = attribution::attribute(loaded->profile, options);
-      loaded->anchors = features::collectFunctionAnchors(loaded->profile);
+      loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);
     } else {
       error = result.error;
       loaded.reset();

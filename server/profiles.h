@@ -11,20 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "analysis/attribution/attribution.h"
-#include "analysis/attribution/path_mapping.h"
-#include "analysis/features/source_match.h"
-#include "analysis/model/profile.h"
+#include "analysis/join/profile_join.h"
 
 namespace sightline::server {
 
+// A profile file read and joined to the workspace's source.
 struct LoadedProfile {
   std::string path;
-  model::Profile profile;
-  attribution::Attribution attr;
   int64_t file_mtime_ns = 0;  // of `path` when it was read
-  // Profile path -> the (function, line) pairs it names: checks a local file against it.
-  std::map<model::StringId, std::vector<features::FunctionAnchor>> anchors;
+  std::unique_ptr<join::ProfileJoin> join;
+  const model::Profile& profile() const { return join->profile(); }
+  const attribution::Attribution& attr() const { return join->attribution(); }
 };
 
 // Profile files under `root` (depth-limited, hidden and build folders skipped), newest first:
@@ -51,10 +48,10 @@ class ProfileLoader {
   ProfileLoader& operator=(const ProfileLoader&) = delete;
 
   // `stage` and `done` run on the io thread.
-  // `mapper` maps the profile's script paths onto the workspace (for call sites of traces that
-  // name frames by callee); it is used on the loading thread.
+  // `env` maps the profile's script paths onto the workspace and reads the scripts (for call
+  // sites of traces that name frames by callee); it is used on the loading thread.
   // GPU idle gaps shorter than `idle_gap_ns` are not counted.
-  void load(const std::string& path, attribution::PathMapper mapper, int64_t idle_gap_ns, Stage stage, Done done);
+  void load(const std::string& path, join::JoinEnvironment env, int64_t idle_gap_ns, Stage stage, Done done);
   void cancel();  // drops the running load's result
   bool busy() const { return running_ > 0; }
 

@@ -5,11 +5,12 @@
 
 #include <filesystem>
 
-#include "analysis/features/compare_alignment.h"
 #include "analysis/features/profile_commands.h"
 #include "analysis/features/profile_diagnostics.h"
+#include "analysis/features/source_match.h"
 #include "protocol/json_in.h"
 #include "server/conversion.h"
+#include "server/local_files.h"
 #include "server/log.h"
 #include "server/uri.h"
 
@@ -33,11 +34,6 @@ constexpr const char* kReloadProfilesCommand = "sightline.reloadProfiles";
 constexpr const char* kShowSummaryCommand = "sightline.showProfileSummary";
 constexpr const char* kToggleHintsCommand = "sightline.toggleHints";
 constexpr const char* kProfileWithNsysCommand = "sightline.profileWithNsys";
-
-std::string normalPath(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).string();
-}
 
 }  // namespace
 
@@ -316,7 +312,8 @@ void Session::loadCompare() {
   }
   SL_LOG(Info) << "loading " << files.front() << " to compare with (sightline.compareWith)";
   compare_loader_.load(
-      files.front(), workspaceMapper(), settings_.thresholds.gpu_idle_gap_ns, [](std::string, int) {},
+      files.front(), localJoinEnvironment(workspaceMapper()), settings_.thresholds.gpu_idle_gap_ns,
+      [](std::string, int) {},
       [this, changed](std::shared_ptr<LoadedProfile> loaded, std::string error) {
         if (!loaded) {
           std::string message = "sightline.compareWith: " + error;
@@ -362,7 +359,7 @@ void Session::loadProfiles(std::vector<std::string> candidates, const std::strin
   for (Document* doc : documents_.all())
     if (auto local = uriToPath(doc->uri())) mapper.candidates.push_back(normalPath(*local));
   loader_.load(
-      path, std::move(mapper), settings_.thresholds.gpu_idle_gap_ns,
+      path, localJoinEnvironment(std::move(mapper)), settings_.thresholds.gpu_idle_gap_ns,
       [this, token](std::string stage, int percent) {
         progress(token, {{"kind", "report"}, {"message", stage}, {"percentage", percent}});
       },
@@ -402,7 +399,7 @@ void Session::onProfileLoaded(std::shared_ptr<LoadedProfile> loaded, std::string
   for (Document* doc : documents_.all()) doc->rebaseLines();
   watched_mtime_ = profile_->file_mtime_ns;
   pending_mtime_ = 0;
-  const auto& a = profile_->attr;
+  const auto& a = profile_->attr();
   progress(token,
            {{"kind", "end"},
             {"message", std::to_string(a.steps) + " steps, " +
@@ -468,44 +465,18 @@ const features::FileCosts* Session::costsFor(Document& doc) {
   if (cached == costs_.end() || cached->second.profile_generation != profile_generation_) {
     auto path = uriToPath(doc.uri());
     if (!path) return nullptr;
-    std::string here = normalPath(*path);
-    attribution::PathMapper mapper = workspaceMapper();
-    mapper.candidates = {here};
-    auto mapsHere = [&](const std::string& profile_path) {
-      auto mapped = mapper.map(profile_path);
-      return mapped && normalPath(*mapped) == here;
-    };
-    auto costs = features::fileCosts(profile_->profile, profile_->attr, mapsHere);
-    auto& slot = costs_[doc.uri()];
-    slot = CostsSlot{profile_generation_, std::move(costs), {}, {}, {}, 0, {}};
-    for (const auto& [file, anchors] : profile_->anchors)
-      if (mapsHere(profile_->profile.strings[file]))
-        slot.anchors.insert(slot.anchors.end(), anchors.begin(), anchors.end());
-    if (compare_) {
-      slot.compare_measured = features::fileCosts(compare_->profile, compare_->attr, mapsHere);
-      std::vector<features::FunctionAnchor> before;
-      for (const auto& [file, anchors] : compare_->anchors)
-        if (mapsHere(compare_->profile.strings[file])) before.insert(before.end(), anchors.begin(), anchors.end());
-      // Measured on another version of the script: its lines are matched by the work they ran.
-      if (features::matchSource(doc.file(), doc.index(), before, compare_->profile, &doc.lineTracker()).differs()) {
-        auto alignment = features::alignProfiledLines(slot.compare_measured.lines, compare_->profile, before,
-                                                      slot.measured.lines, profile_->profile, slot.anchors);
-        slot.compare_measured = features::moveLines(slot.compare_measured, alignment);
-        slot.compare_note = "the script changed in between: " + features::describe(alignment);
-      }
-    }
-    cached = costs_.find(doc.uri());
+    auto joined = join::joinFile(*profile_->join, compare_ ? compare_->join.get() : nullptr, normalPath(*path),
+                                 doc.file(), doc.index(), &doc.lineTracker());
+    cached = costs_.insert_or_assign(doc.uri(), CostsSlot{profile_generation_, std::move(joined), 0, {}}).first;
     cached->second.line_generation = doc.lineGeneration() + 1;  // remapped below
   }
   auto& slot = cached->second;
   if (slot.line_generation != doc.lineGeneration()) {
-    slot.current = features::remapCosts(slot.measured, doc.lineTracker());
-    if (compare_) {
-      slot.current.compare =
-          std::make_shared<const features::FileCosts>(features::remapCosts(slot.compare_measured, doc.lineTracker()));
-      slot.current.compare_name = std::filesystem::path(compare_->path).filename().string();
-      slot.current.compare_note = slot.compare_note;
-    }
+    std::string compare_name = compare_ ? std::filesystem::path(compare_->path).filename().string() : "";
+    std::string note = slot.joined.compare_alignment.empty()
+                           ? ""
+                           : "the script changed in between: " + slot.joined.compare_alignment;
+    slot.current = join::currentCosts(slot.joined, doc.lineTracker(), compare_name, note);
     slot.line_generation = doc.lineGeneration();
   }
   return &slot.current;
@@ -521,7 +492,7 @@ json Session::inlayHints(const json& params) {
   const features::FileCosts* costs = settings_.hints_enabled ? costsFor(doc) : nullptr;
   if (!costs) return out;
   const auto& file = doc.file();
-  auto hints = features::computeInlayHints(file, doc.index(), *costs, profile_->profile, settings_.hints,
+  auto hints = features::computeInlayHints(file, doc.index(), *costs, profile_->profile(), settings_.hints,
                                            range.value().start.line, range.value().end.line);
   for (const auto& h : hints) {
     if (h.line >= file.lines().lineCount()) continue;
@@ -549,7 +520,7 @@ json Session::hover(const json& params) {
   }
   if (const features::FileCosts* costs = costsFor(doc)) {
     uint32_t line = position.value().line;
-    if (auto card = features::hoverCard(doc.file(), doc.index(), *costs, profile_->profile, settings_.hints, line))
+    if (auto card = features::hoverCard(doc.file(), doc.index(), *costs, profile_->profile(), settings_.hints, line))
       value += (value.empty() ? "" : "\n\n---\n\n") + *card;
   }
   if (value.empty()) return nullptr;
@@ -584,11 +555,11 @@ std::vector<features::Finding> Session::computeFindings(Document& doc) {
   const auto& findings = doc.findings(settings_.rules, settings_generation_);
   const features::FileCosts* costs = costsFor(doc);
   if (!costs) return findings;
-  auto out = features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile, settings_.rules,
+  auto out = features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile(), settings_.rules,
                                           settings_.thresholds);
   auto path = uriToPath(doc.uri());
   std::string name = path ? std::filesystem::path(*path).filename().string() : doc.uri();
-  if (auto f = features::sourceMismatchFinding(doc.file(), doc.index(), costs_[doc.uri()].anchors, profile_->profile,
+  if (auto f = features::sourceMismatchFinding(doc.file(), doc.index(), costs_[doc.uri()].joined.anchors, profile_->profile(),
                                                settings_.rules, name, &doc.lineTracker()))
     out.insert(out.begin(), std::move(*f));
   return out;
@@ -625,7 +596,7 @@ json Session::codeActions(const json& params) {
   // On a hot line, the NVTX range is named after what the profile saw it run.
   if (const features::FileCosts* costs = costsFor(doc)) {
     uint32_t line = doc.file().lines().pointAt(selection.begin).line;
-    std::string name = features::rangeNameFromProfile(*costs, profile_->profile, settings_.hints, line);
+    std::string name = features::rangeNameFromProfile(*costs, profile_->profile(), settings_.hints, line);
     if (!name.empty()) {
       if (auto named = features::wrapInNvtxRange(doc.file(), doc.index(), selection, name)) {
         for (auto& action : actions)

@@ -102,12 +102,9 @@ class Session {
   int progress_counter_ = 0;
   struct CostsSlot {
     uint64_t profile_generation = 0;
-    features::FileCosts measured;                   // on the lines the profile names
-    std::vector<features::FunctionAnchor> anchors;  // of the profile paths that map here
-    features::FileCosts compare_measured;           // the compare profile's, when one is loaded
-    std::string compare_note;                       // how its lines were matched, when they were
-    uint64_t line_generation = 0;                   // of the document, when `current` was remapped
-    features::FileCosts current;                    // moved through the document's edits
+    join::FileJoin joined;          // on the lines the profiles name
+    uint64_t line_generation = 0;   // of the document, when `current` was remapped
+    features::FileCosts current;    // moved through the document's edits
   };
   std::map<std::string, CostsSlot> costs_;  // uri -> costs
   struct FindingsSlot {

@@ -13,42 +13,16 @@
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/join/file_costs.h"
 #include "analysis/source/line_tracker.h"
 #include "analysis/source/source_index.h"
 
 namespace sightline::features {
 
-struct FileCosts {
-  std::map<int32_t, attribution::LineCost> lines;  // 1-based line -> cost
-  int64_t total_gpu_ns = 0;                        // of the whole profile (shares are of this)
-  int steps = 0;                                   // 0: unknown (per-step figures become totals)
-  std::set<int32_t> stale_lines;                   // 1-based lines edited since they were profiled
-  // A second profile on the same lines (`compareWith`): hints and hovers show the change from it.
-  std::shared_ptr<const FileCosts> compare;
-  std::string compare_name;  // its file name, for the hover
-  std::string compare_note;  // how its lines were placed when the script changed in between
-};
+using join::FileCosts;
 
 // "▲ +3.20 ms" / "▼ −1.10 ms" for a change of `delta_ns` (already per step when per step).
 std::string formatDelta(double delta_ns);
-
-// `costs` moved onto the current lines of an edited document (1-based both ways): a line
-// inserted above shifts them, a deleted line's cost is dropped, an edited line keeps its cost
-// and is listed in stale_lines.
-FileCosts remapCosts(const FileCosts& costs, const source::LineTracker& tracker);
-
-// Merges the costs of every profile file for which `maps_here(profile path)` is true.
-template <class MapsHere>
-FileCosts fileCosts(const model::Profile& profile, const attribution::Attribution& attr, MapsHere&& maps_here) {
-  FileCosts out;
-  out.total_gpu_ns = attr.total_gpu_ns;
-  out.steps = attr.steps;
-  for (const auto& [file, lines] : attr.files) {
-    if (!maps_here(profile.strings[file])) continue;
-    for (const auto& [line, cost] : lines) attribution::addCost(out.lines[line], cost);
-  }
-  return out;
-}
 
 struct HintOptions {
   double min_share = 0.005;  // lines below this share of all GPU time get no hint

@@ -1,12 +1,7 @@
-// Profile loading by extension; the .nsys-rep path shells out to `nsys export` once per
-// report (cached by path, size and modification time).
+// Profile loading by file name.
 #include "analysis/ingest/profile_loader.h"
 
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <filesystem>
-#include <functional>
 
 namespace sightline::ingest {
 namespace fs = std::filesystem;
@@ -15,33 +10,6 @@ namespace {
 
 bool endsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string shellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-bool onPath(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  if (!path) return false;
-  std::string p(path);
-  size_t i = 0;
-  while (i <= p.size()) {
-    size_t j = p.find(':', i);
-    if (j == std::string::npos) j = p.size();
-    std::error_code ec;
-    if (j > i && fs::exists(fs::path(p.substr(i, j - i)) / program, ec)) return true;
-    i = j + 1;
-  }
-  return false;
-}
-
-std::string defaultCacheDir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/sightline";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/sightline";
-  return (fs::temp_directory_path() / "sightline").string();
 }
 
 }  // namespace
@@ -58,38 +26,16 @@ std::string captureAdvice() {
 LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return {std::nullopt, path + ": no such file"};
+  if (endsWith(path, ".nsys-rep"))
+    return {std::nullopt, path + ": an Nsight Systems report must be exported first:\n  nsys export --type sqlite "
+                                 "--include-blobs=true -o run.sqlite " + path};
   if (endsWith(path, ".json") || endsWith(path, ".json.gz") || endsWith(path, ".gz") ||
-      (!endsWith(path, ".nsys-rep") && !endsWith(path, ".sqlite") && looksLikeKinetoTrace(path))) {
+      (!endsWith(path, ".sqlite") && looksLikeKinetoTrace(path))) {
     KinetoReadOptions kineto;
     kineto.progress = options.progress;
     return loadKinetoTrace(path, nullptr, kineto);
   }
-  if (!endsWith(path, ".nsys-rep")) return loadNsysSqlite(path, options.progress);
-
-  if (!onPath("nsys"))
-    return {std::nullopt, path +
-                              ": reading .nsys-rep needs `nsys` on PATH; or export it yourself with\n  nsys export "
-                              "--type sqlite --include-blobs=true -o run.sqlite " +
-                              path};
-  std::string cache = options.cache_dir.empty() ? defaultCacheDir() : options.cache_dir;
-  fs::create_directories(cache, ec);
-  auto size = fs::file_size(path, ec);
-  auto mtime = fs::last_write_time(path, ec).time_since_epoch().count();
-  std::string key = std::to_string(std::hash<std::string>{}(fs::absolute(path, ec).string() + "|" +
-                                                            std::to_string(size) + "|" + std::to_string(mtime)));
-  std::string out = cache + "/" + fs::path(path).stem().string() + "-" + key + ".sqlite";
-  if (!fs::exists(out, ec)) {
-    if (options.progress) options.progress("exporting with nsys export (once; cached)", 2);
-    std::string tmp = out + ".tmp";
-    std::string cmd = "nsys export --type sqlite --include-blobs=true --force-overwrite=true -o " + shellQuote(tmp) +
-                      " " + shellQuote(path) + " >/dev/null 2>&1";
-    int rc = std::system(cmd.c_str());
-    if (rc != 0 || !fs::exists(tmp, ec))
-      return {std::nullopt, path + ": `nsys export` failed (exit " + std::to_string(WEXITSTATUS(rc)) + ")"};
-    fs::rename(tmp, out, ec);
-    if (ec) return {std::nullopt, path + ": cannot store the export in " + cache + ": " + ec.message()};
-  }
-  return loadNsysSqlite(out, options.progress);
+  return loadNsysSqlite(path, options.progress);
 }
 
 }  // namespace sightline::ingest

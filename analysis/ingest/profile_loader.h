@@ -1,6 +1,7 @@
-// Opens a profile by its file name: nsys SQLite exports (`.sqlite`), and Nsight Systems
-// reports (`.nsys-rep`), which are exported once with `nsys export --include-blobs=true`
-// into a cache directory when `nsys` is on PATH; PyTorch profiler traces (`.json`, `.json.gz`).
+// Opens a profile file by its name: nsys SQLite exports (`.sqlite`) and PyTorch profiler
+// traces (`.json`, `.json.gz`). An Nsight Systems report (`.nsys-rep`) must be exported to
+// SQLite first: that runs a program and writes a cache, which is the server's job
+// (server/profile_files.h), never the analysis core's.
 #pragma once
 
 #include <string>
@@ -11,7 +12,6 @@
 namespace sightline::ingest {
 
 struct LoadOptions {
-  std::string cache_dir;  // where .nsys-rep exports go; "" = $XDG_CACHE_HOME or ~/.cache /sightline
   LoadProgress progress;  // what the reader has read (on the loading thread)
 };
 

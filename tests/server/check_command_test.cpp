@@ -1,5 +1,5 @@
 // The check verb in-process: formats, flags and exit codes on a real script.
-#include "server/check_command.h"
+#include "server/cli/check_command.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,15 +1,16 @@
 // Source matching on real captures: the scripts they profiled match (and a version that only
 // adds code below the profiled functions), files with lines added above do not; edits tracked in the editor do not
 // count as a mismatch.
-#include "analysis/features/source_match.h"
+#include "analysis/join/function_anchors.h"
 
 #include <gtest/gtest.h>
 
+#include "analysis/features/source_match.h"
 #include "analysis/ingest/kineto_reader.h"
 #include "analysis/ingest/nsys_reader.h"
 #include "tests/support/test_paths.h"
 
-namespace sightline::features {
+namespace sightline::join {
 namespace {
 
 std::vector<FunctionAnchor> anchorsOf(const model::Profile& profile, const std::string& suffix) {
@@ -40,12 +41,12 @@ TEST(SourceMatch, NsysBacktracesMatchTheProfiledScriptOnly) {
   EXPECT_GT(same.checked, 5u);
   EXPECT_EQ(same.mismatched, 0u) << same.example;
   EXPECT_FALSE(same.differs());
-  EXPECT_EQ(sourceMismatchMessage(same, "train_small.py"), "");
+  EXPECT_EQ(features::sourceMismatchMessage(same, "train_small.py"), "");
 
   // Three lines added at the top outside the editor: the profile's lines now miss their defs.
   auto shifted = check("import os\nimport sys\nimport math\n" + profiled, anchors, *r.profile);
   EXPECT_TRUE(shifted.differs()) << shifted.mismatched << " of " << shifted.checked;
-  std::string message = sourceMismatchMessage(shifted, "train_small.py");
+  std::string message = features::sourceMismatchMessage(shifted, "train_small.py");
   EXPECT_NE(message.find("train_small.py differs from the source the profile measured"), std::string::npos);
   EXPECT_NE(message.find("is not in `"), std::string::npos) << message;
 
@@ -76,4 +77,4 @@ TEST(SourceMatch, KinetoFramesMatchTheProfiledScriptOnly) {
 }
 
 }  // namespace
-}  // namespace sightline::features
+}  // namespace sightline::join

@@ -1,11 +1,13 @@
-// Call-site tables for attribution (analysis/attribution/call_sites.h), from the user's files
-// on disk: a profile path is mapped onto the workspace (PathMapper), the local file is read and
-// indexed once, and its table is kept for the rest of the attribution. Used by `report`,
-// `check --profile` and the server's profile loader. Not thread-safe: one per attribution.
+// Call-site tables for attribution (analysis/attribution/call_sites.h), from the user's files:
+// a profile path is mapped onto a local file (PathMapper), whose text comes through a callback
+// and is parsed and indexed once; its table is kept for the rest of the attribution. Pure (no
+// IO of its own); not thread-safe: one per attribution.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,11 +15,13 @@
 #include "analysis/attribution/path_mapping.h"
 #include "analysis/source/source_index.h"
 
-namespace sightline::server {
+namespace sightline::join {
 
-class CallSiteSource {
+class CallSiteTables {
  public:
-  explicit CallSiteSource(attribution::PathMapper mapper) : mapper_(std::move(mapper)) {}
+  using Normalize = std::function<std::string(const std::string& local_path)>;
+  using ReadSource = std::function<std::optional<std::string>(const std::string& local_path)>;
+  CallSiteTables(attribution::PathMapper mapper, Normalize normalize, ReadSource read_source);
 
   // A local file the caller has already parsed: used instead of reading it again.
   void add(const std::string& local_path, const source::SourceFile& file, const source::SourceIndex& index);
@@ -27,8 +31,10 @@ class CallSiteSource {
 
  private:
   attribution::PathMapper mapper_;
+  Normalize normalize_;
+  ReadSource read_source_;
   std::map<std::string, const attribution::CallSiteTable*, std::less<>> by_profile_path_;
   std::map<std::string, std::unique_ptr<attribution::CallSiteTable>> by_local_path_;
 };
 
-}  // namespace sightline::server
+}  // namespace sightline::join

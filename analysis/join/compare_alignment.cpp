@@ -1,12 +1,12 @@
 // Matching the costly lines of two profiles of different versions of one script.
-#include "analysis/features/compare_alignment.h"
+#include "analysis/join/compare_alignment.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <string>
 
-namespace sightline::features {
+namespace sightline::join {
 namespace {
 
 struct ProfiledLine {
@@ -103,4 +103,4 @@ FileCosts moveLines(const FileCosts& costs, const LineAlignment& alignment) {
   return out;
 }
 
-}  // namespace sightline::features
+}  // namespace sightline::join

@@ -9,10 +9,10 @@
 #include <map>
 #include <vector>
 
-#include "analysis/features/profile_view.h"
-#include "analysis/features/source_match.h"
+#include "analysis/join/file_costs.h"
+#include "analysis/join/function_anchors.h"
 
-namespace sightline::features {
+namespace sightline::join {
 
 struct LineAlignment {
   std::map<int32_t, int32_t> moved;  // 1-based line in the compare profile -> line in the main one
@@ -35,4 +35,4 @@ std::string describe(const LineAlignment& alignment);
 // stay those of the whole profile).
 FileCosts moveLines(const FileCosts& costs, const LineAlignment& alignment);
 
-}  // namespace sightline::features
+}  // namespace sightline::join

@@ -1,0 +1,94 @@
+// The profile joined to the source: attribution with the user's files, per-file queries, and
+// the compare profile placed on the same lines.
+#include "analysis/join/profile_join.h"
+
+#include <algorithm>
+
+#include "analysis/attribution/nvtx_sites.h"
+#include "analysis/join/call_site_tables.h"
+#include "analysis/join/compare_alignment.h"
+
+namespace sightline::join {
+
+ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const JoinOptions& options)
+    : profile_(std::move(profile)), env_(std::move(env)) {
+  if (!env_.normalize) env_.normalize = [](const std::string& p) { return p; };
+  attribution::Options attribution_options;
+  attribution_options.idle_gap_ns = options.idle_gap_ns;
+  CallSiteTables call_sites(env_.mapper, env_.normalize, env_.read_source);
+  for (const auto& input : options.named) {
+    auto sites = attribution::findNvtxSites(*input.file, *input.index, profile_.strings.intern(input.path));
+    attribution_options.nvtx_sites.insert(attribution_options.nvtx_sites.end(), sites.begin(), sites.end());
+    call_sites.add(input.path, *input.file, *input.index);
+  }
+  // Traces of Python calls name frames by callee: call sites come from the mapped files.
+  attribution_options.call_sites = std::ref(call_sites);
+  attr_ = attribution::attribute(profile_, attribution_options);
+  anchors_ = collectFunctionAnchors(profile_);
+}
+
+attribution::PathMapper ProfileJoin::mapperWith(const std::string& local_path) const {
+  attribution::PathMapper mapper = env_.mapper;
+  if (std::find(mapper.candidates.begin(), mapper.candidates.end(), local_path) == mapper.candidates.end())
+    mapper.candidates.push_back(local_path);
+  return mapper;
+}
+
+std::optional<std::string> ProfileJoin::localPathOf(model::StringId profile_file) const {
+  return env_.mapper.map(profile_.strings[profile_file]);
+}
+
+bool ProfileJoin::mapsOnto(model::StringId profile_file, const std::string& local_path) const {
+  auto mapped = mapperWith(local_path).map(profile_.strings[profile_file]);
+  return mapped && env_.normalize(*mapped) == env_.normalize(local_path);
+}
+
+FileCosts ProfileJoin::measuredCosts(const std::string& local_path) const {
+  auto mapper = mapperWith(local_path);
+  std::string here = env_.normalize(local_path);
+  return fileCosts(profile_, attr_, [&](const std::string& profile_path) {
+    auto mapped = mapper.map(profile_path);
+    return mapped && env_.normalize(*mapped) == here;
+  });
+}
+
+std::vector<FunctionAnchor> ProfileJoin::anchors(const std::string& local_path) const {
+  std::vector<FunctionAnchor> out;
+  for (const auto& [file, list] : anchors_)
+    if (mapsOnto(file, local_path)) out.insert(out.end(), list.begin(), list.end());
+  return out;
+}
+
+FileJoin joinFile(const ProfileJoin& main, const ProfileJoin* compare, const std::string& local_path,
+                  const source::SourceFile& file, const source::SourceIndex& index,
+                  const source::LineTracker* tracker) {
+  FileJoin out;
+  out.measured = main.measuredCosts(local_path);
+  out.anchors = main.anchors(local_path);
+  if (!compare) return out;
+  out.has_compare = true;
+  out.compare = compare->measuredCosts(local_path);
+  if (out.compare.lines.empty()) return out;
+  auto before = compare->anchors(local_path);
+  // Measured on another version of the script: its lines are matched by the work they ran.
+  if (matchSource(file, index, before, compare->profile(), tracker).differs()) {
+    auto alignment = alignProfiledLines(out.compare.lines, compare->profile(), before, out.measured.lines,
+                                        main.profile(), out.anchors);
+    out.compare = moveLines(out.compare, alignment);
+    out.compare_alignment = describe(alignment);
+  }
+  return out;
+}
+
+FileCosts currentCosts(const FileJoin& joined, const source::LineTracker& tracker, const std::string& compare_name,
+                       const std::string& compare_note) {
+  FileCosts out = remapCosts(joined.measured, tracker);
+  if (joined.has_compare) {
+    out.compare = std::make_shared<const FileCosts>(remapCosts(joined.compare, tracker));
+    out.compare_name = compare_name;
+    out.compare_note = compare_note;
+  }
+  return out;
+}
+
+}  // namespace sightline::join

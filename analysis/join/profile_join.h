@@ -1,0 +1,100 @@
+// The one owner of "a profile joined to the user's source": built once per load from the
+// profile a reader returned and the user's files, it runs attribution (with the NVTX range
+// sites and call-site tables of those files), keeps what the profile names of each file's
+// functions, and answers per-file costs. The server, `report` and `check` all go through it.
+// Pure: every file it reads comes through JoinEnvironment's callbacks, so it does no IO.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/attribution/attribution.h"
+#include "analysis/attribution/path_mapping.h"
+#include "analysis/join/file_costs.h"
+#include "analysis/join/function_anchors.h"
+#include "analysis/model/profile.h"
+#include "analysis/source/line_tracker.h"
+#include "analysis/source/source_file.h"
+#include "analysis/source/source_index.h"
+
+namespace sightline::join {
+
+// A local file the caller has parsed already (a file named on the command line): its NVTX
+// range sites feed attribution, and its call-site table is built from this parse.
+struct SourceInput {
+  std::string path;  // absolute; NVTX sites are charged to this path (interned into the profile)
+  std::shared_ptr<const source::SourceFile> file;
+  std::shared_ptr<const source::SourceIndex> index;
+};
+
+// What the join asks of the outside world.
+struct JoinEnvironment {
+  // Profile paths -> local files (rules, candidates, root; existence through its callback).
+  attribution::PathMapper mapper;
+  // A local path's identity (absolute, normalized): two paths of one file give one key.
+  std::function<std::string(const std::string& local_path)> normalize;
+  // A mapped local file's text, for call-site tables of traces; nullopt when unreadable.
+  std::function<std::optional<std::string>(const std::string& local_path)> read_source;
+};
+
+struct JoinOptions {
+  std::vector<SourceInput> named;  // files the user named; may be empty
+  int64_t idle_gap_ns = 1'000'000;
+};
+
+class ProfileJoin {
+ public:
+  ProfileJoin(model::Profile profile, JoinEnvironment env, const JoinOptions& options);
+  ProfileJoin(const ProfileJoin&) = delete;
+  ProfileJoin& operator=(const ProfileJoin&) = delete;
+
+  const model::Profile& profile() const { return profile_; }
+  const attribution::Attribution& attribution() const { return attr_; }
+
+  // The local file a profile path maps onto (as the mapper gives it), or nullopt.
+  std::optional<std::string> localPathOf(model::StringId profile_file) const;
+  // Does `profile_file` map onto the local file `local_path`? (Queried with that file as one
+  // more mapping candidate, so a file opened after the load maps too.)
+  bool mapsOnto(model::StringId profile_file, const std::string& local_path) const;
+  // The costs of every profile path that maps onto `local_path`, merged.
+  FileCosts measuredCosts(const std::string& local_path) const;
+  // The (function, line) pairs the profile names in the files that map onto `local_path`.
+  std::vector<FunctionAnchor> anchors(const std::string& local_path) const;
+
+ private:
+  attribution::PathMapper mapperWith(const std::string& local_path) const;
+
+  model::Profile profile_;
+  JoinEnvironment env_;
+  attribution::Attribution attr_;
+  std::map<model::StringId, std::vector<FunctionAnchor>> anchors_;  // profile path -> anchors
+};
+
+// One local file seen through a profile, and through a second (compare) profile when given.
+struct FileJoin {
+  FileCosts measured;                   // on the lines the profile names
+  std::vector<FunctionAnchor> anchors;  // of the profile paths that map here
+  bool has_compare = false;
+  FileCosts compare;  // the compare profile's costs, placed on the same lines as `measured`
+  // How the compare profile's lines were placed when it measured another version of the
+  // script ("10 of 11 profiled lines matched by the work they ran"); "" when they agree.
+  std::string compare_alignment;
+};
+
+// Joins `local_path` (its current text: `file`, `index`; lines moved since the profile loaded:
+// `tracker`, or null) with `main` and, when given, `compare`.
+FileJoin joinFile(const ProfileJoin& main, const ProfileJoin* compare, const std::string& local_path,
+                  const source::SourceFile& file, const source::SourceIndex& index,
+                  const source::LineTracker* tracker = nullptr);
+
+// The joined costs on the document's current lines (moved through `tracker`), with the compare
+// profile's attached as `compare` (named `compare_name`; `compare_note` says how its lines were
+// placed, when they had to be).
+FileCosts currentCosts(const FileJoin& joined, const source::LineTracker& tracker, const std::string& compare_name,
+                       const std::string& compare_note);
+
+}  // namespace sightline::join

@@ -1,0 +1,44 @@
+// Named files and the joined profile for the verbs.
+#include "server/cli/joined_files.h"
+
+#include <filesystem>
+
+#include "server/local_files.h"
+#include "server/profile_files.h"
+
+namespace sightline::server::cli {
+
+std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, const std::string& verb,
+                                      std::ostream& err, bool& unreadable) {
+  std::vector<NamedFile> out;
+  for (const auto& path : paths) {
+    auto text = readTextFile(path);
+    if (!text) {
+      err << "sightline " << verb << ": cannot read " << path << "\n";
+      unreadable = true;
+      continue;
+    }
+    std::error_code ec;
+    auto file = std::make_shared<const source::SourceFile>(std::move(*text));
+    auto index = std::make_shared<const source::SourceIndex>(source::buildSourceIndex(*file));
+    out.push_back({path, std::filesystem::absolute(path, ec).string(), std::move(file), std::move(index)});
+  }
+  return out;
+}
+
+std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::string& profile_path,
+                                                     const attribution::PathMapper& mapper,
+                                                     const std::vector<NamedFile>& named, int64_t idle_gap_ns,
+                                                     std::string& error) {
+  auto loaded = openProfile(profile_path);
+  if (!loaded.profile) {
+    error = loaded.error;
+    return nullptr;
+  }
+  join::JoinOptions options;
+  options.idle_gap_ns = idle_gap_ns;
+  for (const auto& f : named) options.named.push_back({f.absolute, f.file, f.index});
+  return std::make_unique<join::ProfileJoin>(std::move(*loaded.profile), localJoinEnvironment(mapper), options);
+}
+
+}  // namespace sightline::server::cli

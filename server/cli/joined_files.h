@@ -1,0 +1,33 @@
+// What `report` and `check` share before they print: the files the user named, read and
+// parsed once, and a profile loaded and joined to them (analysis/join/profile_join.h).
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "analysis/join/profile_join.h"
+
+namespace sightline::server::cli {
+
+struct NamedFile {
+  std::string path;      // as named on the command line
+  std::string absolute;  // std::filesystem::absolute(path)
+  std::shared_ptr<const source::SourceFile> file;
+  std::shared_ptr<const source::SourceIndex> index;
+};
+
+// Reads and parses `paths`; each one that cannot be read is told to `err` ("sightline VERB:
+// cannot read PATH") and left out, and `unreadable` is set.
+std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, const std::string& verb,
+                                      std::ostream& err, bool& unreadable);
+
+// Loads the profile at `profile_path` and joins it with `named` (profile paths mapped by
+// `mapper`); nullptr with `error` set when it cannot be read.
+std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::string& profile_path,
+                                                     const attribution::PathMapper& mapper,
+                                                     const std::vector<NamedFile>& named, int64_t idle_gap_ns,
+                                                     std::string& error);
+
+}  // namespace sightline::server::cli

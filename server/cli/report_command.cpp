@@ -1,0 +1,396 @@
+// The report verb: load -> attribute -> map profile paths to local files -> print.
+// Text output prints every line of each file with a left margin: time per step (or total),
+// share of all GPU time, forward/backward split, a bar; def and loop header lines also show
+// the roll-up of their bodies.
+#include "server/cli/report_command.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "analysis/features/profile_view.h"
+#include "analysis/ingest/profile_loader.h"
+#include "protocol/json_in.h"
+#include "server/cli/command_line.h"
+#include "server/cli/joined_files.h"
+
+namespace sightline::server {
+namespace {
+
+namespace fs = std::filesystem;
+using attribution::Attribution;
+using attribution::LineCost;
+using nlohmann::json;
+
+constexpr const char* kUsage =
+    "usage: sightline report --profile PROFILE [options] [FILE...]\n"
+    "\n"
+    "Puts the GPU time of a profile on the lines of Python files. PROFILE is an nsys SQLite\n"
+    "export (nsys export --type sqlite --include-blobs=true), a .nsys-rep (needs nsys on PATH),\n"
+    "or a PyTorch profiler trace (.json or .json.gz, from export_chrome_trace).\n"
+    "\n"
+    "options:\n"
+    "  --profile PATH      the profile to read (required)\n"
+    "  --format text|json  annotated source (default) or JSON for every file (docs/report-json.md)\n"
+    "  --total             times over the whole profile instead of per step\n"
+    "  --compare PATH      a second profile (before a change): adds each line's change from it\n"
+    "  --map FROM=TO       map profile paths starting with FROM onto TO (repeatable)\n"
+    "  -h, --help          this help\n"
+    "\n"
+    "Profile paths are mapped onto FILEs by longest common path suffix, then onto files under\n"
+    "the current directory. NVTX ranges that a FILE opens (torch.cuda.nvtx.range(\"fwd\"), ...)\n"
+    "charge the GPU work inside them to the opening line when nothing finer is known.\n";
+
+std::string formatPercent(double share) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.1f%%", share * 100);
+  return buf;
+}
+
+// Pads to `width` terminal cells (UTF-8 code points, so bars and Σ count once).
+std::string pad(const std::string& s, size_t width, bool left = false) {
+  size_t cells = 0;
+  for (unsigned char c : s) cells += (c & 0xC0) != 0x80;
+  if (cells >= width) return s;
+  return left ? s + std::string(width - cells, ' ') : std::string(width - cells, ' ') + s;
+}
+
+std::string bar(double share) {
+  static const char* const kEighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  int eighths = static_cast<int>(std::lround(share * 10 * 8));  // 10 cells = 100%
+  std::string out;
+  for (int i = 0; i < eighths / 8; ++i) out += "█";
+  out += kEighths[eighths % 8];
+  return out;
+}
+
+json methodsJson(const std::array<int64_t, attribution::kMethodCount>& by_method) {
+  json j = json::object();
+  for (size_t m = 0; m < attribution::kMethodCount; ++m)
+    j[attribution::methodName(static_cast<attribution::Method>(m))] = by_method[m];
+  return j;
+}
+
+json topKernels(const model::Profile& p, const LineCost& c, size_t n) {
+  std::vector<std::pair<int64_t, model::StringId>> v;
+  for (const auto& [name, stat] : c.by_name) v.push_back({stat.ns, name});
+  std::sort(v.rbegin(), v.rend());
+  json out = json::array();
+  for (size_t i = 0; i < v.size() && i < n; ++i)
+    out.push_back({{"name", p.strings[v[i].second]}, {"count", c.by_name.at(v[i].second).count}, {"ns", v[i].first}});
+  return out;
+}
+
+struct MappedFile {
+  model::StringId profile_file;
+  std::optional<std::string> local_path;
+};
+
+struct ReportArgs {
+  std::string profile_path, compare_path, format = "text";
+  bool total = false;
+  std::vector<std::string> files;
+  attribution::PathMapper mapper;
+};
+
+// What the report prints: the joined profile(s), and per named file what was measured there.
+struct ReportData {
+  const ReportArgs& args;
+  const join::ProfileJoin& main;
+  const join::ProfileJoin* compare;
+  const std::vector<cli::NamedFile>& sources;
+  std::vector<MappedFile> mapped;  // every profile file, with the local file it maps onto
+  // The compare profile's costs per local file (absolute path -> 1-based line -> ns).
+  std::map<std::string, std::map<int32_t, int64_t>> compare_lines;
+  // Per local file whose lines the compare profile measured in another version of the script:
+  // how its lines were matched.
+  std::map<std::string, std::string> compare_aligned;
+  std::map<std::string, join::FileCosts> measured;  // absolute path -> the file's costs
+};
+
+std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportArgs& into, std::ostream& out,
+                                   std::ostream& err) {
+  cli::CommandLine command_line("report", kUsage);
+  command_line.option("--profile", cli::valueInto(into.profile_path))
+      .option("--format", cli::choiceInto(into.format, {"text", "json"}, "format"))
+      .option("--compare", cli::valueInto(into.compare_path))
+      .flag("--total", [&into] { into.total = true; })
+      .option("--map", cli::mapRuleInto(into.mapper))
+      .positional(&into.files);
+  if (auto code = command_line.parse(args, out, err)) return code;
+  if (into.profile_path.empty()) {
+    err << "sightline report: --profile is required\n" << kUsage;
+    return 2;
+  }
+  if (into.format == "text" && into.files.empty()) {
+    err << "sightline report: name the Python file(s) to annotate, or use --format json\n";
+    return 2;
+  }
+  return std::nullopt;
+}
+
+std::string absolutePath(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::absolute(path, ec).string();
+}
+
+void joinNamedFiles(ReportData& data) {
+  for (const auto& [file, lines] : data.main.attribution().files)
+    data.mapped.push_back({file, data.main.localPathOf(file)});
+  for (const auto& src : data.sources) {
+    auto joined = join::joinFile(data.main, data.compare, src.absolute, *src.file, *src.index);
+    data.measured[src.absolute] = joined.measured;
+    // A compare profile with nothing on this file says nothing about it.
+    if (!joined.has_compare || (joined.compare.lines.empty() && joined.compare_alignment.empty())) continue;
+    if (!joined.compare_alignment.empty()) data.compare_aligned[src.absolute] = joined.compare_alignment;
+    auto& into = data.compare_lines[src.absolute];
+    for (const auto& [line, c] : joined.compare.lines) into[line] += c.gpu_ns;
+  }
+}
+
+json reportJson(const ReportData& d) {
+  const model::Profile& profile = d.main.profile();
+  const attribution::Attribution& attr = d.main.attribution();
+  json jfiles = json::array();
+  for (const auto& m : d.mapped) {
+    json jlines = json::array();
+    int64_t file_ns = 0;
+    const std::map<int32_t, int64_t>* before = nullptr;
+    if (d.compare && m.local_path) {
+      auto it = d.compare_lines.find(absolutePath(*m.local_path));
+      static const std::map<int32_t, int64_t> kNone;
+      before = it == d.compare_lines.end() ? &kNone : &it->second;
+    }
+    for (const auto& [line, c] : attr.files.at(m.profile_file)) {
+      file_ns += c.gpu_ns;
+      jlines.push_back({{"line", line},
+                        {"gpu_ns", c.gpu_ns},
+                        {"forward_ns", c.forward_ns},
+                        {"backward_ns", c.backward_ns},
+                        {"by_method", methodsJson(c.by_method)},
+                        {"kernels", c.kernels},
+                        {"launches", c.launches},
+                        {"memcpy_bytes", c.memcpy_bytes},
+                        {"memcpy_pageable_bytes", c.pageable_bytes},
+                        {"memcpy_ns", c.memcpy_ns},
+                        {"memset_ns", c.memset_ns},
+                        {"sync_ns", c.sync_ns},
+                        {"syncs", c.syncs},
+                        {"idle_ns", c.idle_ns},
+                        {"idle_gaps", c.idle_gaps},
+                        {"top_kernels", topKernels(profile, c, 5)}});
+      if (before) {
+        auto b = before->find(line);
+        jlines.back()["compare_gpu_ns"] = b == before->end() ? 0 : b->second;
+      }
+    }
+    jfiles.push_back({{"path", profile.strings[m.profile_file]},
+                      {"local_path", m.local_path ? json(*m.local_path) : json(nullptr)},
+                      {"gpu_ns", file_ns},
+                      {"lines", jlines}});
+  }
+  json doc = {{"profile",
+               {{"path", d.args.profile_path},
+                {"format", profile.info.format},
+                {"tool_version", profile.info.tool_version},
+                {"schema_version", profile.info.schema_version},
+                {"gpus", profile.info.gpus},
+                {"capabilities", profile.info.capabilities},
+                {"warnings", profile.info.warnings}}},
+              {"total_gpu_ns", attr.total_gpu_ns},
+              {"attributed_gpu_ns", attr.attributed_gpu_ns},
+              {"unattributed_gpu_ns", attr.unattributed_gpu_ns},
+              {"steps", attr.steps},
+              {"steps_source", attr.steps_source},
+              {"by_method", methodsJson(attr.by_method)},
+              {"files", jfiles}};
+  if (attr.attributed_gpu_ns == 0) doc["advice"] = ingest::captureAdvice();
+  if (d.compare) {
+    json files_before = json::array();
+    for (const auto& [local, lines] : d.compare_lines) {
+      json jl = json::array();
+      for (const auto& [line, ns] : lines) jl.push_back({{"line", line}, {"gpu_ns", ns}});
+      files_before.push_back({{"local_path", local}, {"lines", jl}});
+    }
+    json aligned = json::object();
+    for (const auto& [local, how] : d.compare_aligned) aligned[local] = how;
+    doc["compare"] = {{"path", d.args.compare_path},
+                      {"total_gpu_ns", d.compare->attribution().total_gpu_ns},
+                      {"steps", d.compare->attribution().steps},
+                      {"files", files_before},
+                      {"aligned", aligned}};
+  }
+  return doc;
+}
+
+// Each profile per its own steps, when both know them (and --total is not given).
+bool comparePerStep(const ReportData& d) {
+  return !d.args.total && d.main.attribution().steps > 0 && d.compare && d.compare->attribution().steps > 0;
+}
+
+void writeHeader(const ReportData& d, std::ostream& out) {
+  const model::Profile& profile = d.main.profile();
+  const attribution::Attribution& attr = d.main.attribution();
+  double total_ns = static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns));
+  out << "Profile   " << d.args.profile_path << " ("
+      << (profile.info.format == "nsys-sqlite" ? "Nsight Systems " : "") << profile.info.tool_version << ")";
+  if (!profile.info.gpus.empty()) out << ", GPU: " << profile.info.gpus.front();
+  out << "\n";
+  out << "Steps     ";
+  if (attr.steps > 0)
+    out << attr.steps << " (" << attr.steps_source << ")";
+  else
+    out << "not detected";
+  out << "\nGPU time  " << features::formatMilliseconds(static_cast<double>(attr.total_gpu_ns)) << " ms total";
+  if (attr.steps > 0)
+    out << ", " << features::formatMilliseconds(static_cast<double>(attr.total_gpu_ns) / attr.steps) << " ms/step";
+  out << "\n";
+  if (!attr.files.empty()) {
+    out << "Methods  ";
+    for (size_t m = 0; m < attribution::kMethodCount; ++m)
+      if (attr.by_method[m] > 0)
+        out << " " << attribution::methodName(static_cast<attribution::Method>(m)) << " "
+            << formatPercent(static_cast<double>(attr.by_method[m]) / total_ns);
+    out << "\n";
+  }
+  if (d.compare) {
+    bool per_step = comparePerStep(d);
+    double before = static_cast<double>(d.compare->attribution().total_gpu_ns) /
+                    (per_step ? d.compare->attribution().steps : 1);
+    double now = static_cast<double>(attr.total_gpu_ns) / (per_step ? attr.steps : 1);
+    out << "Compare   " << d.args.compare_path << ": " << features::formatMilliseconds(before) << " -> "
+        << features::formatMilliseconds(now) << (per_step ? " ms/step" : " ms in total") << ", "
+        << features::formatDelta(now - before) << "\n";
+    for (const auto& [local, how] : d.compare_aligned)
+      out << "          " << fs::path(local).filename().string() << " changed since the compared run: " << how << "\n";
+  }
+  for (const auto& w : profile.info.warnings) out << "Warning   " << w << "\n";
+  if (attr.attributed_gpu_ns == 0)
+    out << "No GPU time could be put on source lines: " << ingest::captureAdvice() << "\n";
+}
+
+// Roll-ups on def and loop header lines (1-based line -> ns of the body).
+std::map<int32_t, int64_t> rollups(const cli::NamedFile& local, const std::map<int32_t, LineCost>& lines) {
+  const source::SourceFile& src = *local.file;
+  std::map<int32_t, int64_t> rollup;
+  auto addRange = [&](uint32_t first0, uint32_t last0) {
+    int64_t sum = 0;
+    for (auto it = lines.lower_bound(static_cast<int32_t>(first0 + 1));
+         it != lines.end() && it->first <= static_cast<int32_t>(last0 + 1); ++it)
+      sum += it->second.gpu_ns;
+    if (sum > 0) rollup[static_cast<int32_t>(first0 + 1)] = sum;
+  };
+  for (const auto& f : local.index->functions) addRange(f.def_line, f.end_line);
+  for (const auto& l : local.index->loops)
+    addRange(src.lines().pointAt(l.range.begin).line, src.lines().pointAt(l.range.end).line);
+  return rollup;
+}
+
+// The left margin of one line: time, share, fwd + bwd and a bar, or a def/loop's Σ.
+std::string marginFor(const std::map<int32_t, LineCost>& lines, const std::map<int32_t, int64_t>& rollup, int32_t line,
+                      double steps, double total_ns) {
+  auto it = lines.find(line);
+  auto roll = rollup.find(line);
+  if (it != lines.end() && it->second.gpu_ns > 0) {
+    const auto& c = it->second;
+    double share = static_cast<double>(c.gpu_ns) / total_ns;
+    std::string split = c.backward_ns > 0
+                            ? features::formatMilliseconds(static_cast<double>(c.forward_ns) / steps) + " + " +
+                                  features::formatMilliseconds(static_cast<double>(c.backward_ns) / steps)
+                            : "";
+    return pad(features::formatMilliseconds(static_cast<double>(c.gpu_ns) / steps), 9) + "  " +
+           pad(formatPercent(share), 6) + "  " + pad(split, 15, true) + "  " + pad(bar(share), 10, true);
+  }
+  if (roll != rollup.end()) {
+    double share = static_cast<double>(roll->second) / total_ns;
+    return pad("Σ " + features::formatMilliseconds(static_cast<double>(roll->second) / steps), 9) + "  " +
+           pad(formatPercent(share), 6) + "  " + pad("", 15) + "  " + pad("", 10);
+  }
+  return std::string(9 + 2 + 6 + 2 + 15 + 2 + 10, ' ');
+}
+
+void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::ostream& out) {
+  const attribution::Attribution& attr = d.main.attribution();
+  double total_ns = static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns));
+  const auto& lines = d.measured.at(local.absolute).lines;
+  int64_t this_file = 0;
+  for (const auto& [line, c] : lines) this_file += c.gpu_ns;
+  int64_t other = attr.attributed_gpu_ns - this_file;
+  out << "\n"
+      << local.path << ": " << formatPercent(static_cast<double>(this_file) / total_ns)
+      << " of GPU time on its lines, " << formatPercent(static_cast<double>(other) / total_ns) << " on other files, "
+      << formatPercent(static_cast<double>(attr.unattributed_gpu_ns) / total_ns) << " unattributed\n";
+  auto rollup = rollups(local, lines);
+  double steps = d.args.total || attr.steps <= 0 ? 1 : attr.steps;
+  bool per_step = comparePerStep(d);
+  const std::map<int32_t, int64_t>* before_lines = nullptr;
+  if (d.compare) {
+    auto it = d.compare_lines.find(local.absolute);
+    static const std::map<int32_t, int64_t> kNone;
+    before_lines = it == d.compare_lines.end() ? &kNone : &it->second;
+  }
+  // The change column: this profile minus the compare profile, on the line.
+  auto deltaColumn = [&](int32_t line) -> std::string {
+    if (!before_lines) return "";
+    auto b = before_lines->find(line);
+    auto n = lines.find(line);
+    double before = b == before_lines->end()
+                        ? 0
+                        : static_cast<double>(b->second) / (per_step ? d.compare->attribution().steps : 1);
+    double now = n == lines.end() ? 0 : static_cast<double>(n->second.gpu_ns) / (per_step ? attr.steps : 1);
+    if (std::abs(now - before) < 5e3) return pad("", 13);
+    return "  " + pad(features::formatDelta(now - before), 11, true);
+  };
+  out << pad(d.args.total ? "ms" : "ms/step", 9) << "  " << pad("share", 6) << "  " << pad("fwd + bwd", 15, true)
+      << "  " << pad("", 10);
+  if (before_lines) out << "  " << pad(per_step ? "Δ per step" : "Δ total", 11, true);
+  out << " │\n";
+  const source::SourceFile& src = *local.file;
+  for (uint32_t l = 0; l < src.lines().lineCount(); ++l) {
+    auto r = src.lines().lineRange(l);
+    if (l + 1 == src.lines().lineCount() && r.begin == r.end) break;
+    auto line = static_cast<int32_t>(l + 1);
+    out << marginFor(lines, rollup, line, steps, total_ns) << deltaColumn(line) << " │"
+        << pad(std::to_string(line), 5) << "  " << src.text().substr(r.begin, r.end - r.begin) << "\n";
+  }
+}
+
+}  // namespace
+
+int runReportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ReportArgs parsed;
+  if (auto code = parseReportArgs(args, parsed, out, err)) return *code;
+  // The named files, parsed once: their NVTX range sites feed attribution, their lines the output.
+  bool unreadable = false;
+  auto sources = cli::readNamedFiles(parsed.files, "report", err, unreadable);
+  cli::mapOntoFiles(parsed.mapper, parsed.files);
+  std::string error;
+  auto main = cli::loadJoinedProfile(parsed.profile_path, parsed.mapper, sources, 1'000'000, error);
+  if (!main) {
+    err << "sightline report: " << error << "\n";
+    return 2;
+  }
+  std::unique_ptr<join::ProfileJoin> compare;
+  if (!parsed.compare_path.empty()) {
+    compare = cli::loadJoinedProfile(parsed.compare_path, parsed.mapper, sources, 1'000'000, error);
+    if (!compare) {
+      err << "sightline report: --compare: " << error << "\n";
+      return 2;
+    }
+  }
+  ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}};
+  joinNamedFiles(data);
+  if (parsed.format == "json") {
+    out << protocol::dumpJson(reportJson(data)) << "\n";
+    return 0;
+  }
+  writeHeader(data, out);
+  for (const auto& local : sources) writeAnnotatedFile(data, local, out);
+  return unreadable ? 2 : 0;
+}
+
+}  // namespace sightline::server
