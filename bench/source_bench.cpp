@@ -7,6 +7,7 @@
 
 #include "analysis/features/diagnostics.h"
 #include "bench/scaled_script.h"
+#include "server/worker_pool.h"
 
 namespace {
 
@@ -19,7 +20,7 @@ const std::string& script() {
 
 void BM_ParseOnly(benchmark::State& state) {
   for (auto _ : state) {
-    source::SourceFile file(script());
+    source::SourceFile file(script(), /*chunked=*/true, &server::WorkerPool::shared());
     benchmark::DoNotOptimize(file.text().size());
   }
 }
@@ -35,14 +36,14 @@ void BM_ParseWholeOneTree(benchmark::State& state) {
 BENCHMARK(BM_ParseWholeOneTree)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_IndexOnly(benchmark::State& state) {
-  source::SourceFile file(script());
+  source::SourceFile file(script(), /*chunked=*/true, &server::WorkerPool::shared());
   for (auto _ : state) benchmark::DoNotOptimize(source::buildSourceIndex(file).calls.size());
 }
 BENCHMARK(BM_IndexOnly)->Unit(benchmark::kMillisecond);
 
 void BM_ParseAndIndex(benchmark::State& state) {
   for (auto _ : state) {
-    source::SourceFile file(script());
+    source::SourceFile file(script(), /*chunked=*/true, &server::WorkerPool::shared());
     auto index = source::buildSourceIndex(file);
     benchmark::DoNotOptimize(index.calls.size());
   }
@@ -67,14 +68,14 @@ struct MidFileEdit {
 };
 
 void BM_IncrementalReparse(benchmark::State& state) {
-  source::SourceFile file(script());
+  source::SourceFile file(script(), /*chunked=*/true, &server::WorkerPool::shared());
   MidFileEdit edit(script());
   for (auto _ : state) edit.apply(file);
 }
 BENCHMARK(BM_IncrementalReparse)->Unit(benchmark::kMillisecond);
 
 void BM_EditToDiagnostics(benchmark::State& state) {
-  source::SourceFile file(script());
+  source::SourceFile file(script(), /*chunked=*/true, &server::WorkerPool::shared());
   MidFileEdit edit(script());
   features::RuleConfig config;
   size_t findings = 0;
@@ -91,7 +92,7 @@ void BM_EditToDiagnostics(benchmark::State& state) {
 BENCHMARK(BM_EditToDiagnostics)->Unit(benchmark::kMillisecond);
 
 void BM_DiagnosticsOnly(benchmark::State& state) {
-  source::SourceFile file(script());
+  source::SourceFile file(script(), /*chunked=*/true, &server::WorkerPool::shared());
   auto index = source::buildSourceIndex(file);
   features::RuleConfig config;
   for (auto _ : state) benchmark::DoNotOptimize(features::computeDiagnostics(file, index, config).size());
@@ -102,7 +103,7 @@ BENCHMARK(BM_DiagnosticsOnly)->Unit(benchmark::kMillisecond);
 
 // What copying a 10k-line index costs (the incremental build copies most entries).
 void BM_IndexCopy(benchmark::State& state) {
-  source::SourceFile file(script());
+  source::SourceFile file(script(), /*chunked=*/true, &server::WorkerPool::shared());
   auto index = source::buildSourceIndex(file);
   for (auto _ : state) {
     source::SourceIndex copy = index;

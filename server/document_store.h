@@ -13,13 +13,18 @@
 #include "analysis/source/source_index.h"
 #include "protocol/lsp_types.h"
 #include "server/position_conversion.h"
+#include "server/worker_pool.h"
 
 namespace sightline::server {
 
 class Document {
  public:
+  // A large text is parsed in chunks on the server's worker pool.
   Document(std::string uri, int64_t version, std::string text)
-      : uri_(std::move(uri)), version_(version), file_(std::move(text)), lines_(file_.lines().lineCount()) {}
+      : uri_(std::move(uri)),
+        version_(version),
+        file_(std::move(text), /*chunked=*/true, &WorkerPool::shared()),
+        lines_(file_.lines().lineCount()) {}
 
   const std::string& uri() const { return uri_; }
   int64_t version() const { return version_; }

@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 extern "C" const TSLanguage* tree_sitter_python();
@@ -61,8 +59,8 @@ std::string checkGrammarCompatibility() {
   return {};
 }
 
-SourceFile::SourceFile(std::string text, bool chunked)
-    : text_(std::move(text)), lines_(text_), chunking_failed_(!chunked) {
+SourceFile::SourceFile(std::string text, bool chunked, TaskRunner* runner)
+    : text_(std::move(text)), lines_(text_), chunking_failed_(!chunked), runner_(runner) {
   parseFresh();
 }
 
@@ -72,7 +70,8 @@ SourceFile::SourceFile(SourceFile&& other) noexcept
     : text_(std::move(other.text_)),
       lines_(std::move(other.lines_)),
       chunks_(std::move(other.chunks_)),
-      chunking_failed_(other.chunking_failed_) {
+      chunking_failed_(other.chunking_failed_),
+      runner_(other.runner_) {
   other.chunks_.clear();
 }
 
@@ -83,6 +82,7 @@ SourceFile& SourceFile::operator=(SourceFile&& other) noexcept {
     lines_ = std::move(other.lines_);
     chunks_ = std::move(other.chunks_);
     chunking_failed_ = other.chunking_failed_;
+    runner_ = other.runner_;
     other.chunks_.clear();
   }
   return *this;
@@ -174,23 +174,13 @@ bool SourceFile::parseChunked() {
   for (size_t i = 0; i < starts.size(); ++i)
     chunks_.push_back(
         {starts[i], i + 1 < starts.size() ? starts[i + 1] : static_cast<uint32_t>(text_.size()), nullptr});
-  // Chunks on all cores, each thread taking the next unparsed one.
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < chunks_.size(); i = next++) parseChunk(text_, lines_, chunks_[i], nullptr);
-  };
-  unsigned threads =
-      std::min<unsigned>(static_cast<unsigned>(chunks_.size()), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) {
-    try {
-      pool.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no thread to be had: this one parses them all
-    }
+  // Chunks on the owner's cores when it lent some; each chunk has its own tree and parser.
+  auto parseOne = [this](size_t i) { parseChunk(text_, lines_, chunks_[i], nullptr); };
+  if (runner_) {
+    runner_->runAll(chunks_.size(), parseOne);
+  } else {
+    for (size_t i = 0; i < chunks_.size(); ++i) parseOne(i);
   }
-  work();
-  for (auto& t : pool) t.join();
   return !hasSyntaxErrors();
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/source/line_index.h"
+#include "analysis/source/task_runner.h"
 
 struct TSTree;
 
@@ -28,8 +29,10 @@ std::string checkGrammarCompatibility();
 
 class SourceFile {
  public:
-  // `chunked` false: always one tree for the whole text (tests compare the two).
-  explicit SourceFile(std::string text, bool chunked = true);
+  // `chunked` false: always one tree for the whole text (tests compare the two). Chunks are
+  // parsed through `runner` (kept for later re-chunking; it must outlive the file), else one
+  // after the other on the calling thread.
+  explicit SourceFile(std::string text, bool chunked = true, TaskRunner* runner = nullptr);
   ~SourceFile();
   SourceFile(SourceFile&&) noexcept;
   SourceFile& operator=(SourceFile&&) noexcept;
@@ -77,6 +80,7 @@ class SourceFile {
   LineIndex lines_;
   std::vector<Chunk> chunks_;     // contiguous, covering the whole text
   bool chunking_failed_ = false;  // a clean text whose chunks had errors: parse it whole
+  TaskRunner* runner_ = nullptr;  // not owned; null: parse on the calling thread
 };
 
 }  // namespace sightline::source

@@ -5,6 +5,7 @@
 
 #include "server/local_files.h"
 #include "server/profile_files.h"
+#include "server/worker_pool.h"
 
 namespace sightline::server::cli {
 
@@ -19,7 +20,7 @@ std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, con
       continue;
     }
     std::error_code ec;
-    auto file = std::make_shared<const source::SourceFile>(std::move(*text));
+    auto file = std::make_shared<const source::SourceFile>(std::move(*text), /*chunked=*/true, &WorkerPool::shared());
     auto index = std::make_shared<const source::SourceIndex>(source::buildSourceIndex(*file));
     out.push_back({path, std::filesystem::absolute(path, ec).string(), std::move(file), std::move(index)});
   }

@@ -1,24 +1,33 @@
-// Architecture invariants (docs/architecture.md): dependencies point one way.
+// Architecture invariants (docs/architecture.md): dependencies point one way, between the top
+// layers and between the parts of analysis/, and the analysis core does no IO of its own.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <regex>
+#include <set>
 
 #include "tests/support/test_paths.h"
 
 namespace sightline::testing {
 namespace {
 
-// Files under `dir` with an #include matching `pattern`.
-std::vector<std::string> offenders(const std::string& dir, const std::regex& pattern) {
-  std::vector<std::string> out;
+// Our C++ sources under `dir` (the grammar's node_modules left out).
+std::vector<std::filesystem::path> sources(const std::string& dir) {
+  std::vector<std::filesystem::path> out;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(sourcePath(dir))) {
     auto ext = entry.path().extension();
     if (entry.path().string().find("node_modules") != std::string::npos) continue;
-    if (ext != ".h" && ext != ".cpp") continue;
-    std::string text = readFile(entry.path().string());
-    if (std::regex_search(text, pattern)) out.push_back(entry.path().string());
+    if (ext == ".h" || ext == ".cpp") out.push_back(entry.path());
   }
+  return out;
+}
+
+// Files under `dir` whose text matches `pattern`.
+std::vector<std::string> offenders(const std::string& dir, const std::regex& pattern) {
+  std::vector<std::string> out;
+  for (const auto& path : sources(dir))
+    if (std::regex_search(readFile(path.string()), pattern)) out.push_back(path.string());
   return out;
 }
 
@@ -34,8 +43,59 @@ TEST(Layering, ProtocolKnowsNoAnalysisServerOrAsio) {
 
 TEST(Layering, TreeSitterStaysInAnalysisSource) {
   std::regex ts(R"(#include\s*[<"]tree_sitter/)");
-  for (const char* dir : {"analysis/features", "protocol", "server"})
+  for (const char* dir : {"analysis/features", "analysis/join", "analysis/attribution", "protocol", "server"})
     EXPECT_EQ(offenders(dir, ts), std::vector<std::string>{}) << dir;
+}
+
+// Inside analysis/, as docs/architecture.md states them: each part includes only itself and
+// the parts listed for it.
+TEST(Layering, AnalysisPartsPointOneWay) {
+  const std::map<std::string, std::set<std::string>> allowed = {
+      {"model", {"model"}},
+      {"source", {"source"}},
+      {"ingest", {"ingest", "model"}},
+      {"attribution", {"attribution", "model", "source"}},
+      {"join", {"join", "attribution", "model", "source"}},
+      {"features", {"features", "join", "attribution", "model", "source"}},
+  };
+  std::regex include(R"(#include\s*"analysis/([a-z_]+)/)");
+  for (const auto& [part, may] : allowed) {
+    for (const auto& path : sources("analysis/" + part)) {
+      std::string text = readFile(path.string());
+      for (std::sregex_iterator it(text.begin(), text.end(), include), end; it != end; ++it)
+        EXPECT_TRUE(may.count((*it)[1].str())) << path.string() << " includes analysis/" << (*it)[1].str();
+    }
+  }
+  // Every part of analysis/ is listed above (a new one must say where it stands).
+  for (const auto& entry : std::filesystem::directory_iterator(sourcePath("analysis"))) {
+    if (entry.is_directory()) {
+      EXPECT_TRUE(allowed.count(entry.path().filename().string())) << entry.path();
+    }
+  }
+}
+
+// The analysis core does no IO: outside the readers nothing opens, writes or spawns, and
+// nothing starts threads (their owners lend them). The readers open profile files and may
+// read on a second thread, but never write or spawn.
+TEST(Layering, AnalysisDoesNoIoOutsideTheReaders) {
+  std::regex spawns_or_writes(
+      R"(std::system\s*\(|\bpopen\s*\(|\bfork\s*\(|\bexec[lv]p?e?\s*\(|posix_spawn|std::ofstream|\bofstream\b|)"
+      R"(create_director|filesystem::rename|fs::rename|filesystem::remove|fs::remove|\bfwrite\s*\()");
+  std::regex opens_or_threads(
+      R"(std::ifstream|\bifstream\b|std::fstream|\bfopen\s*\(|\bopen\s*\(|gzopen|sqlite3_open|)"
+      R"(std::thread|std::jthread|std::async|pthread_create|#include\s*<filesystem>)");
+  for (const char* part : {"model", "source", "attribution", "join", "features"}) {
+    EXPECT_EQ(offenders(std::string("analysis/") + part, spawns_or_writes), std::vector<std::string>{}) << part;
+    EXPECT_EQ(offenders(std::string("analysis/") + part, opens_or_threads), std::vector<std::string>{}) << part;
+  }
+  EXPECT_EQ(offenders("analysis/ingest", spawns_or_writes), std::vector<std::string>{});
+}
+
+// The checks above can fail: they find what they look for in text that has it.
+TEST(Layering, PatternsCatchWhatTheyLookFor) {
+  std::regex spawns(R"(std::system\s*\(|\bpopen\s*\()");
+  EXPECT_TRUE(std::regex_search(std::string("int rc = std::system(cmd.c_str());"), spawns));
+  EXPECT_FALSE(offenders("server", spawns).empty()) << "server/profile_files.cpp runs nsys export";
 }
 
 }  // namespace
