@@ -178,4 +178,43 @@ void fromJson(const JsonIn& in, CancelParams& out) {
   out.id = id.raw();
 }
 
+json toJson(const MarkupContent& m) { return {{"kind", m.kind}, {"value", m.value}}; }
+
+void fromJson(const JsonIn& in, HoverParams& out) {
+  out.uri = in.field("textDocument").field("uri").asString();
+  fromJson(in.field("position"), out.position);
+}
+
+json toJson(const Hover& h) { return {{"contents", toJson(h.contents)}}; }
+
+void fromJson(const JsonIn& in, InlayHintParams& out) {
+  out.uri = in.field("textDocument").field("uri").asString();
+  fromJson(in.field("range"), out.range);
+}
+
+json toJson(const InlayHint& h) {
+  json j = {{"position", toJson(h.position)}, {"label", h.label}, {"paddingLeft", h.paddingLeft}};
+  if (h.tooltip) j["tooltip"] = toJson(*h.tooltip);
+  if (!h.data.is_null()) j["data"] = h.data;
+  return j;
+}
+
+void fromJson(const JsonIn& in, DidChangeConfigurationParams& out) {
+  auto settings = in.optionalField("settings");
+  if (!settings || !settings->raw().is_object()) return;
+  if (auto section = settings->optionalField("sightline"); section && section->raw().is_object())
+    out.sightline = section->raw();
+}
+
+void fromJson(const JsonIn& in, DidChangeWatchedFilesParams& out) {
+  for (const auto& change : in.field("changes").elements()) {
+    FileEvent e;
+    e.uri = change.field("uri").asString();
+    if (auto type = change.optionalField("type")) e.type = static_cast<int>(type->asInt());
+    out.changes.push_back(std::move(e));
+  }
+}
+
+void fromJson(const JsonIn& in, WorkDoneProgressCancelParams& out) { out.token = in.field("token").raw(); }
+
 }  // namespace sightline::protocol

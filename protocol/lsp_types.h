@@ -144,6 +144,59 @@ struct ExecuteCommandParams {
 };
 void fromJson(const JsonIn& in, ExecuteCommandParams& out);
 
+// --- hover and inlay hints ----------------------------------------------------------------
+struct MarkupContent {
+  std::string kind = "markdown";  // "markdown" or "plaintext"
+  std::string value;
+};
+json toJson(const MarkupContent& m);
+
+struct HoverParams {
+  std::string uri;    // textDocument.uri
+  Position position;
+};
+void fromJson(const JsonIn& in, HoverParams& out);
+
+struct Hover {
+  MarkupContent contents;
+};
+json toJson(const Hover& h);
+
+struct InlayHintParams {
+  std::string uri;  // textDocument.uri
+  Range range;
+};
+void fromJson(const JsonIn& in, InlayHintParams& out);
+
+struct InlayHint {
+  Position position;
+  std::string label;
+  bool paddingLeft = false;
+  std::optional<MarkupContent> tooltip;
+  json data;  // omitted when null: Sightline's figures (docs/lsp-extensions.md)
+};
+json toJson(const InlayHint& h);
+
+// --- workspace and window notifications ---------------------------------------------------
+struct DidChangeConfigurationParams {
+  std::optional<json> sightline;  // settings.sightline, when the client sent the section
+};
+void fromJson(const JsonIn& in, DidChangeConfigurationParams& out);
+
+struct FileEvent {
+  std::string uri;
+  int type = 0;  // 1 created, 2 changed, 3 deleted
+};
+struct DidChangeWatchedFilesParams {
+  std::vector<FileEvent> changes;
+};
+void fromJson(const JsonIn& in, DidChangeWatchedFilesParams& out);
+
+struct WorkDoneProgressCancelParams {
+  json token;  // integer or string
+};
+void fromJson(const JsonIn& in, WorkDoneProgressCancelParams& out);
+
 struct CancelParams {
   json id;  // integer or string
 };

@@ -5,12 +5,15 @@
 
 #include <filesystem>
 
+#include "analysis/features/hover.h"
+#include "analysis/features/inlay_hints.h"
 #include "analysis/features/profile_commands.h"
 #include "analysis/features/profile_diagnostics.h"
 #include "analysis/features/source_match.h"
 #include "protocol/json_in.h"
 #include "server/conversion.h"
 #include "server/local_files.h"
+#include "server/profile_text.h"
 #include "server/log.h"
 #include "server/uri.h"
 
@@ -140,8 +143,9 @@ void Session::registerHandlers() {
                                    protocol::toJson(protocol::PublishDiagnosticsParams{params.uri, std::nullopt, {}}));
   });
   dispatcher_.onNotification("workspace/didChangeConfiguration", [this](const json& p) {
-    if (p.is_object() && p.contains("settings") && p["settings"].is_object() && p["settings"].contains("sightline")) {
-      applySettings(p["settings"]["sightline"]);
+    auto params = parseParams<protocol::DidChangeConfigurationParams>(p);
+    if (params.sightline) {
+      applySettings(*params.sightline);
     } else if (client_.configuration) {
       requestConfiguration();
     }
@@ -150,18 +154,18 @@ void Session::registerHandlers() {
   dispatcher_.onRequest("textDocument/inlayHint", [this](const json& p) { return inlayHints(p); });
   dispatcher_.onRequest("textDocument/hover", [this](const json& p) { return hover(p); });
   dispatcher_.onNotification("window/workDoneProgress/cancel", [this](const json& p) {
-    if (!p.is_object() || !p.contains("token") || p["token"] != progress_token_ || progress_token_.empty()) return;
+    auto params = parseParams<protocol::WorkDoneProgressCancelParams>(p);
+    if (progress_token_.empty() || params.token != progress_token_) return;
     loader_.cancel();
     progress(progress_token_, {{"kind", "end"}, {"message", "cancelled"}});
     progress_token_.clear();
     SL_LOG(Info) << "profile load cancelled";
   });
   dispatcher_.onNotification("workspace/didChangeWatchedFiles", [this](const json& p) {
-    if (!profile_ || !p.is_object() || !p.contains("changes") || !p["changes"].is_array()) return;
-    for (const auto& change : p["changes"]) {
-      auto path = change.is_object() && change.contains("uri") && change["uri"].is_string()
-                      ? uriToPath(change["uri"].get<std::string>())
-                      : std::nullopt;
+    auto params = parseParams<protocol::DidChangeWatchedFilesParams>(p);
+    if (!profile_) return;
+    for (const auto& change : params.changes) {
+      auto path = uriToPath(change.uri);
       if (path && normalPath(*path) == normalPath(profile_->path)) {
         pending_mtime_ = 0;
         watchProfile();  // the poll confirms the file is stable before reloading
@@ -483,48 +487,44 @@ const features::FileCosts* Session::costsFor(Document& doc) {
 }
 
 json Session::inlayHints(const json& params) {
-  auto p = parseParams<protocol::TextDocumentParams>(params);
-  auto range = protocol::parse<protocol::Range>(
-      params.is_object() && params.contains("range") ? params["range"] : json(), "params.range");
-  if (!range) throw RequestError{ErrorCode::InvalidParams, range.error().describe()};
+  auto p = parseParams<protocol::InlayHintParams>(params);
   Document& doc = documentFor(p.uri);
   json out = json::array();
   const features::FileCosts* costs = settings_.hints_enabled ? costsFor(doc) : nullptr;
   if (!costs) return out;
   const auto& file = doc.file();
   auto hints = features::computeInlayHints(file, doc.index(), *costs, profile_->profile(), settings_.hints,
-                                           range.value().start.line, range.value().end.line);
+                                           p.range.start.line, p.range.end.line);
   for (const auto& h : hints) {
     if (h.line >= file.lines().lineCount()) continue;
-    auto end = toPosition(file.text(), file.lines(), file.lines().lineRange(h.line).end, encoding_);
-    out.push_back({{"position", protocol::toJson(end)},
-                   {"label", h.label},
-                   {"paddingLeft", true},
-                   {"tooltip", {{"kind", "markdown"}, {"value", h.tooltip}}}});
+    protocol::InlayHint hint;
+    hint.position = toPosition(file.text(), file.lines(), file.lines().lineRange(h.line).end, encoding_);
+    hint.label = hintLabel(h);
+    hint.paddingLeft = true;
+    hint.tooltip = protocol::MarkupContent{"markdown", hintTooltip(h)};
+    hint.data = hintData(h);
+    out.push_back(protocol::toJson(hint));
   }
   return out;
 }
 
 json Session::hover(const json& params) {
-  auto p = parseParams<protocol::TextDocumentParams>(params);
-  auto position = protocol::parse<protocol::Position>(
-      params.is_object() && params.contains("position") ? params["position"] : json(), "params.position");
-  if (!position) throw RequestError{ErrorCode::InvalidParams, position.error().describe()};
+  auto p = parseParams<protocol::HoverParams>(params);
   Document& doc = documentFor(p.uri);
   std::string value;
   // On a diagnostic's range: why it costs and the fix.
-  uint32_t offset = toOffset(doc.file().text(), doc.file().lines(), position.value(), encoding_);
+  uint32_t offset = toOffset(doc.file().text(), doc.file().lines(), p.position, encoding_);
   for (const auto& f : findingsFor(doc)) {
     if (offset < f.range.begin || offset > f.range.end) continue;
-    value += (value.empty() ? "" : "\n\n---\n\n") + features::explainFinding(f);
+    value += (value.empty() ? "" : "\n\n---\n\n") + findingMarkdown(f);
   }
   if (const features::FileCosts* costs = costsFor(doc)) {
-    uint32_t line = position.value().line;
-    if (auto card = features::hoverCard(doc.file(), doc.index(), *costs, profile_->profile(), settings_.hints, line))
-      value += (value.empty() ? "" : "\n\n---\n\n") + *card;
+    if (auto info = features::computeHover(doc.file(), doc.index(), *costs, profile_->profile(), settings_.hints,
+                                           p.position.line))
+      value += (value.empty() ? "" : "\n\n---\n\n") + hoverMarkdown(*info);
   }
   if (value.empty()) return nullptr;
-  return {{"contents", {{"kind", "markdown"}, {"value", value}}}};
+  return protocol::toJson(protocol::Hover{{"markdown", value}});
 }
 
 void Session::publishNow(Document& doc) {

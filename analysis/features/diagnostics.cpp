@@ -307,18 +307,4 @@ std::vector<Finding> computeDiagnostics(const SourceFile& file, const SourceInde
   return RuleRunner(file, index, config).run();
 }
 
-std::string explainFinding(const Finding& finding) {
-  std::string out = "**`" + finding.code + "`** " + finding.message;
-  if (const RuleInfo* rule = findRule(finding.code)) {
-    if (!rule->why.empty()) out += "\n\n**Why it costs:** " + std::string(rule->why);
-    if (!rule->fix.empty()) out += "\n\n**Fix:** " + std::string(rule->fix);
-  }
-  if (!finding.fixes.empty()) {
-    out += "\n\nQuick fix" + std::string(finding.fixes.size() > 1 ? "es" : "") + ":";
-    for (const auto& fix : finding.fixes) out += " " + fix.title + ";";
-    out.pop_back();
-  }
-  return out;
-}
-
 }  // namespace sightline::features

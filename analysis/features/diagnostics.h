@@ -29,10 +29,6 @@ struct Finding {
 std::vector<Finding> computeDiagnostics(const source::SourceFile& file, const source::SourceIndex& index,
                                         const RuleConfig& config);
 
-// A hover card for a finding (markdown): its message, why the pattern costs, the fix, and the
-// quick fixes on offer.
-std::string explainFinding(const Finding& finding);
-
 // True when a `# sightline: ignore` / `# sightline: ignore[a, b]` comment on one of the
 // range's lines names `code` (or names nothing).
 bool isSuppressed(const source::SourceFile& file, const source::SourceIndex& index, ByteRange range,

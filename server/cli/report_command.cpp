@@ -17,6 +17,7 @@
 #include "protocol/json_in.h"
 #include "server/cli/command_line.h"
 #include "server/cli/joined_files.h"
+#include "server/profile_text.h"
 
 namespace sightline::server {
 namespace {
@@ -264,7 +265,7 @@ void writeHeader(const ReportData& d, std::ostream& out) {
     double now = static_cast<double>(attr.total_gpu_ns) / (per_step ? attr.steps : 1);
     out << "Compare   " << d.args.compare_path << ": " << features::formatMilliseconds(before) << " -> "
         << features::formatMilliseconds(now) << (per_step ? " ms/step" : " ms in total") << ", "
-        << features::formatDelta(now - before) << "\n";
+        << formatDelta(now - before) << "\n";
     for (const auto& [local, how] : d.compare_aligned)
       out << "          " << fs::path(local).filename().string() << " changed since the compared run: " << how << "\n";
   }
@@ -343,7 +344,7 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
                         : static_cast<double>(b->second) / (per_step ? d.compare->attribution().steps : 1);
     double now = n == lines.end() ? 0 : static_cast<double>(n->second.gpu_ns) / (per_step ? attr.steps : 1);
     if (std::abs(now - before) < 5e3) return pad("", 13);
-    return "  " + pad(features::formatDelta(now - before), 11, true);
+    return "  " + pad(formatDelta(now - before), 11, true);
   };
   out << pad(d.args.total ? "ms" : "ms/step", 9) << "  " << pad("share", 6) << "  " << pad("fwd + bwd", 15, true)
       << "  " << pad("", 10);

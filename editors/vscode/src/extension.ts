@@ -98,8 +98,19 @@ async function serverCommand<T>(command: string, args: unknown[] = []): Promise<
   }
 }
 
-// Optional background tint on costly lines (sightline.heat.enabled): the share each inlay hint
-// states ("· 31%"), in five steps of opacity.
+// What the server puts in each inlay hint's `data` (docs/lsp-extensions.md).
+interface HintData {
+  kind: "cost" | "rollup" | "gone";
+  gpuNs: number;
+  perStep: boolean;
+  share: number; // of all GPU time, 0..1
+  forwardNs: number;
+  backwardNs: number;
+  deltaNs?: number;
+}
+
+// Optional background tint on costly lines (sightline.heat.enabled): each cost hint's share of
+// all GPU time (its data.share), in five steps of opacity.
 class Heat {
   private readonly levels = [0.06, 0.1, 0.15, 0.22, 0.3].map((alpha) =>
     vscode.window.createTextEditorDecorationType({
@@ -136,11 +147,10 @@ class Heat {
           hints = null;
         }
         for (const hint of hints ?? []) {
-          const label = typeof hint.label === "string" ? hint.label : hint.label.map((p) => p.value).join("");
-          const m = /·\s*(\d+(?:\.\d+)?)%/.exec(label);
-          if (!m || label.startsWith("Σ") || hint.position.line >= doc.lineCount) continue;
-          const share = Number(m[1]);
-          const level = Math.min(this.levels.length - 1, Math.floor(share / 10));
+          // The server's figures ride in the hint's data (docs/lsp-extensions.md), never the label.
+          const data = hint.data as HintData | undefined;
+          if (data?.kind !== "cost" || typeof data.share !== "number" || hint.position.line >= doc.lineCount) continue;
+          const level = Math.min(this.levels.length - 1, Math.floor(data.share * 10));
           ranges[level].push(doc.lineAt(hint.position.line).range);
         }
       }

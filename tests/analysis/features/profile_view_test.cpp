@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/features/hover.h"
+#include "analysis/features/inlay_hints.h"
 #include "analysis/features/profile_diagnostics.h"
 #include "tests/support/test_paths.h"
 
@@ -52,33 +54,59 @@ TEST(ProfileView, Formatting) {
   EXPECT_EQ(shortKernelName(std::string(100, 'k'), 10), "kkkkkkkkk…");
 }
 
+// The figures behind the hints (their labels: tests/server/profile_text_test.cpp).
 TEST(ProfileView, HintsPerStepWithSplitRollupsAndMinShare) {
   Fixture f;
   auto hints = computeInlayHints(f.file, f.index, f.costs, f.profile, HintOptions{}, 0, 200);
-  std::map<uint32_t, std::string> labels;
-  for (const auto& h : hints) labels[h.line] = h.label;
-  EXPECT_EQ(labels[32], "▮ 6.00 ms · 60% (fwd 2.00 + bwd 4.00)");
-  EXPECT_EQ(labels[31], "Σ 6.00 ms · 60%") << "def forward rolls up its body";
-  EXPECT_EQ(labels.count(108), 0u) << "0.1% is below the default minShare";
-  EXPECT_EQ(labels[101], "▮ 0.20 ms · 2.0%");
+  std::map<uint32_t, LineHint> by_line;
+  for (const auto& h : hints) by_line[h.line] = h;
+  const LineHint& hot = by_line.at(32);
+  EXPECT_EQ(hot.kind, HintKind::Cost);
+  EXPECT_TRUE(hot.scale.per_step);
+  EXPECT_DOUBLE_EQ(hot.gpu_ns, 6'000'000);
+  EXPECT_DOUBLE_EQ(hot.share, 0.6);
+  EXPECT_TRUE(hot.show_split);
+  EXPECT_DOUBLE_EQ(hot.forward_ns, 2'000'000);
+  EXPECT_DOUBLE_EQ(hot.backward_ns, 4'000'000);
+  const LineHint& def = by_line.at(31);
+  EXPECT_EQ(def.kind, HintKind::Rollup) << "def forward rolls up its body";
+  EXPECT_EQ(def.scope, "function");
+  EXPECT_DOUBLE_EQ(def.gpu_ns, 6'000'000);
+  EXPECT_EQ(by_line.count(108), 0u) << "0.1% is below the default minShare";
+  EXPECT_DOUBLE_EQ(by_line.at(101).share, 0.02);
   HintOptions totals{0, false, false};
   auto all = computeInlayHints(f.file, f.index, f.costs, f.profile, totals, 32, 32);
   ASSERT_EQ(all.size(), 1u) << "only the requested range";
-  EXPECT_EQ(all[0].label, "▮ 60.0 ms · 60%");
-  EXPECT_NE(all[0].tooltip.find("`void cudnn::conv<…>(…)` | 300 | 45.0"), std::string::npos) << all[0].tooltip;
+  EXPECT_DOUBLE_EQ(all[0].gpu_ns, 60'000'000);
+  EXPECT_FALSE(all[0].show_split);
+  ASSERT_TRUE(all[0].breakdown);
+  ASSERT_FALSE(all[0].breakdown->top_work.empty());
+  EXPECT_EQ(all[0].breakdown->top_work[0].name, "void cudnn::conv<float, 3>(Params<float> const&)");
+  EXPECT_EQ(all[0].breakdown->top_work[0].count, 300u);
+  EXPECT_EQ(all[0].breakdown->top_work[0].ns, 45'000'000);
 }
 
-TEST(ProfileView, HoverCard) {
+TEST(ProfileView, Hover) {
   Fixture f;
-  auto card = hoverCard(f.file, f.index, f.costs, f.profile, HintOptions{}, 108);
-  ASSERT_TRUE(card);
-  EXPECT_NE(card->find("host blocked 0.93 ms/step in `cudaStreamSynchronize` ×10"), std::string::npos) << *card;
-  auto hot = hoverCard(f.file, f.index, f.costs, f.profile, HintOptions{}, 32);
-  ASSERT_TRUE(hot);
-  EXPECT_NE(hot->find("forward 2.00 + backward 4.00 ms/step"), std::string::npos) << *hot;
-  EXPECT_NE(hot->find("attributed by: stack 33%, backward 67%"), std::string::npos) << *hot;
-  EXPECT_NE(hot->find("autograd ops: `aten::conv2d`"), std::string::npos) << *hot;
-  EXPECT_FALSE(hoverCard(f.file, f.index, f.costs, f.profile, HintOptions{}, 0)) << "no cost on line 1";
+  auto item = computeHover(f.file, f.index, f.costs, f.profile, HintOptions{}, 108);
+  ASSERT_TRUE(item && item->cost);
+  EXPECT_DOUBLE_EQ(item->cost->sync_ns, 930'000);
+  ASSERT_EQ(item->cost->sync_apis.size(), 1u);
+  EXPECT_EQ(item->cost->sync_apis[0].name, "cudaStreamSynchronize");
+  EXPECT_EQ(item->cost->sync_apis[0].count, 10u);
+  auto hot = computeHover(f.file, f.index, f.costs, f.profile, HintOptions{}, 32);
+  ASSERT_TRUE(hot && hot->cost);
+  EXPECT_DOUBLE_EQ(hot->cost->forward_ns, 2'000'000);
+  EXPECT_DOUBLE_EQ(hot->cost->backward_ns, 4'000'000);
+  ASSERT_EQ(hot->cost->methods.size(), 2u);
+  EXPECT_EQ(hot->cost->methods[0].first, "stack");
+  EXPECT_NEAR(hot->cost->methods[0].second, 1.0 / 3, 1e-9);
+  EXPECT_EQ(hot->cost->methods[1].first, "backward");
+  EXPECT_EQ(hot->cost->autograd_ops, std::vector<std::string>{"aten::conv2d"});
+  auto def = computeHover(f.file, f.index, f.costs, f.profile, HintOptions{}, 31);
+  ASSERT_TRUE(def && def->standing) << "a def line shows its roll-up";
+  EXPECT_EQ(def->standing->kind, HintKind::Rollup);
+  EXPECT_FALSE(computeHover(f.file, f.index, f.costs, f.profile, HintOptions{}, 0)) << "no cost on line 1";
 }
 
 TEST(ProfileDiagnostics, EvidenceAndProfileOnlyRules) {

@@ -1,0 +1,35 @@
+// Hover figures for a profiled line.
+#include "analysis/features/hover.h"
+
+#include "analysis/features/compare_values.h"
+
+namespace sightline::features {
+
+std::optional<HoverInfo> computeHover(const source::SourceFile& file, const source::SourceIndex& index,
+                                      const FileCosts& costs, const model::Profile& profile,
+                                      const HintOptions& options, uint32_t line) {
+  HoverInfo info;
+  info.line = line;
+  auto it = costs.lines.find(static_cast<int32_t>(line) + 1);
+  if (it != costs.lines.end() && it->second.gpu_ns > 0) {
+    info.cost = breakdownOf(it->second, costs, profile, scaleFor(costs, options));
+    if (costs.compare) {
+      bool per_step = comparePerStep(costs, options);
+      CompareChange change;
+      change.name = costs.compare_name;
+      change.per_step = per_step;
+      change.now_ns = static_cast<double>(it->second.gpu_ns) / (per_step ? costs.steps : 1);
+      change.before_ns = compareValue(costs, it->first, per_step);
+      change.note = costs.compare_note;
+      info.compare = change;
+    }
+    info.stale = costs.stale_lines.count(it->first) > 0;
+    return info;
+  }
+  auto hints = computeInlayHints(file, index, costs, profile, HintOptions{0, options.per_step, false}, line, line);
+  if (hints.empty()) return std::nullopt;
+  info.standing = hints.front();
+  return info;
+}
+
+}  // namespace sightline::features

@@ -1,0 +1,35 @@
+// The hover card of a profiled line, as numbers: the line's breakdown, its change from the
+// compare profile, whether it was edited since it was measured; or, on a line without GPU
+// time of its own, the def/loop roll-up or gone-line hint that stands there. Markdown is made
+// at the edge (server/profile_text.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "analysis/features/inlay_hints.h"
+
+namespace sightline::features {
+
+struct CompareChange {
+  std::string name;  // the compare profile's file name
+  double before_ns = 0, now_ns = 0;  // per step when both profiles know steps, else totals
+  bool per_step = false;
+  std::string note;  // how the compare profile's lines were placed ("" when they were not moved)
+};
+
+struct HoverInfo {
+  uint32_t line = 0;  // 0-based
+  bool stale = false;  // edited since it was profiled
+  std::optional<CompareChange> compare;
+  std::optional<LineBreakdown> cost;  // the line's own GPU time
+  std::optional<LineHint> standing;   // no own time: the roll-up or gone hint on the line
+};
+
+// The hover of a 0-based line, or nullopt when the profile has nothing to say there.
+std::optional<HoverInfo> computeHover(const source::SourceFile& file, const source::SourceIndex& index,
+                                      const FileCosts& costs, const model::Profile& profile,
+                                      const HintOptions& options, uint32_t line);
+
+}  // namespace sightline::features

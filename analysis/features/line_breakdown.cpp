@@ -1,0 +1,54 @@
+// A line's cost as figures for hovers and tooltips.
+#include "analysis/features/line_breakdown.h"
+
+#include <algorithm>
+
+namespace sightline::features {
+
+Scale scaleFor(const FileCosts& costs, const HintOptions& options) {
+  if (options.per_step && costs.steps > 0) return {static_cast<double>(costs.steps), true};
+  return {};
+}
+
+LineBreakdown breakdownOf(const attribution::LineCost& c, const FileCosts& costs, const model::Profile& profile,
+                          const Scale& s) {
+  LineBreakdown b;
+  b.scale = s;
+  b.gpu_ns = static_cast<double>(c.gpu_ns) / s.divisor;
+  b.total_ns = c.gpu_ns;
+  b.share = static_cast<double>(c.gpu_ns) / static_cast<double>(std::max<int64_t>(1, costs.total_gpu_ns));
+  b.forward_ns = static_cast<double>(c.forward_ns) / s.divisor;
+  b.backward_ns = static_cast<double>(c.backward_ns) / s.divisor;
+  for (size_t m = 0; m < attribution::kMethodCount; ++m)
+    if (c.by_method[m] != 0)
+      b.methods.emplace_back(attribution::methodName(static_cast<attribution::Method>(m)),
+                             static_cast<double>(c.by_method[m]) / static_cast<double>(std::max<int64_t>(1, c.gpu_ns)));
+  std::vector<std::pair<int64_t, model::StringId>> top;
+  for (const auto& [name, stat] : c.by_name) top.emplace_back(stat.ns, name);
+  std::sort(top.rbegin(), top.rend());
+  for (size_t i = 0; i < top.size() && i < 5; ++i) {
+    const auto& stat = c.by_name.at(top[i].second);
+    b.top_work.push_back({profile.strings[top[i].second], stat.count, stat.ns});
+  }
+  b.more_work = top.size() > 5 ? top.size() - 5 : 0;
+  std::vector<std::pair<uint32_t, model::StringId>> ops;
+  for (const auto& [op, n] : c.autograd_ops) ops.emplace_back(n, op);
+  std::sort(ops.rbegin(), ops.rend());
+  for (size_t i = 0; i < ops.size() && i < 6; ++i) b.autograd_ops.push_back(profile.strings[ops[i].second]);
+  b.memcpy_ns = static_cast<double>(c.memcpy_ns) / s.divisor;
+  b.memcpy_bytes = c.memcpy_bytes;
+  static const char* const kKinds[] = {"other", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
+  for (size_t k = 0; k < c.memcpy_bytes_by_kind.size(); ++k)
+    if (c.memcpy_bytes_by_kind[k] > 0) b.copy_bytes.emplace_back(kKinds[k], c.memcpy_bytes_by_kind[k]);
+  if (c.pageable_bytes > 0 && c.memcpy_bytes > 0)
+    b.pageable_share = static_cast<double>(c.pageable_bytes) / static_cast<double>(c.memcpy_bytes);
+  b.memsets = c.memsets;
+  b.memset_ns = static_cast<double>(c.memset_ns) / s.divisor;
+  b.syncs = c.syncs;
+  b.sync_ns = static_cast<double>(c.sync_ns) / s.divisor;
+  for (const auto& [api, n] : c.sync_apis) b.sync_apis.push_back({profile.strings[api], n, 0});
+  b.launches = static_cast<double>(c.launches) / s.divisor;
+  return b;
+}
+
+}  // namespace sightline::features

@@ -1,0 +1,54 @@
+// What one line's GPU time is made of, in numbers: the figures a hover card or an inlay hint's
+// tooltip shows (time, share, forward/backward, methods, top GPU work, autograd ops, copies,
+// memsets, host syncs, launches). Text is made at the edge (server/profile_text.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/features/profile_view.h"
+
+namespace sightline::features {
+
+// Per step when the profile knows its steps and per-step figures are asked for, else totals.
+struct Scale {
+  double divisor = 1;     // steps, or 1
+  bool per_step = false;  // figures are per step
+};
+Scale scaleFor(const FileCosts& costs, const HintOptions& options);
+
+struct NamedWork {
+  std::string name;  // as the profile names it (a kernel, copy or memset; a sync API)
+  uint32_t count = 0;
+  int64_t ns = 0;  // total over the profile (not scaled)
+};
+
+struct LineBreakdown {
+  Scale scale;
+  double gpu_ns = 0;        // scaled
+  int64_t total_ns = 0;     // the line's GPU time over the whole profile
+  double share = 0;         // of all GPU time in the profile
+  double forward_ns = 0;    // scaled
+  double backward_ns = 0;   // scaled; 0: no backward work
+  std::vector<std::pair<std::string, double>> methods;  // attribution method -> share of the line
+  std::vector<NamedWork> top_work;                      // the 5 costliest, by time
+  size_t more_work = 0;                                 // distinct names beyond those
+  std::vector<std::string> autograd_ops;                // up to 6, most seen first
+  double memcpy_ns = 0;                                 // scaled
+  uint64_t memcpy_bytes = 0;
+  std::vector<std::pair<std::string, uint64_t>> copy_bytes;  // "HtoD", "DtoH", ... -> bytes
+  double pageable_share = 0;                                 // of memcpy_bytes (0: none pageable)
+  uint32_t memsets = 0;
+  double memset_ns = 0;  // scaled
+  uint32_t syncs = 0;
+  double sync_ns = 0;                // scaled
+  std::vector<NamedWork> sync_apis;  // name and count (ns unused), by name
+  double launches = 0;               // scaled
+};
+
+LineBreakdown breakdownOf(const attribution::LineCost& cost, const FileCosts& costs, const model::Profile& profile,
+                          const Scale& scale);
+
+}  // namespace sightline::features

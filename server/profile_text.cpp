@@ -1,0 +1,173 @@
+// Hint labels, tooltips and hover cards from the features' numbers.
+#include "server/profile_text.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace sightline::server {
+namespace {
+
+using features::formatMilliseconds;
+
+std::string bytes(uint64_t n) {
+  char buf[32];
+  if (n >= (1u << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / (1 << 20));
+  else if (n >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(n) / 1024);
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+std::string unitOf(const features::Scale& s) { return s.per_step ? "ms/step" : "ms"; }
+
+std::string workTable(const features::LineBreakdown& b) {
+  if (b.top_work.empty()) return "";
+  std::string md = "| GPU work | count | ms |\n|---|---:|---:|\n";
+  for (const auto& w : b.top_work)
+    md += "| `" + features::shortKernelName(w.name) + "` | " + std::to_string(w.count) + " | " +
+          formatMilliseconds(static_cast<double>(w.ns)) + " |\n";
+  if (b.more_work > 0) md += "| " + std::to_string(b.more_work) + " more | | |\n";
+  return md + "\n";
+}
+
+std::string copiesAndSyncs(const features::LineBreakdown& b, const std::string& unit) {
+  std::string md;
+  if (b.memcpy_bytes > 0) {
+    md += "memcpy " + formatMilliseconds(b.memcpy_ns) + " " + unit + ":";
+    for (const auto& [kind, n] : b.copy_bytes) md += " " + kind + " " + bytes(n);
+    if (b.pageable_share > 0) md += ", " + formatShare(b.pageable_share) + " from/to pageable memory";
+    md += "\n\n";
+  }
+  if (b.memsets > 0)
+    md += "memset " + std::to_string(b.memsets) + "× " + formatMilliseconds(b.memset_ns) + " " + unit + "\n\n";
+  if (b.syncs > 0) {
+    md += "host blocked " + formatMilliseconds(b.sync_ns) + " " + unit + " in";
+    bool first = true;
+    for (const auto& api : b.sync_apis) {
+      md += std::string(first ? " " : ", ") + "`" + api.name + "` ×" + std::to_string(api.count);
+      first = false;
+    }
+    md += "\n\n";
+  }
+  return md;
+}
+
+}  // namespace
+
+std::string formatDelta(double delta_ns) {
+  return (delta_ns > 0 ? "▲ +" : "▼ −") + formatMilliseconds(std::abs(delta_ns)) + " ms";
+}
+
+std::string formatShare(double share) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, share >= 0.095 ? "%.0f%%" : "%.1f%%", share * 100);
+  return buf;
+}
+
+std::string breakdownMarkdown(const features::LineBreakdown& b) {
+  std::string unit = unitOf(b.scale);
+  std::string md = "**" + formatMilliseconds(b.gpu_ns) + " " + unit + "** of GPU time, " + formatShare(b.share) +
+                   " of the profile";
+  if (b.scale.divisor > 1) md += " (" + formatMilliseconds(static_cast<double>(b.total_ns)) + " ms in total)";
+  md += "\n\n";
+  if (b.backward_ns > 0)
+    md += "forward " + formatMilliseconds(b.forward_ns) + " + backward " + formatMilliseconds(b.backward_ns) + " " +
+          unit + "\n\n";
+  std::string methods;
+  for (const auto& [name, share] : b.methods) methods += (methods.empty() ? "" : ", ") + name + " " + formatShare(share);
+  md += "attributed by: " + methods + "\n\n";
+  md += workTable(b);
+  if (!b.autograd_ops.empty()) {
+    md += "autograd ops: ";
+    for (size_t i = 0; i < b.autograd_ops.size(); ++i) md += (i ? ", `" : "`") + b.autograd_ops[i] + "`";
+    md += "\n\n";
+  }
+  md += copiesAndSyncs(b, unit);
+  if (b.launches > 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f", b.launches);
+    md += std::string("launches: ") + buf + (b.scale.divisor > 1 ? " per step" : "") + "\n";
+  }
+  return md;
+}
+
+std::string hintLabel(const features::LineHint& h) {
+  switch (h.kind) {
+    case features::HintKind::Gone:
+      return formatDelta(-h.gpu_ns) + " (gone)";
+    case features::HintKind::Rollup:
+      return "Σ " + formatMilliseconds(h.gpu_ns) + " ms · " + formatShare(h.share);
+    case features::HintKind::Cost:
+      break;
+  }
+  std::string label = "▮ " + formatMilliseconds(h.gpu_ns) + " ms · " + formatShare(h.share);
+  if (h.show_split)
+    label += " (fwd " + formatMilliseconds(h.forward_ns) + " + bwd " + formatMilliseconds(h.backward_ns) + ")";
+  if (h.delta_ns) label += " " + formatDelta(*h.delta_ns);
+  return label;
+}
+
+nlohmann::json hintData(const features::LineHint& h) {
+  static const char* const kKinds[] = {"cost", "rollup", "gone"};
+  nlohmann::json data = {{"kind", kKinds[static_cast<int>(h.kind)]},
+                         {"gpuNs", h.gpu_ns},
+                         {"perStep", h.scale.per_step},
+                         {"share", h.share},
+                         {"forwardNs", h.forward_ns},
+                         {"backwardNs", h.backward_ns}};
+  if (h.delta_ns) data["deltaNs"] = *h.delta_ns;
+  return data;
+}
+
+std::string hintTooltip(const features::LineHint& h) {
+  switch (h.kind) {
+    case features::HintKind::Gone:
+      return "**" + formatMilliseconds(h.gpu_ns) + " " + unitOf(h.scale) + "** of GPU time here in `" +
+             h.compare_name + "`, none now";
+    case features::HintKind::Rollup:
+      return "**" + formatMilliseconds(h.gpu_ns) + " " + unitOf(h.scale) + "** of GPU time on the lines of this " +
+             h.scope + ", " + formatShare(h.share) + " of the profile";
+    case features::HintKind::Cost:
+      break;
+  }
+  return h.breakdown ? breakdownMarkdown(*h.breakdown) : "";
+}
+
+std::string hoverMarkdown(const features::HoverInfo& hover) {
+  if (!hover.cost) return hover.standing ? hintTooltip(*hover.standing) : "";
+  std::string card = breakdownMarkdown(*hover.cost);
+  if (hover.compare) {
+    const auto& c = *hover.compare;
+    std::string change = "**Compared with** `" + c.name + "`: " + formatMilliseconds(c.before_ns) + " → " +
+                         formatMilliseconds(c.now_ns) + (c.per_step ? " ms/step" : " ms") + ", " +
+                         formatDelta(c.now_ns - c.before_ns);
+    if (c.before_ns > 0) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " (%+.0f%%)", 100 * (c.now_ns - c.before_ns) / c.before_ns);
+      change += buf;
+    }
+    if (!c.note.empty()) change += " *(" + c.note + ")*";
+    card = change + "\n\n" + card;
+  }
+  if (hover.stale)
+    card = "*Edited since it was profiled: the figures are for the line as it was when measured.*\n\n" + card;
+  return card;
+}
+
+std::string findingMarkdown(const features::Finding& finding) {
+  std::string out = "**`" + finding.code + "`** " + finding.message;
+  if (const features::RuleInfo* rule = features::findRule(finding.code)) {
+    if (!rule->why.empty()) out += "\n\n**Why it costs:** " + std::string(rule->why);
+    if (!rule->fix.empty()) out += "\n\n**Fix:** " + std::string(rule->fix);
+  }
+  if (!finding.fixes.empty()) {
+    out += "\n\nQuick fix" + std::string(finding.fixes.size() > 1 ? "es" : "") + ":";
+    for (const auto& fix : finding.fixes) out += " " + fix.title + ";";
+    out.pop_back();
+  }
+  return out;
+}
+
+}  // namespace sightline::server

@@ -1,0 +1,36 @@
+// Text made from the features' results, at the edge: inlay-hint labels and tooltips, hover
+// cards and finding explanations (Markdown), and the change notation the editor and `report` use.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "analysis/features/diagnostics.h"
+#include "analysis/features/hover.h"
+#include "analysis/features/inlay_hints.h"
+
+namespace sightline::server {
+
+// "▲ +3.20 ms" / "▼ −1.10 ms" for a change of `delta_ns` (already per step when per step).
+std::string formatDelta(double delta_ns);
+// "81%" from 0.81; one decimal below 9.5% ("0.6%").
+std::string formatShare(double share);
+
+// "▮ 6.41 ms · 81% (fwd 1.82 + bwd 4.59) ▲ +0.20 ms", "Σ 12.4 ms · 93%", "▼ −0.40 ms (gone)".
+std::string hintLabel(const features::LineHint& hint);
+// The hint's tooltip (Markdown): a cost's breakdown, a roll-up's or gone line's sentence.
+std::string hintTooltip(const features::LineHint& hint);
+// The hint's figures for clients (the inlay hint's `data`, docs/lsp-extensions.md):
+// {"kind", "gpuNs", "perStep", "share", "forwardNs", "backwardNs", "deltaNs"?}.
+nlohmann::json hintData(const features::LineHint& hint);
+// A line's breakdown as Markdown: time and share, forward + backward, methods, top GPU work,
+// autograd ops, copies, memsets, host syncs, launches.
+std::string breakdownMarkdown(const features::LineBreakdown& b);
+// The hover card (Markdown).
+std::string hoverMarkdown(const features::HoverInfo& hover);
+// A finding under the cursor (Markdown): its message, why the pattern costs, the fix and the
+// quick fixes on offer.
+std::string findingMarkdown(const features::Finding& finding);
+
+}  // namespace sightline::server
