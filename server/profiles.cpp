@@ -86,24 +86,25 @@ std::vector<std::string> expandProfileSetting(const std::string& root, const std
   return newestFirst(std::move(found));
 }
 
-nlohmann::json profileStatus(const LoadedProfile* loaded, const std::string& error) {
-  if (!loaded) return {{"loaded", false}, {"error", error}};
+protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const std::string& error) {
+  protocol::ProfileStatusParams status;
+  status.error = error;
+  if (!loaded) return status;
   const auto& a = loaded->attr();
   const auto& info = loaded->profile().info;
-  double share =
+  status.loaded = true;
+  status.file = loaded->path;
+  status.format = info.format;
+  status.toolVersion = info.tool_version;
+  status.gpus = info.gpus;
+  status.steps = a.steps;
+  status.stepsSource = a.steps_source;
+  status.totalGpuNs = a.total_gpu_ns;
+  status.gpuNsPerStep = a.steps > 0 ? a.total_gpu_ns / a.steps : a.total_gpu_ns;
+  status.attributedShare =
       a.total_gpu_ns > 0 ? static_cast<double>(a.attributed_gpu_ns) / static_cast<double>(a.total_gpu_ns) : 0;
-  return {{"loaded", true},
-          {"file", loaded->path},
-          {"format", info.format},
-          {"toolVersion", info.tool_version},
-          {"gpus", info.gpus},
-          {"steps", a.steps},
-          {"stepsSource", a.steps_source},
-          {"totalGpuNs", a.total_gpu_ns},
-          {"gpuNsPerStep", a.steps > 0 ? a.total_gpu_ns / a.steps : a.total_gpu_ns},
-          {"attributedShare", share},
-          {"warnings", info.warnings},
-          {"error", error}};
+  status.warnings = info.warnings;
+  return status;
 }
 
 std::string profileSummaryMarkdown(const LoadedProfile& loaded) {

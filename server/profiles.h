@@ -3,7 +3,6 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <nlohmann/json.hpp>
 
 #include <functional>
 #include <memory>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "analysis/join/profile_join.h"
+#include "protocol/server_messages.h"
 
 namespace sightline::server {
 
@@ -32,7 +32,7 @@ std::vector<std::string> discoverProfiles(const std::string& root);
 std::vector<std::string> expandProfileSetting(const std::string& root, const std::string& entry);
 int64_t fileMtimeNs(const std::string& path);  // 0 when missing
 
-nlohmann::json profileStatus(const LoadedProfile* loaded, const std::string& error);
+protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const std::string& error);
 std::string profileSummaryMarkdown(const LoadedProfile& loaded);
 
 // Loads on a detached worker thread and posts the result to the io_context; results of a
