@@ -1,0 +1,45 @@
+// NVTX ranges per thread with their nesting, and autograd's forward/backward pairing (internal
+// to analysis/attribution). PyTorch's autograd ranges (`aten::conv2d, seq = 12`) carry the
+// sequence number of the node a forward op creates; its backward op (`ConvolutionBackward0,
+// seq = 12`) runs later on the autograd thread. Answers the op and backward methods.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/attribution/attribution.h"
+
+namespace sightline::attribution {
+
+class AutogradRanges {
+ public:
+  explicit AutogradRanges(const model::Profile& profile);
+
+  // The innermost range on (pid, tid) containing time t, or -1.
+  int innermostRange(uint32_t pid, uint32_t tid, int64_t t) const;
+  // The outermost range with an autograd op around `range` (itself included), or -1.
+  int outermostAutograd(int range) const;
+  bool isBackwardOp(const model::NvtxRange& r) const;
+  // The forward op range of the backward op around range `inner` (its `XBackward0, seq = N`,
+  // or the seq child of an `evaluate_function:` wrapper), or -1 when `inner` is not backward work.
+  int forwardOpOfBackward(int inner) const;
+  // Whether a call inside `range` runs inside an autograd backward op (its GPU time is backward).
+  bool inBackwardOp(int range) const;
+  // The forward op name around an API call, or 0.
+  model::StringId forwardOpOf(const model::ApiCall& call) const;
+  const model::NvtxRange& range(int index) const { return profile_.ranges[static_cast<size_t>(index)]; }
+
+ private:
+  // The forward op that created autograd node `seq`: the last forward range of (pid, seq) to
+  // start before the backward op (several ops show one seq; only node-creating ops advance it).
+  int forwardRangeFor(const model::NvtxRange& backward) const;
+  // The first `XBackward0, seq = N` range inside an evaluate_function range, or -1.
+  int backwardChildOf(int range) const;
+
+  const model::Profile& profile_;
+  std::vector<int> parent_;                                    // enclosing range on the same thread, or -1
+  std::unordered_map<uint64_t, std::vector<uint32_t>> by_thread_;  // thread key -> ranges by start
+  std::vector<uint32_t> forward_by_seq_;  // forward ranges with a seq, by (pid, seq, start)
+};
+
+}  // namespace sightline::attribution

@@ -1,0 +1,93 @@
+// Backtraces and samples by thread and time.
+#include "analysis/attribution/backtrace_index.h"
+
+#include <algorithm>
+
+namespace sightline::attribution {
+
+BacktraceIndex::BacktraceIndex(const model::Profile& profile, std::function<bool(std::string_view)> is_user)
+    : profile_(profile), is_user_(std::move(is_user)) {
+  mark_lines_.resize(profile_.marks.size());
+  for (uint32_t i = 0; i < profile_.marks.size(); ++i) {
+    const auto& m = profile_.marks[i];
+    auto& t = by_thread_[model::threadKey(m.pid, m.tid)];
+    (m.kind == model::MarkKind::Sample ? t.samples : t.backtraces).push_back(i);
+    for (uint32_t f = 0; f < m.frame_count; ++f) {
+      const auto& frame = profile_.frames[m.first_frame + f];
+      if (frame.line > 0 && is_user_(profile_.strings[frame.file])) {
+        mark_lines_[i] = {frame.file, frame.line, Method::Stack, false};
+        break;
+      }
+    }
+  }
+}
+
+const BacktraceIndex::ThreadMarks* BacktraceIndex::thread(uint32_t pid, uint32_t tid) const {
+  auto it = by_thread_.find(model::threadKey(pid, tid));
+  return it == by_thread_.end() ? nullptr : &it->second;
+}
+
+LineRef BacktraceIndex::firstResolvable(const std::vector<uint32_t>& list, int64_t from, int64_t until,
+                                        bool inclusive) const {
+  auto pos = std::lower_bound(list.begin(), list.end(), from,
+                              [&](uint32_t idx, int64_t time) { return profile_.marks[idx].time_ns < time; });
+  for (; pos != list.end(); ++pos) {
+    int64_t t = profile_.marks[*pos].time_ns;
+    if (inclusive ? t > until : t >= until) break;
+    if (mark_lines_[*pos].file != 0) return mark_lines_[*pos];
+  }
+  return {};
+}
+
+LineRef BacktraceIndex::stackLineWithin(uint32_t pid, uint32_t tid, int64_t start_ns, int64_t end_ns) const {
+  const ThreadMarks* t = thread(pid, tid);
+  return t ? firstResolvable(t->backtraces, start_ns, end_ns, true) : LineRef{};
+}
+
+LineRef BacktraceIndex::sampleWithin(uint32_t pid, uint32_t tid, int64_t start_ns, int64_t end_ns) const {
+  const ThreadMarks* t = thread(pid, tid);
+  return t ? firstResolvable(t->samples, start_ns, end_ns, false) : LineRef{};
+}
+
+LineRef BacktraceIndex::bracketedLine(uint32_t pid, uint32_t tid, int64_t t) const {
+  const ThreadMarks* marks = thread(pid, tid);
+  if (!marks) return {};
+  const auto& list = marks->backtraces;
+  auto pos = std::lower_bound(list.begin(), list.end(), t,
+                              [&](uint32_t idx, int64_t time) { return profile_.marks[idx].time_ns < time; });
+  LineRef before{}, after{};
+  for (auto b = pos; b != list.begin();) {
+    --b;
+    if (mark_lines_[*b].file != 0) {
+      before = mark_lines_[*b];
+      break;
+    }
+  }
+  for (auto a = pos; a != list.end(); ++a) {
+    if (mark_lines_[*a].file != 0) {
+      after = mark_lines_[*a];
+      break;
+    }
+  }
+  if (before.file != 0 && before.file == after.file && before.line == after.line) return before;
+  return {};
+}
+
+LineRef BacktraceIndex::nearestSample(uint32_t pid, uint32_t tid, int64_t t) const {
+  constexpr int64_t kWindowNs = 20'000'000;
+  const ThreadMarks* marks = thread(pid, tid);
+  if (!marks) return {};
+  const auto& list = marks->samples;
+  auto pos = std::lower_bound(list.begin(), list.end(), t,
+                              [&](uint32_t idx, int64_t time) { return profile_.marks[idx].time_ns < time; });
+  for (auto b = pos; b != list.begin();) {
+    --b;
+    if (t - profile_.marks[*b].time_ns > kWindowNs) break;
+    if (mark_lines_[*b].file != 0) return mark_lines_[*b];
+  }
+  for (auto a = pos; a != list.end() && profile_.marks[*a].time_ns - t <= kWindowNs; ++a)
+    if (mark_lines_[*a].file != 0) return mark_lines_[*a];
+  return {};
+}
+
+}  // namespace sightline::attribution

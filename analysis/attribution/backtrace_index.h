@@ -1,0 +1,46 @@
+// Python backtraces and samples per thread, each resolved once to its innermost user frame
+// (internal to analysis/attribution). Answers the stack, inferred and sample methods: a
+// backtrace taken during a call, backtraces bracketing a time that agree, the nearest sample.
+#pragma once
+
+#include <functional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/attribution/attribution.h"
+
+namespace sightline::attribution {
+
+class BacktraceIndex {
+ public:
+  BacktraceIndex(const model::Profile& profile, std::function<bool(std::string_view)> is_user);
+
+  // stack: the first backtrace on the thread within [start, end] that resolves to a user line.
+  LineRef stackLineWithin(uint32_t pid, uint32_t tid, int64_t start_ns, int64_t end_ns) const;
+  // inferred: the nearest resolvable backtraces before and after t on the thread agree.
+  LineRef bracketedLine(uint32_t pid, uint32_t tid, int64_t t) const;
+  // sample: the nearest periodic sample on the thread within 20 ms, the one before t first.
+  LineRef nearestSample(uint32_t pid, uint32_t tid, int64_t t) const;
+  // The first resolvable sample on the thread within [start, end).
+  LineRef sampleWithin(uint32_t pid, uint32_t tid, int64_t start_ns, int64_t end_ns) const;
+
+  struct ThreadMarks {
+    std::vector<uint32_t> backtraces;  // indices into Profile::marks, by time
+    std::vector<uint32_t> samples;
+  };
+  const std::unordered_map<uint64_t, ThreadMarks>& byThread() const { return by_thread_; }
+  bool isUser(std::string_view path) const { return is_user_(path); }
+
+ private:
+  const ThreadMarks* thread(uint32_t pid, uint32_t tid) const;
+  // The first resolvable mark of `list` at or after `from`, up to `until` (inclusive or not).
+  LineRef firstResolvable(const std::vector<uint32_t>& list, int64_t from, int64_t until, bool inclusive) const;
+
+  const model::Profile& profile_;
+  std::function<bool(std::string_view)> is_user_;
+  std::unordered_map<uint64_t, ThreadMarks> by_thread_;  // thread key -> its marks
+  std::vector<LineRef> mark_lines_;                      // per mark: its innermost user frame
+};
+
+}  // namespace sightline::attribution

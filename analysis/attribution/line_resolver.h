@@ -1,0 +1,49 @@
+// The line of each CUDA API call, found once by trying the methods in order (internal to
+// analysis/attribution; the order and what each method means: attribution.h). Also the host
+// line during a GPU idle gap, and the forward op around a call.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/attribution/autograd_ranges.h"
+#include "analysis/attribution/backtrace_index.h"
+#include "analysis/attribution/nvtx_site_ranges.h"
+#include "analysis/attribution/python_calls.h"
+
+namespace sightline::attribution {
+
+class LineResolver {
+ public:
+  LineResolver(const model::Profile& profile, const Options& options);
+
+  // The line API call `api` is charged to (file 0: none), computed once.
+  LineRef lineOfCall(size_t api);
+  // The host line while the GPU idles in `gap`, on the thread of call `api` (which ends it).
+  LineRef hostLineAt(uint32_t api, const IdleGap& gap);
+  // The forward autograd op around call `api` (0: none), computed once.
+  model::StringId forwardOpOf(size_t api);
+  const BacktraceIndex& backtraces() const { return backtraces_; }
+
+ private:
+  LineRef resolve(const model::ApiCall& call);
+  // A launch's line from Python calls: backward work at its forward op, the rest where it ran.
+  LineRef lineFromPythonCalls(const model::ApiCall& call, int inner_range);
+  // The user line of a forward autograd range: a backtrace inside its outermost autograd
+  // ancestor, else the backtraces bracketing it, else the nearest sample.
+  LineRef lineOfForwardRange(int range);
+  bool enabled(Method m) const { return (options_.methods >> static_cast<unsigned>(m)) & 1u; }
+
+  const model::Profile& profile_;
+  const Options& options_;
+  BacktraceIndex backtraces_;
+  AutogradRanges ranges_;
+  NvtxSiteRanges site_ranges_;
+  PythonCalls python_calls_;
+  std::vector<LineRef> call_lines_;     // per API call, valid where call_resolved_
+  std::vector<bool> call_resolved_;
+  std::vector<int64_t> call_ops_;       // per API call: forward op name, -1 until computed
+  std::unordered_map<int, LineRef> forward_range_lines_;  // outermost autograd range -> line
+};
+
+}  // namespace sightline::attribution

@@ -1,0 +1,131 @@
+// Library paths and the user's files.
+#include "analysis/attribution/user_files.h"
+
+#include <set>
+
+namespace sightline::attribution {
+
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+bool isTrimmedLibraryPath(std::string_view path) {
+  static const std::set<std::string_view> kLibraries = {"torch",
+                                                        "torchvision",
+                                                        "torchaudio",
+                                                        "torchtext",
+                                                        "numpy",
+                                                        "transformers",
+                                                        "accelerate",
+                                                        "apex",
+                                                        "triton",
+                                                        "lightning",
+                                                        "pytorch_lightning",
+                                                        "tqdm",
+                                                        "sympy",
+                                                        "importlib",
+                                                        "collections",
+                                                        "concurrent",
+                                                        "multiprocessing",
+                                                        "json",
+                                                        "logging",
+                                                        "asyncio",
+                                                        "unittest",
+                                                        "email",
+                                                        "http",
+                                                        "encodings",
+                                                        "ctypes",
+                                                        "functorch",
+                                                        "timm",
+                                                        "datasets",
+                                                        "huggingface_hub",
+                                                        "safetensors",
+                                                        "jinja2",
+                                                        "typing.py",
+                                                        "threading.py",
+                                                        "contextlib.py",
+                                                        "functools.py",
+                                                        "abc.py",
+                                                        "enum.py",
+                                                        "os.py",
+                                                        "posixpath.py",
+                                                        "weakref.py",
+                                                        "warnings.py",
+                                                        "random.py",
+                                                        "queue.py",
+                                                        "copy.py",
+                                                        "inspect.py",
+                                                        "dataclasses.py",
+                                                        "selectors.py",
+                                                        "socket.py",
+                                                        "tempfile.py",
+                                                        "shutil.py",
+                                                        "pickle.py",
+                                                        "copyreg.py",
+                                                        "re.py",
+                                                        "types.py",
+                                                        "traceback.py",
+                                                        "linecache.py",
+                                                        "tokenize.py",
+                                                        "codecs.py",
+                                                        "genericpath.py",
+                                                        "operator.py",
+                                                        "signal.py",
+                                                        "subprocess.py",
+                                                        "argparse.py",
+                                                        "gettext.py",
+                                                        "locale.py",
+                                                        "pathlib.py",
+                                                        "string.py",
+                                                        "textwrap.py",
+                                                        "numbers.py",
+                                                        "bisect.py",
+                                                        "heapq.py",
+                                                        "itertools.py",
+                                                        "math.py",
+                                                        "time.py",
+                                                        "datetime.py",
+                                                        "uuid.py",
+                                                        "hashlib.py",
+                                                        "base64.py",
+                                                        "struct.py",
+                                                        "io.py",
+                                                        "site.py",
+                                                        "runpy.py",
+                                                        "_weakrefset.py",
+                                                        "_collections_abc.py",
+                                                        "sre_compile.py",
+                                                        "sre_parse.py",
+                                                        "zipfile.py",
+                                                        "tarfile.py",
+                                                        "gzip.py",
+                                                        "platform.py",
+                                                        "sysconfig.py",
+                                                        "statistics.py"};
+  if (path.empty() || path[0] == '/') return false;
+  return kLibraries.count(path.substr(0, path.find('/'))) > 0;
+}
+
+bool UserFiles::isUser(model::StringId file) {
+  if (file >= known_.size()) known_.resize(profile_.strings.size(), -1);
+  int8_t& known = known_[file];
+  if (known < 0) {
+    const std::string& path = profile_.strings[file];
+    if (options_.is_user_file)
+      known = options_.is_user_file(path) ? 1 : 0;
+    else if (options_.call_sites)
+      known = options_.call_sites(path) ? 1 : 0;
+    else
+      known = isDefaultUserFile(path) && !isTrimmedLibraryPath(path) && !contains(path, "torchinductor") ? 1 : 0;
+  }
+  return known == 1;
+}
+
+bool isDefaultUserFile(std::string_view path) {
+  if (path.empty() || path[0] == '<') return false;
+  if (contains(path, "site-packages") || contains(path, "dist-packages") || contains(path, "<frozen")) return false;
+  // The standard library: .../lib/python3.X/<module>.py (site-packages excluded above).
+  auto lib = path.find("/lib/python");
+  if (lib != std::string_view::npos) return false;
+  return true;
+}
+
+}  // namespace sightline::attribution

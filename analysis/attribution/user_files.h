@@ -1,0 +1,33 @@
+// Which of a profile's source files are the user's code (internal to analysis/attribution).
+// Backtraces and Python calls pass through PyTorch, the standard library and installed
+// packages; attribution charges the innermost frame that is the user's own.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "analysis/attribution/attribution.h"
+
+namespace sightline::attribution {
+
+bool contains(std::string_view s, std::string_view part);
+// The PyTorch profiler trims sys.path prefixes from file names, so installed packages and the
+// standard library look relative ("torch/nn/functional.py", "typing.py"): is this one of them?
+bool isTrimmedLibraryPath(std::string_view path);
+
+// Answers for the Python-call path of traces, cached per interned file name: the options'
+// is_user_file, else whether a call-site table exists for it, else the defaults (and never a
+// trimmed library path or Inductor's generated code).
+class UserFiles {
+ public:
+  UserFiles(const model::Profile& profile, const Options& options) : profile_(profile), options_(options) {}
+  bool isUser(model::StringId file);
+
+ private:
+  const model::Profile& profile_;
+  const Options& options_;
+  std::vector<int8_t> known_;  // by file string: -1 unknown, 0 no, 1 yes
+};
+
+}  // namespace sightline::attribution
