@@ -27,8 +27,10 @@ LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return {std::nullopt, path + ": no such file"};
   if (endsWith(path, ".nsys-rep"))
-    return {std::nullopt, path + ": an Nsight Systems report must be exported first:\n  nsys export --type sqlite "
-                                 "--include-blobs=true -o run.sqlite " + path};
+    return {std::nullopt, path +
+                              ": an Nsight Systems report must be exported first:\n  nsys export --type sqlite "
+                              "--include-blobs=true -o run.sqlite " +
+                              path};
   if (endsWith(path, ".json") || endsWith(path, ".json.gz") || endsWith(path, ".gz") ||
       (!endsWith(path, ".sqlite") && looksLikeKinetoTrace(path))) {
     KinetoReadOptions kineto;

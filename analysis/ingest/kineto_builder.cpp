@@ -1,0 +1,267 @@
+// The trace builder.
+#include "analysis/ingest/kineto_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <tuple>
+
+#include "analysis/ingest/cuda_api.h"
+#include "analysis/ingest/kineto_reader.h"
+
+namespace sightline::ingest::kineto {
+
+using model::ActivityKind;
+using model::CopyKind;
+using model::MemoryKind;
+
+Builder::Builder(model::Profile& p) : p_(p) {
+  memset_name_ = p_.strings.intern("[memset]");
+  for (auto k : {CopyKind::Unknown, CopyKind::HostToDevice, CopyKind::DeviceToHost, CopyKind::DeviceToDevice,
+                 CopyKind::HostToHost, CopyKind::PeerToPeer})
+    copy_names_[static_cast<size_t>(k)] = p_.strings.intern(copyName(k));
+}
+
+void Builder::add(const RawEvent& e) {
+  if (e.ph != 'X' || !e.has_ts) return;
+  Category cat = categoryOf(e.cat);
+  if (cat == Category::Other) return;
+  int64_t start = e.ts, end = e.ts + std::max<int64_t>(0, e.dur);
+  auto pid = static_cast<uint32_t>(e.pid), tid = static_cast<uint32_t>(e.tid);
+  switch (cat) {
+    case Category::Kernel:
+    case Category::Memcpy:
+    case Category::Memset: {
+      model::GpuActivity a;
+      a.start_ns = start;
+      a.end_ns = end;
+      a.correlation = e.correlation > 0 ? e.correlation : -1;
+      a.device = static_cast<uint32_t>(e.device >= 0 ? e.device : e.pid);
+      a.stream = static_cast<uint32_t>(e.stream >= 0 ? e.stream : e.tid);
+      a.bytes = static_cast<uint64_t>(std::max<int64_t>(0, e.bytes));
+      if (cat == Category::Kernel) {
+        a.kind = ActivityKind::Kernel;
+        a.name = p_.strings.intern(e.name);
+        a.launch_config = launchConfig(e.grid, e.block);
+      } else if (cat == Category::Memcpy) {
+        a.kind = ActivityKind::Memcpy;
+        describeCopy(e.name, a);
+        a.name = copy_names_[static_cast<size_t>(a.copy)];
+      } else {
+        a.kind = ActivityKind::Memset;
+        a.name = memset_name_;
+      }
+      p_.activities.push_back(a);
+      return;
+    }
+    case Category::Runtime: {
+      model::ApiCall c;
+      c.start_ns = start;
+      c.end_ns = end;
+      c.correlation = e.correlation > 0 ? e.correlation : -1;
+      c.pid = pid;
+      c.tid = tid;
+      std::string_view name = stripVersion(e.name);
+      c.name = p_.strings.intern(name);
+      c.sync = syncKindOf(name);
+      c.launches = launchesWork(name);
+      p_.api_calls.push_back(c);
+      return;
+    }
+    case Category::Op:
+    case Category::Annotation: {
+      model::NvtxRange r;
+      r.start_ns = start;
+      r.end_ns = end;
+      r.pid = pid;
+      r.tid = tid;
+      r.text = p_.strings.intern(e.name);
+      if (cat == Category::Op) {
+        r.op = r.text;
+        r.seq = e.seq >= 0 && e.seq <= INT32_MAX ? static_cast<int32_t>(e.seq) : -1;
+        if (!e.call_stack.empty()) addCallStack(e.call_stack, start, pid, tid);
+      }
+      p_.ranges.push_back(r);
+      return;
+    }
+    case Category::Python: {
+      PendingCall pc;
+      auto& call = pc.call;
+      call.start_ns = start;
+      call.end_ns = end;
+      call.pid = pid;
+      call.tid = tid;
+      describePython(e.name, call);
+      pc.id = e.python_id;
+      pc.parent_id = e.python_parent;
+      pending_.push_back(pc);
+      return;
+    }
+    case Category::Other:
+      return;
+  }
+}
+
+// Sorts, links Python parents, gives GPU activities the pid of their launch.
+void Builder::finish() {
+  std::sort(pending_.begin(), pending_.end(), [](const PendingCall& a, const PendingCall& b) {
+    return std::tie(a.call.pid, a.call.tid, a.call.start_ns, b.call.end_ns) <
+           std::tie(b.call.pid, b.call.tid, b.call.start_ns, a.call.end_ns);
+  });
+  std::vector<std::pair<int64_t, int32_t>> by_id;
+  by_id.reserve(pending_.size());
+  for (size_t i = 0; i < pending_.size(); ++i)
+    if (pending_[i].id >= 0) by_id.emplace_back(pending_[i].id, static_cast<int32_t>(i));
+  std::sort(by_id.begin(), by_id.end());
+  p_.calls.reserve(pending_.size());
+  for (auto& pc : pending_) {
+    if (pc.parent_id >= 0) {
+      auto it = std::lower_bound(by_id.begin(), by_id.end(), std::make_pair(pc.parent_id, INT32_MIN));
+      if (it != by_id.end() && it->first == pc.parent_id) pc.call.parent = it->second;
+    }
+    p_.calls.push_back(pc.call);
+  }
+  pending_.clear();
+  pending_.shrink_to_fit();
+
+  // GPU rows carry the device as their pid; the model joins them to launches by the launching
+  // process. Correlation ids are unique within a trace.
+  std::vector<std::pair<int64_t, uint32_t>> pid_by_corr;
+  pid_by_corr.reserve(p_.api_calls.size());
+  std::unordered_map<uint32_t, size_t> calls_per_pid;
+  for (const auto& c : p_.api_calls) {
+    if (c.correlation > 0) pid_by_corr.emplace_back(c.correlation, c.pid);
+    ++calls_per_pid[c.pid];
+  }
+  std::sort(pid_by_corr.begin(), pid_by_corr.end());
+  uint32_t main_pid = 0;
+  size_t most = 0;
+  for (const auto& [pid, n] : calls_per_pid)
+    if (n > most) main_pid = pid, most = n;
+  for (auto& a : p_.activities) {
+    a.pid = main_pid;
+    if (a.correlation <= 0) continue;
+    auto it = std::lower_bound(pid_by_corr.begin(), pid_by_corr.end(), std::make_pair(a.correlation, 0u));
+    if (it != pid_by_corr.end() && it->first == a.correlation) a.pid = it->second;
+  }
+  p_.sortAll();
+  clampNesting();
+}
+
+// Takes the rows another builder read (the second part of a split trace) into this one,
+// re-interning its strings. Before finish().
+void Builder::absorb(Builder& other, model::Profile& part) {
+  std::vector<model::StringId> remap(part.strings.size());
+  for (model::StringId i = 0; i < part.strings.size(); ++i) remap[i] = p_.strings.intern(part.strings[i]);
+  for (auto a : part.activities) {
+    a.name = remap[a.name];
+    if (a.launch_config != 0) {
+      const auto& cfg = part.launch_configs[a.launch_config];
+      a.launch_config = launchConfig(cfg.grid, cfg.block);
+    }
+    p_.activities.push_back(a);
+  }
+  for (auto c : part.api_calls) {
+    c.name = remap[c.name];
+    p_.api_calls.push_back(c);
+  }
+  for (auto r : part.ranges) {
+    r.text = remap[r.text];
+    r.op = remap[r.op];
+    p_.ranges.push_back(r);
+  }
+  auto frame_base = static_cast<uint32_t>(p_.frames.size());
+  for (auto f : part.frames) {
+    f.function = remap[f.function];
+    f.file = remap[f.file];
+    p_.frames.push_back(f);
+  }
+  for (auto m : part.marks) {
+    m.first_frame += frame_base;
+    p_.marks.push_back(m);
+  }
+  for (auto pc : other.pending_) {
+    pc.call.file = remap[pc.call.file];
+    pc.call.function = remap[pc.call.function];
+    pending_.push_back(pc);
+  }
+  saw_call_stacks_ = saw_call_stacks_ || other.saw_call_stacks_;
+  other.pending_.clear();
+}
+
+uint32_t Builder::launchConfig(const std::array<uint32_t, 3>& grid, const std::array<uint32_t, 3>& block) {
+  if (grid == std::array<uint32_t, 3>{} && block == std::array<uint32_t, 3>{}) return 0;
+  model::LaunchConfig cfg{grid, block};
+  uint64_t key = 0;
+  for (uint32_t v : grid) key = key * 1000003u + v;
+  for (uint32_t v : block) key = key * 1000003u + v;
+  auto [it, fresh] = configs_.emplace(key, static_cast<uint32_t>(p_.launch_configs.size()));
+  if (fresh) p_.launch_configs.push_back(cfg);
+  return p_.launch_configs[it->second] == cfg ? it->second : 0;
+}
+
+void Builder::describePython(std::string_view name, model::PythonCall& call) {
+  model::StringId id = p_.strings.intern(name);
+  auto it = python_names_.find(id);
+  if (it == python_names_.end()) {
+    PythonName parsed = parsePythonName(name);
+    model::PythonCall shape;
+    shape.kind = parsed.kind;
+    shape.file = p_.strings.intern(parsed.file);
+    shape.line = parsed.line;
+    shape.function = p_.strings.intern(parsed.function);
+    it = python_names_.emplace(id, shape).first;
+  }
+  call.kind = it->second.kind;
+  call.file = it->second.file;
+  call.line = it->second.line;
+  call.function = it->second.function;
+}
+
+// "a.py(12): f;b.py(3): g;" innermost first -> one mark at the op's start.
+void Builder::addCallStack(std::string_view stack, int64_t time, uint32_t pid, uint32_t tid) {
+  saw_call_stacks_ = true;
+  model::PythonMark m;
+  m.time_ns = time;
+  m.pid = pid;
+  m.tid = tid;
+  m.first_frame = static_cast<uint32_t>(p_.frames.size());
+  while (!stack.empty()) {
+    auto semi = stack.find(';');
+    std::string_view frame = stack.substr(0, semi);
+    stack = semi == std::string_view::npos ? std::string_view{} : stack.substr(semi + 1);
+    PythonName parsed = parsePythonName(frame);
+    if (parsed.kind != model::CallKind::Function) continue;
+    p_.frames.push_back({p_.strings.intern(parsed.function), p_.strings.intern(parsed.file), parsed.line});
+  }
+  m.frame_count = static_cast<uint32_t>(p_.frames.size()) - m.first_frame;
+  if (m.frame_count > 0) p_.marks.push_back(m);
+}
+
+// Float timestamps can end a child a few ns after its parent: clamp children into parents
+// (within 2 ns) so nesting by time holds, as HTA does.
+void Builder::clampNesting() {
+  constexpr int64_t kToleranceNs = 2;
+  std::vector<size_t> open;
+  uint64_t thread = ~0ull;
+  for (size_t i = 0; i < p_.ranges.size(); ++i) {
+    auto& r = p_.ranges[i];
+    uint64_t key = model::threadKey(r.pid, r.tid);
+    if (key != thread) open.clear(), thread = key;
+    while (!open.empty() && p_.ranges[open.back()].end_ns <= r.start_ns) open.pop_back();
+    if (!open.empty()) {
+      const auto& parent = p_.ranges[open.back()];
+      if (r.end_ns > parent.end_ns && r.end_ns - parent.end_ns <= kToleranceNs) r.end_ns = parent.end_ns;
+    }
+    open.push_back(i);
+  }
+  for (auto& c : p_.calls) {
+    if (c.parent < 0) continue;
+    const auto& parent = p_.calls[static_cast<size_t>(c.parent)];
+    if (parent.tid != c.tid) continue;
+    if (c.end_ns > parent.end_ns && c.end_ns - parent.end_ns <= kToleranceNs) c.end_ns = parent.end_ns;
+    if (c.start_ns < parent.start_ns && parent.start_ns - c.start_ns <= kToleranceNs) c.start_ns = parent.start_ns;
+  }
+}
+
+}  // namespace sightline::ingest::kineto

@@ -1,0 +1,60 @@
+// Trace events -> the profile model (internal to analysis/ingest): activities joined to their
+// launches, API calls, autograd op and annotation ranges, Python calls with their parents,
+// `Call stack` marks; then the finishing passes (sorting, nesting clamps). Two builders of one
+// file's halves merge with absorb().
+#pragma once
+
+#include <array>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/ingest/kineto_events.h"
+#include "analysis/model/profile.h"
+
+namespace sightline::ingest::kineto {
+
+struct PendingCall {
+  model::PythonCall call;
+  int64_t id = -1;
+  int64_t parent_id = -1;
+};
+
+class Builder {
+ public:
+  explicit Builder(model::Profile& p);
+
+  void add(const RawEvent& e);
+
+  // Sorts, links Python parents, gives GPU activities the pid of their launch.
+  void finish();
+
+  size_t pythonEvents() const { return pending_.size() + p_.calls.size(); }
+
+  // Takes the rows another builder read (the second part of a split trace) into this one,
+  // re-interning its strings. Before finish().
+  void absorb(Builder& other, model::Profile& part);
+  bool sawCallStacks() const { return saw_call_stacks_; }
+
+ private:
+  uint32_t launchConfig(const std::array<uint32_t, 3>& grid, const std::array<uint32_t, 3>& block);
+
+  void describePython(std::string_view name, model::PythonCall& call);
+
+  // "a.py(12): f;b.py(3): g;" innermost first -> one mark at the op's start.
+  void addCallStack(std::string_view stack, int64_t time, uint32_t pid, uint32_t tid);
+
+  // Float timestamps can end a child a few ns after its parent: clamp children into parents
+  // (within 2 ns) so nesting by time holds, as HTA does.
+  void clampNesting();
+
+  model::Profile& p_;
+  model::StringId memset_name_ = 0;
+  std::array<model::StringId, 6> copy_names_{};
+  std::unordered_map<uint64_t, uint32_t> configs_;
+  std::unordered_map<model::StringId, model::PythonCall> python_names_;
+  std::vector<PendingCall> pending_;
+  bool saw_call_stacks_ = false;
+};
+
+}  // namespace sightline::ingest::kineto
