@@ -152,7 +152,7 @@ struct MarkupContent {
 json toJson(const MarkupContent& m);
 
 struct HoverParams {
-  std::string uri;    // textDocument.uri
+  std::string uri;  // textDocument.uri
   Position position;
 };
 void fromJson(const JsonIn& in, HoverParams& out);

@@ -16,10 +16,10 @@
 namespace sightline::protocol {
 
 struct InitializeResult {
-  std::string positionEncoding;               // "utf-8" or "utf-16"
-  std::vector<std::string> codeActionKinds;   // codeActionProvider.codeActionKinds
-  std::vector<std::string> commands;          // executeCommandProvider.commands
-  std::string serverName, serverVersion;      // serverInfo
+  std::string positionEncoding;              // "utf-8" or "utf-16"
+  std::vector<std::string> codeActionKinds;  // codeActionProvider.codeActionKinds
+  std::vector<std::string> commands;         // executeCommandProvider.commands
+  std::string serverName, serverVersion;     // serverInfo
 };
 json toJson(const InitializeResult& r);  // full sync is incremental (2); hover and inlay hints on
 
@@ -52,7 +52,7 @@ json toJson(const WorkDoneProgressCreateParams& p);
 // $/progress with a WorkDoneProgress value: begin (title), report, end.
 struct ProgressParams {
   std::string token;
-  std::string kind;  // "begin", "report" or "end"
+  std::string kind;   // "begin", "report" or "end"
   std::string title;  // begin only
   std::optional<std::string> message;
   std::optional<bool> cancellable;

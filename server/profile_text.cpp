@@ -68,15 +68,16 @@ std::string formatShare(double share) {
 
 std::string breakdownMarkdown(const features::LineBreakdown& b) {
   std::string unit = unitOf(b.scale);
-  std::string md = "**" + formatMilliseconds(b.gpu_ns) + " " + unit + "** of GPU time, " + formatShare(b.share) +
-                   " of the profile";
+  std::string md =
+      "**" + formatMilliseconds(b.gpu_ns) + " " + unit + "** of GPU time, " + formatShare(b.share) + " of the profile";
   if (b.scale.divisor > 1) md += " (" + formatMilliseconds(static_cast<double>(b.total_ns)) + " ms in total)";
   md += "\n\n";
   if (b.backward_ns > 0)
     md += "forward " + formatMilliseconds(b.forward_ns) + " + backward " + formatMilliseconds(b.backward_ns) + " " +
           unit + "\n\n";
   std::string methods;
-  for (const auto& [name, share] : b.methods) methods += (methods.empty() ? "" : ", ") + name + " " + formatShare(share);
+  for (const auto& [name, share] : b.methods)
+    methods += (methods.empty() ? "" : ", ") + name + " " + formatShare(share);
   md += "attributed by: " + methods + "\n\n";
   md += workTable(b);
   if (!b.autograd_ops.empty()) {
@@ -124,8 +125,8 @@ nlohmann::json hintData(const features::LineHint& h) {
 std::string hintTooltip(const features::LineHint& h) {
   switch (h.kind) {
     case features::HintKind::Gone:
-      return "**" + formatMilliseconds(h.gpu_ns) + " " + unitOf(h.scale) + "** of GPU time here in `" +
-             h.compare_name + "`, none now";
+      return "**" + formatMilliseconds(h.gpu_ns) + " " + unitOf(h.scale) + "** of GPU time here in `" + h.compare_name +
+             "`, none now";
     case features::HintKind::Rollup:
       return "**" + formatMilliseconds(h.gpu_ns) + " " + unitOf(h.scale) + "** of GPU time on the lines of this " +
              h.scope + ", " + formatShare(h.share) + " of the profile";

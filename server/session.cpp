@@ -14,8 +14,8 @@
 #include "protocol/server_messages.h"
 #include "server/conversion.h"
 #include "server/local_files.h"
-#include "server/profile_text.h"
 #include "server/log.h"
+#include "server/profile_text.h"
 #include "server/uri.h"
 
 #ifndef SIGHTLINE_VERSION
@@ -178,7 +178,7 @@ json Session::initialize(const json& params) {
   protocol::InitializeResult result;
   result.positionEncoding = encoding_ == PositionEncoding::Utf8 ? "utf-8" : "utf-16";
   result.codeActionKinds = {"quickfix", "refactor.rewrite"};
-  result.commands = {kLimitProfilingCommand,  kAnnotateStepCommand, kApplyEditCommand,  kLoadProfileCommand,
+  result.commands = {kLimitProfilingCommand, kAnnotateStepCommand, kApplyEditCommand,   kLoadProfileCommand,
                      kReloadProfilesCommand, kShowSummaryCommand,  kToggleHintsCommand, kProfileWithNsysCommand};
   result.serverName = "sightline";
   result.serverVersion = SIGHTLINE_VERSION;
@@ -272,8 +272,8 @@ json Session::inlayHints(const json& params) {
   const features::FileCosts* costs = workspace_.settings().hints_enabled ? workspace_.costsFor(doc) : nullptr;
   if (!costs) return out;
   const auto& file = doc.file();
-  auto hints = features::computeInlayHints(file, doc.index(), *costs, workspace_.profile()->profile(), workspace_.settings().hints,
-                                           p.range.start.line, p.range.end.line);
+  auto hints = features::computeInlayHints(file, doc.index(), *costs, workspace_.profile()->profile(),
+                                           workspace_.settings().hints, p.range.start.line, p.range.end.line);
   for (const auto& h : hints) {
     if (h.line >= file.lines().lineCount()) continue;
     protocol::InlayHint hint;
@@ -298,8 +298,8 @@ json Session::hover(const json& params) {
     value += (value.empty() ? "" : "\n\n---\n\n") + findingMarkdown(f);
   }
   if (const features::FileCosts* costs = workspace_.costsFor(doc)) {
-    if (auto info = features::computeHover(doc.file(), doc.index(), *costs, workspace_.profile()->profile(), workspace_.settings().hints,
-                                           p.position.line))
+    if (auto info = features::computeHover(doc.file(), doc.index(), *costs, workspace_.profile()->profile(),
+                                           workspace_.settings().hints, p.position.line))
       value += (value.empty() ? "" : "\n\n---\n\n") + hoverMarkdown(*info);
   }
   if (value.empty()) return nullptr;
@@ -338,11 +338,13 @@ json Session::codeActions(const json& params) {
                               toOffset(text, doc.file().lines(), p.range.end, encoding_)};
   if (selection.end < selection.begin) std::swap(selection.begin, selection.end);
   const auto findings = workspace_.findingsFor(doc);
-  auto actions = features::computeCodeActions(doc.file(), doc.index(), selection, findings, workspace_.settings().actions);
+  auto actions =
+      features::computeCodeActions(doc.file(), doc.index(), selection, findings, workspace_.settings().actions);
   // On a hot line, the NVTX range is named after what the profile saw it run.
   if (const features::FileCosts* costs = workspace_.costsFor(doc)) {
     uint32_t line = doc.file().lines().pointAt(selection.begin).line;
-    std::string name = features::rangeNameFromProfile(*costs, workspace_.profile()->profile(), workspace_.settings().hints, line);
+    std::string name =
+        features::rangeNameFromProfile(*costs, workspace_.profile()->profile(), workspace_.settings().hints, line);
     if (!name.empty()) {
       if (auto named = features::wrapInNvtxRange(doc.file(), doc.index(), selection, name)) {
         for (auto& action : actions)
@@ -355,7 +357,8 @@ json Session::codeActions(const json& params) {
     bool wanted = p.only.empty();
     for (const auto& kind : p.only) wanted = wanted || action.kind == kind || action.kind.rfind(kind + ".", 0) == 0;
     if (!wanted) continue;
-    protocol::CodeAction converted = toCodeAction(p.uri, doc.file(), action, findings, encoding_, workspace_.settings());
+    protocol::CodeAction converted =
+        toCodeAction(p.uri, doc.file(), action, findings, encoding_, workspace_.settings());
     if (!client_.code_action_literals) {
       out.push_back(protocol::toJson(
           protocol::Command{converted.title, kApplyEditCommand, json::array({protocol::toJson(*converted.edit)})}));
@@ -410,8 +413,8 @@ json Session::executeCommand(const json& params) {
     if (!path) throw RequestError{ErrorCode::InvalidParams, "params.arguments[0]: not a file: URI"};
     std::filesystem::path script(*path);
     auto c = features::nsysCommandsFor(doc.index(), script.filename().string());
-    return protocol::toJson(
-        protocol::NsysCommandsResult{script.parent_path().string(), c.commands, c.report + ".sqlite", c.capture_range, c.note});
+    return protocol::toJson(protocol::NsysCommandsResult{script.parent_path().string(), c.commands,
+                                                         c.report + ".sqlite", c.capture_range, c.note});
   }
   if (p.command == kApplyEditCommand) {
     if (args.size() != 1) throw RequestError{ErrorCode::InvalidParams, "params.arguments: expected [WorkspaceEdit]"};

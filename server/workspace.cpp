@@ -17,12 +17,7 @@ namespace asio = boost::asio;
 using nlohmann::json;
 
 Workspace::Workspace(asio::io_context& io, WorkspaceClient& client, std::chrono::milliseconds profile_poll)
-    : io_(io),
-      client_(client),
-      profile_poll_(profile_poll),
-      loader_(io),
-      compare_loader_(io),
-      watch_timer_(io) {}
+    : io_(io), client_(client), profile_poll_(profile_poll), loader_(io), compare_loader_(io), watch_timer_(io) {}
 
 void Workspace::stop() {
   stopped_ = true;
@@ -179,16 +174,14 @@ void Workspace::loadProfiles(std::vector<std::string> candidates, const std::str
     if (auto local = uriToPath(doc->uri())) mapper.candidates.push_back(normalPath(*local));
   loader_.load(
       path, localJoinEnvironment(std::move(mapper)), settings_.thresholds.gpu_idle_gap_ns,
-      [this, token](std::string stage, int percent) {
-        client_.reportProgress(token, stage, percent);
-      },
+      [this, token](std::string stage, int percent) { client_.reportProgress(token, stage, percent); },
       [this, candidates, token](std::shared_ptr<LoadedProfile> loaded, std::string error) {
         onProfileLoaded(std::move(loaded), std::move(error), candidates, token);
       });
 }
 
 void Workspace::onProfileLoaded(std::shared_ptr<LoadedProfile> loaded, std::string error, std::vector<std::string> rest,
-                              const std::string& token) {
+                                const std::string& token) {
   if (stopped_) return;
   if (token == progress_token_) progress_token_.clear();
   if (!loaded) {
@@ -278,9 +271,8 @@ const features::FileCosts* Workspace::costsFor(Document& doc) {
   auto& slot = cached->second;
   if (slot.line_generation != doc.lineGeneration()) {
     std::string compare_name = compare_ ? std::filesystem::path(compare_->path).filename().string() : "";
-    std::string note = slot.joined.compare_alignment.empty()
-                           ? ""
-                           : "the script changed in between: " + slot.joined.compare_alignment;
+    std::string note =
+        slot.joined.compare_alignment.empty() ? "" : "the script changed in between: " + slot.joined.compare_alignment;
     slot.current = join::currentCosts(slot.joined, doc.lineTracker(), compare_name, note);
     slot.line_generation = doc.lineGeneration();
   }
@@ -291,12 +283,12 @@ std::vector<features::Finding> Workspace::computeFindings(Document& doc) {
   const auto& findings = doc.findings(settings_.rules, settings_generation_);
   const features::FileCosts* costs = costsFor(doc);
   if (!costs) return findings;
-  auto out = features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile(), settings_.rules,
-                                          settings_.thresholds);
+  auto out = features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile(),
+                                          settings_.rules, settings_.thresholds);
   auto path = uriToPath(doc.uri());
   std::string name = path ? std::filesystem::path(*path).filename().string() : doc.uri();
-  if (auto f = features::sourceMismatchFinding(doc.file(), doc.index(), costs_[doc.uri()].joined.anchors, profile_->profile(),
-                                               settings_.rules, name, &doc.lineTracker()))
+  if (auto f = features::sourceMismatchFinding(doc.file(), doc.index(), costs_[doc.uri()].joined.anchors,
+                                               profile_->profile(), settings_.rules, name, &doc.lineTracker()))
     out.insert(out.begin(), std::move(*f));
   return out;
 }

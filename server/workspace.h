@@ -28,10 +28,10 @@ namespace sightline::server {
 class WorkspaceClient {
  public:
   virtual ~WorkspaceClient() = default;
-  virtual bool serving() const = 0;          // initialized and not shut down
-  virtual void profileStatusChanged() = 0;   // the loaded profile, its error or the compare profile
-  virtual void hintsChanged() = 0;           // inlay hints should be asked for again
-  virtual void findingsChanged() = 0;        // every open document's diagnostics
+  virtual bool serving() const = 0;         // initialized and not shut down
+  virtual void profileStatusChanged() = 0;  // the loaded profile, its error or the compare profile
+  virtual void hintsChanged() = 0;          // inlay hints should be asked for again
+  virtual void findingsChanged() = 0;       // every open document's diagnostics
   virtual void logMessage(int type, const std::string& message) = 0;  // 1 error ... 4 log
   // Progress of a profile load: begin returns a token ("" when the client shows none).
   virtual std::string beginProgress(const std::string& title, const std::string& message) = 0;

@@ -40,9 +40,9 @@ class LineResolver {
   AutogradRanges ranges_;
   NvtxSiteRanges site_ranges_;
   PythonCalls python_calls_;
-  std::vector<LineRef> call_lines_;     // per API call, valid where call_resolved_
+  std::vector<LineRef> call_lines_;  // per API call, valid where call_resolved_
   std::vector<bool> call_resolved_;
-  std::vector<int64_t> call_ops_;       // per API call: forward op name, -1 until computed
+  std::vector<int64_t> call_ops_;                         // per API call: forward op name, -1 until computed
   std::unordered_map<int, LineRef> forward_range_lines_;  // outermost autograd range -> line
 };
 

@@ -40,8 +40,8 @@ class PythonCalls {
   UserFiles user_files_;
   std::vector<int32_t> thread_parent_;  // the enclosing Python call on the same thread, by time
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> thread_span_;  // thread -> [first, last) calls
-  std::vector<uint32_t> child_offsets_, child_list_;  // children by parent, in time order
-  std::unordered_map<int, Invocation> invocations_;   // by frame (call index)
+  std::vector<uint32_t> child_offsets_, child_list_;                         // children by parent, in time order
+  std::unordered_map<int, Invocation> invocations_;                          // by frame (call index)
 };
 
 }  // namespace sightline::attribution

@@ -6,8 +6,8 @@
 namespace sightline::features {
 
 std::optional<HoverInfo> computeHover(const source::SourceFile& file, const source::SourceIndex& index,
-                                      const FileCosts& costs, const model::Profile& profile,
-                                      const HintOptions& options, uint32_t line) {
+                                      const FileCosts& costs, const model::Profile& profile, const HintOptions& options,
+                                      uint32_t line) {
   HoverInfo info;
   info.line = line;
   auto it = costs.lines.find(static_cast<int32_t>(line) + 1);

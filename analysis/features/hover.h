@@ -13,14 +13,14 @@
 namespace sightline::features {
 
 struct CompareChange {
-  std::string name;  // the compare profile's file name
+  std::string name;                  // the compare profile's file name
   double before_ns = 0, now_ns = 0;  // per step when both profiles know steps, else totals
   bool per_step = false;
   std::string note;  // how the compare profile's lines were placed ("" when they were not moved)
 };
 
 struct HoverInfo {
-  uint32_t line = 0;  // 0-based
+  uint32_t line = 0;   // 0-based
   bool stale = false;  // edited since it was profiled
   std::optional<CompareChange> compare;
   std::optional<LineBreakdown> cost;  // the line's own GPU time
@@ -29,7 +29,7 @@ struct HoverInfo {
 
 // The hover of a 0-based line, or nullopt when the profile has nothing to say there.
 std::optional<HoverInfo> computeHover(const source::SourceFile& file, const source::SourceIndex& index,
-                                      const FileCosts& costs, const model::Profile& profile,
-                                      const HintOptions& options, uint32_t line);
+                                      const FileCosts& costs, const model::Profile& profile, const HintOptions& options,
+                                      uint32_t line);
 
 }  // namespace sightline::features

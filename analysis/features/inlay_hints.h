@@ -22,17 +22,17 @@ enum class HintKind : uint8_t {
 struct LineHint {
   uint32_t line = 0;  // 0-based
   HintKind kind = HintKind::Cost;
-  Scale scale;         // per step or totals
-  double gpu_ns = 0;   // scaled: the line's time; a rollup's sum; a gone line's time before
-  double share = 0;    // of all GPU time (a gone line: of the compare profile's)
-  bool show_split = false;  // forward + backward shown (the line has backward work)
+  Scale scale;                             // per step or totals
+  double gpu_ns = 0;                       // scaled: the line's time; a rollup's sum; a gone line's time before
+  double share = 0;                        // of all GPU time (a gone line: of the compare profile's)
+  bool show_split = false;                 // forward + backward shown (the line has backward work)
   double forward_ns = 0, backward_ns = 0;  // scaled
   // Change from the compare profile (scaled per step when both profiles know steps); set when
   // at least 5 µs.
   std::optional<double> delta_ns;
   bool delta_per_step = false;
-  std::string scope;          // a rollup's "function" or "loop"
-  std::string compare_name;   // a gone line's compare profile (its file name)
+  std::string scope;                       // a rollup's "function" or "loop"
+  std::string compare_name;                // a gone line's compare profile (its file name)
   std::optional<LineBreakdown> breakdown;  // a cost hint's tooltip figures
 };
 

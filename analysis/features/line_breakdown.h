@@ -27,11 +27,11 @@ struct NamedWork {
 
 struct LineBreakdown {
   Scale scale;
-  double gpu_ns = 0;        // scaled
-  int64_t total_ns = 0;     // the line's GPU time over the whole profile
-  double share = 0;         // of all GPU time in the profile
-  double forward_ns = 0;    // scaled
-  double backward_ns = 0;   // scaled; 0: no backward work
+  double gpu_ns = 0;                                    // scaled
+  int64_t total_ns = 0;                                 // the line's GPU time over the whole profile
+  double share = 0;                                     // of all GPU time in the profile
+  double forward_ns = 0;                                // scaled
+  double backward_ns = 0;                               // scaled; 0: no backward work
   std::vector<std::pair<std::string, double>> methods;  // attribution method -> share of the line
   std::vector<NamedWork> top_work;                      // the 5 costliest, by time
   size_t more_work = 0;                                 // distinct names beyond those

@@ -1,7 +1,6 @@
 // Function anchors of a profile checked against a file's defs.
 #include "analysis/features/source_match.h"
 
-
 namespace sightline::features {
 std::string sourceMismatchMessage(const SourceMatch& match, const std::string& file_name) {
   if (!match.differs()) return {};

@@ -9,8 +9,8 @@
 
 namespace sightline::server::cli {
 
-std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, const std::string& verb,
-                                      std::ostream& err, bool& unreadable) {
+std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, const std::string& verb, std::ostream& err,
+                                      bool& unreadable) {
   std::vector<NamedFile> out;
   for (const auto& path : paths) {
     auto text = readTextFile(path);

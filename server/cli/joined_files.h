@@ -20,8 +20,8 @@ struct NamedFile {
 
 // Reads and parses `paths`; each one that cannot be read is told to `err` ("sightline VERB:
 // cannot read PATH") and left out, and `unreadable` is set.
-std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, const std::string& verb,
-                                      std::ostream& err, bool& unreadable);
+std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, const std::string& verb, std::ostream& err,
+                                      bool& unreadable);
 
 // Loads the profile at `profile_path` and joins it with `named` (profile paths mapped by
 // `mapper`); nullptr with `error` set when it cannot be read.

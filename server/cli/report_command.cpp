@@ -237,8 +237,8 @@ void writeHeader(const ReportData& d, std::ostream& out) {
   const model::Profile& profile = d.main.profile();
   const attribution::Attribution& attr = d.main.attribution();
   double total_ns = static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns));
-  out << "Profile   " << d.args.profile_path << " ("
-      << (profile.info.format == "nsys-sqlite" ? "Nsight Systems " : "") << profile.info.tool_version << ")";
+  out << "Profile   " << d.args.profile_path << " (" << (profile.info.format == "nsys-sqlite" ? "Nsight Systems " : "")
+      << profile.info.tool_version << ")";
   if (!profile.info.gpus.empty()) out << ", GPU: " << profile.info.gpus.front();
   out << "\n";
   out << "Steps     ";
@@ -260,8 +260,8 @@ void writeHeader(const ReportData& d, std::ostream& out) {
   }
   if (d.compare) {
     bool per_step = comparePerStep(d);
-    double before = static_cast<double>(d.compare->attribution().total_gpu_ns) /
-                    (per_step ? d.compare->attribution().steps : 1);
+    double before =
+        static_cast<double>(d.compare->attribution().total_gpu_ns) / (per_step ? d.compare->attribution().steps : 1);
     double now = static_cast<double>(attr.total_gpu_ns) / (per_step ? attr.steps : 1);
     out << "Compare   " << d.args.compare_path << ": " << features::formatMilliseconds(before) << " -> "
         << features::formatMilliseconds(now) << (per_step ? " ms/step" : " ms in total") << ", "
@@ -322,8 +322,8 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
   for (const auto& [line, c] : lines) this_file += c.gpu_ns;
   int64_t other = attr.attributed_gpu_ns - this_file;
   out << "\n"
-      << local.path << ": " << formatPercent(static_cast<double>(this_file) / total_ns)
-      << " of GPU time on its lines, " << formatPercent(static_cast<double>(other) / total_ns) << " on other files, "
+      << local.path << ": " << formatPercent(static_cast<double>(this_file) / total_ns) << " of GPU time on its lines, "
+      << formatPercent(static_cast<double>(other) / total_ns) << " on other files, "
       << formatPercent(static_cast<double>(attr.unattributed_gpu_ns) / total_ns) << " unattributed\n";
   auto rollup = rollups(local, lines);
   double steps = d.args.total || attr.steps <= 0 ? 1 : attr.steps;
@@ -339,9 +339,8 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     if (!before_lines) return "";
     auto b = before_lines->find(line);
     auto n = lines.find(line);
-    double before = b == before_lines->end()
-                        ? 0
-                        : static_cast<double>(b->second) / (per_step ? d.compare->attribution().steps : 1);
+    double before =
+        b == before_lines->end() ? 0 : static_cast<double>(b->second) / (per_step ? d.compare->attribution().steps : 1);
     double now = n == lines.end() ? 0 : static_cast<double>(n->second.gpu_ns) / (per_step ? attr.steps : 1);
     if (std::abs(now - before) < 5e3) return pad("", 13);
     return "  " + pad(formatDelta(now - before), 11, true);
@@ -355,8 +354,8 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     auto r = src.lines().lineRange(l);
     if (l + 1 == src.lines().lineCount() && r.begin == r.end) break;
     auto line = static_cast<int32_t>(l + 1);
-    out << marginFor(lines, rollup, line, steps, total_ns) << deltaColumn(line) << " │"
-        << pad(std::to_string(line), 5) << "  " << src.text().substr(r.begin, r.end - r.begin) << "\n";
+    out << marginFor(lines, rollup, line, steps, total_ns) << deltaColumn(line) << " │" << pad(std::to_string(line), 5)
+        << "  " << src.text().substr(r.begin, r.end - r.begin) << "\n";
   }
 }
 

@@ -84,8 +84,8 @@ int runServeCommand(const std::vector<std::string>& args, std::ostream& out, std
 
   std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io;
-  std::unique_ptr<Transport> transport = listen.empty() ? makeStdioTransport(io, STDIN_FILENO, STDOUT_FILENO)
-                                                        : acceptOneClient(io, listen, err);
+  std::unique_ptr<Transport> transport =
+      listen.empty() ? makeStdioTransport(io, STDIN_FILENO, STDOUT_FILENO) : acceptOneClient(io, listen, err);
   if (!transport) return 2;
   Session session(io, *transport, options);
   session.start();

@@ -81,9 +81,8 @@ TEST(Layering, AnalysisDoesNoIoOutsideTheReaders) {
   std::regex spawns_or_writes(
       R"(std::system\s*\(|\bpopen\s*\(|\bfork\s*\(|\bexec[lv]p?e?\s*\(|posix_spawn|std::ofstream|\bofstream\b|)"
       R"(create_director|filesystem::rename|fs::rename|filesystem::remove|fs::remove|\bfwrite\s*\()");
-  std::regex opens_or_threads(
-      R"(std::ifstream|\bifstream\b|std::fstream|\bfopen\s*\(|\bopen\s*\(|gzopen|sqlite3_open|)"
-      R"(std::thread|std::jthread|std::async|pthread_create|#include\s*<filesystem>)");
+  std::regex opens_or_threads(R"(std::ifstream|\bifstream\b|std::fstream|\bfopen\s*\(|\bopen\s*\(|gzopen|sqlite3_open|)"
+                              R"(std::thread|std::jthread|std::async|pthread_create|#include\s*<filesystem>)");
   for (const char* part : {"model", "source", "attribution", "join", "features"}) {
     EXPECT_EQ(offenders(std::string("analysis/") + part, spawns_or_writes), std::vector<std::string>{}) << part;
     EXPECT_EQ(offenders(std::string("analysis/") + part, opens_or_threads), std::vector<std::string>{}) << part;

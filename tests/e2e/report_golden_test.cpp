@@ -26,7 +26,8 @@ std::string profilePath(const std::string& relative) {
 
 void replaceAll(std::string& s, const std::string& from, const std::string& to) {
   if (from.empty()) return;
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
 }
 
 class ReportGolden : public ::testing::TestWithParam<GoldenCase> {};

@@ -37,7 +37,8 @@ Snippet parseSnippet(const std::string& annotated) {
       s.expected[last_code] = line.substr(3);
     } else if (first != std::string::npos && line[first] != '#') {
       last_code = n;
-      if (auto at = line.find("# @"); at != std::string::npos) s.tags[line.substr(at + 3)] = static_cast<int32_t>(n + 1);
+      if (auto at = line.find("# @"); at != std::string::npos)
+        s.tags[line.substr(at + 3)] = static_cast<int32_t>(n + 1);
     }
     ++n;
   }

@@ -79,9 +79,7 @@ std::optional<std::string> sharedProfile(const std::string& relative) {
   return decompressed(*source, relative);
 }
 
-std::string repoProfile(const std::string& relative) {
-  return decompressed(sourcePath(relative), "repo/" + relative);
-}
+std::string repoProfile(const std::string& relative) { return decompressed(sourcePath(relative), "repo/" + relative); }
 
 std::string dataProfile(const std::string& relative) {
   return decompressed(testDataPath(relative), "data/" + relative);

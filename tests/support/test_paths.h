@@ -44,18 +44,18 @@ bool runningInCi();
 }  // namespace sightline::testing
 
 // When ../shared is absent: skips with a clear message on a developer's machine, fails in CI.
-#define SIGHTLINE_SKIP_WITHOUT_SHARED(what)                                                           \
-  do {                                                                                                \
-    if (::sightline::testing::runningInCi()) FAIL() << (what) << " is absent, and CI must have it";   \
-    GTEST_SKIP() << (what) << " is absent: clone the repo with ../shared beside it to run this";      \
+#define SIGHTLINE_SKIP_WITHOUT_SHARED(what)                                                         \
+  do {                                                                                              \
+    if (::sightline::testing::runningInCi()) FAIL() << (what) << " is absent, and CI must have it"; \
+    GTEST_SKIP() << (what) << " is absent: clone the repo with ../shared beside it to run this";    \
   } while (0)
 
-#define SIGHTLINE_REQUIRE_PROFILE(var, relative)                                       \
-  auto var##_opt = ::sightline::testing::sharedProfile(relative);                      \
+#define SIGHTLINE_REQUIRE_PROFILE(var, relative)                                                \
+  auto var##_opt = ::sightline::testing::sharedProfile(relative);                               \
   if (!var##_opt) SIGHTLINE_SKIP_WITHOUT_SHARED("../shared/profiles/" + std::string(relative)); \
   const std::string var = *var##_opt
 
-#define SIGHTLINE_REQUIRE_SHARED(var, relative)                                                \
-  auto var##_opt = ::sightline::testing::sharedPath(relative);                                 \
+#define SIGHTLINE_REQUIRE_SHARED(var, relative)                                        \
+  auto var##_opt = ::sightline::testing::sharedPath(relative);                         \
   if (!var##_opt) SIGHTLINE_SKIP_WITHOUT_SHARED("../shared/" + std::string(relative)); \
   const std::string var = *var##_opt
