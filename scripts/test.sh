@@ -3,11 +3,12 @@
 # The exit code says pass (0) or fail.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # neovim: the Neovim plugin's test runs in Debian's Neovim.
-ensure_apt_packages neovim
+ensure_apt_packages neovim clang-tidy
 ensure_grammar
-build "$ROOT/build" -DSIGHTLINE_BUILD_TESTS=ON
+# Warnings are errors (as in the demo, which shares build/).
+build "$ROOT/build" -DSIGHTLINE_BUILD_TESTS=ON -DSIGHTLINE_WERROR=ON
 # Sanitizer build: the parser, protocol, server and end-to-end bad-input tests run under it.
-build "$ROOT/build-asan" -DSIGHTLINE_SANITIZE=ON -DSIGHTLINE_BUILD_BENCH=OFF \
+build "$ROOT/build-asan" -DSIGHTLINE_SANITIZE=ON -DSIGHTLINE_BUILD_BENCH=OFF -DSIGHTLINE_WERROR=ON \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_C_FLAGS_DEBUG="-O1 -g"
 
 if [ ! -d "$ROOT/../shared/profiles" ]; then
@@ -17,6 +18,9 @@ fi
 
 log "format (clang-format, .clang-format)"
 (cd "$ROOT" && git ls-files '*.h' '*.cpp' | xargs clang-format --dry-run --Werror)
+
+log "clang-tidy (.clang-tidy) on analysis/join, analysis/attribution, server/cli"
+"$ROOT/scripts/tidy.sh"
 
 log "tests"
 ctest --test-dir "$ROOT/build" --output-on-failure -j"$(nproc)"

@@ -49,7 +49,7 @@ void chargeWork(LineCost& cost, const model::GpuActivity& act, const model::ApiC
         cost.pageable_bytes += act.bytes;
       // The driver returns early from small synchronous HtoD copies: those do not block.
       if (call.sync == model::SyncKind::BlockingMemcpy &&
-          (act.copy != model::CopyKind::HostToDevice || act.bytes >= 64 * 1024)) {
+          (act.copy != model::CopyKind::HostToDevice || act.bytes >= uint64_t{64} * 1024)) {
         cost.sync_memcpy_bytes += act.bytes;
         cost.sync_memcpy_ns += ns;
         ++cost.sync_memcpys;

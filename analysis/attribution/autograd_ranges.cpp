@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "analysis/attribution/thread_nesting.h"
 #include "analysis/attribution/user_files.h"
 
 namespace sightline::attribution {
@@ -14,20 +15,10 @@ constexpr std::string_view kEvaluateFunction = "autograd::engine::evaluate_funct
 
 AutogradRanges::AutogradRanges(const model::Profile& profile) : profile_(profile) {
   const auto& ranges = profile_.ranges;
-  parent_.assign(ranges.size(), -1);
-  std::vector<int> open;
-  uint64_t current = ~0ull;
+  parent_ = enclosingOnThread(ranges);
   for (uint32_t i = 0; i < ranges.size(); ++i) {
     const auto& r = ranges[i];
-    uint64_t key = model::threadKey(r.pid, r.tid);
-    if (key != current) {
-      open.clear();
-      current = key;
-    }
-    while (!open.empty() && ranges[static_cast<size_t>(open.back())].end_ns < r.end_ns) open.pop_back();
-    parent_[i] = open.empty() ? -1 : open.back();
-    open.push_back(static_cast<int>(i));
-    by_thread_[key].push_back(i);
+    by_thread_[model::threadKey(r.pid, r.tid)].push_back(i);
     if (r.seq >= 0 && !isBackwardOp(r)) forward_by_seq_.push_back(i);
   }
   std::sort(forward_by_seq_.begin(), forward_by_seq_.end(), [&](uint32_t a, uint32_t b) {

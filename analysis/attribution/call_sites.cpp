@@ -88,7 +88,7 @@ CallSiteTable buildCallSites(const source::SourceFile& file, const source::Sourc
     o.call.object_call = plain && !defined.count(c.method) &&
                          ((c.callee_text.starts_with("self.") && c.callee_text.find('.', 5) == std::string::npos) ||
                           assigned.count(c.callee_text) > 0);
-    calls[static_cast<size_t>(c.function + 1)].push_back(std::move(o));
+    calls[static_cast<size_t>(c.function) + 1].push_back(std::move(o));
   }
   // `for x in loader:` calls the iterator's __next__ before each pass over the body.
   for (const auto& loop : index.loops) {
@@ -97,7 +97,7 @@ CallSiteTable buildCallSites(const source::SourceFile& file, const source::Sourc
     o.order = loop.header.end;
     o.call.line = lineOf(loop.header.begin);
     o.call.name = "__next__";
-    calls[static_cast<size_t>(loop.function + 1)].push_back(std::move(o));
+    calls[static_cast<size_t>(loop.function) + 1].push_back(std::move(o));
   }
   for (size_t f = 0; f < calls.size(); ++f) {
     std::stable_sort(calls[f].begin(), calls[f].end(),

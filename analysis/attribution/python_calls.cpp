@@ -3,27 +3,22 @@
 
 #include <algorithm>
 
+#include "analysis/attribution/thread_nesting.h"
+
 namespace sightline::attribution {
 
 PythonCalls::PythonCalls(const model::Profile& profile, const Options& options)
     : profile_(profile), options_(options), user_files_(profile, options) {
   const auto& calls = profile_.calls;
   if (calls.empty()) return;
-  thread_parent_.assign(calls.size(), -1);
-  std::vector<int32_t> open;
+  thread_parent_ = enclosingOnThread(calls);
   uint64_t current = ~0ull;
   for (uint32_t i = 0; i < calls.size(); ++i) {
-    const auto& c = calls[i];
-    uint64_t key = model::threadKey(c.pid, c.tid);
-    if (key != current) {
-      if (current != ~0ull) thread_span_[current].second = i;
-      thread_span_[key] = {i, i};
-      open.clear();
-      current = key;
-    }
-    while (!open.empty() && calls[static_cast<size_t>(open.back())].end_ns < c.end_ns) open.pop_back();
-    thread_parent_[i] = open.empty() ? -1 : open.back();
-    open.push_back(static_cast<int32_t>(i));
+    uint64_t key = model::threadKey(calls[i].pid, calls[i].tid);
+    if (key == current) continue;
+    if (current != ~0ull) thread_span_[current].second = i;
+    thread_span_[key] = {i, i};
+    current = key;
   }
   thread_span_[current].second = static_cast<uint32_t>(calls.size());
   // Children by parent, in time order (calls are sorted by start within a thread; a child on

@@ -15,7 +15,7 @@
 namespace sightline::features {
 
 struct ProfileRuleThresholds {
-  uint64_t pageable_min_bytes = 64 * 1024;  // per step
+  uint64_t pageable_min_bytes = uint64_t{64} * 1024;  // per step
   int64_t sync_api_min_ns = 100'000;        // per step
   double launch_bound_min_kernels = 50;     // per step
   int64_t launch_bound_max_mean_ns = 10'000;

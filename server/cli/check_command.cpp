@@ -232,6 +232,7 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
     }
   }
   std::vector<FileResult> results;
+  results.reserve(named.size());
   for (const auto& file : named) results.push_back(checkFile(file, profile.get(), parsed.settings, err));
   bool failing = false;
   for (const auto& r : results)

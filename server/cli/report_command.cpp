@@ -23,7 +23,6 @@ namespace sightline::server {
 namespace {
 
 namespace fs = std::filesystem;
-using attribution::Attribution;
 using attribution::LineCost;
 using nlohmann::json;
 
