@@ -37,7 +37,7 @@ class AutogradRanges {
   int backwardChildOf(int range) const;
 
   const model::Profile& profile_;
-  std::vector<int32_t> parent_;                                       // enclosing range on the same thread, or -1
+  std::vector<int32_t> parent_;                                    // enclosing range on the same thread, or -1
   std::unordered_map<uint64_t, std::vector<uint32_t>> by_thread_;  // thread key -> ranges by start
   std::vector<uint32_t> forward_by_seq_;                           // forward ranges with a seq, by (pid, seq, start)
 };

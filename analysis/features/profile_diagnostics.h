@@ -16,8 +16,8 @@ namespace sightline::features {
 
 struct ProfileRuleThresholds {
   uint64_t pageable_min_bytes = uint64_t{64} * 1024;  // per step
-  int64_t sync_api_min_ns = 100'000;        // per step
-  double launch_bound_min_kernels = 50;     // per step
+  int64_t sync_api_min_ns = 100'000;                  // per step
+  double launch_bound_min_kernels = 50;               // per step
   int64_t launch_bound_max_mean_ns = 10'000;
   int64_t gpu_idle_min_ns = 500'000;  // per step, summed over the line's gaps
   // The shortest GPU idle gap counted (attribution::Options::idle_gap_ns; named in messages).
