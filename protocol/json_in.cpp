@@ -1,6 +1,8 @@
 // JsonIn implementation: every accessor checks the JSON type before reading it.
 #include "protocol/json_in.h"
 
+#include <algorithm>
+
 #include <limits>
 
 namespace sightline::protocol {
@@ -62,6 +64,30 @@ bool JsonIn::asBool() const {
 
 std::string dumpJson(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+size_t jsonNestingDepth(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
 }
 
 }  // namespace sightline::protocol

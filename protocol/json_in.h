@@ -60,4 +60,10 @@ Result<T> parse(const nlohmann::json& json, const std::string& root = "params") 
 // Serializes without ever throwing on invalid UTF-8 (bad bytes become U+FFFD).
 std::string dumpJson(const nlohmann::json& value);
 
+// Messages nested deeper than this are rejected before they are parsed: nlohmann's parser and
+// destructor recurse once per level, so 100,000 levels would overflow the stack.
+inline constexpr size_t kMaxJsonDepth = 256;
+// The deepest nesting of arrays and objects in `text` (brackets inside strings not counted).
+size_t jsonNestingDepth(std::string_view text);
+
 }  // namespace sightline::protocol

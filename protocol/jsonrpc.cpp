@@ -1,6 +1,8 @@
 // JSON-RPC classification and builders.
 #include "protocol/jsonrpc.h"
 
+#include <climits>
+
 namespace sightline::protocol {
 namespace {
 
@@ -51,9 +53,14 @@ std::variant<Message, InvalidMessage> classifyMessage(const nlohmann::json& v) {
     return InvalidMessage{std::nullopt, "a message needs a method, or an id for a response"};
   m.kind = Message::Kind::Response;
   if (auto err = v.find("error"); err != v.end() && err->is_object()) {
+    // A client's error may carry anything: only an integer code and a string message are read.
     ResponseError e;
-    e.code = static_cast<ErrorCode>(err->value("code", static_cast<int>(ErrorCode::UnknownErrorCode)));
-    e.message = err->value("message", "");
+    e.code = ErrorCode::UnknownErrorCode;
+    if (auto code = err->find("code"); code != err->end() && code->is_number_integer() &&
+                                       code->get<int64_t>() >= INT32_MIN && code->get<int64_t>() <= INT32_MAX)
+      e.code = static_cast<ErrorCode>(code->get<int64_t>());
+    if (auto message = err->find("message"); message != err->end() && message->is_string())
+      e.message = message->get<std::string>();
     m.error = e;
   } else if (auto res = v.find("result"); res != v.end()) {
     m.result = *res;

@@ -11,23 +11,30 @@ using protocol::ErrorCode;
 
 IncomingMessage Dispatcher::receive(const std::string& body) {
   IncomingMessage in;
-  nlohmann::json value = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) {
+  auto parseError = [&](std::string text) {
     in.parse_error = true;
-    in.parse_error_text = "invalid JSON in a message of " + std::to_string(body.size()) + " bytes";
+    in.parse_error_text = std::move(text);
     in.message = protocol::InvalidMessage{};
     return in;
+  };
+  if (protocol::jsonNestingDepth(body) > protocol::kMaxJsonDepth)
+    return parseError("a message nested deeper than " + std::to_string(protocol::kMaxJsonDepth) + " levels");
+  nlohmann::json value = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return parseError("invalid JSON in a message of " + std::to_string(body.size()) + " bytes");
+  try {
+    in.message = protocol::classifyMessage(value);
+  } catch (const std::exception& e) {  // a shape classifyMessage did not foresee: answered, not fatal
+    return parseError(std::string("unreadable message: ") + e.what());
   }
-  in.message = protocol::classifyMessage(value);
   if (auto* m = std::get_if<protocol::Message>(&in.message)) {
     if (m->kind == protocol::Message::Kind::Request) {
       pending_.insert(*m->id);
     } else if (m->kind == protocol::Message::Kind::Notification && m->method == "$/cancelRequest") {
       auto params = protocol::parse<protocol::CancelParams>(m->params);
-      if (params) {
-        const auto& id = params->id;
+      const nlohmann::json* id = params ? &params->id : nullptr;
+      if (id && (id->is_string() || id->is_number_integer())) {
         protocol::RequestId rid =
-            id.is_string() ? protocol::RequestId{id.get<std::string>()} : protocol::RequestId{id.get<int64_t>()};
+            id->is_string() ? protocol::RequestId{id->get<std::string>()} : protocol::RequestId{id->get<int64_t>()};
         if (pending_.count(rid)) cancelled_.insert(rid);
       }
     }
