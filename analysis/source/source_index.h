@@ -166,6 +166,7 @@ class SourceIndex {
   std::vector<ByteRange> comments;
   std::vector<ByteRange> multiline_strings;  // string literals spanning lines (not re-indented)
   bool has_syntax_errors = false;
+  bool nesting_capped = false;  // syntax nested too deep to walk was left out (a partial index)
 
   // Expands the first name of a dotted expression through the file's imports:
   // "F.relu" -> "torch.nn.functional.relu", "nvtx.range_push" -> "torch.cuda.nvtx.range_push".

@@ -304,6 +304,8 @@ class Walker {
   }
 
   void visit(TSNode n, Context ctx) {
+    Nesting nest(*this);
+    if (nest.tooDeep()) return;
     switch (typeOf(n)) {
       case NodeType::comment:
         index_.comments.push_back(rangeOf(n));
@@ -445,7 +447,8 @@ class Walker {
   }
 
   void collectTargets(TSNode n, std::vector<std::string>& out) {
-    if (ts_node_is_null(n)) return;
+    Nesting nest(*this);
+    if (ts_node_is_null(n) || nest.tooDeep()) return;
     if (isType(n, NodeType::identifier) || isType(n, NodeType::attribute)) {
       out.push_back(textOf(n));
       return;
@@ -604,6 +607,8 @@ class Walker {
   }
 
   void visitAssignment(TSNode n, Context ctx) {
+    Nesting nest(*this);
+    if (nest.tooDeep()) return;
     AssignmentInfo a;
     a.range = rangeOf(n);
     a.function = ctx.function;
@@ -658,6 +663,8 @@ class Walker {
   }
 
   int visitCall(TSNode n, Context ctx) {
+    Nesting nest(*this);
+    if (nest.tooDeep()) return -1;
     CallInfo c;
     c.range = rangeOf(n);
     TSNode fn = field(n, function);
@@ -770,7 +777,8 @@ class Walker {
 
   // What an expression evaluates to, from what the walk knows so far.
   ValueKind kindOfExpression(TSNode n, const Context& ctx) {
-    if (ts_node_is_null(n)) return ValueKind::Unknown;
+    Nesting nest(*this);
+    if (ts_node_is_null(n) || nest.tooDeep()) return ValueKind::Unknown;
     switch (typeOf(n)) {
       case NodeType::identifier:
       case NodeType::attribute:
@@ -846,6 +854,28 @@ class Walker {
   WalkKnowledge learned_;
 
  private:
+  // The walk recurses through nested syntax (visit, kindOfExpression, collectTargets). Deeper
+  // than this (CPython itself refuses about 200 nested parentheses), the rest of that subtree
+  // is left out of the index and SourceIndex::nesting_capped says so: a partial index, never a
+  // stack overflow on generated or hostile code.
+  static constexpr int kMaxNesting = 400;
+  int nesting_ = 0;
+  class Nesting {
+   public:
+    explicit Nesting(Walker& walker) : walker_(walker) { ++walker_.nesting_; }
+    ~Nesting() { --walker_.nesting_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    bool tooDeep() const {
+      if (walker_.nesting_ <= kMaxNesting) return false;
+      walker_.index_.nesting_capped = true;
+      return true;
+    }
+
+   private:
+    Walker& walker_;
+  };
+
   const std::string& text_;
   SourceIndex& index_;
   const WalkKnowledge& known_;
