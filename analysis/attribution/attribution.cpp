@@ -102,7 +102,7 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, Attributio
     LineCost& cost = out.files[ref.file][ref.line];
     if (call.launches) ++cost.launches;
     if (call.sync != model::SyncKind::None) {
-      cost.sync_ns += call.end_ns - call.start_ns;
+      cost.sync_ns += model::spanNs(call.start_ns, call.end_ns);
       ++cost.syncs;
       ++cost.sync_apis[call.name];
     }
@@ -120,12 +120,12 @@ void chargeIdleGaps(const model::Profile& p, int64_t gap_ns, const CallsByCorrel
     int64_t busy_until = p.activities[list.front()].end_ns;
     for (size_t i = 1; i < list.size(); ++i) {
       const auto& next = p.activities[list[i]];
-      if (next.start_ns - busy_until >= gap_ns) {
+      if (model::spanNs(busy_until, next.start_ns) >= gap_ns) {
         IdleGap gap{busy_until, next.start_ns, device, {}};
         if (int64_t api = calls.callOf(next); api >= 0) gap.line = resolver.hostLineAt(static_cast<uint32_t>(api), gap);
         if (gap.line.file != 0) {
           LineCost& cost = out.files[gap.line.file][gap.line.line];
-          cost.idle_ns += gap.end_ns - gap.start_ns;
+          cost.idle_ns += model::spanNs(gap.start_ns, gap.end_ns);
           ++cost.idle_gaps;
         }
         out.idle_gaps.push_back(gap);

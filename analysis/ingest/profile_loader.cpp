@@ -26,6 +26,10 @@ std::string captureAdvice() {
 LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return {std::nullopt, path + ": no such file"};
+  // Only regular files: a FIFO would block the reader forever, a directory is no profile.
+  if (!fs::is_regular_file(path, ec))
+    return {std::nullopt, path + (fs::is_directory(path, ec) ? ": a directory, not a profile file"
+                                                             : ": not a regular file (a pipe or device?)")};
   if (endsWith(path, ".nsys-rep"))
     return {std::nullopt, path +
                               ": an Nsight Systems report must be exported first:\n  nsys export --type sqlite "

@@ -50,7 +50,20 @@ std::string_view Statement::blob(int column) const {
 
 std::optional<Database> Database::openReadOnly(const std::string& path, std::string& error) {
   Database db;
-  std::string uri = "file:" + path + "?mode=ro";
+  // A URI: '%', '?' and '#' in the path are percent-encoded (else `run#1.sqlite` fails to open
+  // and `run%41.sqlite` opens `runA.sqlite`).
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      static const char kHex[] = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[(static_cast<unsigned char>(c) >> 4) & 0xF];
+      uri += kHex[static_cast<unsigned char>(c) & 0xF];
+    } else {
+      uri += c;
+    }
+  }
+  uri += "?mode=ro";
   int rc = sqlite3_open_v2(uri.c_str(), &db.db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   if (rc != SQLITE_OK) {
     error = db.db_ ? sqlite3_errmsg(db.db_) : "cannot open";

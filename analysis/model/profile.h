@@ -20,6 +20,14 @@
 
 namespace sightline::model {
 
+// end - start in ns, never negative and never overflowing: a corrupt export can hold any
+// integers, and a span of garbage counts as nothing rather than as a huge or negative time.
+inline int64_t spanNs(int64_t start_ns, int64_t end_ns) {
+  int64_t d = 0;
+  if (__builtin_sub_overflow(end_ns, start_ns, &d) || d < 0) return 0;
+  return d;
+}
+
 using StringId = uint32_t;
 
 class StringTable {
@@ -68,7 +76,7 @@ struct GpuActivity {
   CopyKind copy = CopyKind::Unknown;
   MemoryKind src = MemoryKind::Unknown;
   MemoryKind dst = MemoryKind::Unknown;
-  int64_t duration() const { return end_ns - start_ns; }
+  int64_t duration() const { return spanNs(start_ns, end_ns); }
 };
 
 enum class SyncKind : uint8_t { None, Device, Stream, Event, BlockingMemcpy, Other };

@@ -7,6 +7,12 @@
 #include <cstdio>
 #include <map>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "tests/support/test_paths.h"
 
 namespace sightline::testing {
@@ -195,6 +201,32 @@ TEST(Report, BadInput) {
   EXPECT_NE(run("report --help").out.find("--map FROM=TO"), std::string::npos);
   auto rep = run("report --profile /tmp/x.nsys-rep examples/train_small.py");
   EXPECT_EQ(rep.code, 2);
+}
+
+// Profile paths reach SQLite as escaped URIs: '#' and '?' in a name open that file, and
+// "%41" is not read as "A" (it once opened runA.sqlite instead).
+TEST(Report, ProfilePathsWithUriCharacters) {
+  std::string example = repoProfile("examples/train_small_naive.sqlite.xz");
+  auto dir = std::filesystem::temp_directory_path() / ("sightline-uri-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"run#1.sqlite", "run?v=2.sqlite"}) {
+    std::filesystem::copy_file(example, dir / name, std::filesystem::copy_options::overwrite_existing);
+    auto r = run("report --format json --profile '" + (dir / name).string() + "'");
+    EXPECT_EQ(r.code, 0) << name << ": " << r.out;
+  }
+  std::filesystem::copy_file(example, dir / "runA.sqlite", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir / "run%41.sqlite") << "not a database";
+  auto wrong = run("report --format json --profile '" + (dir / "run%41.sqlite").string() + "'");
+  EXPECT_EQ(wrong.code, 2) << wrong.out;
+  // A directory and a FIFO named like profiles: clear errors, no hang.
+  std::filesystem::create_directories(dir / "dir.sqlite");
+  ASSERT_EQ(::mkfifo((dir / "fifo.sqlite").c_str(), 0600), 0);
+  for (const char* name : {"dir.sqlite", "fifo.sqlite"}) {
+    auto r = run("report --format json --profile '" + (dir / name).string() + "'");
+    EXPECT_EQ(r.code, 2) << name << ": " << r.out;
+    EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
