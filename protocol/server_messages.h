@@ -38,6 +38,7 @@ struct ConfigurationParams {
 };
 json toJson(const ConfigurationParams& p);
 
+// window/logMessage and window/showMessage.
 struct LogMessageParams {
   int type = 3;  // 1 error, 2 warning, 3 info, 4 log
   std::string message;

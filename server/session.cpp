@@ -234,6 +234,10 @@ void Session::logMessage(int type, const std::string& message) {
   dispatcher_.sendNotification("window/logMessage", protocol::toJson(protocol::LogMessageParams{type, message}));
 }
 
+void Session::showMessage(int type, const std::string& message) {
+  dispatcher_.sendNotification("window/showMessage", protocol::toJson(protocol::LogMessageParams{type, message}));
+}
+
 std::string Session::beginProgress(const std::string& title, const std::string& message) {
   if (!client_.work_done_progress) return "";
   std::string token = "sightline-load-" + std::to_string(++progress_counter_);

@@ -40,6 +40,7 @@ class Session final : public WorkspaceClient {
   void hintsChanged() override;
   void findingsChanged() override;
   void logMessage(int type, const std::string& message) override;
+  void showMessage(int type, const std::string& message) override;
   std::string beginProgress(const std::string& title, const std::string& message) override;
   void reportProgress(const std::string& token, const std::string& message, int percent) override;
   void endProgress(const std::string& token, const std::string& message) override;

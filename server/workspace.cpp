@@ -200,6 +200,8 @@ void Workspace::onProfileLoaded(std::shared_ptr<LoadedProfile> loaded, std::stri
     }
     profile_error_ = error;
     client_.profileStatusChanged();
+    // Once per failed load, where the user looks (the status line alone is easy to miss).
+    client_.showMessage(1, "Sightline could not load the profile: " + error);
     return;
   }
   load_retries_ = 0;

@@ -32,7 +32,8 @@ class WorkspaceClient {
   virtual void profileStatusChanged() = 0;  // the loaded profile, its error or the compare profile
   virtual void hintsChanged() = 0;          // inlay hints should be asked for again
   virtual void findingsChanged() = 0;       // every open document's diagnostics
-  virtual void logMessage(int type, const std::string& message) = 0;  // 1 error ... 4 log
+  virtual void logMessage(int type, const std::string& message) = 0;   // 1 error ... 4 log
+  virtual void showMessage(int type, const std::string& message) = 0;  // shown to the user
   // Progress of a profile load: begin returns a token ("" when the client shows none).
   virtual std::string beginProgress(const std::string& title, const std::string& message) = 0;
   virtual void reportProgress(const std::string& token, const std::string& message, int percent) = 0;

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include "server/uri.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
@@ -440,6 +442,33 @@ TEST(ProfileSession, DiscoversTheNewestProfileAndReloadsWhenItChanges) {
   EXPECT_NE((*next)["params"]["totalGpuNs"], before);
   EXPECT_TRUE(client->running());
   EXPECT_FALSE(hintsOf(*client, w.script_uri).empty());
+  fs::remove_all(w.root);
+}
+
+// A configured profile that cannot be read (a truncated export, a directory named like one,
+// a FIFO): the editor is told once with window/showMessage, the status carries the error, and
+// the server keeps answering.
+TEST(ProfileSession, ALoadThatFailsIsShownToTheUserOnce) {
+  SIGHTLINE_REQUIRE_PROFILE(naive, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  auto w = makeWorkspace("broken", naive);
+  std::ofstream(w.root / "runs" / "cut.sqlite", std::ios::binary) << readFile(naive).substr(0, 3000);
+  fs::create_directories(w.root / "runs" / "dir.sqlite");
+  ASSERT_EQ(::mkfifo((w.root / "runs" / "fifo.sqlite").c_str(), 0600), 0);
+  for (const char* name : {"cut.sqlite", "dir.sqlite", "fifo.sqlite"}) {
+    auto client = LspClient::spawnStdio();
+    start(*client, w, {{"profiles", {std::string("runs/") + name}}});
+    auto st = client->waitFor(
+        [](const json& m) { return m.value("method", "") == "sightline/profileStatus" && !m["params"]["loaded"]; },
+        30s);
+    ASSERT_TRUE(st) << name << "\n" << client->stderrText();
+    EXPECT_FALSE((*st)["params"]["error"].get<std::string>().empty());
+    auto shown = client->waitForNotification("window/showMessage", 10s);
+    ASSERT_TRUE(shown) << name << "\n" << client->stderrText();
+    EXPECT_EQ((*shown)["params"]["type"], 1);
+    EXPECT_NE((*shown)["params"]["message"].get<std::string>().find(name), std::string::npos) << *shown;
+    EXPECT_FALSE(client->waitForNotification("window/showMessage", 1s)) << name << ": shown once";
+    EXPECT_TRUE(hoverText(*client, w.script_uri, 32, 10)) << name << ": still serving";
+  }
   fs::remove_all(w.root);
 }
 
