@@ -20,12 +20,13 @@ namespace {
 namespace asio = boost::asio;
 
 constexpr const char* kUsage =
-    "usage: sightline serve [--listen HOST:PORT] [--log-level error|warn|info|debug]\n"
+    "usage: sightline serve [--listen HOST:PORT [--allow-remote]] [--log-level error|warn|info|debug]\n"
     "                       [--diagnostics-delay-ms N]\n"
     "\n"
     "Runs the language server. Without --listen it speaks LSP over stdin/stdout; with it, it\n"
-    "accepts one client on HOST:PORT (port 0 picks a free port; the address is logged).\n"
-    "Logs go to stderr.\n";
+    "accepts one client on HOST:PORT (port 0 picks a free port; the address is logged). The\n"
+    "server has no authentication: HOST must be a loopback address unless --allow-remote is\n"
+    "given. Logs go to stderr.\n";
 
 // A whole non-negative decimal number no larger than `max`, or -1.
 long parseCount(const std::string& text, long max) {
@@ -37,16 +38,28 @@ long parseCount(const std::string& text, long max) {
 }
 
 // Accepts one client on `listen` (HOST:PORT); nullptr after telling `err` why not.
-std::unique_ptr<Transport> acceptOneClient(asio::io_context& io, const std::string& listen, std::ostream& err) {
+std::unique_ptr<Transport> acceptOneClient(asio::io_context& io, const std::string& listen, bool allow_remote,
+                                           std::ostream& err) {
   auto colon = listen.rfind(':');
   long port = colon == std::string::npos ? -1 : parseCount(listen.substr(colon + 1), 65535);
   if (port < 0) {
     err << "sightline serve: --listen expects HOST:PORT with a port from 0 to 65535, got \"" << listen << "\"\n";
     return nullptr;
   }
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(listen.substr(0, colon), ec);
+  if (ec) {
+    err << "sightline serve: --listen: \"" << listen.substr(0, colon) << "\" is not an IP address\n";
+    return nullptr;
+  }
+  if (!address.is_loopback() && !allow_remote) {
+    err << "sightline serve: --listen " << listen
+        << ": not a loopback address, and the server has no authentication; use 127.0.0.1, or add "
+           "--allow-remote if the network is yours\n";
+    return nullptr;
+  }
   try {
-    asio::ip::tcp::endpoint endpoint(asio::ip::make_address(listen.substr(0, colon)),
-                                     static_cast<unsigned short>(port));
+    asio::ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
     asio::ip::tcp::acceptor acceptor(io, endpoint);
     auto bound = acceptor.local_endpoint();
     SL_LOG(Info) << "listening on " << bound.address().to_string() << ":" << bound.port();
@@ -64,9 +77,11 @@ std::unique_ptr<Transport> acceptOneClient(asio::io_context& io, const std::stri
 
 int runServeCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string listen;
+  bool allow_remote = false;
   SessionOptions options;
   cli::CommandLine command_line("serve", kUsage);
   command_line.option("--listen", cli::valueInto(listen))
+      .flag("--allow-remote", [&allow_remote] { allow_remote = true; })
       .option("--log-level",
               [](const std::string& v) -> std::string {
                 LogLevel level;
@@ -84,8 +99,8 @@ int runServeCommand(const std::vector<std::string>& args, std::ostream& out, std
 
   std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io;
-  std::unique_ptr<Transport> transport =
-      listen.empty() ? makeStdioTransport(io, STDIN_FILENO, STDOUT_FILENO) : acceptOneClient(io, listen, err);
+  std::unique_ptr<Transport> transport = listen.empty() ? makeStdioTransport(io, STDIN_FILENO, STDOUT_FILENO)
+                                                        : acceptOneClient(io, listen, allow_remote, err);
   if (!transport) return 2;
   Session session(io, *transport, options);
   session.start();

@@ -143,5 +143,52 @@ TEST(BadInput, ChangeForADocumentThatWasNeverOpened) {
   expectStillServing(*c);
 }
 
+// A response from the client whose error code is not a number, before initialize: it once
+// aborted the server (a JSON type error escaped the classifier).
+TEST(BadInput, ResponseWithANonNumericErrorCode) {
+  auto c = LspClient::spawnStdio();
+  c->sendRaw(server::frameMessage(R"({"jsonrpc": "2.0", "id": 777, "error": {"code": "x"}})"));
+  c->sendRaw(server::frameMessage(R"({"jsonrpc": "2.0", "id": 778, "error": {"code": 1.5, "message": 7}})"));
+  c->sendRaw(server::frameMessage(R"({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": [1]}})"));
+  c->handshake();
+  expectStillServing(*c);
+}
+
+// 100,000 levels of nesting in a 200 KB message: a parse error, not a stack overflow.
+TEST(BadInput, DeeplyNestedJson) {
+  auto c = initialized();
+  std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  c->sendRaw(server::frameMessage(R"({"jsonrpc": "2.0", "id": 5, "method": "x", "params": )" + deep + "}"));
+  auto reply = c->waitFor([](const json& m) { return m.contains("error"); });
+  ASSERT_TRUE(reply);
+  EXPECT_EQ((*reply)["error"]["code"], -32700);
+  EXPECT_NE((*reply)["error"]["message"].get<std::string>().find("nested deeper"), std::string::npos);
+  expectStillServing(*c);
+}
+
+// Python nested far beyond what CPython accepts: diagnostics for the rest, no crash.
+TEST(BadInput, DeeplyNestedPython) {
+  auto c = initialized();
+  std::string sum = "x = 1";
+  for (int i = 0; i < 15'000; ++i) sum += "+1";
+  std::string parens = "y = " + std::string(20'000, '(') + "1" + std::string(20'000, ')');
+  std::string chain = "z = a";
+  for (int i = 0; i < 20'000; ++i) chain += ".b()";
+  int version = 0;
+  for (const std::string& text : {sum, parens, chain}) {
+    std::string uri = "file:///deep" + std::to_string(++version) + ".py";
+    std::string script = "import torch\n" + text + "\nfor x in loader:\n    v = loss.item()\n";
+    c->notify("textDocument/didOpen",
+              {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", script}}}});
+    auto published = c->waitFor(
+        [&](const json& m) {
+          return m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri;
+        },
+        60s);
+    ASSERT_TRUE(published) << uri << "\n" << c->stderrText();
+  }
+  expectStillServing(*c);
+}
+
 }  // namespace
 }  // namespace sightline::testing

@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "tests/support/test_paths.h"
 
@@ -24,6 +27,14 @@ TEST(Cli, VersionAndHelp) {
   EXPECT_EQ(run("").code, 2);
   EXPECT_EQ(run("serve --log-level loud").code, 2);
   EXPECT_EQ(run("serve --listen nonsense").code, 2);
+  // Ports are validated (99999 once listened on 34463, -1 on 65535), hosts too, and a
+  // non-loopback address needs --allow-remote: the server has no authentication.
+  for (const char* bad : {"127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1:", "localhost:80", "0.0.0.0:0"}) {
+    auto r = run(std::string("serve --listen ") + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
+  }
+  EXPECT_NE(run("serve --listen 0.0.0.0:0").out.find("--allow-remote"), std::string::npos);
+  EXPECT_EQ(run("serve --diagnostics-delay-ms soon").code, 2);
 }
 
 TEST(Cli, CheckTheBundledExample) {
@@ -86,6 +97,21 @@ TEST(Cli, CheckAFileWithSyntaxErrors) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("has syntax errors"), std::string::npos);
   EXPECT_NE(r.out.find("[sync-in-loop]"), std::string::npos);
+}
+
+// Python nested far deeper than CPython accepts: a partial check, never a crash.
+TEST(Cli, CheckDeeplyNestedPython) {
+  auto dir = std::filesystem::temp_directory_path() / ("sightline-deep-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string chain = "z = a";
+  for (int i = 0; i < 20'000; ++i) chain += ".b()";
+  std::ofstream(dir / "deep.py") << "import torch\n"
+                                 << "y = " << std::string(20'000, '(') << "1" << std::string(20'000, ')') << "\n"
+                                 << chain << "\nfor x in loader:\n    v = loss.item()\n";
+  auto r = run("check '" + (dir / "deep.py").string() + "'");
+  EXPECT_EQ(r.code, 1) << r.out;  // the .item() in the loop is still found
+  EXPECT_NE(r.out.find("[sync-in-loop]"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Cli, RulePagesExistForEveryCode) {
