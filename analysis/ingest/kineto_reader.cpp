@@ -97,7 +97,10 @@ class Reader {
 
   uint64_t events() const { return events_; }
   uint64_t bytes() const { return consumed_ + pos_; }
+  uint64_t blockBytes() const { return buf_.size(); }
   bool truncated() const { return truncated_; }
+  bool oversized() const { return oversized_; }
+  static constexpr size_t kMaxUnitBytes = size_t{256} << 20;
   uint64_t skippedEvents() const { return skipped_; }
   Builder& builder() { return builder_; }
 
@@ -106,6 +109,12 @@ class Reader {
   // the end of input (truncated) or on bad JSON that cannot be skipped.
   template <class F>
   bool unit(F&& parse) {
+    // Whitespace before a unit is consumed as it streams by, never kept: a trace padded with
+    // gigabytes of it (1.5 GB in a 1.5 MB gzip file) must not grow the block.
+    for (;;) {
+      while (pos_ < end_ && isSpace(buf_[pos_])) ++pos_;
+      if (pos_ < end_ || !fill()) break;
+    }
     for (;;) {
       Cursor c{buf_.data() + pos_, buf_.data() + end_};
       Status s = parse(c);
@@ -132,7 +141,15 @@ class Reader {
     std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
     end_ -= pos_;
     pos_ = 0;
-    if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
+    if (end_ == buf_.size()) {
+      // One event or top-level member larger than a trace holds: a decompression bomb or a
+      // damaged file, read no further.
+      if (buf_.size() >= kMaxUnitBytes) {
+        oversized_ = true;
+        return false;
+      }
+      buf_.resize(buf_.size() * 2);
+    }
     size_t got = in_.read(buf_.data() + end_, buf_.size() - end_);
     if (got == 0) {
       eof_ = true;
@@ -160,12 +177,15 @@ class Reader {
     RawEvent e;
     for (;;) {
       bool closed = false;
+      // The separator is a unit of its own, so whitespace on both sides of it streams by.
+      bool separated = unit([](Cursor& c) {
+        if (skipSpace(c) != Status::Ok) return Status::Short;
+        if (*c.p == ',') ++c.p;
+        return Status::Ok;
+      });
+      if (!separated) return false;
       bool ok = unit([&](Cursor& c) {
         if (skipSpace(c) != Status::Ok) return Status::Short;
-        if (*c.p == ',') {
-          ++c.p;
-          if (skipSpace(c) != Status::Ok) return Status::Short;
-        }
         if (*c.p == ']') {
           ++c.p;
           closed = true;
@@ -238,7 +258,7 @@ class Reader {
   std::vector<char> buf_;
   size_t pos_ = 0, end_ = 0;
   uint64_t consumed_ = 0;
-  bool eof_ = false, truncated_ = false, bad_ = false, in_events_ = false;
+  bool eof_ = false, truncated_ = false, bad_ = false, in_events_ = false, oversized_ = false;
   uint64_t events_ = 0, skipped_ = 0;
 };
 
@@ -423,6 +443,7 @@ LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats, cons
   Reader& used = whole ? *whole : reader;
   if (stats) {
     stats->json_bytes = bytes;
+    stats->block_bytes = used.blockBytes();
     stats->events = events;
   }
   if (!ok) {
@@ -437,7 +458,9 @@ LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats, cons
   auto& info = profile.info;
   info.tool_version = "PyTorch profiler";
   info.schema_version = "chrome-trace";
-  if (truncated)
+  if (used.oversized())
+    info.warnings.push_back("a single JSON value of more than 256 MB: reading stopped there (a damaged file?)");
+  if (truncated && !used.oversized())
     info.warnings.push_back("the trace is truncated" +
                             (active->damaged().empty() ? "" : " (" + active->damaged() + ")") + ": loaded the " +
                             std::to_string(events) + " complete events before the cut; later steps are missing");

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include <zlib.h>
+
 #include "analysis/ingest/profile_loader.h"
 #include "tests/support/test_paths.h"
 
@@ -215,6 +217,37 @@ TEST(KinetoReader, ATruncatedTraceLoadsWhatIsCompleteAndSaysSo) {
   ASSERT_FALSE(loaded.profile->info.warnings.empty());
   EXPECT_NE(loaded.profile->info.warnings.front().find("truncated"), std::string::npos);
   std::filesystem::remove(file);
+}
+
+// A small gzip file of 300 MB of whitespace around and between real events (a decompression
+// bomb): whitespace streams through the reader's block and is never kept.
+TEST(KinetoReader, WhitespaceBombStreamsThrough) {
+  auto path = std::filesystem::temp_directory_path() / ("sightline-bomb-" + std::to_string(::getpid()) + ".json.gz");
+  gzFile out = gzopen(path.c_str(), "wb1");
+  ASSERT_TRUE(out);
+  std::string spaces(1 << 20, ' ');
+  auto pad = [&](int mib) {
+    for (int i = 0; i < mib; ++i) gzwrite(out, spaces.data(), static_cast<unsigned>(spaces.size()));
+  };
+  const std::string event =
+      R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {}})";
+  gzputs(out, R"({"traceEvents": [)");
+  pad(100);
+  gzputs(out, event.c_str());
+  pad(100);
+  gzputs(out, ",");
+  pad(100);
+  gzputs(out, event.c_str());
+  gzputs(out, "]}");
+  gzclose(out);
+  EXPECT_LT(std::filesystem::file_size(path), 2u << 20);
+  KinetoReadStats stats;
+  auto loaded = loadKinetoTrace(path.string(), &stats);
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  EXPECT_EQ(loaded.profile->activities.size(), 2u);
+  EXPECT_GT(stats.json_bytes, uint64_t{300} << 20);
+  EXPECT_LE(stats.block_bytes, uint64_t{4} << 20) << "the reader kept the whitespace: its block grew";
+  std::filesystem::remove(path);
 }
 
 TEST(KinetoReader, BadEventsAreSkippedAndNonTracesFailClearly) {
