@@ -7,6 +7,7 @@
 #include "server/cli/check_command.h"
 #include "server/cli/report_command.h"
 #include "server/cli/serve_command.h"
+#include "server/crash_handler.h"
 
 #ifndef SIGHTLINE_VERSION
 #define SIGHTLINE_VERSION "0.0.0"
@@ -29,6 +30,7 @@ constexpr const char* kMainUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  installCrashHandler();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (std::string problem = sightline::source::checkGrammarCompatibility(); !problem.empty()) {
     std::cerr << "sightline: " << problem << "\n";

@@ -3,6 +3,8 @@
 // against the ASan+UBSan build.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include "server/framing.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
@@ -188,6 +190,20 @@ TEST(BadInput, DeeplyNestedPython) {
     ASSERT_TRUE(published) << uri << "\n" << c->stderrText();
   }
   expectStillServing(*c);
+}
+
+// A crash leaves a trace on stderr (a backtrace with function names), then the process dies of
+// the same signal. Sanitizer builds print their own report instead.
+TEST(BadInput, AFatalSignalPrintsABacktrace) {
+  auto c = initialized();
+  ASSERT_GT(c->pid(), 0);
+  ::kill(c->pid(), SIGSEGV);
+  c->waitExit(10s);
+  std::string err = c->stderrText();
+  if (err.find("Sanitizer") != std::string::npos) GTEST_SKIP() << "sanitizer build: its own report";
+  EXPECT_NE(err.find("crashed: SIGSEGV"), std::string::npos) << err;
+  EXPECT_NE(err.find("backtrace"), std::string::npos) << err;
+  EXPECT_NE(err.find("sightline"), std::string::npos) << err;
 }
 
 }  // namespace

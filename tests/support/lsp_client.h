@@ -51,6 +51,11 @@ class LspClient {
  private:
   LspClient() = default;
   int pid_ = -1;
+
+ public:
+  int pid() const { return pid_; }
+
+ private:
   int write_fd_ = -1;
   int read_fd_ = -1;
   bool socket_ = false;
