@@ -36,6 +36,16 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::string& profile_
     error = loaded.error;
     return nullptr;
   }
+  // Nothing ran on a GPU: capture advice about Python backtraces would not fit. Say what the
+  // file holds instead (an empty or cut trace, a capture without CUDA tracing).
+  if (loaded.profile->activities.empty()) {
+    error = profile_path + ": the profile holds no GPU activity (no kernel, copy or memset)";
+    if (!loaded.profile->info.warnings.empty()) error += "; " + loaded.profile->info.warnings.front();
+    error +=
+        ". Capture the training steps with CUDA tracing on (nsys -t cuda, or the PyTorch profiler with "
+        "ProfilerActivity.CUDA)";
+    return nullptr;
+  }
   join::JoinOptions options;
   options.idle_gap_ns = idle_gap_ns;
   for (const auto& f : named) options.named.push_back({f.absolute, f.file, f.index});

@@ -24,7 +24,7 @@ std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, con
                                       bool& unreadable);
 
 // Loads the profile at `profile_path` and joins it with `named` (profile paths mapped by
-// `mapper`); nullptr with `error` set when it cannot be read.
+// `mapper`); nullptr with `error` set when it cannot be read or holds no GPU activity.
 std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::string& profile_path,
                                                      const attribution::PathMapper& mapper,
                                                      const std::vector<NamedFile>& named, int64_t idle_gap_ns,

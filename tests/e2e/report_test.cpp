@@ -226,6 +226,18 @@ TEST(Report, ProfilePathsWithUriCharacters) {
     EXPECT_EQ(r.code, 2) << name << ": " << r.out;
     EXPECT_NE(r.out.find(name), std::string::npos) << r.out;
   }
+  // Traces that are JSON but hold no GPU work (empty, or cut before any): exit 2 saying so,
+  // not capture advice about backtraces.
+  std::ofstream(dir / "empty.pt.trace.json") << R"({"traceEvents": []})";
+  std::ofstream(dir / "cut.pt.trace.json")
+      << R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid")";
+  for (const char* name : {"empty.pt.trace.json", "cut.pt.trace.json"}) {
+    auto r = run("report --format json --profile '" + (dir / name).string() + "'");
+    EXPECT_EQ(r.code, 2) << name << ": " << r.out;
+    EXPECT_EQ(r.out.find("--python-backtrace"), std::string::npos) << name << ": " << r.out;
+    auto check = run("check --profile '" + (dir / name).string() + "' " + sourcePath("examples/train_small.py"));
+    EXPECT_EQ(check.code, 2) << name << ": " << check.out;
+  }
   std::filesystem::remove_all(dir);
 }
 
