@@ -196,7 +196,14 @@ class ActivityReader : Reader {
   void readActivities(const char* table, const std::vector<nsys_sql::Column>& columns, const char* what,
                       ActivityKind kind, Fill&& fill) {
     std::string missing;
+    size_t untimed = 0;
     forEachRow(nsys_sql::selectColumns(db_, table, columns, "", missing), missing, what, false, [&](Statement& s) {
+      // nsys writes integer ns: a row whose times are text or real is not from it (a damaged or
+      // hand-made file); it is left out, and counted, rather than read as time 0.
+      if (!s.isInteger(0) || !s.isInteger(1)) {
+        ++untimed;
+        return;
+      }
       model::GpuActivity a;
       a.kind = kind;
       a.start_ns = s.int64(0);
@@ -206,6 +213,9 @@ class ActivityReader : Reader {
       fill(s, a);
       out_.activities.push_back(a);
     });
+    if (untimed > 0)
+      out_.warnings.push_back(std::to_string(untimed) + " " + what + " rows of " + table +
+                              " have no integer start/end times and were left out (not written by nsys?)");
   }
 
   uint32_t launchConfig(const Statement& s, int first) {

@@ -34,6 +34,7 @@ Statement::Step Statement::step() {
 }
 
 bool Statement::isNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+bool Statement::isInteger(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_INTEGER; }
 int64_t Statement::int64(int column, int64_t if_null) const {
   return isNull(column) ? if_null : sqlite3_column_int64(stmt_, column);
 }

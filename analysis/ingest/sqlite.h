@@ -26,6 +26,7 @@ class Statement {
   enum class Step { Row, Done, Error };
   Step step();
   bool isNull(int column) const;
+  bool isInteger(int column) const;  // the value's storage class (not the declared type)
   int64_t int64(int column, int64_t if_null = 0) const;
   std::string_view text(int column) const;  // valid until the next step
   std::string_view blob(int column) const;  // valid until the next step

@@ -170,6 +170,35 @@ TEST(NsysReader, SaysWhichExportFlagKeepsTheFrames) {
       plain.profile->info.capabilities.end());
 }
 
+// The right tables with values of the wrong type (text where nsys writes integer ns): those
+// rows are left out and counted, never read as time 0 (which printed "-0.00 ms" reports).
+TEST(NsysReader, RowsWithoutIntegerTimesAreLeftOutAndCounted) {
+  auto dir = std::filesystem::temp_directory_path() / ("sightline-types-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "typed.sqlite").string();
+  std::filesystem::copy_file(testing::repoProfile("examples/train_small_naive.sqlite.xz"), path,
+                             std::filesystem::copy_options::overwrite_existing);
+  auto before = loadNsysSqlite(path);
+  ASSERT_TRUE(before.profile) << before.error;
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'x' WHERE rowid % 2 = 0", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  int changed = sqlite3_changes(db);
+  sqlite3_close(db);
+  ASSERT_GT(changed, 0);
+  auto after = loadNsysSqlite(path);
+  ASSERT_TRUE(after.profile) << after.error;
+  EXPECT_EQ(after.profile->activities.size() + static_cast<size_t>(changed), before.profile->activities.size());
+  bool warned = false;
+  for (const auto& w : after.profile->info.warnings)
+    warned =
+        warned || (w.find(std::to_string(changed) + " kernels rows") == 0 && w.find("integer") != std::string::npos);
+  EXPECT_TRUE(warned) << "warnings: " << ::testing::PrintToString(after.profile->info.warnings);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(NsysReader, BrokenFilesGiveErrorsNotCrashes) {
   auto dir = std::filesystem::temp_directory_path() / ("sightline-reader-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
