@@ -12,6 +12,7 @@
 #include <fstream>
 #include <random>
 
+#include "bench/lsp_bench.h"
 #include "bench/scaled_script.h"
 #include "server/uri.h"
 #include "tests/support/lsp_client.h"
@@ -20,24 +21,11 @@
 namespace {
 
 using namespace sightline;
+using bench::Clock;
+using bench::position;
+using bench::Stats;
 using testing::json;
-using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-struct Stats {
-  std::vector<double> ms;
-  void add(Clock::duration d) { ms.push_back(std::chrono::duration<double, std::milli>(d).count()); }
-  double pct(double p) {
-    std::sort(ms.begin(), ms.end());
-    return ms.empty() ? 0 : ms[std::min(ms.size() - 1, static_cast<size_t>(p * static_cast<double>(ms.size())))];
-  }
-  void print(const char* what) {
-    std::printf("%-34s n=%-5zu p50 %7.3f ms   p99 %7.3f ms   max %7.3f ms\n", what, ms.size(), pct(0.5), pct(0.99),
-                pct(1.0));
-  }
-};
-
-json position(int line, int character) { return {{"line", line}, {"character", character}}; }
 
 }  // namespace
 
@@ -55,32 +43,15 @@ int main(int argc, char** argv) {
   std::ofstream(root / "train_small.py") << script;
   std::string uri = server::pathToUri((root / "train_small.py").string());
 
-  auto client = testing::LspClient::spawnStdio({"--diagnostics-delay-ms", "0"});
   auto t0 = Clock::now();
-  auto init = client->request("initialize", {{"processId", nullptr},
-                                             {"rootUri", server::pathToUri(root.string())},
-                                             {"capabilities",
-                                              {{"workspace", {{"inlayHint", {{"refreshSupport", true}}}}},
-                                               {"textDocument", {{"publishDiagnostics", {{"versionSupport", true}}}}}}},
-                                             {"initializationOptions", {{"settings", {{"profiles", {profile}}}}}}});
-  client->waitForResponse(init, std::chrono::seconds(30));
-  client->notify("initialized", json::object());
-  // The first status may be for the workspace discovery that settings then replace.
-  auto status = client->waitFor(
-      [](const json& m) {
-        return m.value("method", "") == "sightline/profileStatus" && m["params"].value("loaded", false);
-      },
-      std::chrono::seconds(600));
-  if (!status || !(*status)["params"].value("loaded", false)) {
-    std::fprintf(stderr, "profile did not load: %s\n%s\n", status ? status->dump().c_str() : "(timeout)",
-                 client->stderrText().c_str());
-    return 1;
-  }
+  json status;
+  auto client = bench::startWithProfile(root.string(), profile, status);
+  if (!client) return 1;
   double load_s = std::chrono::duration<double>(Clock::now() - t0).count();
   client->notify("textDocument/didOpen",
                  {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", script}}}});
   client->waitForNotification("textDocument/publishDiagnostics", std::chrono::seconds(30));
-  const json& st = (*status)["params"];
+  const json& st = status["params"];
   std::printf("profile   %s\n          loaded in %.1f s (server start to status): %s\n", profile.c_str(), load_s,
               st.dump().substr(0, 300).c_str());
   std::printf("script    %d lines, %zu bytes\n\n", line_count, script.size());

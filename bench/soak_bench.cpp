@@ -13,6 +13,7 @@
 #include <random>
 #include <thread>
 
+#include "bench/lsp_bench.h"
 #include "server/uri.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
@@ -20,22 +21,11 @@
 namespace {
 
 using namespace sightline;
+using bench::Clock;
+using bench::position;
+using bench::Stats;
 using testing::json;
-using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-struct Stats {
-  std::vector<double> ms;
-  void add(Clock::duration d) { ms.push_back(std::chrono::duration<double, std::milli>(d).count()); }
-  double pct(double p) {
-    std::sort(ms.begin(), ms.end());
-    return ms.empty() ? 0 : ms[std::min(ms.size() - 1, static_cast<size_t>(p * static_cast<double>(ms.size())))];
-  }
-  void print(const char* what) {
-    std::printf("%-28s n=%-7zu p50 %7.3f ms   p99 %7.3f ms   max %8.3f ms\n", what, ms.size(), pct(0.5), pct(0.99),
-                pct(1.0));
-  }
-};
 
 // The server's resident set in KiB (VmRSS), 0 when it cannot be read.
 long rssKiB(int pid) {
@@ -49,8 +39,6 @@ long rssKiB(int pid) {
     }
   return 0;
 }
-
-json position(int line, int character) { return {{"line", line}, {"character", character}}; }
 
 }  // namespace
 
@@ -68,22 +56,9 @@ int main(int argc, char** argv) {
   std::string uri = server::pathToUri((root / fs::path(argv[2]).filename()).string());
   int line_count = static_cast<int>(std::count(script.begin(), script.end(), '\n'));
 
-  auto client = testing::LspClient::spawnStdio({"--diagnostics-delay-ms", "0"});
-  auto init = client->request("initialize", {{"processId", nullptr},
-                                             {"rootUri", server::pathToUri(root.string())},
-                                             {"capabilities", json::object()},
-                                             {"initializationOptions", {{"settings", {{"profiles", {profile}}}}}}});
-  client->waitForResponse(init, std::chrono::seconds(30));
-  client->notify("initialized", json::object());
-  auto status = client->waitFor(
-      [](const json& m) {
-        return m.value("method", "") == "sightline/profileStatus" && m["params"].value("loaded", false);
-      },
-      std::chrono::seconds(600));
-  if (!status) {
-    std::fprintf(stderr, "profile did not load\n%s\n", client->stderrText().c_str());
-    return 1;
-  }
+  json status;
+  auto client = bench::startWithProfile(root.string(), profile, status);
+  if (!client) return 1;
   client->notify("textDocument/didOpen",
                  {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", script}}}});
   client->waitForNotification("textDocument/publishDiagnostics", std::chrono::seconds(30));
