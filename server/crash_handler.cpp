@@ -37,7 +37,7 @@ const char* signalName(int sig) {
   }
 }
 
-void onFatalSignal(int sig) {
+[[maybe_unused]] void onFatalSignal(int sig) {
   writeText("\nsightline " SIGHTLINE_VERSION " crashed: ");
   writeText(signalName(sig));
   writeText("\nbacktrace (innermost first):\n");
