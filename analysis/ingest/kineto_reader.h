@@ -22,8 +22,8 @@
 namespace sightline::ingest {
 
 struct KinetoReadStats {
-  uint64_t json_bytes = 0;  // uncompressed bytes parsed
-  uint64_t events = 0;      // trace events seen
+  uint64_t json_bytes = 0;   // uncompressed bytes parsed
+  uint64_t events = 0;       // trace events seen
   uint64_t block_bytes = 0;  // the reader's block at the end (it grows only for one unit larger than it)
 };
 
