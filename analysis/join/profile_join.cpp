@@ -27,35 +27,30 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   anchors_ = collectFunctionAnchors(profile_);
 }
 
-attribution::PathMapper ProfileJoin::mapperWith(const std::string& local_path) const {
+std::function<bool(const std::string&)> ProfileJoin::mapsOnto(const std::string& local_path) const {
   attribution::PathMapper mapper = env_.mapper;
   if (std::find(mapper.candidates.begin(), mapper.candidates.end(), local_path) == mapper.candidates.end())
     mapper.candidates.push_back(local_path);
-  return mapper;
+  return [mapper = std::move(mapper), here = env_.normalize(local_path),
+          normalize = env_.normalize](const std::string& profile_path) {
+    auto mapped = mapper.map(profile_path);
+    return mapped && normalize(*mapped) == here;
+  };
 }
 
 std::optional<std::string> ProfileJoin::localPathOf(model::StringId profile_file) const {
   return env_.mapper.map(profile_.strings[profile_file]);
 }
 
-bool ProfileJoin::mapsOnto(model::StringId profile_file, const std::string& local_path) const {
-  auto mapped = mapperWith(local_path).map(profile_.strings[profile_file]);
-  return mapped && env_.normalize(*mapped) == env_.normalize(local_path);
-}
-
 FileCosts ProfileJoin::measuredCosts(const std::string& local_path) const {
-  auto mapper = mapperWith(local_path);
-  std::string here = env_.normalize(local_path);
-  return fileCosts(profile_, attr_, [&](const std::string& profile_path) {
-    auto mapped = mapper.map(profile_path);
-    return mapped && env_.normalize(*mapped) == here;
-  });
+  return fileCosts(profile_, attr_, mapsOnto(local_path));
 }
 
 std::vector<FunctionAnchor> ProfileJoin::anchors(const std::string& local_path) const {
+  auto mapsHere = mapsOnto(local_path);
   std::vector<FunctionAnchor> out;
   for (const auto& [file, list] : anchors_)
-    if (mapsOnto(file, local_path)) out.insert(out.end(), list.begin(), list.end());
+    if (mapsHere(profile_.strings[file])) out.insert(out.end(), list.begin(), list.end());
   return out;
 }
 

@@ -57,16 +57,16 @@ class ProfileJoin {
 
   // The local file a profile path maps onto (as the mapper gives it), or nullopt.
   std::optional<std::string> localPathOf(model::StringId profile_file) const;
-  // Does `profile_file` map onto the local file `local_path`? (Queried with that file as one
-  // more mapping candidate, so a file opened after the load maps too.)
-  bool mapsOnto(model::StringId profile_file, const std::string& local_path) const;
   // The costs of every profile path that maps onto `local_path`, merged.
   FileCosts measuredCosts(const std::string& local_path) const;
   // The (function, line) pairs the profile names in the files that map onto `local_path`.
   std::vector<FunctionAnchor> anchors(const std::string& local_path) const;
 
  private:
-  attribution::PathMapper mapperWith(const std::string& local_path) const;
+  // Whether a profile path maps onto `local_path`, with that file as one more mapping
+  // candidate (so a file opened after the load maps too). Built once per query: the mapper is
+  // copied and `local_path` normalized once, not per profile path.
+  std::function<bool(const std::string& profile_path)> mapsOnto(const std::string& local_path) const;
 
   model::Profile profile_;
   JoinEnvironment env_;
