@@ -428,56 +428,116 @@ class ProfileReader : Reader {
     calls.shrink_to_fit();
   }
 
-  // Layouts of the Python payload schemas, read from NVTX_PAYLOAD_SCHEMA(_ENTRIE)S.
-  std::map<std::string, PayloadLayout> readPayloadLayouts() {
-    std::map<std::string, PayloadLayout> layouts;
+  // Layouts of the Python payload schemas, read from NVTX_PAYLOAD_SCHEMA(_ENTRIE)S, by domain
+  // name. Every process of a report writes its own rows of these tables (and the tables have no
+  // process column): identical definitions are read once; where processes differ, each distinct
+  // layout is kept and a process's marks are decoded with the one that fits them.
+  std::map<std::string, std::vector<PayloadLayout>> readPayloadLayouts() {
     struct Entry {
       int64_t idx, type, offset;
       std::string name;
     };
-    std::map<std::pair<int64_t, int64_t>, std::vector<Entry>> entries;               // (domain, schema)
-    std::map<std::pair<int64_t, int64_t>, std::pair<std::string, int64_t>> schemas;  // -> name, size
+    using Key = std::pair<int64_t, int64_t>;  // (domain, schema)
+    using Definition = std::vector<Entry>;
+    std::map<Key, std::vector<Definition>> definitions;  // distinct ones, in the order seen
+    std::map<Key, std::string> names;
+    std::map<Key, std::vector<int64_t>> sizes;  // distinct payload sizes
     std::string missing;
     forEachRow(nsys_sql::selectColumns(db_, "NVTX_PAYLOAD_SCHEMAS", nsys_sql::kSchemas, "", missing), missing,
                "payload schemas", false, [&](Statement& s) {
-                 schemas[{s.int64(0), s.int64(1)}] = {std::string(s.text(2)), s.int64(3)};
+                 Key key{s.int64(0), s.int64(1)};
+                 if (!s.text(2).empty()) names[key] = std::string(s.text(2));
+                 auto& v = sizes[key];
+                 if (std::find(v.begin(), v.end(), s.int64(3)) == v.end()) v.push_back(s.int64(3));
                });
+    std::map<Key, Definition> open;  // the definition being read per key; a new one starts when idx restarts
+    auto close = [&](const Key& key) {
+      auto& d = open[key];
+      if (d.empty()) return;
+      auto& all = definitions[key];
+      auto same = [&](const Definition& o) {
+        return o.size() == d.size() && std::equal(o.begin(), o.end(), d.begin(), [](const Entry& a, const Entry& b) {
+                 return a.idx == b.idx && a.type == b.type && a.offset == b.offset && a.name == b.name;
+               });
+      };
+      if (std::none_of(all.begin(), all.end(), same)) all.push_back(d);
+      d.clear();
+    };
     forEachRow(
         nsys_sql::selectColumns(db_, "NVTX_PAYLOAD_SCHEMA_ENTRIES", nsys_sql::kSchemaEntries, "", missing), missing,
         "payload schema entries", false, [&](Statement& s) {
-          entries[{s.int64(0), s.int64(1)}].push_back({s.int64(2), s.int64(3), s.int64(5), std::string(s.text(4))});
+          Key key{s.int64(0), s.int64(1)};
+          Entry e{s.int64(2), s.int64(3), s.int64(5), std::string(s.text(4))};
+          auto& d = open[key];
+          if (!d.empty() && e.idx <= d.back().idx) close(key);
+          d.push_back(std::move(e));
         });
-    for (const auto& [key, schema] : schemas) {
-      if (schema.first != kBacktraceDomain && schema.first != kSamplingDomain) continue;
-      PayloadLayout layout;
-      bool count = false, frames = false;
-      int64_t frame_schema = -1;
-      for (const auto& e : entries[key]) {
-        if (e.name == "Frames count") {
-          layout.count_offset = static_cast<uint32_t>(e.offset);
-          layout.count_size = scalarSize(e.type);
-          count = true;
-        } else if (e.name == "Frames") {
-          layout.frames_offset = static_cast<uint32_t>(e.offset);
-          frame_schema = e.type;
-          frames = true;
+    for (auto& [key, d] : open) close(key);
+
+    std::map<std::string, std::vector<PayloadLayout>> layouts;
+    for (const auto& [key, name] : names) {
+      if (name != kBacktraceDomain && name != kSamplingDomain) continue;
+      for (const auto& outer : definitions[key]) {
+        PayloadLayout base;
+        bool count = false, frames = false;
+        int64_t frame_schema = -1;
+        for (const auto& e : outer) {
+          if (e.name == "Frames count") {
+            base.count_offset = static_cast<uint32_t>(e.offset);
+            base.count_size = scalarSize(e.type);
+            count = true;
+          } else if (e.name == "Frames") {
+            base.frames_offset = static_cast<uint32_t>(e.offset);
+            frame_schema = e.type;
+            frames = true;
+          }
+        }
+        Key frame_key{key.first, frame_schema};
+        if (!count || !frames) continue;
+        for (const auto& inner : definitions[frame_key]) {
+          PayloadLayout layout = base;
+          int found = 0;
+          for (const auto& e : inner) {
+            if (e.name == "Function")
+              layout.function_offset = static_cast<uint32_t>(e.offset), layout.function_size = scalarSize(e.type),
+              ++found;
+            if (e.name == "File")
+              layout.file_offset = static_cast<uint32_t>(e.offset), layout.file_size = scalarSize(e.type), ++found;
+            if (e.name == "Line")
+              layout.line_offset = static_cast<uint32_t>(e.offset), layout.line_size = scalarSize(e.type), ++found;
+          }
+          if (found != 3) continue;
+          for (int64_t size : sizes[frame_key]) {
+            if (size <= 0) continue;
+            layout.frame_size = static_cast<uint32_t>(size);
+            auto& v = layouts[name];
+            if (std::find(v.begin(), v.end(), layout) == v.end()) v.push_back(layout);
+          }
         }
       }
-      auto frame_key = std::make_pair(key.first, frame_schema);
-      if (!count || !frames || !schemas.count(frame_key)) continue;
-      layout.frame_size = static_cast<uint32_t>(schemas[frame_key].second);
-      int found = 0;
-      for (const auto& e : entries[frame_key]) {
-        if (e.name == "Function")
-          layout.function_offset = static_cast<uint32_t>(e.offset), layout.function_size = scalarSize(e.type), ++found;
-        if (e.name == "File")
-          layout.file_offset = static_cast<uint32_t>(e.offset), layout.file_size = scalarSize(e.type), ++found;
-        if (e.name == "Line")
-          layout.line_offset = static_cast<uint32_t>(e.offset), layout.line_size = scalarSize(e.type), ++found;
-      }
-      if (found == 3 && layout.frame_size > 0) layouts[schema.first] = layout;
     }
     return layouts;
+  }
+
+  // Decodes a mark of process `pid` with the layout that fits that process's marks: the first
+  // whose frames all name strings of the export (one layout in a report of identical processes).
+  bool decodeMark(std::string_view blob, const std::vector<PayloadLayout>& layouts, uint64_t process_key,
+                  std::vector<RawFrame>& raw) {
+    auto chosen = layout_of_process_.find(process_key);
+    if (chosen != layout_of_process_.end()) return decodeBacktracePayload(blob, layouts[chosen->second], raw);
+    int fallback = -1;
+    for (size_t i = 0; i < layouts.size(); ++i) {
+      if (!decodeBacktracePayload(blob, layouts[i], raw)) continue;
+      bool named = std::all_of(raw.begin(), raw.end(), [&](const RawFrame& f) {
+        return string_ids_.count(static_cast<int64_t>(f.file_id)) && string_ids_.count(static_cast<int64_t>(f.function_id));
+      });
+      if (named && !raw.empty()) {
+        layout_of_process_[process_key] = i;
+        return true;
+      }
+      if (fallback < 0) fallback = static_cast<int>(i);
+    }
+    return fallback >= 0 && decodeBacktracePayload(blob, layouts[static_cast<size_t>(fallback)], raw);
   }
 
   void readNvtx() {
@@ -486,7 +546,8 @@ class ProfileReader : Reader {
       model::StringId name = 0;
       enum { Other, Backtrace, Sampling } python = Other;
     };
-    std::unordered_map<int64_t, Domain> domains;
+    // Domain ids are numbered per process: (pid, id) -> domain; by id alone for rows of no thread.
+    std::map<std::pair<int64_t, int64_t>, Domain> domains;
     std::string missing;
     std::string sql = nsys_sql::selectColumns(db_, "NVTX_EVENTS", nsys_sql::kNvtx, "", missing);
     // Domains first (eventType 75 rows may come after the events that use them).
@@ -496,7 +557,7 @@ class ProfileReader : Reader {
       Domain d{p_.strings.intern(name)};
       if (name == kBacktraceDomain) d.python = Domain::Backtrace;
       if (name == kSamplingDomain) d.python = Domain::Sampling;
-      domains[s.int64(6)] = d;
+      domains[{s.isNull(3) ? -1 : pidOf(s.int64(3)), s.int64(6)}] = d;
     });
     auto layouts = readPayloadLayouts();
     // Autograd ranges without a seq are kept only around a kept API call of their thread.
@@ -515,7 +576,8 @@ class ProfileReader : Reader {
     forEachRow(sql.empty() ? "" : sql + nsys_sql::kNvtxEventRows, missing, "NVTX events", false, [&](Statement& s) {
       int64_t type = s.int64(2);
       int64_t g = s.int64(3);
-      auto domain_it = domains.find(s.int64(6));
+      auto domain_it = domains.find({pidOf(g), s.int64(6)});
+      if (domain_it == domains.end()) domain_it = domains.find({-1, s.int64(6)});
       Domain domain = domain_it == domains.end() ? Domain{} : domain_it->second;
       if (type == kNvtxMark) {
         if (domain.python == Domain::Other) return;
@@ -526,7 +588,8 @@ class ProfileReader : Reader {
           return;
         }
         auto layout = layouts.find(domain.python == Domain::Sampling ? kSamplingDomain : kBacktraceDomain);
-        if (layout == layouts.end() || !decodeBacktracePayload(blob, layout->second, raw)) {
+        uint64_t process_key = static_cast<uint64_t>(pidOf(g)) << 1 | (domain.python == Domain::Sampling ? 1 : 0);
+        if (layout == layouts.end() || !decodeMark(blob, layout->second, process_key, raw)) {
           ++undecodable;
           return;
         }
@@ -646,6 +709,7 @@ class ProfileReader : Reader {
   const LoadProgress& progress_;
   std::vector<RawFrame> raw_frames_;  // parallel to p_.frames: the ids they were decoded from
   std::unordered_multimap<uint64_t, std::pair<uint32_t, uint32_t>> stacks_;  // hash -> (first, count)
+  std::unordered_map<uint64_t, size_t> layout_of_process_;  // (pid, sampling?) -> index of its layout
 };
 
 }  // namespace

@@ -22,6 +22,7 @@ struct PayloadLayout {
   uint32_t function_offset = 0, function_size = 8;
   uint32_t file_offset = 8, file_size = 8;
   uint32_t line_offset = 16, line_size = 4;
+  bool operator==(const PayloadLayout&) const = default;
 };
 struct RawFrame {
   uint64_t function_id = 0;
