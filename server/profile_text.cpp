@@ -1,6 +1,7 @@
 // Hint labels, tooltips and hover cards from the features' numbers.
 #include "server/profile_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -168,6 +169,33 @@ std::string findingMarkdown(const features::Finding& finding) {
     for (const auto& fix : finding.fixes) out += " " + fix.title + ";";
     out.pop_back();
   }
+  return out;
+}
+
+std::string lostRecordsWarning(const attribution::Attribution& attr, const model::ProfileInfo& info) {
+  if (attr.lost_launches == 0) return {};
+  char share[32];
+  std::snprintf(share, sizeof share, "%.1f%%", 100.0 * attr.lost_launches / std::max<uint32_t>(1, attr.launches));
+  std::string out = std::to_string(attr.lost_launches) + " of " + std::to_string(attr.launches) + " GPU launches (" +
+                    share + ") have no GPU record (";
+  for (size_t i = 0; i < attr.lost.size() && i < 4; ++i)
+    out += (i ? "; " : "") + std::string("pid ") + std::to_string(attr.lost[i].pid) + " thread " +
+           std::to_string(attr.lost[i].tid) + ": " + std::to_string(attr.lost[i].lost) + " of " +
+           std::to_string(attr.lost[i].launches);
+  if (attr.lost.size() > 4) out += "; " + std::to_string(attr.lost.size() - 4) + " more threads";
+  out +=
+      "): the capture ended before the GPU records were delivered, so their lines show less than they ran and "
+      "profile-only rules skip them. ";
+  bool range =
+      std::find(info.capabilities.begin(), info.capabilities.end(), "capture-range") != info.capabilities.end();
+  if (range)
+    out +=
+        "Call torch.cuda.synchronize() before torch.cuda.profiler.stop() so the range closes after the GPU finishes.";
+  else
+    out +=
+        "End the capture with a range instead of a time limit (nsys profile --capture-range=cudaProfilerApi "
+        "--capture-range-end=stop, torch.cuda.profiler.start()/stop() around the steps, torch.cuda.synchronize() "
+        "before stop), or let the app exit before nsys stops collecting.";
   return out;
 }
 

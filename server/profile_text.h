@@ -14,6 +14,9 @@ namespace sightline::server {
 
 // "▲ +3.20 ms" / "▼ −1.10 ms" for a change of `delta_ns` (already per step when per step).
 std::string formatDelta(double delta_ns);
+// The warning for launches whose GPU records are missing, with counts per thread and the remedy
+// that fits how the profile was captured; "" when none are missing.
+std::string lostRecordsWarning(const attribution::Attribution& attr, const model::ProfileInfo& info);
 // "81%" from 0.81; one decimal below 9.5% ("0.6%").
 std::string formatShare(double share);
 

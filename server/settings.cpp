@@ -140,10 +140,17 @@ void parseThresholds(const nlohmann::json& object, features::ProfileRuleThreshol
       out.launch_bound_min_kernels = v;
     } else if (key == "launchBoundMeanUs") {
       out.launch_bound_max_mean_ns = ns(v, 1e3);
+    } else if (key == "rankImbalancePercent") {
+      out.rank_imbalance_min_share = v / 100;
+    } else if (key == "rankImbalanceMsPerStep") {
+      out.rank_imbalance_min_ns = ns(v, 1e6);
+    } else if (key == "exposedCommMsPerStep") {
+      out.exposed_comm_min_ns = ns(v, 1e6);
     } else {
       warnings.push_back("thresholds." + key +
                          ": unknown threshold (gpuIdleGapMs, gpuIdleMsPerStep, pageableKiBPerStep, syncApiMsPerStep, "
-                         "launchBoundKernelsPerStep, launchBoundMeanUs)");
+                         "launchBoundKernelsPerStep, launchBoundMeanUs, rankImbalancePercent, rankImbalanceMsPerStep, "
+                         "exposedCommMsPerStep)");
     }
   }
 }

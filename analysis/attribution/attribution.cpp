@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analysis/attribution/line_resolver.h"
+#include "analysis/attribution/ranks.h"
 #include "analysis/attribution/steps.h"
 
 namespace sightline::attribution {
@@ -63,13 +64,15 @@ void chargeWork(LineCost& cost, const model::GpuActivity& act, const model::ApiC
 }
 
 void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, LineResolver& resolver,
-                      Attribution& out) {
+                      const RankTable& ranks, std::vector<bool>& has_activity, Attribution& out) {
   out.activity_lines.resize(p.activities.size());
+  size_t rank_count = ranks.ranks.size();
   for (size_t a = 0; a < p.activities.size(); ++a) {
     const auto& act = p.activities[a];
     int64_t ns = act.duration();
     out.total_gpu_ns += ns;
     int64_t api = calls.callOf(act);
+    if (api >= 0) has_activity[static_cast<size_t>(api)] = true;
     LineRef ref = api >= 0 ? resolver.lineOfCall(static_cast<size_t>(api)) : LineRef{};
     out.activity_lines[a] = ref;
     if (ref.file == 0) {
@@ -82,6 +85,15 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
     cost.gpu_ns += ns;
     (ref.backward ? cost.backward_ns : cost.forward_ns) += ns;
     cost.by_method[static_cast<size_t>(ref.method)] += ns;
+    if (rank_count > 1) {
+      cost.rank_ns.resize(rank_count);
+      cost.rank_ns[ranks.activity_rank[a]] += ns;
+    }
+    if (ranks.exposed_ns[a] >= 0) {
+      cost.comm_ns += ns;
+      cost.comm_exposed_ns += ranks.exposed_ns[a];
+      ++cost.comm_kernels;
+    }
     auto& stat = cost.by_name[act.name];
     ++stat.count;
     stat.ns += ns;
@@ -92,20 +104,38 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
   }
 }
 
-// Host-side costs: launches and synchronizations, on the line of the call.
-void chargeHostCalls(const model::Profile& p, LineResolver& resolver, Attribution& out) {
+// Host-side costs: launches and synchronizations, on the line of the call. A launch with a
+// correlation id and no GPU record is lost (counted per thread and on its line).
+void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const std::vector<bool>& has_activity,
+                     Attribution& out) {
+  std::map<std::pair<uint32_t, uint32_t>, LostRecords> by_thread;
   for (size_t i = 0; i < p.api_calls.size(); ++i) {
     const auto& call = p.api_calls[i];
     if (!call.launches && call.sync == model::SyncKind::None) continue;
+    bool lost = call.launches && call.correlation > 0 && !has_activity[i];
+    if (call.launches) {
+      auto& t = by_thread[{call.pid, call.tid}];
+      t.pid = call.pid, t.tid = call.tid;
+      ++t.launches;
+      t.lost += lost ? 1 : 0;
+    }
     LineRef ref = resolver.lineOfCall(i);
     if (ref.file == 0) continue;
     LineCost& cost = out.files[ref.file][ref.line];
     if (call.launches) ++cost.launches;
+    if (lost) ++cost.lost_launches;
     if (call.sync != model::SyncKind::None) {
       cost.sync_ns += model::spanNs(call.start_ns, call.end_ns);
       ++cost.syncs;
       ++cost.sync_apis[call.name];
     }
+  }
+  for (const auto& [key, t] : by_thread) {
+    out.launches += t.launches;
+    out.lost_launches += t.lost;
+    if (t.lost > 0) out.lost.push_back(t);
+    for (auto& r : out.ranks)
+      if (r.pid == t.pid) r.launches += t.launches, r.lost_launches += t.lost;
   }
 }
 
@@ -114,9 +144,12 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, Attributio
 void chargeIdleGaps(const model::Profile& p, int64_t gap_ns, const CallsByCorrelation& calls, LineResolver& resolver,
                     Attribution& out) {
   if (gap_ns <= 0 || p.activities.empty()) return;
-  std::map<uint32_t, std::vector<uint32_t>> by_device;  // activities are sorted by start
-  for (uint32_t a = 0; a < p.activities.size(); ++a) by_device[p.activities[a].device].push_back(a);
-  for (const auto& [device, list] : by_device) {
+  // A GPU is (process, device): processes of a report may each number their GPU 0.
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> by_device;  // activities are sorted by start
+  for (uint32_t a = 0; a < p.activities.size(); ++a)
+    by_device[{p.activities[a].pid, p.activities[a].device}].push_back(a);
+  for (const auto& [gpu, list] : by_device) {
+    uint32_t device = gpu.second;
     int64_t busy_until = p.activities[list.front()].end_ns;
     for (size_t i = 1; i < list.size(); ++i) {
       const auto& next = p.activities[list[i]];
@@ -155,6 +188,8 @@ const char* methodName(Method m) {
       return "aligned";
     case Method::Function:
       return "function";
+    case Method::Caller:
+      return "caller";
   }
   return "?";
 }
@@ -186,15 +221,33 @@ void addCost(LineCost& into, const LineCost& from) {
   into.syncs += from.syncs;
   for (const auto& [name, n] : from.sync_apis) into.sync_apis[name] += n;
   for (const auto& [name, n] : from.autograd_ops) into.autograd_ops[name] += n;
+  if (into.rank_ns.size() < from.rank_ns.size()) into.rank_ns.resize(from.rank_ns.size());
+  for (size_t r = 0; r < from.rank_ns.size(); ++r) into.rank_ns[r] += from.rank_ns[r];
+  into.comm_ns += from.comm_ns;
+  into.comm_exposed_ns += from.comm_exposed_ns;
+  into.comm_kernels += from.comm_kernels;
+  into.lost_launches += from.lost_launches;
 }
 
 Attribution attribute(const model::Profile& profile, const Options& options) {
   Attribution out;
   CallsByCorrelation calls(profile);
   LineResolver resolver(profile, options);
-  chargeActivities(profile, calls, resolver, out);
-  chargeHostCalls(profile, resolver, out);
+  RankTable ranks = buildRanks(profile);
+  out.ranks = ranks.ranks;
+  for (const auto& r : out.ranks) out.comm_ns += r.comm_ns, out.comm_exposed_ns += r.comm_exposed_ns;
+  std::vector<uint32_t> pids;
+  for (const auto& c : profile.api_calls) pids.push_back(c.pid);
+  for (const auto& r : out.ranks) pids.push_back(r.pid);
+  std::sort(pids.begin(), pids.end());
+  out.processes = static_cast<uint32_t>(std::unique(pids.begin(), pids.end()) - pids.begin());
+  std::vector<bool> has_activity(profile.api_calls.size(), false);
+  chargeActivities(profile, calls, resolver, ranks, has_activity, out);
+  chargeHostCalls(profile, resolver, has_activity, out);
   detectSteps(profile, options, resolver.backtraces(), out);
+  for (auto& r : out.ranks)
+    if (auto it = out.process_steps.find(r.pid); it != out.process_steps.end())
+      r.steps = it->second.count, r.median_step_ns = it->second.median_ns;
   chargeIdleGaps(profile, options.idle_gap_ns, calls, resolver, out);
   return out;
 }

@@ -12,6 +12,9 @@
 //   aligned   the innermost user frame's child on the path to the launch, aligned with the calls
 //             of that function's body (call_sites.h)
 //   function  no call matched: the user function's `def` line
+// Calls on threads without Python frames (the autograd engine's, which runs DDP's all-reduce):
+//   caller    the line the process's Python thread was in: its last backtrace before the call
+//             (`loss.backward()` while the engine runs the backward pass)
 // Backward work takes the line of its forward op (seq) with any method.
 // What stays unattributed is counted, never hidden.
 #pragma once
@@ -29,8 +32,8 @@
 
 namespace sightline::attribution {
 
-enum class Method : uint8_t { Stack, Op, Backward, Inferred, Sample, Nvtx, Aligned, Function };
-inline constexpr size_t kMethodCount = 8;
+enum class Method : uint8_t { Stack, Op, Backward, Inferred, Sample, Nvtx, Aligned, Function, Caller };
+inline constexpr size_t kMethodCount = 9;
 const char* methodName(Method m);
 
 struct KernelStat {
@@ -61,6 +64,37 @@ struct LineCost {
   uint32_t syncs = 0;
   std::map<model::StringId, uint32_t> sync_apis;
   std::map<model::StringId, uint32_t> autograd_ops;  // forward op names seen for this line
+  std::vector<int64_t> rank_ns;                      // gpu_ns per rank (Attribution::ranks), when there are several
+  int64_t comm_ns = 0;                               // of gpu_ns: communication kernels (NCCL)
+  int64_t comm_exposed_ns = 0;                       // of comm_ns: while no other kernel ran on that GPU
+  uint32_t comm_kernels = 0;
+  uint32_t lost_launches = 0;  // launches whose GPU records are missing from the profile
+};
+
+// A process with GPU work: one rank of a distributed run (or the one process of a plain run).
+struct RankInfo {
+  uint32_t pid = 0;
+  int32_t rank = -1;    // as the profile records it, else -1
+  std::string label;    // "rank 1", else "GPU 1", else "pid 4242"
+  std::string process;  // its name ("python3"), when known
+  std::vector<uint32_t> devices;
+  int64_t gpu_ns = 0;   // sum of its activities
+  int64_t busy_ns = 0;  // time at least one of its activities ran
+  int64_t span_ns = 0;  // from its first activity's start to its last one's end
+  int64_t comm_ns = 0;
+  int64_t comm_exposed_ns = 0;
+  int steps = 0;
+  int64_t median_step_ns = 0;
+  uint32_t launches = 0;
+  uint32_t lost_launches = 0;
+};
+
+// Launches on one thread whose GPU records are missing (an app ended before CUPTI flushed).
+struct LostRecords {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t launches = 0;
+  uint32_t lost = 0;
 };
 
 struct LineRef {
@@ -111,6 +145,16 @@ struct Attribution {
   std::vector<IdleGap> idle_gaps;                                // by device, then time
   int steps = 0;                                                 // iterations detected (0: unknown)
   std::string steps_source;                                      // how they were found
+  struct ProcessSteps {
+    int count = 0;
+    int64_t median_ns = 0;  // median step length (0: unknown)
+  };
+  std::map<uint32_t, ProcessSteps> process_steps;  // per pid, where steps were found
+  std::vector<RankInfo> ranks;                     // processes with GPU work
+  int64_t comm_ns = 0, comm_exposed_ns = 0;
+  std::vector<LostRecords> lost;  // threads with lost launches
+  uint32_t processes = 0;         // processes with CUDA calls or GPU work
+  uint32_t launches = 0, lost_launches = 0;
 };
 
 // Adds `from` into `into` (two profile paths that map to one local file).

@@ -16,8 +16,15 @@ constexpr std::string_view kEvaluateFunction = "autograd::engine::evaluate_funct
 AutogradRanges::AutogradRanges(const model::Profile& profile) : profile_(profile) {
   const auto& ranges = profile_.ranges;
   parent_ = enclosingOnThread(ranges);
+  op_range_.resize(ranges.size());
+  std::unordered_map<model::StringId, bool> op_names;
   for (uint32_t i = 0; i < ranges.size(); ++i) {
     const auto& r = ranges[i];
+    if (r.op != 0) {
+      auto [it, added] = op_names.emplace(r.op, false);
+      if (added) it->second = contains(profile_.strings[r.op], "::") || isBackwardOp(r);
+      op_range_[i] = it->second;
+    }
     by_thread_[model::threadKey(r.pid, r.tid)].push_back(i);
     if (r.seq >= 0 && !isBackwardOp(r)) forward_by_seq_.push_back(i);
   }
@@ -68,7 +75,7 @@ int AutogradRanges::innermostRange(uint32_t pid, uint32_t tid, int64_t t) const 
 int AutogradRanges::outermostAutograd(int range) const {
   int found = -1;
   for (int j = range; j >= 0; j = parent_[static_cast<size_t>(j)])
-    if (profile_.ranges[static_cast<size_t>(j)].op != 0) found = j;
+    if (op_range_[static_cast<size_t>(j)]) found = j;
   return found;
 }
 

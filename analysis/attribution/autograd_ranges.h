@@ -17,7 +17,7 @@ class AutogradRanges {
 
   // The innermost range on (pid, tid) containing time t, or -1.
   int innermostRange(uint32_t pid, uint32_t tid, int64_t t) const;
-  // The outermost range with an autograd op around `range` (itself included), or -1.
+  // The outermost operator range around `range` (itself included), or -1.
   int outermostAutograd(int range) const;
   bool isBackwardOp(const model::NvtxRange& r) const;
   // The forward op range of the backward op around range `inner` (its `XBackward0, seq = N`,
@@ -37,7 +37,10 @@ class AutogradRanges {
   int backwardChildOf(int range) const;
 
   const model::Profile& profile_;
-  std::vector<int32_t> parent_;                                    // enclosing range on the same thread, or -1
+  std::vector<int32_t> parent_;  // enclosing range on the same thread, or -1
+  // Ranges of operators (`aten::mm`, `c10d::allreduce_`, `MmBackward0`), not the scopes that
+  // record_function opens around many of them (`DistributedDataParallel.forward`, `## fwd ##`).
+  std::vector<bool> op_range_;
   std::unordered_map<uint64_t, std::vector<uint32_t>> by_thread_;  // thread key -> ranges by start
   std::vector<uint32_t> forward_by_seq_;                           // forward ranges with a seq, by (pid, seq, start)
 };

@@ -20,6 +20,25 @@ BacktraceIndex::BacktraceIndex(const model::Profile& profile, std::function<bool
       }
     }
   }
+  for (const auto& [key, t] : by_thread_) {
+    auto& main = main_thread_[static_cast<uint32_t>(key >> 32)];
+    if (!main || t.backtraces.size() > main->backtraces.size()) main = &t;
+  }
+}
+
+LineRef BacktraceIndex::callerLine(uint32_t pid, uint32_t tid, int64_t t) const {
+  const ThreadMarks* own = thread(pid, tid);
+  if (own && !own->backtraces.empty()) return {};
+  auto it = main_thread_.find(pid);
+  if (it == main_thread_.end()) return {};
+  const auto& list = it->second->backtraces;
+  auto pos = std::upper_bound(list.begin(), list.end(), t,
+                              [&](int64_t time, uint32_t idx) { return time < profile_.marks[idx].time_ns; });
+  while (pos != list.begin()) {
+    --pos;
+    if (mark_lines_[*pos].file != 0) return mark_lines_[*pos];
+  }
+  return {};
 }
 
 const BacktraceIndex::ThreadMarks* BacktraceIndex::thread(uint32_t pid, uint32_t tid) const {

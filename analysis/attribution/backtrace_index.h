@@ -24,6 +24,9 @@ class BacktraceIndex {
   LineRef nearestSample(uint32_t pid, uint32_t tid, int64_t t) const;
   // The first resolvable sample on the thread within [start, end).
   LineRef sampleWithin(uint32_t pid, uint32_t tid, int64_t start_ns, int64_t end_ns) const;
+  // caller: for a thread without backtraces, the last resolvable backtrace at or before t of
+  // its process's Python thread (the one with the most backtraces).
+  LineRef callerLine(uint32_t pid, uint32_t tid, int64_t t) const;
 
   struct ThreadMarks {
     std::vector<uint32_t> backtraces;  // indices into Profile::marks, by time
@@ -39,8 +42,9 @@ class BacktraceIndex {
 
   const model::Profile& profile_;
   std::function<bool(std::string_view)> is_user_;
-  std::unordered_map<uint64_t, ThreadMarks> by_thread_;  // thread key -> its marks
-  std::vector<LineRef> mark_lines_;                      // per mark: its innermost user frame
+  std::unordered_map<uint64_t, ThreadMarks> by_thread_;           // thread key -> its marks
+  std::unordered_map<uint32_t, const ThreadMarks*> main_thread_;  // pid -> its Python thread
+  std::vector<LineRef> mark_lines_;                               // per mark: its innermost user frame
 };
 
 }  // namespace sightline::attribution

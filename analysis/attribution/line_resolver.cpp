@@ -64,6 +64,12 @@ LineRef LineResolver::resolve(const model::ApiCall& c) {
     if (const NvtxSite* site = site_ranges_.siteAround(c.pid, c.tid, c.start_ns))
       return {site->file, site->line, Method::Nvtx, ranges_.inBackwardOp(inner)};
   }
+  // Caller: a thread without Python (the autograd engine) works for the process's Python thread;
+  // inside autograd ranges that work is the backward pass.
+  if (enabled(Method::Caller)) {
+    LineRef ref = backtraces_.callerLine(c.pid, c.tid, c.start_ns);
+    if (ref.file != 0) return {ref.file, ref.line, Method::Caller, inner >= 0 || ranges_.inBackwardOp(inner)};
+  }
   return {};
 }
 

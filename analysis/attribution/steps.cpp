@@ -1,6 +1,7 @@
 // Step detection.
 #include "analysis/attribution/steps.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -10,12 +11,28 @@ namespace {
 
 using FrameKey = std::pair<model::StringId, model::StringId>;  // (file, function)
 
+int64_t median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Steps of one process from its step ranges (ProfilerStep#N, a per-step NVTX range).
+void addRangeSteps(std::map<uint32_t, std::map<model::StringId, int64_t>>& by_pid, Attribution& out) {
+  for (const auto& [pid, steps] : by_pid) {
+    std::vector<int64_t> lengths;
+    for (const auto& [text, ns] : steps) lengths.push_back(ns);
+    out.process_steps[pid] = {static_cast<int>(steps.size()), median(lengths)};
+  }
+}
+
 bool fromProfilerSteps(const model::Profile& p, Attribution& out) {
-  std::set<model::StringId> step_ranges;
+  std::map<uint32_t, std::map<model::StringId, int64_t>> by_pid;  // pid -> step text -> length
   for (const auto& r : p.ranges)
-    if (p.strings[r.text].rfind("ProfilerStep#", 0) == 0) step_ranges.insert(r.text);
-  if (step_ranges.empty()) return false;
-  out.steps = static_cast<int>(step_ranges.size());
+    if (p.strings[r.text].rfind("ProfilerStep#", 0) == 0) by_pid[r.pid][r.text] = model::spanNs(r.start_ns, r.end_ns);
+  if (by_pid.empty()) return false;
+  addRangeSteps(by_pid, out);
+  for (const auto& [pid, steps] : out.process_steps) out.steps = std::max(out.steps, steps.count);
   out.steps_source = "ProfilerStep ranges";
   return true;
 }
@@ -42,6 +59,14 @@ bool fromNvtxSites(const model::Profile& p, const Options& options, Attribution&
   }
   if (fewest_count == 0) return false;
   out.steps = static_cast<int>(fewest_count);
+  std::map<uint32_t, std::map<model::StringId, int64_t>> by_pid;
+  std::map<uint32_t, int> counts;
+  for (const auto& r : p.ranges)
+    if (r.op == 0 && p.strings[r.text] == fewest) {
+      int n = counts[r.pid]++;
+      by_pid[r.pid][static_cast<model::StringId>(n + 1)] = model::spanNs(r.start_ns, r.end_ns);
+    }
+  addRangeSteps(by_pid, out);
   out.steps_source = "NVTX range \"" + fewest + "\" opened once per step";
   return true;
 }
@@ -72,29 +97,79 @@ FrameKey loopFrame(const model::Profile& p, const BacktraceIndex& backtraces, co
   return loop;
 }
 
-// The thread with the most backtraces runs the loop; every time the loop frame's line jumps
-// back, a step began.
-void fromLoopLine(const model::Profile& p, const BacktraceIndex& backtraces, Attribution& out) {
-  const std::vector<uint32_t>* marks = nullptr;
-  for (const auto& [key, t] : backtraces.byThread())
-    if (!marks || t.backtraces.size() > marks->size()) marks = &t.backtraces;
-  if (!marks || marks->size() < 2) return;
-  FrameKey loop = loopFrame(p, backtraces, *marks);
-  if (loop.first == 0) return;
-  int wraps = 0;
+// The times at which steps begin on one thread: every time the loop frame's line jumps back.
+// In a gradient-accumulation loop the inner loop jumps back too, over fewer lines: when the jump
+// lengths fall into a short and a long group (the widest ratio between two lengths seen is at
+// least 1.5), only the long jumps (the outer loop's) start steps.
+std::vector<int64_t> loopStepStarts(const model::Profile& p, const std::vector<uint32_t>& marks, FrameKey loop) {
+  struct Jump {
+    size_t at;  // index of the first mark after the jump
+    int32_t distance;
+  };
+  std::vector<Jump> jumps;
+  std::vector<int64_t> times;  // of the marks in the loop frame
   int32_t last = -1;
-  for (uint32_t idx : *marks) {
+  for (uint32_t idx : marks) {
     const auto& m = p.marks[idx];
     for (uint32_t f = 0; f < m.frame_count; ++f) {
       const auto& fr = p.frames[m.first_frame + f];
       if (fr.file != loop.first || fr.function != loop.second) continue;
-      if (last >= 0 && fr.line < last) ++wraps;
+      if (last >= 0 && fr.line < last) jumps.push_back({times.size(), last - fr.line});
+      times.push_back(m.time_ns);
       last = fr.line;
       break;
     }
   }
-  out.steps = wraps + 1;
-  out.steps_source = "loop line of " + p.strings[loop.second] + "() in Python backtraces";
+  if (times.empty()) return {};
+  std::vector<int32_t> lengths;
+  for (const auto& j : jumps) lengths.push_back(j.distance);
+  std::sort(lengths.begin(), lengths.end());
+  lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+  int32_t threshold = 0;
+  double widest = 1.0;
+  for (size_t i = 1; i < lengths.size(); ++i) {
+    double ratio = static_cast<double>(lengths[i]) / std::max(1, lengths[i - 1]);
+    if (ratio >= 1.5 && ratio > widest) widest = ratio, threshold = lengths[i];
+  }
+  std::vector<size_t> starts{0};
+  for (const auto& j : jumps)
+    if (j.distance >= threshold) starts.push_back(j.at);
+  // A capture that opens or closes inside a step leaves a piece of one: a first or last step of
+  // less than half the marks of the median step is not counted.
+  std::vector<size_t> sizes;
+  for (size_t i = 0; i < starts.size(); ++i)
+    sizes.push_back((i + 1 < starts.size() ? starts[i + 1] : times.size()) - starts[i]);
+  std::vector<size_t> sorted = sizes;
+  std::sort(sorted.begin(), sorted.end());
+  size_t typical = sorted[sorted.size() / 2];
+  size_t first = 0, end = starts.size();
+  if (starts.size() >= 3 && 2 * sizes.back() < typical) --end;
+  if (starts.size() >= 3 && 2 * sizes.front() < typical) ++first;
+  std::vector<int64_t> out;
+  for (size_t i = first; i < end; ++i) out.push_back(times[starts[i]]);
+  return out;
+}
+
+// Per process, the thread with the most backtraces runs the loop.
+void fromLoopLine(const model::Profile& p, const BacktraceIndex& backtraces, Attribution& out) {
+  std::map<uint32_t, const std::vector<uint32_t>*> main_marks;
+  for (const auto& [key, t] : backtraces.byThread()) {
+    auto& m = main_marks[static_cast<uint32_t>(key >> 32)];
+    if (!m || t.backtraces.size() > m->size()) m = &t.backtraces;
+  }
+  for (const auto& [pid, marks] : main_marks) {
+    if (marks->size() < 2) continue;
+    FrameKey loop = loopFrame(p, backtraces, *marks);
+    if (loop.first == 0) continue;
+    std::vector<int64_t> starts = loopStepStarts(p, *marks, loop);
+    std::vector<int64_t> lengths;
+    for (size_t i = 1; i < starts.size(); ++i) lengths.push_back(starts[i] - starts[i - 1]);
+    out.process_steps[pid] = {static_cast<int>(starts.size()), median(lengths)};
+    if (static_cast<int>(starts.size()) > out.steps) {
+      out.steps = static_cast<int>(starts.size());
+      out.steps_source = "loop line of " + p.strings[loop.second] + "() in Python backtraces";
+    }
+  }
 }
 
 }  // namespace

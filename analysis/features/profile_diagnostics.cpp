@@ -83,6 +83,69 @@ source::ByteRange rangeOnLine(const source::SourceFile& file, const source::Sour
   return {b, e};
 }
 
+double medianOf(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  size_t n = v.size();
+  return n % 2 ? static_cast<double>(v[n / 2])
+               : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
+}
+
+// rank-imbalance and exposed-communication on one line.
+template <class Add>
+void rankRules(const LineCost& c, const FileCosts& costs, const source::SourceFile& file, const PerStep& s,
+               const ProfileRuleThresholds& t, Add&& add) {
+  size_t n = costs.ranks.size();
+  if (n > 1 && c.rank_ns.size() == n) {
+    auto slowest = static_cast<size_t>(std::max_element(c.rank_ns.begin(), c.rank_ns.end()) - c.rank_ns.begin());
+    double median = medianOf(c.rank_ns);
+    double over = static_cast<double>(c.rank_ns[slowest]) - median;
+    // Communication waits for the slowest rank: its time is not the line's own work.
+    if (c.comm_ns == 0 && over >= t.rank_imbalance_min_share * median &&
+        over / s.steps >= static_cast<double>(t.rank_imbalance_min_ns)) {
+      auto fastest = static_cast<size_t>(std::min_element(c.rank_ns.begin(), c.rank_ns.end()) - c.rank_ns.begin());
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, "%.1f×", static_cast<double>(c.rank_ns[slowest]) / std::max(1.0, median));
+      add("rank-imbalance",
+          costs.ranks[slowest].label + " spends " + s.ms(c.rank_ns[slowest]) + " on this line, " + ratio +
+              " the median of " + std::to_string(n) + " ranks (" + formatMilliseconds(median / s.steps) + " " + s.unit +
+              "; fastest " + costs.ranks[fastest].label + " " + s.ms(c.rank_ns[fastest]) +
+              "): the other ranks wait for it at the next collective; give every rank the same work here");
+    }
+  }
+  if (c.comm_ns > 0 && static_cast<double>(c.comm_exposed_ns) / s.steps >= static_cast<double>(t.exposed_comm_min_ns)) {
+    const std::string& text = file.text();
+    std::string message = s.ms(c.comm_ns) + " of NCCL communication launched from this line, " +
+                          s.ms(c.comm_exposed_ns) + " of it exposed (no compute on its GPU meanwhile)";
+    if (n > 1) {
+      const attribution::RankInfo* most = &costs.ranks.front();
+      const attribution::RankInfo* least = &costs.ranks.front();
+      for (const auto& r : costs.ranks) {
+        if (r.comm_exposed_ns > most->comm_exposed_ns) most = &r;
+        if (r.comm_exposed_ns < least->comm_exposed_ns) least = &r;
+      }
+      message += "; exposed per rank over the profile: ";
+      for (size_t i = 0; i < n; ++i)
+        message += (i ? ", " : "") + costs.ranks[i].label + " " + s.ms(costs.ranks[i].comm_exposed_ns);
+      if (most->comm_exposed_ns > 2 * std::max<int64_t>(least->comm_exposed_ns, 1) &&
+          most->gpu_ns - most->comm_ns < least->gpu_ns - least->comm_ns)
+        message += " — " + most->label + " waits for " + least->label +
+                   ", which has more work to do before the collective: balance the ranks first";
+    }
+    std::vector<std::string> cures;
+    if (text.find("no_sync") == std::string::npos)
+      cures.push_back("skip the all-reduce in gradient-accumulation micro-steps with `model.no_sync()`");
+    if (text.find("bucket_cap_mb") == std::string::npos)
+      cures.push_back("fewer, larger all-reduces with `DDP(..., bucket_cap_mb=...)`");
+    if (text.find("gradient_as_bucket_view") == std::string::npos)
+      cures.push_back("`gradient_as_bucket_view=True` to save the gradient copies");
+    cures.push_back("overlap: launch compute that does not depend on the result before waiting for it");
+    message += "; ";
+    for (size_t i = 0; i < cures.size(); ++i) message += (i ? ", " : "") + cures[i];
+    add("exposed-communication", std::move(message));
+  }
+}
+
 }  // namespace
 
 std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const source::SourceFile& file,
@@ -126,6 +189,10 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
   for (const auto& [line, c] : costs.lines) {
     if (line < 1 || static_cast<uint32_t>(line) > lines.lineCount()) continue;
     uint32_t line0 = static_cast<uint32_t>(line - 1);
+    // Launches of this line lost their GPU records: what the profile shows here is incomplete.
+    if (c.lost_launches > 0) continue;
+    rankRules(c, costs, file, s, thresholds,
+              [&](const std::string& code, std::string message) { add(code, line0, false, std::move(message)); });
     if (c.pageable_bytes > 0 && static_cast<double>(c.pageable_bytes) / s.steps >= thresholds.pageable_min_bytes) {
       std::string message = mib(static_cast<double>(c.pageable_bytes) / s.steps) +
                             " per step copied between the GPU and pageable host memory here (" + s.ms(c.memcpy_ns) +

@@ -5,6 +5,9 @@
 //   sync-api         host time blocked in cudaDeviceSynchronize/StreamSynchronize/EventSynchronize
 //   launch-bound     many tiny kernels per step launched from a line
 //   gpu-idle         GPU idle gaps (>= 1 ms each by default) while the host runs a line
+//   rank-imbalance   the slowest rank spends far more on a line than the median rank
+//   exposed-communication  NCCL time launched from a line with no compute beside it
+// Profile-only rules stay silent on lines whose launches lost their GPU records.
 #pragma once
 
 #include <vector>
@@ -22,6 +25,9 @@ struct ProfileRuleThresholds {
   int64_t gpu_idle_min_ns = 500'000;  // per step, summed over the line's gaps
   // The shortest GPU idle gap counted (attribution::Options::idle_gap_ns; named in messages).
   int64_t gpu_idle_gap_ns = 1'000'000;
+  double rank_imbalance_min_share = 0.2;    // slowest rank above the median by this share
+  int64_t rank_imbalance_min_ns = 500'000;  // per step, slowest minus median
+  int64_t exposed_comm_min_ns = 1'000'000;  // per step
 };
 
 // `findings` (from computeDiagnostics) with evidence added, plus the profile-only findings;

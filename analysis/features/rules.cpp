@@ -63,6 +63,14 @@ const std::vector<RuleInfo>& allRules() {
        "Each tiny kernel costs a launch on the host; when kernels are shorter than the launch, the host, not the GPU, "
        "sets the pace.",
        "Fuse them with `torch.compile`, or capture the step in a CUDA graph."},
+      {"rank-imbalance", Severity::Warning, "one rank spends far longer on a line than the others (needs a profile)",
+       "Ranks meet at every collective: the slowest one sets the step time, and the others wait for it.",
+       "Give every rank the same work on the line (equal shards, equal sequence lengths, no rank-only work)."},
+      {"exposed-communication", Severity::Warning,
+       "NCCL communication with no compute beside it on its GPU (needs a profile)",
+       "While a collective runs alone the GPU computes nothing: exposed communication adds straight to the step.",
+       "Communicate less often (`no_sync()` in accumulation micro-steps), in larger buckets, and overlap it with "
+       "compute; balance the ranks so none waits."},
   };
   return rules;
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +85,8 @@ class Reader {
         p_.info.capabilities.push_back("relative-timestamps");
       } else if (key == "deviceProperties") {
         if (!readDevices()) break;
+      } else if (key == "distributedInfo") {
+        if (!readDistributedInfo()) break;
       } else if (!unit(skipValue)) {
         break;
       }
@@ -251,6 +254,26 @@ class Reader {
     if (ok) p_.info.gpus = names;
     return ok;
   }
+
+  // {"backend": "nccl", "rank": 1, "world_size": 2, ...}: the rank of the trace's process.
+  bool readDistributedInfo() {
+    return unit([&](Cursor& c) {
+      if (*c.p != '{') return skipValue(c);
+      std::string scratch;
+      return forEachMember(c, [&](std::string_view key) {
+        if (keyIs(key, "rank")) return parseInteger(c, distributed_rank_, scratch);
+        if (keyIs(key, "world_size")) return parseInteger(c, world_size_, scratch);
+        return skipValue(c);
+      });
+    });
+  }
+
+ public:
+  int64_t distributedRank() const { return distributed_rank_; }
+  int64_t worldSize() const { return world_size_; }
+
+ private:
+  int64_t distributed_rank_ = -1, world_size_ = -1;
 
   Input& in_;
   model::Profile& p_;
@@ -456,6 +479,16 @@ LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats, cons
   bool call_stacks = used.builder().sawCallStacks();
   used.builder().finish();
   auto& info = profile.info;
+  // One trace is one process's view; distributedInfo names its rank.
+  int64_t rank = used.distributedRank() >= 0 ? used.distributedRank() : reader.distributedRank();
+  int64_t world = used.worldSize() >= 0 ? used.worldSize() : reader.worldSize();
+  for (const auto& a : profile.activities) {
+    if (std::any_of(info.processes.begin(), info.processes.end(),
+                    [&](const model::ProcessInfo& p) { return p.pid == a.pid; }))
+      continue;
+    info.processes.push_back({a.pid, "", static_cast<int32_t>(std::clamp<int64_t>(rank, -1, INT32_MAX)),
+                              static_cast<int32_t>(std::clamp<int64_t>(world, -1, INT32_MAX))});
+  }
   info.tool_version = "PyTorch profiler";
   info.schema_version = "chrome-trace";
   if (used.oversized())

@@ -331,6 +331,7 @@ class ProfileReader : Reader {
     report(std::to_string(p_.ranges.size()) + " NVTX ranges, " + std::to_string(p_.marks.size()) +
                " Python backtraces and samples read",
            60);
+    readProcesses();
     p_.sortAll();
     computeRangeDepths();
   }
@@ -350,6 +351,13 @@ class ProfileReader : Reader {
     p_.info.tool_version = value("EXPORT_PRODUCT_VERSION");
     p_.info.schema_version = value("EXPORT_SCHEMA_VERSION");
     p_.info.platform = value("EXPORT_PLATFORM");
+    // nsys's own diagnostics: whether a cudaProfilerApi range started the capture.
+    if (db_.hasTable("DIAGNOSTIC_EVENT") && db_.hasColumn("DIAGNOSTIC_EVENT", "text")) {
+      std::string error;
+      if (auto s =
+              db_.prepare("SELECT text FROM DIAGNOSTIC_EVENT WHERE text LIKE '%cudaProfilerStart%invoked%'", error))
+        if (s->step() == Statement::Step::Row) p_.info.capabilities.push_back("capture-range");
+    }
     if (db_.hasTable("TARGET_INFO_GPU") && db_.hasColumn("TARGET_INFO_GPU", "name")) {
       std::string error;
       if (auto s = db_.prepare(nsys_sql::kGpuNames, error))
@@ -463,16 +471,25 @@ class ProfileReader : Reader {
       if (std::none_of(all.begin(), all.end(), same)) all.push_back(d);
       d.clear();
     };
-    forEachRow(
-        nsys_sql::selectColumns(db_, "NVTX_PAYLOAD_SCHEMA_ENTRIES", nsys_sql::kSchemaEntries, "", missing), missing,
-        "payload schema entries", false, [&](Statement& s) {
-          Key key{s.int64(0), s.int64(1)};
-          Entry e{s.int64(2), s.int64(3), s.int64(5), std::string(s.text(4))};
-          auto& d = open[key];
-          if (!d.empty() && e.idx <= d.back().idx) close(key);
-          d.push_back(std::move(e));
-        });
+    forEachRow(nsys_sql::selectColumns(db_, "NVTX_PAYLOAD_SCHEMA_ENTRIES", nsys_sql::kSchemaEntries, "", missing),
+               missing, "payload schema entries", false, [&](Statement& s) {
+                 Key key{s.int64(0), s.int64(1)};
+                 Entry e{s.int64(2), s.int64(3), s.int64(5), std::string(s.text(4))};
+                 auto& d = open[key];
+                 if (!d.empty() && e.idx <= d.back().idx) close(key);
+                 d.push_back(std::move(e));
+               });
     for (auto& [key, d] : open) close(key);
+    // NCCL's communicator-init payloads carry "Rank" and "No. of ranks".
+    for (const auto& [key, defs] : definitions)
+      for (const auto& d : defs) {
+        RankFields f;
+        for (const auto& e : d) {
+          if (e.name == "Rank") f.rank_offset = e.offset, f.rank_size = scalarSize(e.type);
+          if (e.name == "No. of ranks") f.size_offset = e.offset, f.size_size = scalarSize(e.type);
+        }
+        if (f.rank_offset >= 0) rank_fields_[key] = f;
+      }
 
     std::map<std::string, std::vector<PayloadLayout>> layouts;
     for (const auto& [key, name] : names) {
@@ -529,7 +546,8 @@ class ProfileReader : Reader {
     for (size_t i = 0; i < layouts.size(); ++i) {
       if (!decodeBacktracePayload(blob, layouts[i], raw)) continue;
       bool named = std::all_of(raw.begin(), raw.end(), [&](const RawFrame& f) {
-        return string_ids_.count(static_cast<int64_t>(f.file_id)) && string_ids_.count(static_cast<int64_t>(f.function_id));
+        return string_ids_.count(static_cast<int64_t>(f.file_id)) &&
+               string_ids_.count(static_cast<int64_t>(f.function_id));
       });
       if (named && !raw.empty()) {
         layout_of_process_[process_key] = i;
@@ -609,6 +627,7 @@ class ProfileReader : Reader {
       r.pid = static_cast<uint32_t>(pidOf(g));
       r.tid = static_cast<uint32_t>(tidOf(g));
       r.domain = domain.name;
+      if (!rank_fields_.empty()) readRankPayload(s.blob(7), s.int64(6), r.pid);
       std::string_view text = s.text(4);
       if (text.empty()) text = p_.strings[str(s, 5)];
       if (parseAutogradText(text, r, p_.strings)) {
@@ -637,6 +656,43 @@ class ProfileReader : Reader {
     if (autograd) p_.info.capabilities.push_back("autograd-nvtx");
   }
 
+  // An NVTX payload whose schema has a "Rank" field (NCCL's communicator init): the process's
+  // rank. Header: four u64 { version, schema id, payload size, payload offset }.
+  void readRankPayload(std::string_view blob, int64_t domain, uint32_t pid) {
+    if (blob.size() < 32) return;
+    auto it = rank_fields_.find({domain, static_cast<int64_t>(readUnsigned(blob, 8, 8))});
+    if (it == rank_fields_.end()) return;
+    uint64_t size = readUnsigned(blob, 16, 8), offset = readUnsigned(blob, 24, 8);
+    if (offset > blob.size() || size > blob.size() - offset) return;
+    std::string_view payload = blob.substr(offset, size);
+    auto field = [&](int64_t at, uint32_t bytes) -> int32_t {
+      if (at < 0 || static_cast<uint64_t>(at) + bytes > payload.size()) return -1;
+      auto v = static_cast<int64_t>(readUnsigned(payload, static_cast<size_t>(at), bytes));
+      return v >= 0 && v < INT32_MAX ? static_cast<int32_t>(v) : -1;
+    };
+    int32_t rank = field(it->second.rank_offset, it->second.rank_size);
+    if (rank >= 0 && !ranks_.count(pid)) ranks_[pid] = {rank, field(it->second.size_offset, it->second.size_size)};
+  }
+
+  // Processes by name (PROCESSES), with the ranks NCCL recorded.
+  void readProcesses() {
+    std::map<uint32_t, model::ProcessInfo> by_pid;
+    if (db_.hasTable("PROCESSES") && db_.hasColumn("PROCESSES", "globalPid") && db_.hasColumn("PROCESSES", "name")) {
+      std::string error;
+      if (auto st = db_.prepare("SELECT globalPid, name FROM PROCESSES", error))
+        while (st->step() == Statement::Step::Row) {
+          auto pid = static_cast<uint32_t>(pidOf(st->int64(0)));
+          by_pid[pid] = {pid, std::string(st->text(1)), -1, -1};
+        }
+    }
+    for (const auto& [pid, rank] : ranks_) {
+      auto& p = by_pid[pid];
+      p.pid = pid;
+      std::tie(p.rank, p.world_size) = rank;
+    }
+    for (auto& [pid, p] : by_pid) p_.info.processes.push_back(std::move(p));
+  }
+
   // Stacks repeat (the same loop, the same layers): each distinct one is stored once.
   std::pair<uint32_t, uint32_t> internStack(const std::vector<RawFrame>& raw) {
     uint64_t h = 1469598103934665603ull;
@@ -655,14 +711,14 @@ class ProfileReader : Reader {
       if (it->second.second == raw.size() && matches(it->second.first)) return it->second;
     std::pair<uint32_t, uint32_t> stack{static_cast<uint32_t>(p_.frames.size()), static_cast<uint32_t>(raw.size())};
     for (const auto& f : raw) {
-      p_.frames.push_back({functionName(f.function_id), stringFor(f.file_id), f.line});
+      p_.frames.push_back({functionName(f.function_id), functionName(f.file_id), f.line});
       raw_frames_.push_back(f);
     }
     stacks_.emplace(h, stack);
     return stack;
   }
 
-  // Function names arrive XML-escaped (`&lt;module&gt;`).
+  // Function and file names arrive XML-escaped (`&lt;module&gt;`, `&lt;string&gt;`).
   model::StringId functionName(uint64_t id) {
     model::StringId raw = stringFor(id);
     const std::string& text = p_.strings[raw];
@@ -709,7 +765,13 @@ class ProfileReader : Reader {
   const LoadProgress& progress_;
   std::vector<RawFrame> raw_frames_;  // parallel to p_.frames: the ids they were decoded from
   std::unordered_multimap<uint64_t, std::pair<uint32_t, uint32_t>> stacks_;  // hash -> (first, count)
-  std::unordered_map<uint64_t, size_t> layout_of_process_;  // (pid, sampling?) -> index of its layout
+  std::unordered_map<uint64_t, size_t> layout_of_process_;                   // (pid, sampling?) -> index of its layout
+  struct RankFields {
+    int64_t rank_offset = -1, size_offset = -1;
+    uint32_t rank_size = 4, size_size = 4;
+  };
+  std::map<std::pair<int64_t, int64_t>, RankFields> rank_fields_;  // (domain, schema) -> where
+  std::map<uint32_t, std::pair<int32_t, int32_t>> ranks_;          // pid -> (rank, world size)
 };
 
 }  // namespace

@@ -96,6 +96,7 @@ FileCosts moveLines(const FileCosts& costs, const LineAlignment& alignment) {
   FileCosts out;
   out.total_gpu_ns = costs.total_gpu_ns;
   out.steps = costs.steps;
+  out.ranks = costs.ranks;
   for (const auto& [line, cost] : costs.lines) {
     auto it = alignment.moved.find(line);
     if (it != alignment.moved.end()) attribution::addCost(out.lines[it->second], cost);

@@ -8,6 +8,7 @@ FileCosts remapCosts(const FileCosts& costs, const source::LineTracker& tracker)
   FileCosts out;
   out.total_gpu_ns = costs.total_gpu_ns;
   out.steps = costs.steps;
+  out.ranks = costs.ranks;
   for (const auto& [line, cost] : costs.lines) {
     if (line < 1) continue;
     int32_t now = tracker.currentLine(static_cast<uint32_t>(line - 1));

@@ -18,6 +18,7 @@ struct FileCosts {
   std::map<int32_t, attribution::LineCost> lines;  // 1-based line -> cost
   int64_t total_gpu_ns = 0;                        // of the whole profile (shares are of this)
   int steps = 0;                                   // 0: unknown (per-step figures become totals)
+  std::vector<attribution::RankInfo> ranks;        // of the whole profile; LineCost::rank_ns indexes it
   std::set<int32_t> stale_lines;                   // 1-based lines edited since they were profiled
   // A second profile on the same lines (`compareWith`): hints and hovers show the change from it.
   std::shared_ptr<const FileCosts> compare;
@@ -31,6 +32,7 @@ FileCosts fileCosts(const model::Profile& profile, const attribution::Attributio
   FileCosts out;
   out.total_gpu_ns = attr.total_gpu_ns;
   out.steps = attr.steps;
+  out.ranks = attr.ranks;
   for (const auto& [file, lines] : attr.files) {
     if (!maps_here(profile.strings[file])) continue;
     for (const auto& [line, cost] : lines) attribution::addCost(out.lines[line], cost);

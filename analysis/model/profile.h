@@ -149,6 +149,16 @@ struct PythonCall {
   CallKind kind = CallKind::Function;
 };
 
+// A process the profile names. A report of `torchrun` holds one per rank (and the launcher,
+// DataLoader or compile workers); `rank` is the distributed rank where the profile records it
+// (an NCCL communicator's init payload, the trace's distributedInfo), else -1.
+struct ProcessInfo {
+  uint32_t pid = 0;
+  std::string name;
+  int32_t rank = -1;
+  int32_t world_size = -1;
+};
+
 struct ProfileInfo {
   std::string format;        // "nsys-sqlite", "kineto-json"
   std::string tool_version;  // e.g. "2025.3.2.0"
@@ -158,6 +168,7 @@ struct ProfileInfo {
   std::vector<std::string> warnings;      // what could not be read, and what it costs the user
   std::vector<std::string> capabilities;  // what was found: "python-backtraces", "autograd-nvtx", ...
   bool has_blobs = true;                  // nsys: --include-blobs was used (or nothing needed it)
+  std::vector<ProcessInfo> processes;     // any order; may be empty (the reader knew none)
 };
 
 // Keys for joining the model's rows in memory: a thread, and an API call's correlation id within

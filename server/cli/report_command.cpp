@@ -34,7 +34,8 @@ constexpr const char* kUsage =
     "or a PyTorch profiler trace (.json or .json.gz, from export_chrome_trace).\n"
     "\n"
     "options:\n"
-    "  --profile PATH      the profile to read (required)\n"
+    "  --profile PATH      the profile to read (required); repeat it to load one report per\n"
+    "                      rank of a distributed run as one multi-rank profile\n"
     "  --format text|json  annotated source (default) or JSON for every file (docs/report-json.md)\n"
     "  --total             times over the whole profile instead of per step\n"
     "  --compare PATH      a second profile (before a change): adds each line's change from it\n"
@@ -43,7 +44,12 @@ constexpr const char* kUsage =
     "\n"
     "Profile paths are mapped onto FILEs by longest common path suffix, then onto files under\n"
     "the current directory. NVTX ranges that a FILE opens (torch.cuda.nvtx.range(\"fwd\"), ...)\n"
-    "charge the GPU work inside them to the opening line when nothing finer is known.\n";
+    "charge the GPU work inside them to the opening line when nothing finer is known.\n"
+    "\n"
+    "Reports of several processes (torchrun, DDP) show every GPU and a table of ranks; lines\n"
+    "carry their time per rank (JSON `rank_ns`) and NCCL communication (`comm_ns`, exposed\n"
+    "`comm_exposed_ns`). Launches whose GPU records are missing (a capture that ended the app)\n"
+    "are counted and warned about.\n";
 
 std::string formatPercent(double share) {
   char buf[16];
@@ -82,6 +88,26 @@ json topKernels(const model::Profile& p, const LineCost& c, size_t n) {
   json out = json::array();
   for (size_t i = 0; i < v.size() && i < n; ++i)
     out.push_back({{"name", p.strings[v[i].second]}, {"count", c.by_name.at(v[i].second).count}, {"ns", v[i].first}});
+  return out;
+}
+
+json ranksJson(const attribution::Attribution& attr) {
+  json out = json::array();
+  for (const auto& r : attr.ranks)
+    out.push_back({{"label", r.label},
+                   {"rank", r.rank >= 0 ? json(r.rank) : json(nullptr)},
+                   {"pid", r.pid},
+                   {"process", r.process},
+                   {"devices", r.devices},
+                   {"gpu_ns", r.gpu_ns},
+                   {"busy_ns", r.busy_ns},
+                   {"span_ns", r.span_ns},
+                   {"comm_ns", r.comm_ns},
+                   {"comm_exposed_ns", r.comm_exposed_ns},
+                   {"steps", r.steps},
+                   {"median_step_ns", r.median_step_ns},
+                   {"launches", r.launches},
+                   {"lost_launches", r.lost_launches}});
   return out;
 }
 
@@ -182,12 +208,24 @@ json reportJson(const ReportData& d) {
                         {"syncs", c.syncs},
                         {"idle_ns", c.idle_ns},
                         {"idle_gaps", c.idle_gaps},
+                        {"comm_ns", c.comm_ns},
+                        {"comm_exposed_ns", c.comm_exposed_ns},
+                        {"lost_launches", c.lost_launches},
                         {"top_kernels", topKernels(profile, c, 5)}});
+      if (attr.ranks.size() > 1) {
+        std::vector<int64_t> per_rank = c.rank_ns;
+        per_rank.resize(attr.ranks.size());
+        jlines.back()["rank_ns"] = per_rank;
+      }
       if (before) {
         auto b = before->find(line);
         jlines.back()["compare_gpu_ns"] = b == before->end() ? 0 : b->second;
       }
     }
+    // A file the profile names but puts no cost on (GPU, host waits, idle gaps) says nothing.
+    bool any = file_ns > 0;
+    for (const auto& [line, c] : attr.files.at(m.profile_file)) any = any || c.sync_ns > 0 || c.idle_ns > 0;
+    if (!any) continue;
     jfiles.push_back({{"path", profile.strings[m.profile_file]},
                       {"local_path", m.local_path ? json(*m.local_path) : json(nullptr)},
                       {"gpu_ns", file_ns},
@@ -207,6 +245,12 @@ json reportJson(const ReportData& d) {
               {"steps", attr.steps},
               {"steps_source", attr.steps_source},
               {"by_method", methodsJson(attr.by_method)},
+              {"ranks", ranksJson(attr)},
+              {"processes", attr.processes},
+              {"comm_ns", attr.comm_ns},
+              {"comm_exposed_ns", attr.comm_exposed_ns},
+              {"launches", attr.launches},
+              {"lost_launches", attr.lost_launches},
               {"files", jfiles}};
   if (attr.attributed_gpu_ns == 0) doc["advice"] = ingest::captureAdvice();
   if (d.compare) {
@@ -232,14 +276,54 @@ bool comparePerStep(const ReportData& d) {
   return !d.args.total && d.main.attribution().steps > 0 && d.compare && d.compare->attribution().steps > 0;
 }
 
+// "2 × NVIDIA H200", or each name once per GPU kind.
+std::string gpuList(const std::vector<std::string>& gpus) {
+  std::vector<std::pair<std::string, int>> kinds;
+  for (const auto& g : gpus) {
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == g; });
+    if (it == kinds.end())
+      kinds.emplace_back(g, 1);
+    else
+      ++it->second;
+  }
+  std::string out;
+  for (const auto& [name, n] : kinds)
+    out += (out.empty() ? "" : ", ") + (n > 1 ? std::to_string(n) + " × " : "") + name;
+  return out;
+}
+
+// GPUs, processes and, for several processes with GPU work, the table of ranks.
+void writeMachine(const ReportData& d, std::ostream& out) {
+  const model::Profile& profile = d.main.profile();
+  const attribution::Attribution& attr = d.main.attribution();
+  if (!profile.info.gpus.empty()) out << "GPUs      " << gpuList(profile.info.gpus) << "\n";
+  if (attr.ranks.size() <= 1) return;
+  bool recorded = std::all_of(attr.ranks.begin(), attr.ranks.end(), [](const auto& r) { return r.rank >= 0; });
+  out << "Ranks     " << attr.ranks.size() << " (" << attr.processes << " processes, " << attr.ranks.size()
+      << " with GPU work" << (recorded ? "" : "; no distributed rank recorded, named by GPU") << ")\n";
+  out << "          " << pad("rank", 10, true) << pad("GPU ms", 10) << pad("busy", 8) << pad("comm ms", 10)
+      << pad("exposed", 10) << pad("steps", 7) << pad("median step", 13) << "\n";
+  for (const auto& r : attr.ranks) {
+    std::string busy =
+        r.span_ns > 0 ? formatPercent(static_cast<double>(r.busy_ns) / static_cast<double>(r.span_ns)) : "";
+    out << "          " << pad(r.label, 10, true)
+        << pad(features::formatMilliseconds(static_cast<double>(r.gpu_ns)), 10) << pad(busy, 8)
+        << pad(features::formatMilliseconds(static_cast<double>(r.comm_ns)), 10)
+        << pad(features::formatMilliseconds(static_cast<double>(r.comm_exposed_ns)), 10)
+        << pad(r.steps > 0 ? std::to_string(r.steps) : "", 7)
+        << pad(r.median_step_ns > 0 ? features::formatMilliseconds(static_cast<double>(r.median_step_ns)) + " ms" : "",
+               13)
+        << "\n";
+  }
+}
+
 void writeHeader(const ReportData& d, std::ostream& out) {
   const model::Profile& profile = d.main.profile();
   const attribution::Attribution& attr = d.main.attribution();
   double total_ns = static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns));
   out << "Profile   " << d.args.profile_path << " (" << (profile.info.format == "nsys-sqlite" ? "Nsight Systems " : "")
-      << profile.info.tool_version << ")";
-  if (!profile.info.gpus.empty()) out << ", GPU: " << profile.info.gpus.front();
-  out << "\n";
+      << profile.info.tool_version << ")\n";
+  writeMachine(d, out);
   out << "Steps     ";
   if (attr.steps > 0)
     out << attr.steps << " (" << attr.steps_source << ")";
@@ -269,6 +353,7 @@ void writeHeader(const ReportData& d, std::ostream& out) {
       out << "          " << fs::path(local).filename().string() << " changed since the compared run: " << how << "\n";
   }
   for (const auto& w : profile.info.warnings) out << "Warning   " << w << "\n";
+  if (auto lost = lostRecordsWarning(attr, profile.info); !lost.empty()) out << "Warning   " << lost << "\n";
   if (attr.attributed_gpu_ns == 0)
     out << "No GPU time could be put on source lines: " << ingest::captureAdvice() << "\n";
 }

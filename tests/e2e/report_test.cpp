@@ -26,7 +26,7 @@ TEST(Report, AnnotatesTheExampleWithItsProfile) {
   auto r = run("report --profile '" + profile + "' examples/train_small.py");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("Steps     6 ("), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("GPU: NVIDIA H200"), std::string::npos);
+  EXPECT_NE(r.out.find("GPUs      NVIDIA H200"), std::string::npos);
   EXPECT_NE(r.out.find("examples/train_small.py: 100.0% of GPU time on its lines"), std::string::npos) << r.out;
   // Line 33 with its per-step time, share, fwd + bwd split and a bar.
   auto at = r.out.find("│   33          return F.relu(self.bn(self.conv(x)))");
@@ -44,7 +44,7 @@ TEST(Report, KinetoTraceOnCallLines) {
       run("report --profile tests/data/h200/kineto/train_small_naive.pt.trace.json.gz "
           "tests/data/h200/kineto/train_small.py");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("(PyTorch profiler), GPU: NVIDIA H200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(PyTorch profiler)\nGPUs      NVIDIA H200"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Steps     6 (ProfilerStep ranges)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Methods   aligned 100.0%"), std::string::npos) << r.out;
   auto at = r.out.find("│   33          return F.relu(self.bn(self.conv(x)))");

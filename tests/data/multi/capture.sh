@@ -25,11 +25,11 @@ for stage in "$@"; do
   case $stage in
     ddp)
       timeout 200 nsys profile $FLAGS $RANGE -f true -o "$W/ddp_one" \
-        torchrun --standalone --nproc_per_node=2 train_ddp.py --profiler nsys --straggle 6
+        torchrun --standalone --nproc_per_node=2 train_ddp.py --profiler nsys --straggle 200
       export_xz ddp_one
       timeout 200 torchrun --standalone --nproc_per_node=2 --no-python \
         nsys profile $FLAGS $RANGE -f true -o "$W/ddp_rank%q{RANK}" \
-        python3 train_ddp.py --profiler nsys --straggle 6
+        python3 train_ddp.py --profiler nsys --straggle 200
       for r in 0 1; do export_xz ddp_rank$r; done
       (cd "$OUT" && tar cf ddp_ranks.tar ddp_rank0.sqlite.xz ddp_rank1.sqlite.xz && rm ddp_rank?.sqlite.xz) ;;
     loader)
@@ -48,7 +48,7 @@ for stage in "$@"; do
       (cd "$W" && tar cJf "$OUT/compile_cache.tar.xz" inductor trace) ;;
     kineto)
       rm -rf "$W/kineto"
-      timeout 150 torchrun --standalone --nproc_per_node=2 train_ddp.py --profiler torch --straggle 6 \
+      timeout 150 torchrun --standalone --nproc_per_node=2 train_ddp.py --profiler torch --straggle 200 \
         --trace-dir "$W/kineto"
       (cd "$W/kineto" && gzip -9 *.json && tar cf "$OUT/kineto_ddp.tar" *.json.gz && ls -la) ;;
   esac

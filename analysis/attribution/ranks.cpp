@@ -1,0 +1,122 @@
+// Ranks, busy time and communication exposure.
+#include "analysis/attribution/ranks.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace sightline::attribution {
+namespace {
+
+using Interval = std::pair<int64_t, int64_t>;
+
+// Sorted, disjoint union of intervals.
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& i : v) {
+    if (!out.empty() && i.first <= out.back().second)
+      out.back().second = std::max(out.back().second, i.second);
+    else
+      out.push_back(i);
+  }
+  return out;
+}
+
+int64_t covered(const std::vector<Interval>& u) {
+  int64_t ns = 0;
+  for (const auto& [a, b] : u) ns += model::spanNs(a, b);
+  return ns;
+}
+
+// Time of [start, end) that no interval of `u` (sorted, disjoint) covers.
+int64_t uncovered(const std::vector<Interval>& u, int64_t start, int64_t end) {
+  int64_t free = model::spanNs(start, end);
+  auto it = std::lower_bound(u.begin(), u.end(), Interval{start, start},
+                             [](const Interval& a, const Interval& b) { return a.second < b.first; });
+  for (; it != u.end() && it->first < end; ++it)
+    free -= model::spanNs(std::max(start, it->first), std::min(end, it->second));
+  return std::max<int64_t>(free, 0);
+}
+
+}  // namespace
+
+bool isCommunicationKernel(std::string_view name) {
+  return name.rfind("nccl", 0) == 0 || name.rfind("void nccl", 0) == 0;
+}
+
+RankTable buildRanks(const model::Profile& p) {
+  RankTable t;
+  std::map<uint32_t, std::set<uint32_t>> devices;  // pid -> devices it ran work on
+  for (const auto& a : p.activities) devices[a.pid].insert(a.device);
+  std::map<uint32_t, const model::ProcessInfo*> info;
+  for (const auto& proc : p.info.processes) info[proc.pid] = &proc;
+  for (const auto& [pid, devs] : devices) {
+    RankInfo r;
+    r.pid = pid;
+    r.devices.assign(devs.begin(), devs.end());
+    if (auto it = info.find(pid); it != info.end()) {
+      r.rank = it->second->rank;
+      r.process = it->second->name;
+    }
+    t.ranks.push_back(std::move(r));
+  }
+  std::sort(t.ranks.begin(), t.ranks.end(), [](const RankInfo& a, const RankInfo& b) {
+    bool ka = a.rank >= 0, kb = b.rank >= 0;
+    if (ka != kb) return ka;
+    if (a.rank != b.rank) return a.rank < b.rank;
+    return a.pid < b.pid;
+  });
+  // Names: the recorded rank; else the GPU, when each process has its own; else the pid.
+  std::set<uint32_t> first_devices;
+  bool distinct = true;
+  for (const auto& r : t.ranks)
+    distinct = distinct && r.devices.size() == 1 && first_devices.insert(r.devices.front()).second;
+  for (auto& r : t.ranks) {
+    if (r.rank >= 0)
+      r.label = "rank " + std::to_string(r.rank);
+    else if (distinct)
+      r.label = "GPU " + std::to_string(r.devices.front());
+    else
+      r.label = "pid " + std::to_string(r.pid);
+  }
+  std::map<uint32_t, uint16_t> index;
+  for (size_t i = 0; i < t.ranks.size(); ++i) index[t.ranks[i].pid] = static_cast<uint16_t>(i);
+
+  // Busy time per rank, and compute intervals per GPU (pid, device) for exposure.
+  std::map<uint16_t, std::vector<Interval>> all, compute;
+  std::map<std::pair<uint16_t, uint32_t>, std::vector<Interval>> compute_by_gpu;
+  t.activity_rank.resize(p.activities.size());
+  t.exposed_ns.assign(p.activities.size(), -1);
+  for (size_t i = 0; i < p.activities.size(); ++i) {
+    const auto& a = p.activities[i];
+    uint16_t r = index[a.pid];
+    t.activity_rank[i] = r;
+    all[r].emplace_back(a.start_ns, a.end_ns);
+    bool comm = a.kind == model::ActivityKind::Kernel && isCommunicationKernel(p.strings[a.name]);
+    if (!comm && a.kind != model::ActivityKind::Memcpy && a.kind != model::ActivityKind::Memset)
+      compute_by_gpu[{r, a.device}].emplace_back(a.start_ns, a.end_ns);
+    t.ranks[r].gpu_ns += a.duration();
+  }
+  for (auto& [r, v] : all) {
+    auto u = merged(std::move(v));
+    t.ranks[r].busy_ns = covered(u);
+    if (!u.empty()) t.ranks[r].span_ns = model::spanNs(u.front().first, u.back().second);
+  }
+  std::map<std::pair<uint16_t, uint32_t>, std::vector<Interval>> unions;
+  for (auto& [gpu, v] : compute_by_gpu) unions[gpu] = merged(std::move(v));
+  static const std::vector<Interval> kNone;
+  for (size_t i = 0; i < p.activities.size(); ++i) {
+    const auto& a = p.activities[i];
+    if (a.kind != model::ActivityKind::Kernel || !isCommunicationKernel(p.strings[a.name])) continue;
+    uint16_t r = t.activity_rank[i];
+    auto u = unions.find({r, a.device});
+    int64_t exposed = uncovered(u == unions.end() ? kNone : u->second, a.start_ns, a.end_ns);
+    t.exposed_ns[i] = exposed;
+    t.ranks[r].comm_ns += a.duration();
+    t.ranks[r].comm_exposed_ns += exposed;
+  }
+  return t;
+}
+
+}  // namespace sightline::attribution
