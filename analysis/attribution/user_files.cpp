@@ -1,6 +1,8 @@
 // Library paths and the user's files.
 #include "analysis/attribution/user_files.h"
 
+#include <algorithm>
+
 #include <set>
 
 namespace sightline::attribution {
@@ -119,8 +121,22 @@ bool UserFiles::isUser(model::StringId file) {
   return known == 1;
 }
 
+// Code that torch.compile generates: Inductor's output modules (`<cache>/xx/c<hash>.py`, under
+// /tmp/torchinductor_<user> by default or TORCHINDUCTOR_CACHE_DIR) are not the user's lines;
+// the user's call into the compiled model is.
+bool isGeneratedCode(std::string_view path) {
+  if (contains(path, "torchinductor")) return true;
+  auto slash = path.rfind('/');
+  if (slash == std::string_view::npos || slash < 3 || path[slash - 3] != '/') return false;
+  std::string_view name = path.substr(slash + 1);
+  if (name.size() != 55 || name[0] != 'c' || !name.ends_with(".py")) return false;
+  return std::all_of(name.begin() + 1, name.end() - 3,
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
+}
+
 bool isDefaultUserFile(std::string_view path) {
   if (path.empty() || path[0] == '<') return false;
+  if (isGeneratedCode(path)) return false;
   if (contains(path, "site-packages") || contains(path, "dist-packages") || contains(path, "<frozen")) return false;
   // The standard library: .../lib/python3.X/<module>.py (site-packages excluded above).
   auto lib = path.find("/lib/python");

@@ -1,0 +1,174 @@
+// Real runs as people launch them (tests/data/multi): a 2-GPU torchrun DDP report, one report
+// per rank, DataLoader workers, torch.compile and a capture that nsys ended while training.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <numeric>
+
+#include "tests/support/test_paths.h"
+
+namespace sightline::testing {
+namespace {
+
+using nlohmann::json;
+
+json reportJson(const std::string& profile, const std::string& script) {
+  auto r = runSightline("report --format json --profile '" + profile + "' " + script, sourcePath(""));
+  EXPECT_EQ(r.code, 0) << r.out;
+  return json::parse(r.out);
+}
+
+// GPU time on the lines of files that map onto the repo, over all GPU time.
+double userShare(const json& doc) {
+  int64_t user = 0;
+  for (const auto& f : doc["files"])
+    if (!f["local_path"].is_null()) user += f["gpu_ns"].get<int64_t>();
+  return static_cast<double>(user) / static_cast<double>(doc["total_gpu_ns"].get<int64_t>());
+}
+
+const json* lineOf(const json& doc, int line) {
+  for (const auto& f : doc["files"])
+    for (const auto& l : f["lines"])
+      if (l["line"] == line) return &l;
+  return nullptr;
+}
+
+struct Capture {
+  const char* profile;
+  const char* script;
+};
+
+class MultiCaptures : public ::testing::TestWithParam<Capture> {};
+
+// Every capture decodes (the payload schemas of every process), and at least 95% of its GPU
+// time lands on the user's lines: the all-reduce of the autograd thread on `loss.backward()`,
+// compiled kernels on the model's lines rather than Inductor's generated files.
+TEST_P(MultiCaptures, PutsNearlyAllGpuTimeOnTheUsersLines) {
+  std::string profile = repoProfile(std::string("tests/data/multi/") + GetParam().profile);
+  json doc = reportJson(profile, std::string("tests/data/multi/") + GetParam().script);
+  EXPECT_GE(userShare(doc), 0.95) << GetParam().profile;
+  for (const auto& w : doc["profile"]["warnings"])
+    EXPECT_EQ(w.get<std::string>().find("could not be decoded"), std::string::npos) << w;
+  // Per-rank numbers add up to the totals exactly, per profile and per line.
+  int64_t ranks = 0;
+  for (const auto& r : doc["ranks"]) ranks += r["gpu_ns"].get<int64_t>();
+  EXPECT_EQ(ranks, doc["total_gpu_ns"].get<int64_t>());
+  for (const auto& f : doc["files"])
+    for (const auto& l : f["lines"])
+      if (l.contains("rank_ns")) {
+        auto v = l["rank_ns"].get<std::vector<int64_t>>();
+        EXPECT_EQ(std::accumulate(v.begin(), v.end(), int64_t{0}), l["gpu_ns"].get<int64_t>()) << l["line"];
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Bundled, MultiCaptures,
+                         ::testing::Values(Capture{"ddp/ddp_one.sqlite.xz", "ddp/train_ddp.py"},
+                                           Capture{"ddp/ddp_rank0.sqlite.xz", "ddp/train_ddp.py"},
+                                           Capture{"ddp/ddp_rank1.sqlite.xz", "ddp/train_ddp.py"},
+                                           Capture{"loader/loader.sqlite.xz", "loader/train_resnet.py"},
+                                           Capture{"killed/killed.sqlite.xz", "killed/train_resnet.py"},
+                                           Capture{"compile/compile.sqlite.xz", "compile/train_ddp.py"},
+                                           Capture{"ddp/ddp_rank0.pt.trace.json.gz", "ddp/train_ddp.py"}));
+
+// One report of two ranks: two ranks, two GPUs, the communication of the backward pass on
+// `loss.backward()` (line 150) and the explicit all_reduce on its own line (155); backward
+// work on the forward lines of the model, never on `pos = torch.arange(...)` (line 60).
+TEST(MultiProcess, OneReportOfTwoRanksReadsAsTwoRanks) {
+  json doc = reportJson(repoProfile("tests/data/multi/ddp/ddp_one.sqlite.xz"), "tests/data/multi/ddp/train_ddp.py");
+  ASSERT_EQ(doc["ranks"].size(), 2u);
+  EXPECT_EQ(doc["ranks"][0]["label"], "GPU 0");
+  EXPECT_EQ(doc["ranks"][1]["label"], "GPU 1");
+  EXPECT_EQ(doc["steps"], 5) << "gradient-accumulation micro-steps are not steps";
+  const json* backward = lineOf(doc, 150);
+  ASSERT_NE(backward, nullptr);
+  EXPECT_GT((*backward)["comm_ns"].get<int64_t>(), 0);
+  EXPECT_GT((*backward)["by_method"]["caller"].get<int64_t>(), 0);
+  const json* all_reduce = lineOf(doc, 155);
+  ASSERT_NE(all_reduce, nullptr);
+  EXPECT_GT((*all_reduce)["comm_ns"].get<int64_t>(), 0);
+  const json* arange = lineOf(doc, 60);
+  if (arange) {
+    EXPECT_EQ((*arange)["backward_ns"].get<int64_t>(), 0);
+  }
+  const json* mlp = lineOf(doc, 45);
+  ASSERT_NE(mlp, nullptr);
+  EXPECT_GT((*mlp)["backward_ns"].get<int64_t>(), 0);
+  auto text = runSightline("report --profile '" + repoProfile("tests/data/multi/ddp/ddp_one.sqlite.xz") +
+                               "' tests/data/multi/ddp/train_ddp.py",
+                           sourcePath(""));
+  EXPECT_NE(text.out.find("GPUs      2 × NVIDIA H200"), std::string::npos) << text.out.substr(0, 600);
+  EXPECT_NE(text.out.find("Ranks     2 (2 processes"), std::string::npos) << text.out.substr(0, 600);
+}
+
+// Rank 1 runs the extra_work line 200 times per micro-step (rank 0 once): the straggler is on
+// line 72 and names GPU 1; rank 0 waits in the all-reduce, exposed on `loss.backward()`.
+TEST(MultiProcess, StragglerAndExposedCommunicationOnTheLinesThatCauseThem) {
+  for (const char* file : {"tests/data/multi/ddp/ddp_one.sqlite.xz"}) {
+    auto r =
+        runSightline("check --profile '" + repoProfile(file) + "' tests/data/multi/ddp/train_ddp.py", sourcePath(""));
+    EXPECT_NE(r.out.find("train_ddp.py:72:13: warning: GPU 1 spends"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[rank-imbalance]"), std::string::npos) << r.out;
+    auto exposed = r.out.find("train_ddp.py:150:");
+    ASSERT_NE(exposed, std::string::npos) << r.out;
+    std::string line = r.out.substr(exposed, r.out.find('\n', exposed) - exposed);
+    EXPECT_NE(line.find("[exposed-communication]"), std::string::npos) << line;
+    EXPECT_NE(line.find("GPU 0 waits for GPU 1"), std::string::npos) << line;
+    // The script already uses no_sync(): the message does not advise it.
+    EXPECT_EQ(line.find("no_sync"), std::string::npos) << line;
+  }
+  json doc = reportJson(repoProfile("tests/data/multi/ddp/ddp_one.sqlite.xz"), "tests/data/multi/ddp/train_ddp.py");
+  const auto& ranks = doc["ranks"];
+  EXPECT_GT(ranks[0]["comm_exposed_ns"].get<int64_t>(), 10 * ranks[1]["comm_exposed_ns"].get<int64_t>());
+  const json* straggler = lineOf(doc, 72);
+  ASSERT_NE(straggler, nullptr);
+  auto per_rank = (*straggler)["rank_ns"].get<std::vector<int64_t>>();
+  EXPECT_GT(per_rank[1], 50 * per_rank[0]);
+}
+
+// nsys ended the app while it trained: the launches without GPU records are counted exactly,
+// warned about with a remedy for a time-limited capture, and no profile-only rule fires on
+// their lines.
+TEST(MultiProcess, LostRecordsAreCountedAndSilenceTheirLines) {
+  std::string profile = repoProfile("tests/data/multi/killed/killed.sqlite.xz");
+  json doc = reportJson(profile, "tests/data/multi/killed/train_resnet.py");
+  EXPECT_EQ(doc["lost_launches"], 19);
+  ASSERT_EQ(doc["ranks"].size(), 1u);
+  EXPECT_EQ(doc["ranks"][0]["lost_launches"], 19);
+  int lost_lines = 0;
+  for (const auto& f : doc["files"])
+    for (const auto& l : f["lines"])
+      if (l["lost_launches"].get<int>() > 0) ++lost_lines;
+  EXPECT_GT(lost_lines, 0);
+  auto text =
+      runSightline("report --profile '" + profile + "' tests/data/multi/killed/train_resnet.py", sourcePath(""));
+  EXPECT_NE(text.out.find("Warning   19 of "), std::string::npos) << text.out.substr(0, 800);
+  EXPECT_NE(text.out.find("instead of a time limit"), std::string::npos);
+  auto check =
+      runSightline("check --profile '" + profile + "' tests/data/multi/killed/train_resnet.py", sourcePath(""));
+  for (const auto& f : doc["files"])
+    for (const auto& l : f["lines"])
+      if (l["lost_launches"].get<int>() > 0) {
+        EXPECT_EQ(check.out.find("train_resnet.py:" + std::to_string(l["line"].get<int>()) + ":"), std::string::npos)
+            << check.out;
+      }
+}
+
+// A capture range that closed in time loses nothing, and says nothing about it.
+TEST(MultiProcess, NoLostRecordsNoWarning) {
+  json doc = reportJson(repoProfile("tests/data/multi/ddp/ddp_rank0.sqlite.xz"), "tests/data/multi/ddp/train_ddp.py");
+  EXPECT_EQ(doc["lost_launches"], 0);
+  for (const auto& w : doc["profile"]["warnings"])
+    EXPECT_EQ(w.get<std::string>().find("no GPU record"), std::string::npos);
+}
+
+// The PyTorch profiler trace names its rank (distributedInfo).
+TEST(MultiProcess, KinetoTraceNamesItsRank) {
+  json doc =
+      reportJson(repoProfile("tests/data/multi/ddp/ddp_rank1.pt.trace.json.gz"), "tests/data/multi/ddp/train_ddp.py");
+  ASSERT_EQ(doc["ranks"].size(), 1u);
+  EXPECT_EQ(doc["ranks"][0]["label"], "rank 1");
+  EXPECT_EQ(doc["ranks"][0]["rank"], 1);
+}
+
+}  // namespace
+}  // namespace sightline::testing
