@@ -122,6 +122,7 @@ std::vector<int64_t> loopStepStarts(const model::Profile& p, const std::vector<u
   }
   if (times.empty()) return {};
   std::vector<int32_t> lengths;
+  lengths.reserve(jumps.size());
   for (const auto& j : jumps) lengths.push_back(j.distance);
   std::sort(lengths.begin(), lengths.end());
   lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
