@@ -76,4 +76,53 @@ ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions
   return ingest::loadProfile(out, load);
 }
 
+ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const OpenProfileOptions& options) {
+  if (paths.size() == 1) return openProfile(paths.front(), options);
+  std::vector<model::Profile> parts;
+  std::vector<std::string> names;
+  for (const auto& path : paths) {
+    auto result = openProfile(path, options);
+    if (!result.profile) return result;
+    parts.push_back(std::move(*result.profile));
+    names.push_back(std::filesystem::path(path).filename().string());
+  }
+  ingest::LoadResult merged;
+  merged.profile = model::mergeProfiles(std::move(parts), names);
+  return merged;
+}
+
+namespace {
+std::string digitsMasked(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    bool digit = c >= '0' && c <= '9';
+    if (!digit || out.empty() || out.back() != '#') out += digit ? '#' : c;
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<std::string> sameRun(const std::string& first, const std::vector<std::string>& candidates,
+                                 bool named_rank) {
+  namespace fs = std::filesystem;
+  fs::path p(first);
+  std::string name = p.filename().string();
+  std::string mask = digitsMasked(name);
+  if (mask == name) return {first};
+  if (named_rank) {
+    std::string lower;
+    for (char c : mask) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.find("rank#") == std::string::npos && lower.find("rank_#") == std::string::npos) return {first};
+  }
+  std::vector<std::string> out;
+  for (const auto& c : candidates) {
+    fs::path q(c);
+    if (q.parent_path() == p.parent_path() && digitsMasked(q.filename().string()) == mask) out.push_back(c);
+  }
+  if (std::find(out.begin(), out.end(), first) == out.end()) out.push_back(first);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace sightline::server

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "analysis/ingest/profile_loader.h"
 
@@ -16,5 +17,13 @@ struct OpenProfileOptions {
 };
 
 ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions& options = {});
+// Several reports of one run (one per rank) as one profile (model::mergeProfiles); one path is
+// openProfile. Fails with the first part that cannot be read.
+ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const OpenProfileOptions& options = {});
+// The reports among `candidates` that are other ranks of the same run as `first`: files of its
+// folder whose names differ from its name only in their digits (run_0.sqlite, run_1.sqlite),
+// in name order, `first` included. With `named_rank`, only when the digits follow "rank"
+// (profile_rank0.sqlite): report1 and report2 of a folder are usually two runs, not two ranks.
+std::vector<std::string> sameRun(const std::string& first, const std::vector<std::string>& candidates, bool named_rank);
 
 }  // namespace sightline::server

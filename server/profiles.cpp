@@ -1,6 +1,8 @@
 // Profile discovery, background loading and status.
 #include "server/profiles.h"
 
+#include "server/profile_text.h"
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -104,6 +106,12 @@ protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const s
   status.attributedShare =
       a.total_gpu_ns > 0 ? static_cast<double>(a.attributed_gpu_ns) / static_cast<double>(a.total_gpu_ns) : 0;
   status.warnings = info.warnings;
+  if (auto lost = lostRecordsWarning(a, info); !lost.empty()) status.warnings.push_back(lost);
+  if (a.ranks.size() > 1)
+    status.warnings.insert(status.warnings.begin(), std::to_string(a.ranks.size()) + " ranks (" +
+                                                        std::to_string(loaded->parts.size()) +
+                                                        (loaded->parts.size() == 1 ? " report" : " reports") +
+                                                        "): times on lines add up all ranks");
   return status;
 }
 
@@ -117,9 +125,24 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
     return std::string(buf);
   };
   std::string md = "# Profile " + fs::path(loaded.path).filename().string() + "\n\n";
-  md += "- file: `" + loaded.path + "`\n";
+  for (const auto& part : loaded.parts.empty() ? std::vector<std::string>{loaded.path} : loaded.parts)
+    md += "- file: `" + part + "`\n";
   md += "- format: " + p.info.format + " " + p.info.tool_version + "\n";
-  if (!p.info.gpus.empty()) md += "- GPU: " + p.info.gpus.front() + "\n";
+  for (const auto& gpu : p.info.gpus) md += "- GPU: " + gpu + "\n";
+  if (a.ranks.size() > 1) {
+    md +=
+        "\n| rank | GPU ms | busy | NCCL ms | exposed ms | steps | median step ms "
+        "|\n|---|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& r : a.ranks) {
+      char busy[16] = "";
+      if (r.span_ns > 0)
+        std::snprintf(busy, sizeof busy, "%.0f%%",
+                      100.0 * static_cast<double>(r.busy_ns) / static_cast<double>(r.span_ns));
+      md += "| " + r.label + " | " + ms(r.gpu_ns) + " | " + busy + " | " + ms(r.comm_ns) + " | " +
+            ms(r.comm_exposed_ns) + " | " + std::to_string(r.steps) + " | " + ms(r.median_step_ns) + " |\n";
+    }
+    md += "\n";
+  }
   md += "- steps: " + (a.steps > 0 ? std::to_string(a.steps) + " (" + a.steps_source + ")" : "not detected") + "\n";
   md += "- GPU time: " + ms(a.total_gpu_ns) + " ms";
   if (a.steps > 0) md += ", " + ms(a.total_gpu_ns / a.steps) + " ms/step";
@@ -138,9 +161,11 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
     md += "| " + fs::path(p.strings[file]).filename().string() + " | " + std::to_string(line) + " | " +
           ms(a.steps > 0 ? ns / a.steps : ns) + " | " + pct(ns) + " |\n";
   }
-  if (!p.info.warnings.empty()) {
+  std::string lost = lostRecordsWarning(a, p.info);
+  if (!p.info.warnings.empty() || !lost.empty()) {
     md += "\n## Warnings\n\n";
     for (const auto& w : p.info.warnings) md += "- " + w + "\n";
+    if (!lost.empty()) md += "- " + lost + "\n";
   }
   return md;
 }
@@ -157,8 +182,9 @@ ProfileLoader::~ProfileLoader() {
 
 void ProfileLoader::cancel() { ++*generation_; }
 
-void ProfileLoader::load(const std::string& path, join::JoinEnvironment env, int64_t idle_gap_ns, Stage stage,
-                         Done done) {
+void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnvironment env, int64_t idle_gap_ns,
+                         Stage stage, Done done) {
+  std::string path = paths.front();
   uint64_t mine = ++*generation_;
   ++running_;
   auto channel = channel_;
@@ -170,6 +196,7 @@ void ProfileLoader::load(const std::string& path, join::JoinEnvironment env, int
   std::thread([=, this, env = std::move(env)]() mutable {
     auto loaded = std::make_shared<LoadedProfile>();
     loaded->path = path;
+    loaded->parts = paths;
     loaded->file_mtime_ns = fileMtimeNs(path);
     OpenProfileOptions open_options;
     open_options.progress = [&](const std::string& message, int percent) {
@@ -177,7 +204,7 @@ void ProfileLoader::load(const std::string& path, join::JoinEnvironment env, int
         if (*generation == mine) stage(message, percent);
       });
     };
-    auto result = openProfile(path, open_options);
+    auto result = openProfiles(paths, open_options);
     std::string error;
     if (result.profile) {
       std::string rows =

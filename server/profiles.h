@@ -17,8 +17,9 @@ namespace sightline::server {
 
 // A profile file read and joined to the workspace's source.
 struct LoadedProfile {
-  std::string path;
-  int64_t file_mtime_ns = 0;  // of `path` when it was read
+  std::string path;                // the first of `parts`
+  std::vector<std::string> parts;  // the reports read as this profile (one per rank of a run)
+  int64_t file_mtime_ns = 0;       // of `path` when it was read
   std::unique_ptr<join::ProfileJoin> join;
   const model::Profile& profile() const { return join->profile(); }
   const attribution::Attribution& attr() const { return join->attribution(); }
@@ -51,7 +52,9 @@ class ProfileLoader {
   // `env` maps the profile's script paths onto the workspace and reads the scripts (for call
   // sites of traces that name frames by callee); it is used on the loading thread.
   // GPU idle gaps shorter than `idle_gap_ns` are not counted.
-  void load(const std::string& path, join::JoinEnvironment env, int64_t idle_gap_ns, Stage stage, Done done);
+  // Several paths: the reports of one run's ranks, read as one profile.
+  void load(const std::vector<std::string>& paths, join::JoinEnvironment env, int64_t idle_gap_ns, Stage stage,
+            Done done);
   void cancel();  // drops the running load's result
   bool busy() const { return running_ > 0; }
 

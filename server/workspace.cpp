@@ -3,12 +3,14 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "analysis/features/profile_diagnostics.h"
 #include "analysis/features/source_match.h"
 #include "server/local_files.h"
 #include "server/log.h"
+#include "server/profile_files.h"
 #include "server/uri.h"
 
 namespace sightline::server {
@@ -49,7 +51,7 @@ bool Workspace::close(const std::string& uri) {
 void Workspace::loadProfile(const std::string& path, const std::string& reason) { loadProfiles({path}, reason); }
 
 void Workspace::reloadProfiles(const std::string& reason) {
-  loadProfiles(profile_ ? std::vector<std::string>{profile_->path} : profileCandidates(), reason);
+  loadProfiles(profile_ ? profile_->parts : profileCandidates(), reason);
 }
 
 void Workspace::cancelLoad(const std::string& progress_token) {
@@ -135,7 +137,7 @@ void Workspace::loadCompare() {
   }
   SL_LOG(Info) << "loading " << files.front() << " to compare with (sightline.compareWith)";
   compare_loader_.load(
-      files.front(), localJoinEnvironment(workspaceMapper()), settings_.thresholds.gpu_idle_gap_ns,
+      {files.front()}, localJoinEnvironment(workspaceMapper()), settings_.thresholds.gpu_idle_gap_ns,
       [](std::string, int) {},
       [this, changed](std::shared_ptr<LoadedProfile> loaded, std::string error) {
         if (!loaded) {
@@ -161,9 +163,18 @@ void Workspace::loadProfiles(std::vector<std::string> candidates, const std::str
     client_.profileStatusChanged();
     return;
   }
-  std::string path = candidates.front();
-  candidates.erase(candidates.begin());
-  std::string message = "Sightline: loading " + path + " (" + reason + ")";
+  // The other ranks' reports of the same run load with it: those the setting's glob matched, or
+  // in the workspace, `*rank<N>*` files beside it.
+  std::vector<std::string> paths = sameRun(candidates.front(), candidates, settings_.profiles.empty());
+  std::string path = paths.front();
+  candidates.erase(
+      std::remove_if(candidates.begin(), candidates.end(),
+                     [&](const std::string& c) { return std::find(paths.begin(), paths.end(), c) != paths.end(); }),
+      candidates.end());
+  std::string message =
+      "Sightline: loading " + path +
+      (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more reports of its ranks" : "") + " (" +
+      reason + ")";
   SL_LOG(Info) << message;
   client_.logMessage(3, message);
   std::string token = client_.beginProgress("Loading profile", std::filesystem::path(path).filename().string());
@@ -173,7 +184,7 @@ void Workspace::loadProfiles(std::vector<std::string> candidates, const std::str
   for (Document* doc : documents_.all())
     if (auto local = uriToPath(doc->uri())) mapper.candidates.push_back(normalPath(*local));
   loader_.load(
-      path, localJoinEnvironment(std::move(mapper)), settings_.thresholds.gpu_idle_gap_ns,
+      paths, localJoinEnvironment(std::move(mapper)), settings_.thresholds.gpu_idle_gap_ns,
       [this, token](std::string stage, int percent) { client_.reportProgress(token, stage, percent); },
       [this, candidates, token](std::shared_ptr<LoadedProfile> loaded, std::string error) {
         onProfileLoaded(std::move(loaded), std::move(error), candidates, token);

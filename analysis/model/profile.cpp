@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_map>
 
 namespace sightline::model {
 
@@ -38,6 +39,90 @@ void Profile::sortAll() {
   std::stable_sort(marks.begin(), marks.end(), [](const PythonMark& a, const PythonMark& b) {
     return std::tie(a.pid, a.tid, a.time_ns) < std::tie(b.pid, b.tid, b.time_ns);
   });
+}
+
+Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>& names) {
+  if (parts.size() == 1) return std::move(parts.front());
+  Profile out;
+  std::vector<uint32_t> used;  // pids taken so far
+  for (size_t k = 0; k < parts.size(); ++k) {
+    Profile& p = parts[k];
+    std::string name = k < names.size() ? names[k] : "part " + std::to_string(k + 1);
+    std::vector<StringId> id(p.strings.size());
+    for (StringId i = 0; i < p.strings.size(); ++i) id[i] = out.strings.intern(p.strings[i]);
+    // Pids of this part, renumbered where an earlier part has them.
+    std::vector<uint32_t> mine;
+    for (const auto& a : p.activities) mine.push_back(a.pid);
+    for (const auto& c : p.api_calls) mine.push_back(c.pid);
+    for (const auto& r : p.ranges) mine.push_back(r.pid);
+    for (const auto& m : p.marks) mine.push_back(m.pid);
+    for (const auto& c : p.calls) mine.push_back(c.pid);
+    for (const auto& pr : p.info.processes) mine.push_back(pr.pid);
+    std::sort(mine.begin(), mine.end());
+    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+    std::unordered_map<uint32_t, uint32_t> pid;
+    uint32_t next = used.empty() ? 0 : *std::max_element(used.begin(), used.end());
+    for (uint32_t old : mine) {
+      bool taken = std::find(used.begin(), used.end(), old) != used.end();
+      pid[old] = taken ? ++next : old;
+      next = std::max(next, pid[old]);
+    }
+    for (const auto& [old, now] : pid) used.push_back(now);
+    auto configs = static_cast<uint32_t>(out.launch_configs.size());
+    for (size_t i = 1; i < p.launch_configs.size(); ++i) out.launch_configs.push_back(p.launch_configs[i]);
+    for (auto a : p.activities) {
+      a.pid = pid[a.pid], a.name = id[a.name];
+      if (a.launch_config != 0) a.launch_config += configs - 1;
+      out.activities.push_back(a);
+    }
+    for (auto c : p.api_calls) c.pid = pid[c.pid], c.name = id[c.name], out.api_calls.push_back(c);
+    for (auto r : p.ranges) {
+      r.pid = pid[r.pid], r.text = id[r.text], r.domain = id[r.domain], r.op = id[r.op];
+      out.ranges.push_back(r);
+    }
+    auto frames = static_cast<uint32_t>(out.frames.size());
+    for (auto f : p.frames) f.function = id[f.function], f.file = id[f.file], out.frames.push_back(f);
+    for (auto m : p.marks) m.pid = pid[m.pid], m.first_frame += frames, out.marks.push_back(m);
+    auto calls = static_cast<int32_t>(out.calls.size());
+    for (auto c : p.calls) {
+      c.pid = pid[c.pid], c.file = id[c.file], c.function = id[c.function];
+      if (c.parent >= 0) c.parent += calls;
+      out.calls.push_back(c);
+    }
+    auto& info = out.info;
+    if (k == 0)
+      info.format = p.info.format, info.tool_version = p.info.tool_version, info.schema_version = p.info.schema_version,
+      info.platform = p.info.platform;
+    // Reports of one machine list the same GPUs: each machine's list once.
+    if (std::search(info.gpus.begin(), info.gpus.end(), p.info.gpus.begin(), p.info.gpus.end()) == info.gpus.end() ||
+        p.info.gpus.empty())
+      info.gpus.insert(info.gpus.end(), p.info.gpus.begin(), p.info.gpus.end());
+    for (const auto& w : p.info.warnings) info.warnings.push_back(name + ": " + w);
+    for (const auto& c : p.info.capabilities)
+      if (std::find(info.capabilities.begin(), info.capabilities.end(), c) == info.capabilities.end())
+        info.capabilities.push_back(c);
+    info.has_blobs = info.has_blobs && p.info.has_blobs;
+    for (auto pr : p.info.processes) pr.pid = pid[pr.pid], info.processes.push_back(pr);
+  }
+  out.sortAll();
+  // Python calls in (pid, tid, start, longest first) order, parents renumbered to follow.
+  std::vector<uint32_t> order(out.calls.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    const auto &a = out.calls[x], &b = out.calls[y];
+    return std::tie(a.pid, a.tid, a.start_ns, b.end_ns) < std::tie(b.pid, b.tid, b.start_ns, a.end_ns);
+  });
+  std::vector<int32_t> where(order.size());
+  for (uint32_t i = 0; i < order.size(); ++i) where[order[i]] = static_cast<int32_t>(i);
+  std::vector<PythonCall> sorted;
+  sorted.reserve(order.size());
+  for (uint32_t i : order) {
+    PythonCall c = out.calls[i];
+    if (c.parent >= 0) c.parent = where[static_cast<size_t>(c.parent)];
+    sorted.push_back(c);
+  }
+  out.calls = std::move(sorted);
+  return out;
 }
 
 }  // namespace sightline::model

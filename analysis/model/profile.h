@@ -193,4 +193,10 @@ struct Profile {
   void sortAll();
 };
 
+// One profile of several: one report per rank (`nsys profile -o run_%q{RANK}` under torchrun)
+// read as one multi-process profile. Strings are re-interned, a pid that two parts share is
+// renumbered in the later part, and every time stays on its own report's clock: ranks are
+// compared step by step (per process), never by clock. `names` label the parts' warnings.
+Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>& names);
+
 }  // namespace sightline::model

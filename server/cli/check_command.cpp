@@ -109,7 +109,8 @@ struct CheckArgs {
   std::string format = "text";
   std::vector<std::string> paths;
   Settings settings;
-  std::string profile_path;
+  std::string profile_path;                // the first; all of them in profile_paths
+  std::vector<std::string> profile_paths;  // one, or one report per rank of a run
   attribution::PathMapper mapper;
 };
 
@@ -152,7 +153,12 @@ std::optional<int> parseCheckArgs(const std::vector<std::string>& args, CheckArg
   command_line.option("--format", cli::choiceInto(into.format, {"text", "json", "sarif"}, "format"))
       .option("--disable", [&settings](const std::string& v) { return disableRule(settings, v); })
       .option("--severity", [&settings](const std::string& v) { return setSeverity(settings, v); })
-      .option("--profile", cli::valueInto(into.profile_path))
+      .option("--profile",
+              [&into](const std::string& v) {
+                if (into.profile_path.empty()) into.profile_path = v;
+                into.profile_paths.push_back(v);
+                return std::string();
+              })
       .option("--map", cli::mapRuleInto(into.mapper))
       .option("--threshold", [&settings](const std::string& v) { return setThreshold(settings, v); })
       .positional(&into.paths);
@@ -224,7 +230,7 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
   if (!parsed.profile_path.empty()) {
     cli::mapOntoFiles(parsed.mapper, parsed.paths);
     std::string error;
-    profile = cli::loadJoinedProfile(parsed.profile_path, parsed.mapper, named,
+    profile = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, named,
                                      parsed.settings.thresholds.gpu_idle_gap_ns, error);
     if (!profile) {
       err << "sightline check: " << error << "\n";

@@ -27,11 +27,12 @@ std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, con
   return out;
 }
 
-std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::string& profile_path,
+std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,
                                                      const attribution::PathMapper& mapper,
                                                      const std::vector<NamedFile>& named, int64_t idle_gap_ns,
                                                      std::string& error) {
-  auto loaded = openProfile(profile_path);
+  auto loaded = openProfiles(profile_paths);
+  const std::string& profile_path = profile_paths.front();
   if (!loaded.profile) {
     error = loaded.error;
     return nullptr;

@@ -23,9 +23,10 @@ struct NamedFile {
 std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, const std::string& verb, std::ostream& err,
                                       bool& unreadable);
 
-// Loads the profile at `profile_path` and joins it with `named` (profile paths mapped by
-// `mapper`); nullptr with `error` set when it cannot be read or holds no GPU activity.
-std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::string& profile_path,
+// Loads the profile at `profile_paths` (several: the reports of one run's ranks, as one
+// profile) and joins it with `named` (profile paths mapped by `mapper`); nullptr with `error`
+// set when it cannot be read or holds no GPU activity.
+std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,
                                                      const attribution::PathMapper& mapper,
                                                      const std::vector<NamedFile>& named, int64_t idle_gap_ns,
                                                      std::string& error);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "analysis/features/profile_view.h"
@@ -34,7 +35,10 @@ constexpr const char* kUsage =
     "or a PyTorch profiler trace (.json or .json.gz, from export_chrome_trace).\n"
     "\n"
     "options:\n"
-    "  --profile PATH      the profile to read (required)\n"
+    "  --profile PATH      the profile to read (required); repeat it for the reports of one run's\n"
+    "                      ranks (nsys profile -o run_%q{RANK}): one multi-rank profile\n"
+    "  --merge JSON        add up `report --format json` outputs of single ranks (repeatable), for\n"
+    "                      jobs whose reports stay where they were made; prints the merged JSON\n"
     "  --format text|json  annotated source (default) or JSON for every file (docs/report-json.md)\n"
     "  --total             times over the whole profile instead of per step\n"
     "  --compare PATH      a second profile (before a change): adds each line's change from it\n"
@@ -116,7 +120,10 @@ struct MappedFile {
 };
 
 struct ReportArgs {
-  std::string profile_path, compare_path, format = "text";
+  std::vector<std::string> profile_paths;  // one, or one report per rank of a run
+  std::string profile_path;                // as shown: the paths, joined
+  std::string compare_path, format = "text";
+  std::vector<std::string> merge_paths;  // --merge: JSON reports to add up
   bool total = false;
   std::vector<std::string> files;
   attribution::PathMapper mapper;
@@ -140,13 +147,31 @@ struct ReportData {
 std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportArgs& into, std::ostream& out,
                                    std::ostream& err) {
   cli::CommandLine command_line("report", kUsage);
-  command_line.option("--profile", cli::valueInto(into.profile_path))
+  command_line
+      .option("--profile",
+              [&into](const std::string& v) {
+                into.profile_paths.push_back(v);
+                into.profile_path += (into.profile_path.empty() ? "" : ", ") + v;
+                return std::string();
+              })
+      .option("--merge",
+              [&into](const std::string& v) {
+                into.merge_paths.push_back(v);
+                return std::string();
+              })
       .option("--format", cli::choiceInto(into.format, {"text", "json"}, "format"))
       .option("--compare", cli::valueInto(into.compare_path))
       .flag("--total", [&into] { into.total = true; })
       .option("--map", cli::mapRuleInto(into.mapper))
       .positional(&into.files);
   if (auto code = command_line.parse(args, out, err)) return code;
+  if (!into.merge_paths.empty()) {
+    if (!into.profile_paths.empty() || into.format != "json") {
+      err << "sightline report: --merge takes JSON reports only, and prints JSON (--format json)\n";
+      return 2;
+    }
+    return std::nullopt;
+  }
   if (into.profile_path.empty()) {
     err << "sightline report: --profile is required\n" << kUsage;
     return 2;
@@ -231,7 +256,8 @@ json reportJson(const ReportData& d) {
                       {"lines", jlines}});
   }
   json doc = {{"profile",
-               {{"path", d.args.profile_path},
+               {{"path", d.args.profile_paths.front()},
+                {"parts", d.args.profile_paths},
                 {"format", profile.info.format},
                 {"tool_version", profile.info.tool_version},
                 {"schema_version", profile.info.schema_version},
@@ -442,6 +468,79 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
   }
 }
 
+// --merge: the JSON reports of single ranks, added up into one multi-rank report. Ranks are
+// listed in input order; every line gets a `rank_ns` entry per rank (0 where that rank has no
+// time on it), so the result reads like the report of one multi-rank profile.
+int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err) {
+  std::vector<json> docs;
+  for (const auto& path : paths) {
+    std::ifstream in(path, std::ios::binary);
+    json doc = json::parse(in, nullptr, false);
+    if (!in.good() && !in.eof()) doc = json();
+    if (!doc.is_object() || !doc.contains("files") || !doc.contains("ranks") || !doc["files"].is_array() ||
+        !doc["ranks"].is_array()) {
+      err << "sightline report: --merge " << path << ": not a `sightline report --format json` output\n";
+      return 2;
+    }
+    docs.push_back(std::move(doc));
+  }
+  size_t rank_count = 0;
+  for (const auto& d : docs) rank_count += std::max<size_t>(1, d["ranks"].size());
+  json merged = {
+      {"profile", {{"path", paths.front()}, {"parts", paths}, {"format", "merged"}, {"warnings", json::array()}}},
+      {"ranks", json::array()}};
+  for (const char* key : {"total_gpu_ns", "attributed_gpu_ns", "unattributed_gpu_ns", "comm_ns", "comm_exposed_ns",
+                          "launches", "lost_launches", "processes"})
+    merged[key] = 0;
+  merged["steps"] = 0;
+  std::map<std::string, std::map<int, json>> files;  // local (else profile) path -> line -> merged line
+  std::map<std::string, json> file_info;
+  size_t first_rank = 0;
+  for (size_t k = 0; k < docs.size(); ++k) {
+    const json& d = docs[k];
+    for (const char* key : {"total_gpu_ns", "attributed_gpu_ns", "unattributed_gpu_ns", "comm_ns", "comm_exposed_ns",
+                            "launches", "lost_launches", "processes"})
+      merged[key] = merged[key].get<int64_t>() + d.value(key, int64_t{0});
+    merged["steps"] = std::max(merged["steps"].get<int>(), d.value("steps", 0));
+    for (const auto& w : d["profile"].value("warnings", json::array()))
+      merged["profile"]["warnings"].push_back(fs::path(paths[k]).filename().string() + ": " + w.get<std::string>());
+    size_t ranks_here = std::max<size_t>(1, d["ranks"].size());
+    for (const auto& r : d["ranks"]) merged["ranks"].push_back(r);
+    for (const auto& f : d["files"]) {
+      std::string key = f["local_path"].is_string() ? f["local_path"].get<std::string>() : f.value("path", "");
+      file_info[key] = {{"path", f.value("path", "")}, {"local_path", f["local_path"]}};
+      for (const auto& l : f["lines"]) {
+        json& m = files[key][l["line"].get<int>()];
+        if (m.is_null()) {
+          m = {{"line", l["line"]}, {"rank_ns", std::vector<int64_t>(rank_count, 0)}};
+        }
+        for (const auto& [name, value] : l.items())
+          if (value.is_number_integer() && name != "line") m[name] = m.value(name, int64_t{0}) + value.get<int64_t>();
+        std::vector<int64_t> own = l.contains("rank_ns") ? l["rank_ns"].get<std::vector<int64_t>>()
+                                                         : std::vector<int64_t>{l.value("gpu_ns", int64_t{0})};
+        for (size_t r = 0; r < own.size() && r < ranks_here; ++r)
+          m["rank_ns"][first_rank + r] = m["rank_ns"][first_rank + r].get<int64_t>() + own[r];
+      }
+    }
+    first_rank += ranks_here;
+  }
+  json jfiles = json::array();
+  for (auto& [key, lines] : files) {
+    json f = file_info[key];
+    int64_t ns = 0;
+    f["lines"] = json::array();
+    for (auto& [line, l] : lines) {
+      ns += l.value("gpu_ns", int64_t{0});
+      f["lines"].push_back(l);
+    }
+    f["gpu_ns"] = ns;
+    jfiles.push_back(f);
+  }
+  merged["files"] = jfiles;
+  out << protocol::dumpJson(merged) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int runReportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -452,14 +551,15 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   auto sources = cli::readNamedFiles(parsed.files, "report", err, unreadable);
   cli::mapOntoFiles(parsed.mapper, parsed.files);
   std::string error;
-  auto main = cli::loadJoinedProfile(parsed.profile_path, parsed.mapper, sources, 1'000'000, error);
+  if (!parsed.merge_paths.empty()) return mergeReports(parsed.merge_paths, out, err);
+  auto main = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, sources, 1'000'000, error);
   if (!main) {
     err << "sightline report: " << error << "\n";
     return 2;
   }
   std::unique_ptr<join::ProfileJoin> compare;
   if (!parsed.compare_path.empty()) {
-    compare = cli::loadJoinedProfile(parsed.compare_path, parsed.mapper, sources, 1'000'000, error);
+    compare = cli::loadJoinedProfile({parsed.compare_path}, parsed.mapper, sources, 1'000'000, error);
     if (!compare) {
       err << "sightline report: --compare: " << error << "\n";
       return 2;

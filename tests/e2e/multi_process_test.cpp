@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <numeric>
 
 #include "tests/support/test_paths.h"
@@ -168,6 +169,49 @@ TEST(MultiProcess, KinetoTraceNamesItsRank) {
   ASSERT_EQ(doc["ranks"].size(), 1u);
   EXPECT_EQ(doc["ranks"][0]["label"], "rank 1");
   EXPECT_EQ(doc["ranks"][0]["rank"], 1);
+}
+
+// One report per rank, loaded together, reads like the one report of both ranks; and the JSON
+// summaries of single ranks, merged, give the same per-line, per-rank numbers.
+TEST(MultiProcess, ReportsPerRankLoadTogetherAndSummariesMerge) {
+  std::string r0 = repoProfile("tests/data/multi/ddp/ddp_rank0.sqlite.xz");
+  std::string r1 = repoProfile("tests/data/multi/ddp/ddp_rank1.sqlite.xz");
+  std::string script = "tests/data/multi/ddp/train_ddp.py";
+  auto both =
+      runSightline("report --format json --profile '" + r0 + "' --profile '" + r1 + "' " + script, sourcePath(""));
+  ASSERT_EQ(both.code, 0) << both.out;
+  json together = json::parse(both.out);
+  ASSERT_EQ(together["ranks"].size(), 2u);
+  EXPECT_EQ(together["profile"]["parts"].size(), 2u);
+  auto check = runSightline("check --profile '" + r0 + "' --profile '" + r1 + "' " + script, sourcePath(""));
+  EXPECT_NE(check.out.find("train_ddp.py:72:13: warning: GPU 1 spends"), std::string::npos) << check.out;
+
+  std::string dir = ::testing::TempDir();
+  auto save = [&](const std::string& profile, const std::string& name) {
+    auto r = runSightline("report --format json --profile '" + profile + "' " + script, sourcePath(""));
+    std::string path = dir + "/" + name;
+    FILE* f = std::fopen(path.c_str(), "w");
+    std::fwrite(r.out.data(), 1, r.out.size(), f);
+    std::fclose(f);
+    return path;
+  };
+  std::string j0 = save(r0, "rank0.json"), j1 = save(r1, "rank1.json");
+  auto merged_run = runSightline("report --format json --merge '" + j0 + "' --merge '" + j1 + "'", sourcePath(""));
+  ASSERT_EQ(merged_run.code, 0) << merged_run.out;
+  json merged = json::parse(merged_run.out);
+  EXPECT_EQ(merged["total_gpu_ns"], together["total_gpu_ns"]);
+  EXPECT_EQ(merged["ranks"].size(), 2u);
+  for (int line : {72, 147, 150, 155}) {
+    const json* a = lineOf(together, line);
+    const json* b = lineOf(merged, line);
+    ASSERT_TRUE(a && b) << line;
+    EXPECT_EQ((*a)["gpu_ns"], (*b)["gpu_ns"]) << line;
+    EXPECT_EQ((*a)["rank_ns"], (*b)["rank_ns"]) << line;
+    EXPECT_EQ((*a)["comm_ns"], (*b)["comm_ns"]) << line;
+  }
+  auto bad = runSightline("report --format json --merge '" + script + "'", sourcePath(""));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("not a `sightline report --format json` output"), std::string::npos) << bad.out;
 }
 
 }  // namespace

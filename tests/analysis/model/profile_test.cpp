@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -20,6 +21,59 @@ TEST(Profile, SpansNeverOverflowOrGoNegative) {
   a.start_ns = kMin;
   a.end_ns = kMax;
   EXPECT_EQ(a.duration(), 0);
+}
+
+// Two reports of one run, each with its own strings and a pid the other also has.
+Profile part(const std::string& kernel, uint32_t pid, int64_t t0) {
+  Profile p;
+  GpuActivity a;
+  a.start_ns = t0, a.end_ns = t0 + 10, a.pid = pid, a.correlation = 7, a.name = p.strings.intern(kernel);
+  p.activities.push_back(a);
+  ApiCall c;
+  c.start_ns = t0 - 5, c.end_ns = t0 - 1, c.pid = pid, c.tid = pid, c.correlation = 7, c.launches = true;
+  c.name = p.strings.intern("cudaLaunchKernel");
+  p.api_calls.push_back(c);
+  PythonCall outer, inner;
+  outer.start_ns = t0 - 10, outer.end_ns = t0 + 10, outer.pid = pid, outer.tid = pid,
+  outer.file = p.strings.intern("train.py");
+  inner = outer;
+  inner.start_ns = t0 - 6, inner.end_ns = t0, inner.parent = 0;
+  p.calls = {outer, inner};
+  p.info.gpus = {"NVIDIA H200", "NVIDIA H200"};
+  p.info.processes.push_back({pid, "python3", -1, -1});
+  return p;
+}
+
+TEST(Profile, MergesReportsOfRanksKeepingEachJoinable) {
+  std::vector<Profile> parts;
+  parts.push_back(part("gemm", 100, 1000));
+  parts.push_back(part("nccl_allreduce", 100, 50));  // same pid, earlier clock
+  Profile m = mergeProfiles(std::move(parts), {"r0.sqlite", "r1.sqlite"});
+  ASSERT_EQ(m.activities.size(), 2u);
+  ASSERT_EQ(m.api_calls.size(), 2u);
+  EXPECT_EQ(m.info.gpus.size(), 2u) << "the same machine's GPUs once";
+  ASSERT_EQ(m.info.processes.size(), 2u);
+  EXPECT_NE(m.info.processes[0].pid, m.info.processes[1].pid) << "a shared pid is renumbered";
+  // Each activity still meets its launch: same (pid, correlation), names re-interned.
+  for (const auto& a : m.activities) {
+    auto call = std::find_if(m.api_calls.begin(), m.api_calls.end(),
+                             [&](const ApiCall& c) { return c.pid == a.pid && c.correlation == a.correlation; });
+    ASSERT_NE(call, m.api_calls.end());
+    EXPECT_EQ(m.strings[call->name], "cudaLaunchKernel");
+  }
+  std::vector<std::string> names;
+  for (const auto& a : m.activities) names.push_back(m.strings[a.name]);
+  EXPECT_EQ(names, (std::vector<std::string>{"nccl_allreduce", "gemm"})) << "sorted by time";
+  // Python calls sorted by (pid, tid, start), parents pointing at their own part's caller.
+  ASSERT_EQ(m.calls.size(), 4u);
+  for (size_t i = 0; i < m.calls.size(); ++i) {
+    const auto& c = m.calls[i];
+    if (c.parent < 0) continue;
+    const auto& parent = m.calls[static_cast<size_t>(c.parent)];
+    EXPECT_EQ(parent.pid, c.pid);
+    EXPECT_LE(parent.start_ns, c.start_ns);
+    EXPECT_EQ(m.strings[parent.file], "train.py");
+  }
 }
 
 }  // namespace
