@@ -80,6 +80,21 @@ std::string breakdownMarkdown(const features::LineBreakdown& b) {
   for (const auto& [name, share] : b.methods)
     methods += (methods.empty() ? "" : ", ") + name + " " + formatShare(share);
   md += "attributed by: " + methods + "\n\n";
+  if (!b.ranks.empty()) {
+    md += "per rank: min " + formatMilliseconds(b.rank_min_ns) + " / median " + formatMilliseconds(b.rank_median_ns) +
+          " / max " + formatMilliseconds(b.rank_max_ns) + " " + unit + ", slowest **" + b.slowest + "** (";
+    for (size_t i = 0; i < b.ranks.size() && i < 8; ++i)
+      md += (i ? ", " : "") + b.ranks[i].label + " " + formatMilliseconds(b.ranks[i].ns);
+    if (b.ranks.size() > 8) md += ", …";
+    md += ")\n\n";
+  }
+  if (b.comm_ns > 0)
+    md += "communication (NCCL): " + formatMilliseconds(b.comm_ns) + " " + unit + ", exposed " +
+          formatMilliseconds(b.comm_exposed_ns) + " (" + formatShare(b.comm_exposed_ns / std::max(1.0, b.comm_ns)) +
+          ")\n\n";
+  if (b.lost_launches > 0)
+    md += "*" + std::to_string(b.lost_launches) +
+          " launches from this line have no GPU record (the capture ended first): it ran longer than shown.*\n\n";
   md += workTable(b);
   if (!b.autograd_ops.empty()) {
     md += "autograd ops: ";

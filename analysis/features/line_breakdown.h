@@ -46,6 +46,17 @@ struct LineBreakdown {
   double sync_ns = 0;                // scaled
   std::vector<NamedWork> sync_apis;  // name and count (ns unused), by name
   double launches = 0;               // scaled
+  // Several ranks: the line's time on each (scaled), and who is slowest.
+  struct RankTime {
+    std::string label;
+    double ns = 0;
+  };
+  std::vector<RankTime> ranks;  // in rank order; empty with one rank
+  double rank_min_ns = 0, rank_median_ns = 0, rank_max_ns = 0;
+  std::string slowest;         // label of the slowest rank
+  double comm_ns = 0;          // scaled: NCCL kernels launched from the line
+  double comm_exposed_ns = 0;  // scaled: of which nothing else ran on the GPU
+  uint32_t lost_launches = 0;  // launches whose GPU records are missing
 };
 
 LineBreakdown breakdownOf(const attribution::LineCost& cost, const FileCosts& costs, const model::Profile& profile,

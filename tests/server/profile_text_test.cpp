@@ -197,6 +197,29 @@ TEST(HoverCards, CopiesSyncsComparedAndEdited) {
             "host blocked 0.93 ms/step in `cudaStreamSynchronize` ×10\n\n");
 }
 
+TEST(HoverCards, RanksCommunicationAndLostRecords) {
+  model::Profile profile;
+  features::FileCosts costs;
+  costs.total_gpu_ns = 100'000'000;
+  costs.steps = 10;
+  costs.ranks.resize(3);
+  costs.ranks[0].label = "rank 0", costs.ranks[1].label = "rank 1", costs.ranks[2].label = "rank 2";
+  LineCost c = cost(30'000'000, 30'000'000, 0);
+  c.rank_ns = {5'000'000, 20'000'000, 5'000'000};
+  c.comm_ns = 10'000'000;
+  c.comm_exposed_ns = 7'500'000;
+  c.lost_launches = 3;
+  features::HoverInfo hover;
+  hover.cost = features::breakdownOf(c, costs, profile, features::Scale{10, true});
+  EXPECT_EQ(hoverMarkdown(hover),
+            "**3.00 ms/step** of GPU time, 30% of the profile (30.0 ms in total)\n\n"
+            "attributed by: stack 100%\n\n"
+            "per rank: min 0.50 / median 0.50 / max 2.00 ms/step, slowest **rank 1** (rank 0 0.50, rank 1 2.00, "
+            "rank 2 0.50)\n\n"
+            "communication (NCCL): 1.00 ms/step, exposed 0.75 (75%)\n\n"
+            "*3 launches from this line have no GPU record (the capture ended first): it ran longer than shown.*\n\n");
+}
+
 TEST(HoverCards, RollupAndGoneLinesSayWhatStandsThere) {
   features::LineHint rollup;
   rollup.kind = features::HintKind::Rollup;
