@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "analysis/ingest/sqlite.h"
 #include "tests/support/test_paths.h"
@@ -172,6 +173,62 @@ TEST(NsysReader, SaysWhichExportFlagKeepsTheFrames) {
 
 // The right tables with values of the wrong type (text where nsys writes integer ns): those
 // rows are left out and counted, never read as time 0 (which printed "-0.00 ms" reports).
+// The rank each process records in NCCL's communicator-init payload (schema entries "Rank",
+// "No. of ranks"), added to our 2-rank DDP report (its capture range opened after the init):
+// ranks swapped against the devices, so the names must come from the payload.
+TEST(NsysReader, ReadsRanksFromNcclInitPayloads) {
+  auto dir = std::filesystem::temp_directory_path() / ("sightline-ranks-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "ddp.sqlite").string();
+  std::filesystem::copy_file(testing::repoProfile("tests/data/multi/ddp/ddp_one.sqlite.xz"), path,
+                             std::filesystem::copy_options::overwrite_existing);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  // Header {version, schema 16777227 = 0x0100000B, payload size 24, offset 32}, then
+  // {communicator id u64, no. of ranks i32 = 2, rank i32, device i32, pad}.
+  auto blob = [](int rank) {
+    return "X'0000000000000000"
+           "0B00000100000000"
+           "1800000000000000"
+           "2000000000000000"  // header
+           "1111111111111111"
+           "02000000"
+           "0" +
+           std::to_string(rank) +
+           "000000"
+           "00000000"
+           "00000000'";
+  };
+  std::string sql;
+  int rank = 1;
+  for (const char* pid_filter : {"(globalTid >> 24) & 16777215 = (SELECT MIN((globalTid >> 24) & 16777215) FROM "
+                                 "NVTX_EVENTS WHERE domainId = 2)",
+                                 "(globalTid >> 24) & 16777215 = (SELECT MAX((globalTid >> 24) & 16777215) FROM "
+                                 "NVTX_EVENTS WHERE domainId = 2)"}) {
+    sql +=
+        "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, globalTid, domainId, text, binaryData) SELECT MIN(start) "
+        "- 10, MIN(start) - 5, 59, globalTid, 2, 'ncclCommInitRank', " +
+        blob(rank) + " FROM NVTX_EVENTS WHERE domainId = 2 AND " + pid_filter + ";";
+    rank = 0;
+  }
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto loaded = loadNsysSqlite(path);
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  std::map<uint32_t, int32_t> ranks;
+  for (const auto& p : loaded.profile->info.processes)
+    if (p.rank >= 0) ranks[p.pid] = p.rank;
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(ranks.begin()->second, 1) << "the lower pid was given rank 1";
+  EXPECT_EQ(ranks.rbegin()->second, 0);
+  for (const auto& p : loaded.profile->info.processes) {
+    if (p.rank >= 0) {
+      EXPECT_EQ(p.world_size, 2);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(NsysReader, RowsWithoutIntegerTimesAreLeftOutAndCounted) {
   auto dir = std::filesystem::temp_directory_path() / ("sightline-types-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
