@@ -253,6 +253,32 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   fs::remove_all(w.root);
 }
 
+// One report per rank, matched by the profiles setting's glob, loads as one 2-rank profile: the
+// status says so, and the straggler line's hover shows each rank's time and the slowest.
+TEST(ProfileSession, ReportsOfEachRankLoadAsOneProfile) {
+  Workspace w;
+  w.root = fs::temp_directory_path() / ("sightline-ws-ranks-" + std::to_string(::getpid()));
+  fs::remove_all(w.root);
+  fs::create_directories(w.root / "runs");
+  w.script_text = readFile(sourcePath("tests/data/multi/ddp/train_ddp.py"));
+  fs::copy_file(sourcePath("tests/data/multi/ddp/train_ddp.py"), w.root / "train_ddp.py");
+  for (const char* r : {"0", "1"})
+    fs::copy_file(repoProfile(std::string("tests/data/multi/ddp/ddp_rank") + r + ".sqlite.xz"),
+                  w.root / "runs" / (std::string("ddp_rank") + r + ".sqlite"));
+  w.script_uri = server::pathToUri((w.root / "train_ddp.py").string());
+  auto client = LspClient::spawnStdio();
+  start(*client, w, {{"profiles", {"runs/ddp_rank*.sqlite"}}});
+  auto s = status(*client);
+  ASSERT_TRUE(s) << client->stderrText();
+  const json& st = (*s)["params"];
+  EXPECT_EQ(st["loaded"], true) << st.dump();
+  EXPECT_NE(st["warnings"].dump().find("2 ranks (2 reports)"), std::string::npos) << st.dump();
+  auto hover = hoverText(*client, w.script_uri, 71, 14);  // `a = torch.tanh(a @ a)` in extra_work
+  ASSERT_TRUE(hover);
+  EXPECT_NE(hover->find("slowest **GPU 1**"), std::string::npos) << *hover;
+  fs::remove_all(w.root);
+}
+
 // The script on disk is not the one profiled (three imports added above): one warning at the
 // top says so; the same file as profiled gets none (checked in the test above via its
 // diagnostics having no such code).
