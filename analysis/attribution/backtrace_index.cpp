@@ -20,9 +20,14 @@ BacktraceIndex::BacktraceIndex(const model::Profile& profile, std::function<bool
       }
     }
   }
+  std::unordered_map<uint32_t, size_t> best;  // pid -> resolvable backtraces of its main thread
   for (const auto& [key, t] : by_thread_) {
-    auto& main = main_thread_[static_cast<uint32_t>(key >> 32)];
-    if (!main || t.backtraces.size() > main->backtraces.size()) main = &t;
+    size_t resolvable = 0;
+    for (uint32_t idx : t.backtraces) resolvable += mark_lines_[idx].file != 0 ? 1 : 0;
+    auto pid = static_cast<uint32_t>(key >> 32);
+    auto& main = main_thread_[pid];
+    if (!main || resolvable > best[pid] || (resolvable == best[pid] && t.backtraces.size() > main->backtraces.size()))
+      main = &t, best[pid] = resolvable;
   }
 }
 

@@ -34,6 +34,12 @@ class BacktraceIndex {
   };
   const std::unordered_map<uint64_t, ThreadMarks>& byThread() const { return by_thread_; }
   bool isUser(std::string_view path) const { return is_user_(path); }
+  // The process's Python thread: the one whose backtraces reach the user's code most often (not
+  // the autograd engine's, whose backtraces of compiled backward graphs stop in generated code).
+  const ThreadMarks* mainThread(uint32_t pid) const {
+    auto it = main_thread_.find(pid);
+    return it == main_thread_.end() ? nullptr : it->second;
+  }
 
  private:
   const ThreadMarks* thread(uint32_t pid, uint32_t tid) const;

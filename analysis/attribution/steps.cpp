@@ -71,14 +71,21 @@ bool fromNvtxSites(const model::Profile& p, const Options& options, Attribution&
   return true;
 }
 
-// The loop frame: the outermost user frame whose line changes between the backtraces.
+// The loop frame: the outermost user frame whose line jumps back between the backtraces.
 FrameKey loopFrame(const model::Profile& p, const BacktraceIndex& backtraces, const std::vector<uint32_t>& marks) {
-  std::map<FrameKey, std::set<int32_t>> lines_by_frame;
+  // Frames whose line jumps back at least once (a loop runs in them; `<module>` going from its
+  // imports to `main()` does not).
+  std::map<FrameKey, int32_t> last_line;
+  std::set<FrameKey> loops;
   for (uint32_t idx : marks) {
     const auto& m = p.marks[idx];
     for (uint32_t f = 0; f < m.frame_count; ++f) {
       const auto& fr = p.frames[m.first_frame + f];
-      if (backtraces.isUser(p.strings[fr.file])) lines_by_frame[{fr.file, fr.function}].insert(fr.line);
+      if (!backtraces.isUser(p.strings[fr.file])) continue;
+      FrameKey key{fr.file, fr.function};
+      auto [it, added] = last_line.emplace(key, fr.line);
+      if (!added && fr.line < it->second) loops.insert(key);
+      it->second = fr.line;
     }
   }
   FrameKey loop{0, 0};
@@ -88,7 +95,7 @@ FrameKey loopFrame(const model::Profile& p, const BacktraceIndex& backtraces, co
     for (uint32_t f = m.frame_count; f-- > 0;) {
       const auto& fr = p.frames[m.first_frame + f];
       FrameKey key{fr.file, fr.function};
-      if (!backtraces.isUser(p.strings[fr.file]) || lines_by_frame[key].size() < 2) continue;
+      if (!backtraces.isUser(p.strings[fr.file]) || !loops.count(key)) continue;
       size_t depth = m.frame_count - f;
       if (loop.first == 0 || depth < loop_depth) loop = key, loop_depth = depth;
       break;
@@ -151,12 +158,12 @@ std::vector<int64_t> loopStepStarts(const model::Profile& p, const std::vector<u
   return out;
 }
 
-// Per process, the thread with the most backtraces runs the loop.
+// Per process, its Python thread (BacktraceIndex::mainThread) runs the loop.
 void fromLoopLine(const model::Profile& p, const BacktraceIndex& backtraces, Attribution& out) {
   std::map<uint32_t, const std::vector<uint32_t>*> main_marks;
   for (const auto& [key, t] : backtraces.byThread()) {
-    auto& m = main_marks[static_cast<uint32_t>(key >> 32)];
-    if (!m || t.backtraces.size() > m->size()) m = &t.backtraces;
+    auto pid = static_cast<uint32_t>(key >> 32);
+    if (const auto* main = backtraces.mainThread(pid)) main_marks[pid] = &main->backtraces;
   }
   for (const auto& [pid, marks] : main_marks) {
     if (marks->size() < 2) continue;

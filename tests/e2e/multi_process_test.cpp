@@ -162,6 +162,17 @@ TEST(MultiProcess, NoLostRecordsNoWarning) {
     EXPECT_EQ(w.get<std::string>().find("no GPU record"), std::string::npos);
 }
 
+// torch.compile, whole run: the autograd thread's backtraces (compiled backward graphs) stop in
+// generated code; steps come from the main thread's loop, and compiled work lands on the model.
+TEST(MultiProcess, CompiledRunCountsStepsOnItsPythonThread) {
+  json doc =
+      reportJson(repoProfile("tests/data/multi/compile/compile.sqlite.xz"), "tests/data/multi/compile/train_ddp.py");
+  EXPECT_EQ(doc["steps"], 5);
+  EXPECT_EQ(doc["steps_source"], "loop line of main() in Python backtraces");
+  for (const auto& f : doc["files"])
+    EXPECT_EQ(f["path"].get<std::string>().find("inductor"), std::string::npos) << f["path"];
+}
+
 // The PyTorch profiler trace names its rank (distributedInfo).
 TEST(MultiProcess, KinetoTraceNamesItsRank) {
   json doc =
