@@ -457,14 +457,33 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
   out << pad(d.args.total ? "ms" : "ms/step", 9) << "  " << pad("share", 6) << "  " << pad("fwd + bwd", 15, true)
       << "  " << pad("", 10);
   if (before_lines) out << "  " << pad(per_step ? "Δ per step" : "Δ total", 11, true);
+  // Several ranks: the slowest rank on the line and how far above the median it is.
+  bool ranked = attr.ranks.size() > 1;
+  auto rankColumn = [&](int32_t line) -> std::string {
+    if (!ranked) return "";
+    auto n = lines.find(line);
+    if (n == lines.end() || n->second.rank_ns.size() != attr.ranks.size() || n->second.gpu_ns == 0) return pad("", 14);
+    std::vector<int64_t> v = n->second.rank_ns;
+    size_t slowest = static_cast<size_t>(std::max_element(v.begin(), v.end()) - v.begin());
+    int64_t max = v[slowest];
+    std::sort(v.begin(), v.end());
+    double median = v.size() % 2
+                        ? static_cast<double>(v[v.size() / 2])
+                        : (static_cast<double>(v[v.size() / 2 - 1]) + static_cast<double>(v[v.size() / 2])) / 2;
+    if (static_cast<double>(max) < 1.1 * median) return pad("", 14);
+    char ratio[24];
+    std::snprintf(ratio, sizeof ratio, " ×%.1f", static_cast<double>(max) / std::max(1.0, median));
+    return "  " + pad(attr.ranks[slowest].label + ratio, 12, true);
+  };
+  if (ranked) out << "  " << pad("slowest rank", 12, true);
   out << " │\n";
   const source::SourceFile& src = *local.file;
   for (uint32_t l = 0; l < src.lines().lineCount(); ++l) {
     auto r = src.lines().lineRange(l);
     if (l + 1 == src.lines().lineCount() && r.begin == r.end) break;
     auto line = static_cast<int32_t>(l + 1);
-    out << marginFor(lines, rollup, line, steps, total_ns) << deltaColumn(line) << " │" << pad(std::to_string(line), 5)
-        << "  " << src.text().substr(r.begin, r.end - r.begin) << "\n";
+    out << marginFor(lines, rollup, line, steps, total_ns) << deltaColumn(line) << rankColumn(line) << " │"
+        << pad(std::to_string(line), 5) << "  " << src.text().substr(r.begin, r.end - r.begin) << "\n";
   }
 }
 
