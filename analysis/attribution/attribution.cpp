@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "analysis/attribution/line_resolver.h"
 #include "analysis/attribution/ranks.h"
@@ -92,7 +93,6 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
     if (ranks.exposed_ns[a] >= 0) {
       cost.comm_ns += ns;
       cost.comm_exposed_ns += ranks.exposed_ns[a];
-      ++cost.comm_kernels;
     }
     auto& stat = cost.by_name[act.name];
     ++stat.count;
@@ -225,7 +225,6 @@ void addCost(LineCost& into, const LineCost& from) {
   for (size_t r = 0; r < from.rank_ns.size(); ++r) into.rank_ns[r] += from.rank_ns[r];
   into.comm_ns += from.comm_ns;
   into.comm_exposed_ns += from.comm_exposed_ns;
-  into.comm_kernels += from.comm_kernels;
   into.lost_launches += from.lost_launches;
 }
 
@@ -236,11 +235,12 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   RankTable ranks = buildRanks(profile);
   out.ranks = ranks.ranks;
   for (const auto& r : out.ranks) out.comm_ns += r.comm_ns, out.comm_exposed_ns += r.comm_exposed_ns;
-  std::vector<uint32_t> pids;
-  for (const auto& c : profile.api_calls) pids.push_back(c.pid);
-  for (const auto& r : out.ranks) pids.push_back(r.pid);
-  std::sort(pids.begin(), pids.end());
-  out.processes = static_cast<uint32_t>(std::unique(pids.begin(), pids.end()) - pids.begin());
+  std::set<uint32_t> pids;  // calls come in long runs of one process: insert on a change only
+  for (const auto& r : out.ranks) pids.insert(r.pid);
+  uint32_t last = ~0u;
+  for (const auto& c : profile.api_calls)
+    if (c.pid != last) pids.insert(last = c.pid);
+  out.processes = static_cast<uint32_t>(pids.size());
   std::vector<bool> has_activity(profile.api_calls.size(), false);
   chargeActivities(profile, calls, resolver, ranks, has_activity, out);
   chargeHostCalls(profile, resolver, has_activity, out);

@@ -67,8 +67,7 @@ struct LineCost {
   std::vector<int64_t> rank_ns;                      // gpu_ns per rank (Attribution::ranks), when there are several
   int64_t comm_ns = 0;                               // of gpu_ns: communication kernels (NCCL)
   int64_t comm_exposed_ns = 0;                       // of comm_ns: while no other kernel ran on that GPU
-  uint32_t comm_kernels = 0;
-  uint32_t lost_launches = 0;  // launches whose GPU records are missing from the profile
+  uint32_t lost_launches = 0;                        // launches whose GPU records are missing from the profile
 };
 
 // A process with GPU work: one rank of a distributed run (or the one process of a plain run).

@@ -36,17 +36,13 @@ LineBreakdown breakdownOf(const attribution::LineCost& c, const FileCosts& costs
   std::sort(ops.rbegin(), ops.rend());
   for (size_t i = 0; i < ops.size() && i < 6; ++i) b.autograd_ops.push_back(profile.strings[ops[i].second]);
   if (costs.ranks.size() > 1 && c.rank_ns.size() == costs.ranks.size()) {
-    std::vector<double> v;
-    for (size_t r = 0; r < c.rank_ns.size(); ++r) {
+    for (size_t r = 0; r < c.rank_ns.size(); ++r)
       b.ranks.push_back({costs.ranks[r].label, static_cast<double>(c.rank_ns[r]) / s.divisor});
-      v.push_back(b.ranks.back().ns);
-    }
-    auto slowest = std::max_element(v.begin(), v.end()) - v.begin();
-    b.slowest = costs.ranks[static_cast<size_t>(slowest)].label;
-    std::sort(v.begin(), v.end());
-    b.rank_min_ns = v.front();
-    b.rank_max_ns = v.back();
-    b.rank_median_ns = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    RankSpread spread = rankSpread(c.rank_ns);
+    b.slowest = costs.ranks[spread.slowest].label;
+    b.rank_min_ns = spread.min_ns / s.divisor;
+    b.rank_median_ns = spread.median_ns / s.divisor;
+    b.rank_max_ns = spread.max_ns / s.divisor;
   }
   b.comm_ns = static_cast<double>(c.comm_ns) / s.divisor;
   b.comm_exposed_ns = static_cast<double>(c.comm_exposed_ns) / s.divisor;

@@ -83,27 +83,19 @@ source::ByteRange rangeOnLine(const source::SourceFile& file, const source::Sour
   return {b, e};
 }
 
-double medianOf(std::vector<int64_t> v) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  size_t n = v.size();
-  return n % 2 ? static_cast<double>(v[n / 2])
-               : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
-}
-
 // rank-imbalance and exposed-communication on one line.
 template <class Add>
 void rankRules(const LineCost& c, const FileCosts& costs, const source::SourceFile& file, const PerStep& s,
                const ProfileRuleThresholds& t, Add&& add) {
   size_t n = costs.ranks.size();
   if (n > 1 && c.rank_ns.size() == n) {
-    auto slowest = static_cast<size_t>(std::max_element(c.rank_ns.begin(), c.rank_ns.end()) - c.rank_ns.begin());
-    double median = medianOf(c.rank_ns);
+    RankSpread spread = rankSpread(c.rank_ns);
+    size_t slowest = spread.slowest, fastest = spread.fastest;
+    double median = spread.median_ns;
     double over = static_cast<double>(c.rank_ns[slowest]) - median;
     // Communication waits for the slowest rank: its time is not the line's own work.
     if (c.comm_ns == 0 && over >= t.rank_imbalance_min_share * median &&
         over / s.steps >= static_cast<double>(t.rank_imbalance_min_ns)) {
-      auto fastest = static_cast<size_t>(std::min_element(c.rank_ns.begin(), c.rank_ns.end()) - c.rank_ns.begin());
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.1f×", static_cast<double>(c.rank_ns[slowest]) / std::max(1.0, median));
       add("rank-imbalance",

@@ -60,4 +60,19 @@ std::string rangeNameFromProfile(const FileCosts& costs, const model::Profile& p
   return name;
 }
 
+RankSpread rankSpread(const std::vector<int64_t>& per_rank) {
+  RankSpread out;
+  if (per_rank.empty()) return out;
+  out.slowest = static_cast<size_t>(std::max_element(per_rank.begin(), per_rank.end()) - per_rank.begin());
+  out.fastest = static_cast<size_t>(std::min_element(per_rank.begin(), per_rank.end()) - per_rank.begin());
+  std::vector<int64_t> v = per_rank;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  out.min_ns = static_cast<double>(v.front());
+  out.max_ns = static_cast<double>(v.back());
+  out.median_ns =
+      n % 2 ? static_cast<double>(v[n / 2]) : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
+  return out;
+}
+
 }  // namespace sightline::features

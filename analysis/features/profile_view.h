@@ -32,6 +32,14 @@ std::string formatMilliseconds(double ns);
 // Kernel names shortened for display: template arguments and parameter lists elided.
 std::string shortKernelName(const std::string& name, size_t max_length = 60);
 
+// How a line's time spreads over the ranks (LineCost::rank_ns): the slowest and fastest rank
+// (indices into FileCosts::ranks) and min / median / max in ns. Empty input: all zero.
+struct RankSpread {
+  size_t slowest = 0, fastest = 0;
+  double min_ns = 0, median_ns = 0, max_ns = 0;
+};
+RankSpread rankSpread(const std::vector<int64_t>& per_rank);
+
 // A name for an NVTX range around a 0-based line, from what the profile saw it run: its top
 // autograd op without the `aten::` prefix ("conv2d"), else its top GPU work's short name; ""
 // when the line has no cost or is below `options.min_share`.
