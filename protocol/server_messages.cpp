@@ -59,6 +59,7 @@ json toJson(const ProfileStatusParams& p) {
             {"warnings", p.warnings},
             {"error", p.error}};
   if (p.compareWith) j["compareWith"] = *p.compareWith;
+  if (p.verdict) j["verdict"] = *p.verdict, j["stepWallNs"] = p.stepWallNs, j["gpuBusyShare"] = p.gpuBusyShare;
   return j;
 }
 

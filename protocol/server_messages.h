@@ -79,6 +79,11 @@ struct ProfileStatusParams {
   std::vector<std::string> warnings;
   std::string error;
   std::optional<std::string> compareWith;
+  // The steady step's verdict: "GPU 15% busy · launch-bound" (absent when no steps are known),
+  // its median wall time and GPU busy share.
+  std::optional<std::string> verdict;
+  int64_t stepWallNs = 0;
+  double gpuBusyShare = 0;
 };
 json toJson(const ProfileStatusParams& p);
 

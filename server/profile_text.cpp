@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+
+#include "server/uri.h"
 
 namespace sightline::server {
 namespace {
@@ -67,12 +70,49 @@ std::string formatShare(double share) {
   return buf;
 }
 
+std::string lineLink(const join::PlacedLine& l) {
+  std::string name = std::filesystem::path(l.path).filename().string() + ":" + std::to_string(l.line);
+  if (l.path.empty() || l.path.front() != '/') return "`" + name + "`";
+  return "[" + name + "](" + pathToUri(l.path) + "#L" + std::to_string(l.line) + ")";
+}
+
+// Inclusive time, when work runs beneath the line: the split, and the lines beneath it.
+std::string inclusiveMarkdown(const features::LineBreakdown& b, const std::string& unit) {
+  if (b.inclusive_ns - b.gpu_ns < std::max(5e3, 0.05 * b.inclusive_ns)) return "";
+  std::string md = "**" + formatMilliseconds(b.inclusive_ns) + " " + unit + "** of GPU time beneath this line, " +
+                   formatShare(b.inclusive_share) + " of the profile: itself " + formatMilliseconds(b.gpu_ns) +
+                   ", beneath it " + formatMilliseconds(b.inclusive_ns - b.gpu_ns);
+  if (b.inclusive_backward_ns > 0)
+    md += " (forward " + formatMilliseconds(b.inclusive_forward_ns) + " + backward " +
+          formatMilliseconds(b.inclusive_backward_ns) + ")";
+  md += "\n\n";
+  if (!b.beneath.empty()) {
+    md += "beneath it:";
+    for (size_t i = 0; i < b.beneath.size(); ++i)
+      md += std::string(i ? "," : "") + " " + lineLink(b.beneath[i]) + " " +
+            formatMilliseconds(static_cast<double>(b.beneath[i].ns) / b.scale.divisor);
+    if (b.more_beneath > 0) md += ", " + std::to_string(b.more_beneath) + " more lines";
+    md += " (" + unit + ")\n\n";
+  }
+  return md;
+}
+
 std::string breakdownMarkdown(const features::LineBreakdown& b) {
   std::string unit = unitOf(b.scale);
-  std::string md =
-      "**" + formatMilliseconds(b.gpu_ns) + " " + unit + "** of GPU time, " + formatShare(b.share) + " of the profile";
+  std::string md = inclusiveMarkdown(b, unit);
+  if (b.total_ns == 0) {
+    if (b.oneoff_ns > 0)
+      md += "outside the steady steps (warm-up, evaluation, start-up): " +
+            formatMilliseconds(static_cast<double>(b.oneoff_ns)) + " ms of its own, not counted per step\n\n";
+    return md;
+  }
+  md += "**" + formatMilliseconds(b.gpu_ns) + " " + unit + "** of GPU time" + (md.empty() ? "" : " itself") + ", " +
+        formatShare(b.share) + " of the profile";
   if (b.scale.divisor > 1) md += " (" + formatMilliseconds(static_cast<double>(b.total_ns)) + " ms in total)";
   md += "\n\n";
+  if (b.oneoff_ns > 0)
+    md += "outside the steady steps (warm-up, evaluation, start-up): " +
+          formatMilliseconds(static_cast<double>(b.oneoff_ns)) + " ms more, not counted per step\n\n";
   if (b.backward_ns > 0)
     md += "forward " + formatMilliseconds(b.forward_ns) + " + backward " + formatMilliseconds(b.backward_ns) + " " +
           unit + "\n\n";
@@ -119,6 +159,12 @@ std::string hintLabel(const features::LineHint& h) {
     case features::HintKind::Cost:
       break;
   }
+  if (h.show_inclusive) {
+    std::string label = "▮ " + formatMilliseconds(h.inclusive_ns) + " ms · " + formatShare(h.inclusive_share) +
+                        " incl · self " + formatMilliseconds(h.gpu_ns);
+    if (h.delta_ns) label += " " + formatDelta(*h.delta_ns);
+    return label;
+  }
   std::string label = "▮ " + formatMilliseconds(h.gpu_ns) + " ms · " + formatShare(h.share);
   if (h.show_split)
     label += " (fwd " + formatMilliseconds(h.forward_ns) + " + bwd " + formatMilliseconds(h.backward_ns) + ")";
@@ -135,6 +181,7 @@ nlohmann::json hintData(const features::LineHint& h) {
                          {"forwardNs", h.forward_ns},
                          {"backwardNs", h.backward_ns}};
   if (h.delta_ns) data["deltaNs"] = *h.delta_ns;
+  if (h.show_inclusive) data["inclusiveNs"] = h.inclusive_ns, data["inclusiveShare"] = h.inclusive_share;
   return data;
 }
 
@@ -211,6 +258,64 @@ std::string lostRecordsWarning(const attribution::Attribution& attr, const model
         "End the capture with a range instead of a time limit (nsys profile --capture-range=cudaProfilerApi "
         "--capture-range-end=stop, torch.cuda.profiler.start()/stop() around the steps, torch.cuda.synchronize() "
         "before stop), or let the app exit before nsys stops collecting.";
+  return out;
+}
+
+std::string verdictSummary(const features::StepVerdict& v) {
+  return "GPU " + formatShare(v.busy_share) + " busy · " + features::boundName(v.bound);
+}
+
+std::string placedLine(const join::PlacedLine& l, bool markdown) {
+  if (markdown) return lineLink(l);
+  return std::filesystem::path(l.path).filename().string() + ":" + std::to_string(l.line);
+}
+
+std::string verdictText(const features::StepVerdict& v, bool markdown) {
+  std::string nl = markdown ? "\n\n" : "\n";
+  auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
+  std::string out;
+  std::string label = markdown ? "**Step** " : "Step      ";
+  out += label + ms(v.wall_ns) + " median over " + std::to_string(v.steady) + " steady steps (" +
+         formatMilliseconds(v.wall_min_ns) + "–" + ms(v.wall_max_ns) + "), GPU busy " + formatShare(v.busy_share) +
+         " · " + (markdown ? "**" : "") + features::boundName(v.bound) + (markdown ? "**" : "") + nl;
+  for (const auto& c : v.causes) {
+    out += (markdown ? "- " : "          ") + features::causeName(c.kind) + " " + formatMilliseconds(c.ns) + " ms/step";
+    if (!c.lines.empty()) {
+      out += " (";
+      for (size_t i = 0; i < c.lines.size() && i < 3; ++i)
+        out += (i ? ", " : "") + placedLine(c.lines[i], markdown) + " " +
+               formatMilliseconds(static_cast<double>(c.lines[i].ns) / v.steady);
+      out += ")";
+    }
+    out += markdown ? "\n" : "\n";
+  }
+  if (markdown && !v.causes.empty()) out += "\n";
+  for (size_t i = 0; i < v.changes.size(); ++i)
+    out += std::string(markdown ? (i == 0 ? "**Try:**\n\n1. " : std::to_string(i + 1) + ". ")
+                                : (i == 0 ? "Try       " : "          ")) +
+           features::changeText(v.changes[i], v) + (markdown ? "\n" : "\n");
+  if (markdown && !v.changes.empty()) out += "\n";
+  if (v.oneoff_gpu_ns + v.oneoff_idle_ns > 0 || !v.oneoff_steps.empty()) {
+    out += (markdown ? std::string("**One-off** (not per step): ") : std::string("One-off   ")) +
+           ms(static_cast<double>(v.oneoff_gpu_ns)) + " of GPU time and " + ms(static_cast<double>(v.oneoff_idle_ns)) +
+           " of GPU idle outside the steady steps";
+    if (v.warmup > 0) out += "; " + std::to_string(v.warmup) + " warm-up step" + (v.warmup > 1 ? "s" : "");
+    for (const auto& o : v.oneoff_steps) {
+      if (o.kind != attribution::StepKind::Outlier) continue;
+      out += "; step " + std::to_string(o.index) + " " + ms(static_cast<double>(o.wall_ns));
+      if (!o.top.path.empty()) out += " ran " + placedLine(o.top, markdown);
+    }
+    if (!v.oneoff_lines.empty()) {
+      out += "; most at";
+      for (size_t i = 0; i < v.oneoff_lines.size() && i < 3; ++i)
+        out += (i ? ", " : " ") + placedLine(v.oneoff_lines[i], markdown) + " " +
+               ms(static_cast<double>(v.oneoff_lines[i].ns));
+    }
+    out += nl;
+  }
+  if (v.all_counted)
+    out += std::string(markdown ? "*" : "          ") + "every step counted (allSteps, or a capture range)" +
+           (markdown ? "*" : "") + nl;
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "analysis/features/diagnostics.h"
 #include "analysis/features/hover.h"
 #include "analysis/features/inlay_hints.h"
+#include "analysis/features/step_verdict.h"
 
 namespace sightline::server {
 
@@ -35,5 +36,12 @@ std::string hoverMarkdown(const features::HoverInfo& hover);
 // A finding under the cursor (Markdown): its message, why the pattern costs, the fix and the
 // quick fixes on offer.
 std::string findingMarkdown(const features::Finding& finding);
+
+// "GPU 15% busy · launch-bound" (the status bar).
+std::string verdictSummary(const features::StepVerdict& v);
+// "`verdict.py:66` 8.93" with a link where the path is local (Markdown) or plain.
+std::string placedLine(const join::PlacedLine& l, bool markdown);
+// The verdict as lines of text (`report`'s header: "Step      ...") or Markdown (the summary).
+std::string verdictText(const features::StepVerdict& v, bool markdown);
 
 }  // namespace sightline::server

@@ -105,6 +105,11 @@ protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const s
   status.gpuNsPerStep = a.steps > 0 ? a.total_gpu_ns / a.steps : a.total_gpu_ns;
   status.attributedShare =
       a.total_gpu_ns > 0 ? static_cast<double>(a.attributed_gpu_ns) / static_cast<double>(a.total_gpu_ns) : 0;
+  if (auto v = features::stepVerdict(loaded->join->story().get())) {
+    status.verdict = verdictSummary(*v);
+    status.stepWallNs = static_cast<int64_t>(v->wall_ns);
+    status.gpuBusyShare = v->busy_share;
+  }
   status.warnings = info.warnings;
   if (auto lost = lostRecordsWarning(a, info); !lost.empty()) status.warnings.push_back(lost);
   if (a.ranks.size() > 1)
@@ -143,7 +148,8 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
     }
     md += "\n";
   }
-  md += "- steps: " + (a.steps > 0 ? std::to_string(a.steps) + " (" + a.steps_source + ")" : "not detected") + "\n";
+  md += "- steps: " + (a.steps > 0 ? std::to_string(a.steps) + " steady (" + a.steps_source + ")" : "not detected") +
+        "\n";
   md += "- GPU time: " + ms(a.total_gpu_ns) + " ms";
   if (a.steps > 0) md += ", " + ms(a.total_gpu_ns / a.steps) + " ms/step";
   md += "\n- on source lines: " + pct(a.attributed_gpu_ns) + ", unattributed " + pct(a.unattributed_gpu_ns) + "\n";
@@ -151,6 +157,8 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
   for (size_t m = 0; m < attribution::kMethodCount; ++m)
     if (a.by_method[m] > 0)
       md += std::string(" ") + attribution::methodName(static_cast<attribution::Method>(m)) + " " + pct(a.by_method[m]);
+  if (auto v = features::stepVerdict(loaded.join->story().get()))
+    md += "\n\n## Step verdict: " + verdictSummary(*v) + "\n\n" + verdictText(*v, true);
   md += "\n\n## Hottest lines\n\n| file | line | ms | share |\n|---|---:|---:|---:|\n";
   std::vector<std::tuple<int64_t, model::StringId, int32_t>> hot;
   for (const auto& [file, lines] : a.files)
@@ -182,7 +190,7 @@ ProfileLoader::~ProfileLoader() {
 
 void ProfileLoader::cancel() { ++*generation_; }
 
-void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnvironment env, int64_t idle_gap_ns,
+void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnvironment env, join::JoinOptions options,
                          Stage stage, Done done) {
   std::string path = paths.front();
   uint64_t mine = ++*generation_;
@@ -212,8 +220,6 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
       post([=] {
         if (*generation == mine) stage(rows, 70);
       });
-      join::JoinOptions options;
-      options.idle_gap_ns = idle_gap_ns;
       loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);
     } else {
       error = result.error;

@@ -53,7 +53,7 @@ class ProfileLoader {
   // sites of traces that name frames by callee); it is used on the loading thread.
   // GPU idle gaps shorter than `idle_gap_ns` are not counted.
   // Several paths: the reports of one run's ranks, read as one profile.
-  void load(const std::vector<std::string>& paths, join::JoinEnvironment env, int64_t idle_gap_ns, Stage stage,
+  void load(const std::vector<std::string>& paths, join::JoinEnvironment env, join::JoinOptions options, Stage stage,
             Done done);
   void cancel();  // drops the running load's result
   bool busy() const { return running_ > 0; }

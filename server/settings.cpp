@@ -107,6 +107,12 @@ Settings parseSettings(const nlohmann::json& section, std::vector<std::string>& 
   }
   if (auto c = section.find("compareWith"); c != section.end() && c->is_string())
     s.compare_with = c->get<std::string>();
+  if (auto a = section.find("allSteps"); a != section.end()) {
+    if (a->is_boolean())
+      s.all_steps = a->get<bool>();
+    else
+      warnings.push_back("allSteps: expected true or false");
+  }
   if (auto t = section.find("thresholds"); t != section.end()) parseThresholds(*t, s.thresholds, warnings);
   return s;
 }

@@ -26,6 +26,7 @@ struct Settings {
   features::HintOptions hints;
   std::string compare_with;
   features::ProfileRuleThresholds thresholds;
+  bool all_steps = false;  // count every step, warm-up and outliers too ("allSteps")
 };
 
 // Reads a settings object:
@@ -33,7 +34,7 @@ struct Settings {
 //    "profileWindow": {"firstStep": 10, "lastStep": 14}, "docsBaseUrl": "https://...",
 //    "profiles": ["runs/*.sqlite"], "pathMappings": [{"from": "/scratch/u/proj", "to": "${workspaceFolder}"}],
 //    "hints": {"enabled": true, "minShare": 0.005, "unit": "perStep" | "total", "showBackward": true},
-//    "compareWith": "runs/before.sqlite",
+//    "compareWith": "runs/before.sqlite", "allSteps": false,
 //    "thresholds": {"gpuIdleGapMs": 1, "gpuIdleMsPerStep": 0.5, "pageableKiBPerStep": 64,
 //                   "syncApiMsPerStep": 0.1, "launchBoundKernelsPerStep": 50, "launchBoundMeanUs": 10}}
 // Unknown keys are ignored; bad values are skipped and described in `warnings`.

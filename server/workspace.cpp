@@ -68,14 +68,22 @@ void Workspace::profileFileChanged(const std::string& path) {
   watchProfile();  // the poll confirms the file is stable before reloading
 }
 
+join::JoinOptions Workspace::joinOptions() const {
+  join::JoinOptions options;
+  options.idle_gap_ns = settings_.thresholds.gpu_idle_gap_ns;
+  options.all_steps = settings_.all_steps;
+  return options;
+}
+
 void Workspace::applySettings(const json& section) {
   std::vector<std::string> warnings;
   bool hints_before = settings_.hints_enabled;
   auto hint_options_before = settings_.hints;
   int64_t idle_gap_before = settings_.thresholds.gpu_idle_gap_ns;
+  bool all_steps_before = settings_.all_steps;
   settings_ = parseSettings(section, warnings);
-  if (settings_.thresholds.gpu_idle_gap_ns != idle_gap_before) {
-    // The gaps are found while loading: load both profiles again.
+  if (settings_.thresholds.gpu_idle_gap_ns != idle_gap_before || settings_.all_steps != all_steps_before) {
+    // Gaps and steady steps are found while loading: load both profiles again.
     reload_profiles_ = true;
     compare_setting_.clear();
   }
@@ -137,8 +145,7 @@ void Workspace::loadCompare() {
   }
   SL_LOG(Info) << "loading " << files.front() << " to compare with (sightline.compareWith)";
   compare_loader_.load(
-      {files.front()}, localJoinEnvironment(workspaceMapper()), settings_.thresholds.gpu_idle_gap_ns,
-      [](std::string, int) {},
+      {files.front()}, localJoinEnvironment(workspaceMapper()), joinOptions(), [](std::string, int) {},
       [this, changed](std::shared_ptr<LoadedProfile> loaded, std::string error) {
         if (!loaded) {
           std::string message = "sightline.compareWith: " + error;
@@ -184,7 +191,7 @@ void Workspace::loadProfiles(std::vector<std::string> candidates, const std::str
   for (Document* doc : documents_.all())
     if (auto local = uriToPath(doc->uri())) mapper.candidates.push_back(normalPath(*local));
   loader_.load(
-      paths, localJoinEnvironment(std::move(mapper)), settings_.thresholds.gpu_idle_gap_ns,
+      paths, localJoinEnvironment(std::move(mapper)), joinOptions(),
       [this, token](std::string stage, int percent) { client_.reportProgress(token, stage, percent); },
       [this, candidates, token](std::shared_ptr<LoadedProfile> loaded, std::string error) {
         onProfileLoaded(std::move(loaded), std::move(error), candidates, token);

@@ -50,6 +50,7 @@ class Workspace {
   const std::string& root() const { return root_; }
   // Applies the `sightline` settings section (null: defaults), telling the client what changed,
   // and (re)loads profiles once the client is served.
+  join::JoinOptions joinOptions() const;
   void applySettings(const nlohmann::json& section);
   const Settings& settings() const { return settings_; }
   bool settingsReceived() const { return settings_received_; }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "analysis/attribution/line_resolver.h"
 #include "analysis/attribution/ranks.h"
@@ -13,6 +14,38 @@
 
 namespace sightline::attribution {
 namespace {
+
+// Which step a host time falls in, per process. With steps known, only steady steps count
+// per step; a process without steps of its own counts whole (nothing says what to leave out).
+class StepWindow {
+ public:
+  explicit StepWindow(Attribution& out) {
+    for (auto& [pid, steps] : out.process_steps) {
+      if (steps.list.empty()) continue;
+      auto& list = by_pid_[pid];
+      for (auto& s : steps.list) list.push_back(&s);
+    }
+  }
+  // The step of `pid` running at host time t, or null.
+  Step* stepAt(uint32_t pid, int64_t t) const {
+    auto it = by_pid_.find(pid);
+    if (it == by_pid_.end()) return nullptr;
+    const auto& list = it->second;
+    auto pos =
+        std::upper_bound(list.begin(), list.end(), t, [](int64_t time, const Step* s) { return time < s->start_ns; });
+    if (pos == list.begin()) return nullptr;
+    Step* s = *(pos - 1);
+    return t < s->end_ns || (pos == list.end() && t == s->end_ns) ? s : nullptr;
+  }
+  bool steady(uint32_t pid, int64_t t) const {
+    if (!by_pid_.count(pid)) return true;
+    const Step* s = stepAt(pid, t);
+    return s && s->kind == StepKind::Steady;
+  }
+
+ private:
+  std::map<uint32_t, std::vector<Step*>> by_pid_;
+};
 
 // (process, correlation) -> API call index, sorted: millions of entries, so not a map.
 class CallsByCorrelation {
@@ -65,17 +98,47 @@ void chargeWork(LineCost& cost, const model::GpuActivity& act, const model::ApiC
 }
 
 void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, LineResolver& resolver,
-                      const RankTable& ranks, std::vector<bool>& has_activity, Attribution& out) {
+                      const RankTable& ranks, const StepWindow& window, std::vector<bool>& has_activity,
+                      Attribution& out) {
   out.activity_lines.resize(p.activities.size());
   size_t rank_count = ranks.ranks.size();
+  std::map<std::tuple<uint32_t, model::StringId, int32_t>, ContextCost> contexts;
+  std::map<const Step*, std::map<std::pair<model::StringId, int32_t>, int64_t>> oneoff_lines;
+  StepSummary& sum = out.step_summary;
   for (size_t a = 0; a < p.activities.size(); ++a) {
     const auto& act = p.activities[a];
     int64_t ns = act.duration();
-    out.total_gpu_ns += ns;
     int64_t api = calls.callOf(act);
     if (api >= 0) has_activity[static_cast<size_t>(api)] = true;
     LineRef ref = api >= 0 ? resolver.lineOfCall(static_cast<size_t>(api)) : LineRef{};
     out.activity_lines[a] = ref;
+    int64_t host_t = api >= 0 ? p.api_calls[static_cast<size_t>(api)].start_ns : act.start_ns;
+    if (Step* step = window.stepAt(act.pid, host_t)) {
+      step->gpu_ns += ns;
+      if (act.kind == model::ActivityKind::Kernel) ++step->kernels;
+      if (step->gpu_start_ns < 0 || act.start_ns < step->gpu_start_ns) step->gpu_start_ns = act.start_ns;
+      step->gpu_end_ns = std::max(step->gpu_end_ns, act.end_ns);
+      if (step->kind != StepKind::Steady && ref.file != 0) oneoff_lines[step][{ref.file, ref.line}] += ns;
+    }
+    if (!window.steady(act.pid, host_t)) {
+      sum.oneoff_gpu_ns += ns;
+      if (ref.file != 0) out.files[ref.file][ref.line].oneoff_ns += ns;
+      continue;
+    }
+    out.total_gpu_ns += ns;
+    if (act.kind == model::ActivityKind::Kernel) {
+      ++sum.kernels;
+      sum.kernel_ns += ns;
+      if (api >= 0) sum.queue_ns += model::spanNs(p.api_calls[static_cast<size_t>(api)].start_ns, act.start_ns);
+      if (isFp32MatmulKernel(p.strings[act.name])) sum.fp32_matmul_ns += ns;
+    }
+    if (ref.file != 0) {
+      auto& cc = contexts[{ref.context, ref.file, ref.line}];
+      cc.context = ref.context;
+      cc.self = ref;
+      cc.gpu_ns += ns;
+      (ref.backward ? cc.backward_ns : cc.forward_ns) += ns;
+    }
     if (ref.file == 0) {
       out.unattributed_gpu_ns += ns;
       continue;
@@ -102,13 +165,22 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
       if (model::StringId op = resolver.forwardOpOf(static_cast<size_t>(api))) ++cost.autograd_ops[op];
     }
   }
+  for (auto& [key, cc] : contexts) out.context_costs.push_back(cc);
+  // What each one-off step ran most.
+  for (const auto& [step, lines] : oneoff_lines) {
+    auto top =
+        std::max_element(lines.begin(), lines.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+    const_cast<Step*>(step)->top_line = {top->first.first, top->first.second};
+  }
 }
 
 // Host-side costs: launches and synchronizations, on the line of the call. A launch with a
 // correlation id and no GPU record is lost (counted per thread and on its line).
-void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const std::vector<bool>& has_activity,
-                     Attribution& out) {
+void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const StepWindow& window,
+                     const std::vector<bool>& has_activity, Attribution& out) {
   std::map<std::pair<uint32_t, uint32_t>, LostRecords> by_thread;
+  std::map<std::pair<model::StringId, int32_t>, WaitLine> sync_lines;
+  StepSummary& sum = out.step_summary;
   for (size_t i = 0; i < p.api_calls.size(); ++i) {
     const auto& call = p.api_calls[i];
     if (!call.launches && call.sync == model::SyncKind::None) continue;
@@ -120,16 +192,29 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const std:
       t.lost += lost ? 1 : 0;
     }
     LineRef ref = resolver.lineOfCall(i);
+    bool steady = window.steady(call.pid, call.start_ns);
+    int64_t call_ns = model::spanNs(call.start_ns, call.end_ns);
+    if (steady && call.launches) ++sum.launches, sum.launch_api_ns += call_ns;
+    if (steady && call.sync != model::SyncKind::None) {
+      sum.sync_ns += call_ns;
+      if (ref.file != 0) {
+        auto& w = sync_lines[{ref.file, ref.line}];
+        w.line = ref, w.ns += call_ns, ++w.count;
+      }
+    }
     if (ref.file == 0) continue;
     LineCost& cost = out.files[ref.file][ref.line];
-    if (call.launches) ++cost.launches;
     if (lost) ++cost.lost_launches;
+    if (!steady) continue;
+    if (call.launches) ++cost.launches;
     if (call.sync != model::SyncKind::None) {
-      cost.sync_ns += model::spanNs(call.start_ns, call.end_ns);
+      cost.sync_ns += call_ns;
       ++cost.syncs;
       ++cost.sync_apis[call.name];
     }
   }
+  for (const auto& [key, w] : sync_lines) sum.sync_lines.push_back(w);
+  std::sort(sum.sync_lines.begin(), sum.sync_lines.end(), [](const auto& x, const auto& y) { return x.ns > y.ns; });
   for (const auto& [key, t] : by_thread) {
     out.launches += t.launches;
     out.lost_launches += t.lost;
@@ -142,7 +227,7 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const std:
 // Gaps of at least `gap_ns` between GPU work on a device, charged to the host line that keeps
 // the GPU waiting (LineResolver::hostLineAt).
 void chargeIdleGaps(const model::Profile& p, int64_t gap_ns, const CallsByCorrelation& calls, LineResolver& resolver,
-                    Attribution& out) {
+                    const StepWindow& window, Attribution& out) {
   if (gap_ns <= 0 || p.activities.empty()) return;
   // A GPU is (process, device): processes of a report may each number their GPU 0.
   std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> by_device;  // activities are sorted by start
@@ -156,10 +241,17 @@ void chargeIdleGaps(const model::Profile& p, int64_t gap_ns, const CallsByCorrel
       if (model::spanNs(busy_until, next.start_ns) >= gap_ns) {
         IdleGap gap{busy_until, next.start_ns, device, {}};
         if (int64_t api = calls.callOf(next); api >= 0) gap.line = resolver.hostLineAt(static_cast<uint32_t>(api), gap);
+        int64_t idle = model::spanNs(gap.start_ns, gap.end_ns);
+        bool steady = window.steady(gpu.first, gap.start_ns + idle / 2);
+        if (!steady) out.step_summary.oneoff_idle_ns += idle;
         if (gap.line.file != 0) {
           LineCost& cost = out.files[gap.line.file][gap.line.line];
-          cost.idle_ns += model::spanNs(gap.start_ns, gap.end_ns);
-          ++cost.idle_gaps;
+          if (steady) {
+            cost.idle_ns += idle;
+            ++cost.idle_gaps;
+          } else {
+            cost.oneoff_idle_ns += idle;
+          }
         }
         out.idle_gaps.push_back(gap);
       }
@@ -168,7 +260,152 @@ void chargeIdleGaps(const model::Profile& p, int64_t gap_ns, const CallsByCorrel
   }
 }
 
+int64_t medianOf(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Why the GPU of a process waits in one idle gap [ga, gb) that `next` (an activity, or -1) ends:
+// the host was blocked in a sync while the GPU drained (sync), fetched data (input) or ran other
+// code for a gap of at least `gap_ns` (host), else it could not launch fast enough (launch).
+std::pair<Wait, LineRef> classifyGap(const model::Profile& p, int64_t ga, int64_t gb, int64_t next, int64_t gap_ns,
+                                     const std::vector<std::pair<int64_t, uint32_t>>& syncs,
+                                     const CallsByCorrelation& calls, LineResolver& resolver) {
+  constexpr int64_t kSlackNs = 50'000;
+  auto pos = std::lower_bound(syncs.begin(), syncs.end(), std::make_pair(ga - kSlackNs, uint32_t{0}));
+  for (; pos != syncs.end() && pos->first <= gb; ++pos)
+    if (p.api_calls[pos->second].start_ns < ga) return {Wait::Sync, resolver.lineOfCall(pos->second)};
+  int64_t api = next >= 0 ? calls.callOf(p.activities[static_cast<size_t>(next)]) : -1;
+  if (api < 0) return {model::spanNs(ga, gb) >= gap_ns ? Wait::Host : Wait::Launch, LineRef{}};
+  if (model::spanNs(ga, gb) >= gap_ns) {
+    IdleGap gap{ga, gb, p.activities[static_cast<size_t>(next)].device, {}};
+    LineRef line = resolver.hostLineAt(static_cast<uint32_t>(api), gap);
+    return {line.input ? Wait::Input : Wait::Host, line};
+  }
+  return {Wait::Launch, resolver.lineOfCall(static_cast<size_t>(api))};
+}
+
+// Per step: GPU busy time; over the steady steps: wall and busy medians, and GPU idle time by
+// cause with its lines.
+void summarizeSteps(const model::Profile& p, int64_t gap_ns, const CallsByCorrelation& calls, LineResolver& resolver,
+                    Attribution& out) {
+  StepSummary& sum = out.step_summary;
+  std::map<uint32_t, std::vector<uint32_t>> acts;  // pid -> its activities, by start
+  for (uint32_t a = 0; a < p.activities.size(); ++a) {
+    auto it = out.process_steps.find(p.activities[a].pid);
+    if (it != out.process_steps.end() && !it->second.list.empty()) acts[p.activities[a].pid].push_back(a);
+  }
+  std::map<uint32_t, std::vector<std::pair<int64_t, uint32_t>>> syncs;  // pid -> (end, call), by end
+  for (uint32_t i = 0; i < p.api_calls.size(); ++i)
+    if (p.api_calls[i].sync != model::SyncKind::None) syncs[p.api_calls[i].pid].emplace_back(p.api_calls[i].end_ns, i);
+  for (auto& [pid, list] : syncs) std::sort(list.begin(), list.end());
+  std::vector<int64_t> walls, busies;
+  std::map<std::tuple<Wait, model::StringId, int32_t>, WaitLine> lines;
+  for (auto& [pid, steps] : out.process_steps) {
+    if (steps.list.empty()) continue;
+    struct Busy {
+      int64_t start, end;
+      uint32_t first;  // the activity that starts it
+    };
+    std::vector<Busy> busy;
+    for (uint32_t a : acts[pid]) {
+      const auto& act = p.activities[a];
+      if (!busy.empty() && act.start_ns <= busy.back().end)
+        busy.back().end = std::max(busy.back().end, act.end_ns);
+      else
+        busy.push_back({act.start_ns, act.end_ns, a});
+    }
+    const auto& pid_syncs = syncs[pid];
+    for (size_t k = 0; k < steps.list.size(); ++k) {
+      auto& step = steps.list[k];
+      bool steady = step.kind == StepKind::Steady;
+      if (step.kind == StepKind::Warmup) ++sum.warmup;
+      if (step.kind == StepKind::Outlier) ++sum.outliers;
+      // The GPU's side of the step where it launched work, else the host's.
+      int64_t s = step.start_ns, e = step.end_ns, busy_ns = 0;
+      bool last = k + 1 == steps.list.size();
+      if (step.gpu_start_ns >= 0) {
+        s = step.gpu_start_ns;
+        e = !last && steps.list[k + 1].gpu_start_ns > s ? steps.list[k + 1].gpu_start_ns : std::max(s, step.gpu_end_ns);
+      }
+      auto it = std::lower_bound(busy.begin(), busy.end(), s, [](const Busy& b, int64_t t) { return b.end <= t; });
+      for (int64_t cursor = s; cursor < e;) {
+        if (it != busy.end() && it->start <= cursor) {
+          busy_ns += std::min(e, it->end) - cursor;
+          cursor = it->end;
+          ++it;
+          continue;
+        }
+        int64_t next_start = it != busy.end() ? std::min(e, it->start) : e;
+        if (steady) {
+          int64_t ga = it != busy.begin() ? std::prev(it)->end : cursor;
+          int64_t gb = it != busy.end() ? it->start : e;
+          auto [wait, line] =
+              classifyGap(p, ga, gb, it != busy.end() ? int64_t{it->first} : -1, gap_ns, pid_syncs, calls, resolver);
+          int64_t piece = next_start - cursor;
+          sum.wait_ns[static_cast<size_t>(wait)] += piece;
+          auto& w = lines[{wait, line.file, line.line}];
+          w.line = line, w.ns += piece, ++w.count;
+        }
+        cursor = next_start;
+      }
+      step.busy_ns = busy_ns;
+      if (!steady) continue;
+      ++sum.steady;
+      sum.gpu_ns += step.gpu_ns;
+      if (last && steps.list.size() > 3) continue;  // cut short where the loop ends: no median figure
+      walls.push_back(model::spanNs(s, e));
+      busies.push_back(busy_ns);
+    }
+  }
+  for (const auto& [key, w] : lines)
+    if (w.line.file != 0) sum.wait_lines[static_cast<size_t>(std::get<0>(key))].push_back(w);
+  for (auto& list : sum.wait_lines)
+    std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.ns > y.ns; });
+  if (!walls.empty()) {
+    sum.wall_ns = medianOf(walls);
+    sum.wall_min_ns = *std::min_element(walls.begin(), walls.end());
+    sum.wall_max_ns = *std::max_element(walls.begin(), walls.end());
+    sum.busy_ns = medianOf(busies);
+  }
+}
+
 }  // namespace
+
+bool isFp32MatmulKernel(std::string_view name) {
+  if (name.find("tf32") != std::string_view::npos || name.find("tensorop") != std::string_view::npos) return false;
+  return name.find("sgemm") != std::string_view::npos ||
+         (name.find("gemm") != std::string_view::npos && name.find("f32f32_f32f32_f32") != std::string_view::npos) ||
+         (name.find("gemm") != std::string_view::npos && name.find("ffma") != std::string_view::npos) ||
+         name.find("convolve_sgemm") != std::string_view::npos;
+}
+
+const char* stepKindName(StepKind k) {
+  switch (k) {
+    case StepKind::Steady:
+      return "steady";
+    case StepKind::Warmup:
+      return "warm-up";
+    case StepKind::Outlier:
+      return "outlier";
+  }
+  return "?";
+}
+
+const char* waitName(Wait w) {
+  switch (w) {
+    case Wait::Launch:
+      return "launch";
+    case Wait::Sync:
+      return "sync";
+    case Wait::Input:
+      return "input";
+    case Wait::Host:
+      return "host";
+  }
+  return "?";
+}
 
 const char* methodName(Method m) {
   switch (m) {
@@ -242,13 +479,16 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
     if (c.pid != last) pids.insert(last = c.pid);
   out.processes = static_cast<uint32_t>(pids.size());
   std::vector<bool> has_activity(profile.api_calls.size(), false);
-  chargeActivities(profile, calls, resolver, ranks, has_activity, out);
-  chargeHostCalls(profile, resolver, has_activity, out);
   detectSteps(profile, options, resolver.backtraces(), out);
+  StepWindow window(out);
+  chargeActivities(profile, calls, resolver, ranks, window, has_activity, out);
+  chargeHostCalls(profile, resolver, window, has_activity, out);
   for (auto& r : out.ranks)
     if (auto it = out.process_steps.find(r.pid); it != out.process_steps.end())
       r.steps = it->second.count, r.median_step_ns = it->second.median_ns;
-  chargeIdleGaps(profile, options.idle_gap_ns, calls, resolver, out);
+  chargeIdleGaps(profile, options.idle_gap_ns, calls, resolver, window, out);
+  summarizeSteps(profile, options.idle_gap_ns, calls, resolver, out);
+  out.contexts = resolver.contexts().release();
   return out;
 }
 

@@ -68,6 +68,10 @@ struct LineCost {
   int64_t comm_ns = 0;                               // of gpu_ns: communication kernels (NCCL)
   int64_t comm_exposed_ns = 0;                       // of comm_ns: while no other kernel ran on that GPU
   uint32_t lost_launches = 0;                        // launches whose GPU records are missing from the profile
+  // Outside the steady steps (start-up, warm-up, evaluation passes, ...; see Attribution::steps):
+  // never divided into per-step figures, and counted in none of the fields above.
+  int64_t oneoff_ns = 0;       // GPU time launched from the line
+  int64_t oneoff_idle_ns = 0;  // GPU idle gaps charged to the line
 };
 
 // A process with GPU work: one rank of a distributed run (or the one process of a plain run).
@@ -101,6 +105,24 @@ struct LineRef {
   int32_t line = 0;
   Method method = Method::Stack;
   bool backward = false;
+  bool input = false;    // the host was fetching data (a DataLoader or batch function on the stack)
+  uint32_t context = 0;  // the user lines it ran beneath (Attribution::contexts); 0: this line only
+};
+
+// One user line in a context: a frame of a Python stack in the user's code.
+struct FrameLine {
+  model::StringId file = 0;
+  int32_t line = 0;
+  auto operator<=>(const FrameLine&) const = default;
+};
+
+// Inclusive time: GPU time whose launch ran beneath a set of user lines (every user frame of its
+// stack: `logits, loss = model(X, Y)` in the loop, `x = block(x)` in the model, the line that
+// launched it; for backward work the forward stack and the line that ran the backward pass).
+struct ContextCost {
+  uint32_t context = 0;  // index into Attribution::contexts
+  LineRef self;          // the line the work is charged to itself
+  int64_t gpu_ns = 0, forward_ns = 0, backward_ns = 0;
 };
 
 // A place in the source that opens an NVTX range: `with torch.cuda.nvtx.range("fwd"):`,
@@ -125,6 +147,61 @@ struct Options {
   // GPU idle gaps at least this long (no kernel, copy or memset on any stream of a device) are
   // charged to the line the host was on when the gap began.
   int64_t idle_gap_ns = 1'000'000;
+  // Count every step as steady (no warm-up or outlier steps): the `allSteps` setting, or a
+  // capture already limited to chosen steps.
+  bool all_steps = false;
+};
+
+// Steps: the steady ones give every per-step figure; warm-up steps (the first ones, and any
+// far above the median at the start) and outliers (far above the median later: evaluation,
+// checkpoints, recompiles) are one-off costs.
+enum class StepKind : uint8_t { Steady, Warmup, Outlier };
+const char* stepKindName(StepKind k);
+
+struct Step {
+  int64_t start_ns = 0, end_ns = 0;  // host time, on the process's clock
+  // The GPU's side of the step: from the start of the first work launched in it to the start of
+  // the next step's (a host that runs ahead of a busy GPU makes its own steps short).
+  int64_t gpu_start_ns = -1, gpu_end_ns = -1;
+  StepKind kind = StepKind::Steady;
+  int64_t gpu_ns = 0;    // GPU time launched in it
+  int64_t busy_ns = 0;   // time its process's GPUs were busy within it
+  uint32_t kernels = 0;  // kernels launched in it
+  LineRef top_line;      // the line that launched most of its GPU time (what an outlier ran)
+};
+
+// Why the GPU waits in the steady steps: GPU idle time by the host's activity at the time.
+enum class Wait : uint8_t { Launch, Sync, Input, Host };
+inline constexpr size_t kWaitCount = 4;
+const char* waitName(Wait w);
+
+struct WaitLine {
+  LineRef line;
+  int64_t ns = 0;
+  uint32_t count = 0;
+};
+
+// The steady steps in numbers (totals over every steady step of every process; divide by
+// `steady` for per-step figures, except the medians).
+struct StepSummary {
+  int steady = 0;                // steady steps, over all processes
+  int warmup = 0, outliers = 0;  // one-off steps
+  int64_t wall_ns = 0;           // median steady step
+  int64_t wall_min_ns = 0, wall_max_ns = 0;
+  int64_t busy_ns = 0;                        // median GPU busy time of a steady step
+  int64_t gpu_ns = 0;                         // GPU time launched in steady steps
+  uint64_t kernels = 0, launches = 0;         // in steady steps
+  int64_t kernel_ns = 0;                      // time of those kernels
+  int64_t launch_api_ns = 0;                  // host time in launch calls
+  int64_t queue_ns = 0;                       // summed launch-to-start delay of those kernels
+  int64_t fp32_matmul_ns = 0;                 // of kernel_ns: matrix multiplies in fp32 without tensor cores
+  std::array<int64_t, kWaitCount> wait_ns{};  // GPU idle by cause
+  std::array<std::vector<WaitLine>, kWaitCount> wait_lines;  // by cause, costliest first
+  int64_t sync_ns = 0;                                       // host time blocked in synchronizing calls
+  std::vector<WaitLine> sync_lines;                          // costliest first
+  int64_t oneoff_gpu_ns = 0;                                 // outside steady steps: GPU time and idle gaps
+  int64_t oneoff_idle_ns = 0;
+  bool all_steps = false;  // every step counted (Options::all_steps, or a capture range)
 };
 
 struct IdleGap {
@@ -142,11 +219,14 @@ struct Attribution {
   std::map<model::StringId, std::map<int32_t, LineCost>> files;  // profile path -> line -> cost
   std::vector<LineRef> activity_lines;                           // parallel to Profile::activities
   std::vector<IdleGap> idle_gaps;                                // by device, then time
-  int steps = 0;                                                 // iterations detected (0: unknown)
-  std::string steps_source;                                      // how they were found
+  // Iterations detected (0: unknown); with steps known, every figure above covers the steady
+  // steps only (step_summary), and what ran outside them is LineCost::oneoff_*.
+  int steps = 0;
+  std::string steps_source;  // how they were found
   struct ProcessSteps {
     int count = 0;
-    int64_t median_ns = 0;  // median step length (0: unknown)
+    int64_t median_ns = 0;   // median step length (0: unknown)
+    std::vector<Step> list;  // by time; empty when only counts are known
   };
   std::map<uint32_t, ProcessSteps> process_steps;  // per pid, where steps were found
   std::vector<RankInfo> ranks;                     // processes with GPU work
@@ -154,12 +234,18 @@ struct Attribution {
   std::vector<LostRecords> lost;  // threads with lost launches
   uint32_t processes = 0;         // processes with CUDA calls or GPU work
   uint32_t launches = 0, lost_launches = 0;
+  StepSummary step_summary;                      // steady steps; steady == 0 when no steps are known
+  std::vector<std::vector<FrameLine>> contexts;  // sorted, unique user lines; [0] is empty
+  std::vector<ContextCost> context_costs;        // steady window
 };
 
 // Adds `from` into `into` (two profile paths that map to one local file).
 void addCost(LineCost& into, const LineCost& from);
 
 bool isDefaultUserFile(std::string_view path);
+// A matrix multiply (or convolution) kernel computing in plain fp32 on CUDA cores, by its name
+// (cuBLAS/CUTLASS `sgemm`, `..._f32f32_f32f32_f32_..._ffma`), not TF32, fp16 or bf16.
+bool isFp32MatmulKernel(std::string_view name);
 Attribution attribute(const model::Profile& profile, const Options& options = {});
 
 }  // namespace sightline::attribution

@@ -5,20 +5,47 @@
 
 namespace sightline::attribution {
 
-BacktraceIndex::BacktraceIndex(const model::Profile& profile, std::function<bool(std::string_view)> is_user)
+namespace {
+
+// Frames of a data-loading call: PyTorch's DataLoader, or a user function fetching batches.
+bool isInputFrame(const std::string& file, const std::string& function, bool user) {
+  if (file.find("torch/utils/data/") != std::string::npos) return true;
+  return user && (function.find("batch") != std::string::npos || function == "__getitem__");
+}
+
+}  // namespace
+
+BacktraceIndex::BacktraceIndex(const model::Profile& profile, std::function<bool(std::string_view)> is_user,
+                               ContextTable& contexts)
     : profile_(profile), is_user_(std::move(is_user)) {
   mark_lines_.resize(profile_.marks.size());
+  // Marks with one stack share its frames: resolve each stack once.
+  std::unordered_map<uint64_t, LineRef> by_stack;
+  std::unordered_map<model::StringId, bool> user_file;
   for (uint32_t i = 0; i < profile_.marks.size(); ++i) {
     const auto& m = profile_.marks[i];
     auto& t = by_thread_[model::threadKey(m.pid, m.tid)];
     (m.kind == model::MarkKind::Sample ? t.samples : t.backtraces).push_back(i);
+    uint64_t stack = (static_cast<uint64_t>(m.first_frame) << 24) ^ m.frame_count;
+    if (auto it = by_stack.find(stack); it != by_stack.end()) {
+      mark_lines_[i] = it->second;
+      continue;
+    }
+    LineRef ref;
+    std::vector<FrameLine> lines;
     for (uint32_t f = 0; f < m.frame_count; ++f) {
       const auto& frame = profile_.frames[m.first_frame + f];
-      if (frame.line > 0 && is_user_(profile_.strings[frame.file])) {
-        mark_lines_[i] = {frame.file, frame.line, Method::Stack, false};
-        break;
-      }
+      auto [known, added] = user_file.emplace(frame.file, false);
+      if (added) known->second = is_user_(profile_.strings[frame.file]);
+      bool user = known->second;
+      if (isInputFrame(profile_.strings[frame.file], profile_.strings[frame.function], user)) ref.input = true;
+      if (frame.line <= 0 || !user) continue;
+      if (ref.file == 0) ref.file = frame.file, ref.line = frame.line;
+      lines.push_back({frame.file, frame.line});
     }
+    if (ref.file == 0) ref.input = false;
+    ref.context = contexts.intern(std::move(lines));
+    mark_lines_[i] = by_stack[stack] = ref;
   }
   std::unordered_map<uint32_t, size_t> best;  // pid -> resolvable backtraces of its main thread
   for (const auto& [key, t] : by_thread_) {
@@ -34,6 +61,10 @@ BacktraceIndex::BacktraceIndex(const model::Profile& profile, std::function<bool
 LineRef BacktraceIndex::callerLine(uint32_t pid, uint32_t tid, int64_t t) const {
   const ThreadMarks* own = thread(pid, tid);
   if (own && !own->backtraces.empty()) return {};
+  return mainLineAt(pid, t);
+}
+
+LineRef BacktraceIndex::mainLineAt(uint32_t pid, int64_t t) const {
   auto it = main_thread_.find(pid);
   if (it == main_thread_.end()) return {};
   const auto& list = it->second->backtraces;

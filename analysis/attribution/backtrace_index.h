@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/attribution/contexts.h"
 
 namespace sightline::attribution {
 
 class BacktraceIndex {
  public:
-  BacktraceIndex(const model::Profile& profile, std::function<bool(std::string_view)> is_user);
+  // Each resolvable mark's lines are interned into `contexts` (LineRef::context).
+  BacktraceIndex(const model::Profile& profile, std::function<bool(std::string_view)> is_user, ContextTable& contexts);
 
   // stack: the first backtrace on the thread within [start, end] that resolves to a user line.
   LineRef stackLineWithin(uint32_t pid, uint32_t tid, int64_t start_ns, int64_t end_ns) const;
@@ -27,6 +29,8 @@ class BacktraceIndex {
   // caller: for a thread without backtraces, the last resolvable backtrace at or before t of
   // its process's Python thread (the one with the most backtraces).
   LineRef callerLine(uint32_t pid, uint32_t tid, int64_t t) const;
+  // The last resolvable backtrace at or before t of the process's Python thread (any caller).
+  LineRef mainLineAt(uint32_t pid, int64_t t) const;
 
   struct ThreadMarks {
     std::vector<uint32_t> backtraces;  // indices into Profile::marks, by time

@@ -6,10 +6,10 @@ namespace sightline::attribution {
 LineResolver::LineResolver(const model::Profile& profile, const Options& options)
     : profile_(profile),
       options_(options),
-      backtraces_(profile, options.is_user_file ? options.is_user_file : isDefaultUserFile),
+      backtraces_(profile, options.is_user_file ? options.is_user_file : isDefaultUserFile, contexts_),
       ranges_(profile),
       site_ranges_(profile, options.nvtx_sites),
-      python_calls_(profile, options),
+      python_calls_(profile, options, contexts_),
       call_lines_(profile.api_calls.size()),
       call_resolved_(profile.api_calls.size(), false),
       call_ops_(profile.api_calls.size(), -1) {}
@@ -17,7 +17,9 @@ LineResolver::LineResolver(const model::Profile& profile, const Options& options
 LineRef LineResolver::lineOfCall(size_t api) {
   if (!call_resolved_[api]) {
     call_resolved_[api] = true;
-    call_lines_[api] = resolve(profile_.api_calls[api]);
+    LineRef ref = resolve(profile_.api_calls[api]);
+    if (ref.file != 0 && ref.context == 0) ref.context = contexts_.single(ref.file, ref.line);
+    call_lines_[api] = ref;
   }
   return call_lines_[api];
 }
@@ -42,22 +44,22 @@ LineRef LineResolver::resolve(const model::ApiCall& c) {
   int fwd = enabled(Method::Backward) ? ranges_.forwardOpOfBackward(inner) : -1;
   if (fwd >= 0) {
     LineRef ref = lineOfForwardRange(fwd);
-    if (ref.file != 0) return {ref.file, ref.line, Method::Backward, true};
+    if (ref.file != 0) return withCaller({ref.file, ref.line, Method::Backward, true, false, ref.context}, c);
   }
   // Op: the outermost forward autograd range around the call has a backtraced call.
   int outer = ranges_.outermostAutograd(inner);
   if (enabled(Method::Op) && outer >= 0 && !ranges_.isBackwardOp(ranges_.range(outer))) {
     const auto& r = ranges_.range(outer);
     LineRef ref = backtraces_.stackLineWithin(r.pid, r.tid, r.start_ns, r.end_ns);
-    if (ref.file != 0) return {ref.file, ref.line, Method::Op, ref.backward};
+    if (ref.file != 0) return {ref.file, ref.line, Method::Op, ref.backward, false, ref.context};
   }
   if (enabled(Method::Inferred)) {
     LineRef ref = backtraces_.bracketedLine(c.pid, c.tid, c.start_ns);
-    if (ref.file != 0) return {ref.file, ref.line, Method::Inferred, ref.backward};
+    if (ref.file != 0) return {ref.file, ref.line, Method::Inferred, ref.backward, ref.input, ref.context};
   }
   if (enabled(Method::Sample)) {
     LineRef ref = backtraces_.nearestSample(c.pid, c.tid, c.start_ns);
-    if (ref.file != 0) return {ref.file, ref.line, Method::Sample, ref.backward};
+    if (ref.file != 0) return {ref.file, ref.line, Method::Sample, ref.backward, ref.input, ref.context};
   }
   // Nvtx: the innermost user range that a source site opens around the call.
   if (enabled(Method::Nvtx)) {
@@ -68,9 +70,24 @@ LineRef LineResolver::resolve(const model::ApiCall& c) {
   // inside autograd ranges that work is the backward pass.
   if (enabled(Method::Caller)) {
     LineRef ref = backtraces_.callerLine(c.pid, c.tid, c.start_ns);
-    if (ref.file != 0) return {ref.file, ref.line, Method::Caller, inner >= 0 || ranges_.inBackwardOp(inner)};
+    if (ref.file != 0)
+      return {ref.file, ref.line, Method::Caller, inner >= 0 || ranges_.inBackwardOp(inner), false, ref.context};
   }
   return {};
+}
+
+LineRef LineResolver::withCaller(LineRef ref, const model::ApiCall& c) {
+  const auto* main = backtraces_.mainThread(c.pid);
+  bool on_main = false;
+  if (main && !main->backtraces.empty()) {
+    const auto& first = profile_.marks[main->backtraces.front()];
+    on_main = first.tid == c.tid;
+  }
+  if (on_main) return ref;
+  LineRef caller = backtraces_.mainLineAt(c.pid, c.start_ns);
+  if (caller.file != 0)
+    ref.context = contexts_.merge(ref.context ? ref.context : contexts_.single(ref.file, ref.line), caller.context);
+  return ref;
 }
 
 LineRef LineResolver::lineFromPythonCalls(const model::ApiCall& c, int inner) {
@@ -79,7 +96,12 @@ LineRef LineResolver::lineFromPythonCalls(const model::ApiCall& c, int inner) {
     const auto& r = ranges_.range(fwd);
     LineRef ref = python_calls_.lineAt(r.pid, r.tid, r.start_ns);
     ref.backward = true;
-    if (ref.file != 0) return ref;
+    if (ref.file != 0) {
+      // The backward pass's own line (`loss.backward()`), where Python ran at the time.
+      LineRef caller = python_calls_.lineAt(c.pid, c.tid, c.start_ns);
+      if (caller.file != 0) ref.context = contexts_.merge(ref.context, caller.context);
+      return ref;
+    }
   }
   LineRef ref = python_calls_.lineAt(c.pid, c.tid, c.start_ns);
   ref.backward = ranges_.inBackwardOp(inner);

@@ -24,9 +24,13 @@ class LineResolver {
   // The forward autograd op around call `api` (0: none), computed once.
   model::StringId forwardOpOf(size_t api);
   const BacktraceIndex& backtraces() const { return backtraces_; }
+  ContextTable& contexts() { return contexts_; }
 
  private:
   LineRef resolve(const model::ApiCall& call);
+  // Backward work on a thread of its own (the autograd engine) also ran beneath the line the
+  // process's Python thread was in (`loss.backward()`): its context joins the forward one.
+  LineRef withCaller(LineRef ref, const model::ApiCall& call);
   // A launch's line from Python calls: backward work at its forward op, the rest where it ran.
   LineRef lineFromPythonCalls(const model::ApiCall& call, int inner_range);
   // The user line of a forward autograd range: a backtrace inside its outermost autograd
@@ -36,6 +40,7 @@ class LineResolver {
 
   const model::Profile& profile_;
   const Options& options_;
+  ContextTable contexts_;
   BacktraceIndex backtraces_;
   AutogradRanges ranges_;
   NvtxSiteRanges site_ranges_;

@@ -7,8 +7,8 @@
 
 namespace sightline::attribution {
 
-PythonCalls::PythonCalls(const model::Profile& profile, const Options& options)
-    : profile_(profile), options_(options), user_files_(profile, options) {
+PythonCalls::PythonCalls(const model::Profile& profile, const Options& options, ContextTable& contexts)
+    : profile_(profile), options_(options), contexts_(contexts), user_files_(profile, options) {
   const auto& calls = profile_.calls;
   if (calls.empty()) return;
   thread_parent_ = enclosingOnThread(calls);
@@ -108,30 +108,62 @@ const PythonCalls::Invocation& PythonCalls::invocationOf(int frame) {
   return inv;
 }
 
+int32_t PythonCalls::lineIn(int frame, int child, Method& method) {
+  const auto& f = profile_.calls[static_cast<size_t>(frame)];
+  const Invocation& inv = invocationOf(frame);
+  int32_t def_line = f.line;
+  if (inv.table && inv.function > 0) def_line = inv.table->functions[static_cast<size_t>(inv.function)].def_line;
+  method = Method::Function;
+  if (child < 0 || !enabled(Method::Aligned)) return enabled(Method::Function) ? def_line : 0;
+  auto pos = std::lower_bound(inv.placements.begin(), inv.placements.end(), static_cast<uint32_t>(child),
+                              [](const auto& entry, uint32_t id) { return entry.first < id; });
+  if (pos != inv.placements.end() && pos->first == static_cast<uint32_t>(child) && pos->second.line > 0) {
+    method = Method::Aligned;
+    return pos->second.line;
+  }
+  return enabled(Method::Function) ? def_line : 0;
+}
+
+uint32_t PythonCalls::contextAbove(int frame, int32_t line, bool& input) {
+  std::vector<FrameLine> lines{{profile_.calls[static_cast<size_t>(frame)].file, line}};
+  int child = frame;
+  for (int up = profile_.calls[static_cast<size_t>(frame)].parent; up >= 0;
+       child = up, up = profile_.calls[static_cast<size_t>(up)].parent) {
+    const auto& f = profile_.calls[static_cast<size_t>(up)];
+    bool user = f.kind == model::CallKind::Function && user_files_.isUser(f.file);
+    if (profile_.strings[f.file].find("torch/utils/data/") != std::string::npos ||
+        (user && profile_.strings[f.function].find("batch") != std::string::npos))
+      input = true;
+    if (!user) continue;
+    Method method = Method::Function;
+    if (int32_t at = lineIn(up, child, method); at > 0) lines.push_back({f.file, at});
+  }
+  return contexts_.intern(std::move(lines));
+}
+
 // The innermost user frame, and the call in its body that leads to t.
 LineRef PythonCalls::lineAt(uint32_t pid, uint32_t tid, int64_t t) {
   int leaf = innermostCall(pid, tid, t);
   if (leaf < 0) leaf = callOnOtherThread(pid, tid, t);
   if (leaf < 0) return {};
   int child = -1, frame = leaf;
+  bool input = false;
   while (frame >= 0) {
     const auto& f = profile_.calls[static_cast<size_t>(frame)];
     if (f.kind == model::CallKind::Function && user_files_.isUser(f.file)) break;
+    if (profile_.strings[f.file].find("torch/utils/data/") != std::string::npos) input = true;
     child = frame;
     frame = f.parent;
   }
   if (frame < 0) return {};
-  const auto& f = profile_.calls[static_cast<size_t>(frame)];
-  const Invocation& inv = invocationOf(frame);
-  int32_t def_line = f.line;
-  if (inv.table && inv.function > 0) def_line = inv.table->functions[static_cast<size_t>(inv.function)].def_line;
-  LineRef fallback{f.file, def_line, Method::Function, false};
-  if (child < 0 || !enabled(Method::Aligned)) return enabled(Method::Function) ? fallback : LineRef{};
-  auto pos = std::lower_bound(inv.placements.begin(), inv.placements.end(), static_cast<uint32_t>(child),
-                              [](const auto& entry, uint32_t id) { return entry.first < id; });
-  if (pos != inv.placements.end() && pos->first == static_cast<uint32_t>(child) && pos->second.line > 0)
-    return {f.file, pos->second.line, Method::Aligned, false};
-  return enabled(Method::Function) ? fallback : LineRef{};
+  Method method = Method::Function;
+  int32_t line = lineIn(frame, child, method);
+  if (line <= 0) return {};
+  LineRef ref{profile_.calls[static_cast<size_t>(frame)].file, line, method, false};
+  ref.context = contextAbove(frame, line, input);
+  ref.input =
+      input || profile_.strings[profile_.calls[static_cast<size_t>(frame)].function].find("batch") != std::string::npos;
+  return ref;
 }
 
 }  // namespace sightline::attribution

@@ -10,13 +10,14 @@
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/attribution/contexts.h"
 #include "analysis/attribution/user_files.h"
 
 namespace sightline::attribution {
 
 class PythonCalls {
  public:
-  PythonCalls(const model::Profile& profile, const Options& options);
+  PythonCalls(const model::Profile& profile, const Options& options, ContextTable& contexts);
   bool empty() const { return profile_.calls.empty(); }
   // The line of the Python code running at t on (pid, tid), or file 0.
   LineRef lineAt(uint32_t pid, uint32_t tid, int64_t t);
@@ -32,11 +33,16 @@ class PythonCalls {
   // Python running at t on another thread of the process, or -1.
   int callOnOtherThread(uint32_t pid, uint32_t tid, int64_t t) const;
   const Invocation& invocationOf(int frame);
+  // The line in user frame `frame` that led to `child` (its aligned call), else its def line.
+  int32_t lineIn(int frame, int child, Method& method);
+  // The user lines of `frame` and the user frames above it, and whether data loading is among them.
+  uint32_t contextAbove(int frame, int32_t line, bool& input);
   std::vector<TracedChild> tracedChildren(int frame, std::vector<uint32_t>& ids) const;
   bool enabled(Method m) const { return (options_.methods >> static_cast<unsigned>(m)) & 1u; }
 
   const model::Profile& profile_;
   const Options& options_;
+  ContextTable& contexts_;
   UserFiles user_files_;
   std::vector<int32_t> thread_parent_;  // the enclosing Python call on the same thread, by time
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> thread_span_;  // thread -> [first, last) calls

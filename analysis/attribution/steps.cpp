@@ -2,6 +2,7 @@
 #include "analysis/attribution/steps.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -17,19 +18,29 @@ int64_t median(std::vector<int64_t> v) {
   return v[v.size() / 2];
 }
 
-// Steps of one process from its step ranges (ProfilerStep#N, a per-step NVTX range).
-void addRangeSteps(std::map<uint32_t, std::map<model::StringId, int64_t>>& by_pid, Attribution& out) {
+using Span = std::pair<int64_t, int64_t>;
+
+// Steps of one process from its step ranges (ProfilerStep#N, a per-step NVTX range). A range
+// may cover only part of its step (`with nvtx.range("forward")`): a step runs from one range's
+// start to the next one's, the last one to its range's end.
+void addRangeSteps(std::map<uint32_t, std::map<model::StringId, Span>>& by_pid, Attribution& out) {
   for (const auto& [pid, steps] : by_pid) {
     std::vector<int64_t> lengths;
-    for (const auto& [text, ns] : steps) lengths.push_back(ns);
-    out.process_steps[pid] = {static_cast<int>(steps.size()), median(lengths)};
+    std::vector<Step> list;
+    for (const auto& [text, span] : steps) {
+      lengths.push_back(model::spanNs(span.first, span.second));
+      list.push_back({span.first, span.second});
+    }
+    std::sort(list.begin(), list.end(), [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
+    for (size_t i = 0; i + 1 < list.size(); ++i) list[i].end_ns = std::max(list[i].end_ns, list[i + 1].start_ns);
+    out.process_steps[pid] = {static_cast<int>(steps.size()), median(lengths), std::move(list)};
   }
 }
 
 bool fromProfilerSteps(const model::Profile& p, Attribution& out) {
-  std::map<uint32_t, std::map<model::StringId, int64_t>> by_pid;  // pid -> step text -> length
+  std::map<uint32_t, std::map<model::StringId, Span>> by_pid;  // pid -> step text -> span
   for (const auto& r : p.ranges)
-    if (p.strings[r.text].rfind("ProfilerStep#", 0) == 0) by_pid[r.pid][r.text] = model::spanNs(r.start_ns, r.end_ns);
+    if (p.strings[r.text].rfind("ProfilerStep#", 0) == 0) by_pid[r.pid][r.text] = {r.start_ns, r.end_ns};
   if (by_pid.empty()) return false;
   addRangeSteps(by_pid, out);
   for (const auto& [pid, steps] : out.process_steps) out.steps = std::max(out.steps, steps.count);
@@ -59,12 +70,12 @@ bool fromNvtxSites(const model::Profile& p, const Options& options, Attribution&
   }
   if (fewest_count == 0) return false;
   out.steps = static_cast<int>(fewest_count);
-  std::map<uint32_t, std::map<model::StringId, int64_t>> by_pid;
+  std::map<uint32_t, std::map<model::StringId, Span>> by_pid;
   std::map<uint32_t, int> counts;
   for (const auto& r : p.ranges)
     if (r.op == 0 && p.strings[r.text] == fewest) {
       int n = counts[r.pid]++;
-      by_pid[r.pid][static_cast<model::StringId>(n + 1)] = model::spanNs(r.start_ns, r.end_ns);
+      by_pid[r.pid][static_cast<model::StringId>(n + 1)] = {r.start_ns, r.end_ns};
     }
   addRangeSteps(by_pid, out);
   out.steps_source = "NVTX range \"" + fewest + "\" opened once per step";
@@ -104,17 +115,18 @@ FrameKey loopFrame(const model::Profile& p, const BacktraceIndex& backtraces, co
   return loop;
 }
 
-// The times at which steps begin on one thread: every time the loop frame's line jumps back.
+// The steps on one thread: one begins every time the loop frame's line jumps back.
 // In a gradient-accumulation loop the inner loop jumps back too, over fewer lines: when the jump
 // lengths fall into a short and a long group (the widest ratio between two lengths seen is at
 // least 1.5), only the long jumps (the outer loop's) start steps.
-std::vector<int64_t> loopStepStarts(const model::Profile& p, const std::vector<uint32_t>& marks, FrameKey loop) {
+std::vector<Step> loopSteps(const model::Profile& p, const std::vector<uint32_t>& marks, FrameKey loop) {
   struct Jump {
     size_t at;  // index of the first mark after the jump
     int32_t distance;
   };
   std::vector<Jump> jumps;
   std::vector<int64_t> times;  // of the marks in the loop frame
+  std::vector<int32_t> lines;  // their lines
   int32_t last = -1;
   for (uint32_t idx : marks) {
     const auto& m = p.marks[idx];
@@ -123,6 +135,7 @@ std::vector<int64_t> loopStepStarts(const model::Profile& p, const std::vector<u
       if (fr.file != loop.first || fr.function != loop.second) continue;
       if (last >= 0 && fr.line < last) jumps.push_back({times.size(), last - fr.line});
       times.push_back(m.time_ns);
+      lines.push_back(fr.line);
       last = fr.line;
       break;
     }
@@ -139,22 +152,34 @@ std::vector<int64_t> loopStepStarts(const model::Profile& p, const std::vector<u
     double ratio = static_cast<double>(lengths[i]) / std::max(1, lengths[i - 1]);
     if (ratio >= 1.5 && ratio > widest) widest = ratio, threshold = lengths[i];
   }
-  std::vector<size_t> starts{0};
+  // The loop's body: from the lowest line a step jumps back to, to the highest it jumps from.
+  // Marks of the frame outside it run before or after the loop (set-up, a final sync).
+  int32_t lo = INT32_MAX, hi = INT32_MIN;
   for (const auto& j : jumps)
-    if (j.distance >= threshold) starts.push_back(j.at);
+    if (j.distance >= threshold) lo = std::min(lo, lines[j.at]), hi = std::max(hi, lines[j.at - 1]);
+  auto inBody = [&](size_t i) { return lo > hi || (lines[i] >= lo && lines[i] <= hi); };
+  size_t first_in = 0, last_in = times.size() - 1;
+  while (first_in < times.size() && !inBody(first_in)) ++first_in;
+  while (last_in > 0 && !inBody(last_in)) --last_in;
+  std::vector<size_t> starts{first_in < times.size() ? first_in : 0};
+  for (const auto& j : jumps)
+    if (j.distance >= threshold && j.at > starts.front()) starts.push_back(j.at);
   // A capture that opens or closes inside a step leaves a piece of one: a first or last step of
   // less than half the marks of the median step is not counted.
   std::vector<size_t> sizes;
   for (size_t i = 0; i < starts.size(); ++i)
-    sizes.push_back((i + 1 < starts.size() ? starts[i + 1] : times.size()) - starts[i]);
+    sizes.push_back((i + 1 < starts.size() ? starts[i + 1] : last_in + 1) - starts[i]);
   std::vector<size_t> sorted = sizes;
   std::sort(sorted.begin(), sorted.end());
   size_t typical = sorted[sorted.size() / 2];
   size_t first = 0, end = starts.size();
   if (starts.size() >= 3 && 2 * sizes.back() < typical) --end;
   if (starts.size() >= 3 && 2 * sizes.front() < typical) ++first;
-  std::vector<int64_t> out;
-  for (size_t i = first; i < end; ++i) out.push_back(times[starts[i]]);
+  // A step ends where the next begins; the last one at its last mark in the loop frame.
+  std::vector<Step> out;
+  for (size_t i = first; i < end; ++i)
+    out.push_back(
+        {times[starts[i]], i + 1 < starts.size() ? times[starts[i + 1]] : times[std::max(last_in, starts[i])]});
   return out;
 }
 
@@ -169,14 +194,37 @@ void fromLoopLine(const model::Profile& p, const BacktraceIndex& backtraces, Att
     if (marks->size() < 2) continue;
     FrameKey loop = loopFrame(p, backtraces, *marks);
     if (loop.first == 0) continue;
-    std::vector<int64_t> starts = loopStepStarts(p, *marks, loop);
+    std::vector<Step> steps = loopSteps(p, *marks, loop);
     std::vector<int64_t> lengths;
-    for (size_t i = 1; i < starts.size(); ++i) lengths.push_back(starts[i] - starts[i - 1]);
-    out.process_steps[pid] = {static_cast<int>(starts.size()), median(lengths)};
-    if (static_cast<int>(starts.size()) > out.steps) {
-      out.steps = static_cast<int>(starts.size());
+    for (size_t i = 0; i + 1 < steps.size(); ++i) lengths.push_back(model::spanNs(steps[i].start_ns, steps[i].end_ns));
+    int count = static_cast<int>(steps.size());
+    out.process_steps[pid] = {count, median(lengths), std::move(steps)};
+    if (count > out.steps) {
+      out.steps = count;
       out.steps_source = "loop line of " + p.strings[loop.second] + "() in Python backtraces";
     }
+  }
+}
+
+// Warm-up and outlier steps. A step far above the median (1.5x, and 2 ms more) is an outlier;
+// outliers before the first ordinary one are warm-up, and so is the first step unless the
+// profiler's own schedule already left warm-up out (ProfilerStep ranges). Fewer than four
+// steps, or every step asked for: all steady.
+void classifySteps(Attribution::ProcessSteps& steps, bool all_steps, bool first_is_warmup) {
+  auto& list = steps.list;
+  if (all_steps || list.size() < 4) return;
+  std::vector<int64_t> lengths;
+  lengths.reserve(list.size());
+  for (const auto& s : list) lengths.push_back(model::spanNs(s.start_ns, s.end_ns));
+  int64_t m = median(lengths);
+  auto far = [&](size_t i) { return lengths[i] > m + std::max(m / 2, int64_t{2'000'000}); };
+  bool leading = true;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if ((i == 0 && first_is_warmup) || (leading && far(i)))
+      list[i].kind = StepKind::Warmup;
+    else if (far(i))
+      list[i].kind = StepKind::Outlier;
+    if (i > 0 && !far(i)) leading = false;
   }
 }
 
@@ -184,8 +232,19 @@ void fromLoopLine(const model::Profile& p, const BacktraceIndex& backtraces, Att
 
 void detectSteps(const model::Profile& profile, const Options& options, const BacktraceIndex& backtraces,
                  Attribution& out) {
-  if (fromProfilerSteps(profile, out) || fromNvtxSites(profile, options, out)) return;
-  fromLoopLine(profile, backtraces, out);
+  bool scheduled = fromProfilerSteps(profile, out);
+  if (!scheduled && !fromNvtxSites(profile, options, out)) fromLoopLine(profile, backtraces, out);
+  bool all = options.all_steps || std::find(profile.info.capabilities.begin(), profile.info.capabilities.end(),
+                                            "capture-range") != profile.info.capabilities.end();
+  out.step_summary.all_steps = all;
+  int most = 0;
+  for (auto& [pid, steps] : out.process_steps) {
+    classifySteps(steps, all, !scheduled);
+    int steady = 0;
+    for (const auto& s : steps.list) steady += s.kind == StepKind::Steady ? 1 : 0;
+    most = std::max(most, steady);
+  }
+  if (most > 0) out.steps = most;
 }
 
 }  // namespace sightline::attribution

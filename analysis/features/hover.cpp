@@ -10,10 +10,12 @@ std::optional<HoverInfo> computeHover(const source::SourceFile& file, const sour
                                       uint32_t line) {
   HoverInfo info;
   info.line = line;
-  auto it = costs.lines.find(static_cast<int32_t>(line) + 1);
-  if (it != costs.lines.end() && it->second.gpu_ns > 0) {
-    info.cost = breakdownOf(it->second, costs, profile, scaleFor(costs, options));
-    if (costs.compare) {
+  auto line1 = static_cast<int32_t>(line) + 1;
+  LineBreakdown b = breakdownAt(costs, profile, scaleFor(costs, options), line1);
+  auto it = costs.lines.find(line1);
+  if (hasCost(b)) {
+    info.cost = std::move(b);
+    if (costs.compare && it != costs.lines.end()) {
       bool per_step = comparePerStep(costs, options);
       CompareChange change;
       change.name = costs.compare_name;
@@ -23,7 +25,7 @@ std::optional<HoverInfo> computeHover(const source::SourceFile& file, const sour
       change.note = costs.compare_note;
       info.compare = change;
     }
-    info.stale = costs.stale_lines.count(it->first) > 0;
+    info.stale = costs.stale_lines.count(line1) > 0;
     return info;
   }
   auto hints = computeInlayHints(file, index, costs, profile, HintOptions{0, options.per_step, false}, line, line);

@@ -4,18 +4,16 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "analysis/features/compare_values.h"
 
 namespace sightline::features {
 namespace {
 
-// Sum of the costs on 1-based lines [first, last].
-int64_t sumLines(const FileCosts& costs, int32_t first, int32_t last) {
-  int64_t sum = 0;
-  for (auto it = costs.lines.lower_bound(first); it != costs.lines.end() && it->first <= last; ++it)
-    sum += it->second.gpu_ns;
-  return sum;
+// Inclusive time differs from the line's own when it adds at least 5% and 5 µs per step or in total.
+bool differs(double self_ns, double inclusive_ns) {
+  return inclusive_ns - self_ns >= std::max(5e3, 0.05 * inclusive_ns);
 }
 
 void addCompareDeltas(std::map<uint32_t, LineHint>& hints, const FileCosts& costs, const HintOptions& options,
@@ -59,26 +57,36 @@ std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const so
   Scale s = scaleFor(costs, options);
   double total = static_cast<double>(std::max<int64_t>(1, costs.total_gpu_ns));
   std::map<uint32_t, LineHint> hints;
-  for (auto it = costs.lines.lower_bound(static_cast<int32_t>(first) + 1);
-       it != costs.lines.end() && it->first <= static_cast<int32_t>(last) + 1; ++it) {
-    const attribution::LineCost& c = it->second;
-    double share = static_cast<double>(c.gpu_ns) / total;
-    if (share < options.min_share || c.gpu_ns <= 0) continue;
+  auto lo = static_cast<int32_t>(first) + 1, hi = static_cast<int32_t>(last) + 1;
+  std::set<int32_t> candidates;  // lines with time of their own or beneath them
+  for (auto it = costs.lines.lower_bound(lo); it != costs.lines.end() && it->first <= hi; ++it)
+    if (it->second.gpu_ns > 0) candidates.insert(it->first);
+  for (const auto& span : costs.spans)
+    for (auto l = std::lower_bound(span.lines.begin(), span.lines.end(), lo); l != span.lines.end() && *l <= hi; ++l)
+      candidates.insert(*l);
+  for (int32_t line : candidates) {
+    LineBreakdown b = breakdownAt(costs, profile, s, line);
+    double share = std::max(b.share, b.inclusive_share);
+    if (share < options.min_share || !hasCost(b)) continue;
     LineHint h;
-    h.line = static_cast<uint32_t>(it->first - 1);
+    h.line = static_cast<uint32_t>(line - 1);
     h.scale = s;
-    h.gpu_ns = static_cast<double>(c.gpu_ns) / s.divisor;
-    h.share = share;
-    h.show_split = options.show_backward && c.backward_ns > 0;
-    h.forward_ns = static_cast<double>(c.forward_ns) / s.divisor;
-    h.backward_ns = static_cast<double>(c.backward_ns) / s.divisor;
-    h.breakdown = breakdownOf(c, costs, profile, s);
+    h.gpu_ns = b.gpu_ns;
+    h.share = b.share;
+    h.show_split = options.show_backward && b.backward_ns > 0;
+    h.forward_ns = b.forward_ns;
+    h.backward_ns = b.backward_ns;
+    h.show_inclusive = differs(b.gpu_ns, b.inclusive_ns);
+    h.inclusive_ns = b.inclusive_ns;
+    h.inclusive_share = b.inclusive_share;
+    h.breakdown = std::move(b);
     hints[h.line] = std::move(h);
   }
   if (costs.compare) addCompareDeltas(hints, costs, options, first, last);
   auto rollup = [&](uint32_t header, uint32_t body_first, uint32_t body_last, const char* what) {
     if (header < first || header > last || hints.count(header)) return;
-    int64_t sum = sumLines(costs, static_cast<int32_t>(body_first) + 1, static_cast<int32_t>(body_last) + 1);
+    int64_t sum =
+        inclusiveOver(costs, static_cast<int32_t>(body_first) + 1, static_cast<int32_t>(body_last) + 1).gpu_ns;
     double share = static_cast<double>(sum) / total;
     if (sum <= 0 || share < options.min_share) return;
     LineHint h;

@@ -31,6 +31,11 @@ struct LineHint {
   // at least 5 µs.
   std::optional<double> delta_ns;
   bool delta_per_step = false;
+  // Inclusive time (everything launched beneath the line); shown when it differs from the
+  // line's own time. A rollup's gpu_ns is already inclusive.
+  bool show_inclusive = false;
+  double inclusive_ns = 0;                 // scaled
+  double inclusive_share = 0;              // of all GPU time
   std::string scope;                       // a rollup's "function" or "loop"
   std::string compare_name;                // a gone line's compare profile (its file name)
   std::optional<LineBreakdown> breakdown;  // a cost hint's tooltip figures

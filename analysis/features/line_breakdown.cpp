@@ -63,4 +63,21 @@ LineBreakdown breakdownOf(const attribution::LineCost& c, const FileCosts& costs
   return b;
 }
 
+LineBreakdown breakdownAt(const FileCosts& costs, const model::Profile& profile, const Scale& s, int32_t line) {
+  static const attribution::LineCost kNone;
+  auto it = costs.lines.find(line);
+  LineBreakdown b = breakdownOf(it == costs.lines.end() ? kNone : it->second, costs, profile, s);
+  Inclusive inc = inclusiveOver(costs, line, line);
+  inc.gpu_ns = std::max(inc.gpu_ns, b.total_ns);  // an edited line may have lost its spans
+  b.inclusive_ns = static_cast<double>(inc.gpu_ns) / s.divisor;
+  b.inclusive_forward_ns = static_cast<double>(inc.forward_ns) / s.divisor;
+  b.inclusive_backward_ns = static_cast<double>(inc.backward_ns) / s.divisor;
+  b.inclusive_share = static_cast<double>(inc.gpu_ns) / static_cast<double>(std::max<int64_t>(1, costs.total_gpu_ns));
+  b.beneath = linesBeneath(costs, line, 5, b.more_beneath);
+  if (it != costs.lines.end()) b.oneoff_ns = it->second.oneoff_ns;
+  return b;
+}
+
+bool hasCost(const LineBreakdown& b) { return b.total_ns > 0 || b.inclusive_ns > 0; }
+
 }  // namespace sightline::features

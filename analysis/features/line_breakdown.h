@@ -57,9 +57,19 @@ struct LineBreakdown {
   double comm_ns = 0;          // scaled: NCCL kernels launched from the line
   double comm_exposed_ns = 0;  // scaled: of which nothing else ran on the GPU
   uint32_t lost_launches = 0;  // launches whose GPU records are missing
+  // Inclusive time (profile_view.h): everything launched beneath the line, scaled.
+  double inclusive_ns = 0, inclusive_forward_ns = 0, inclusive_backward_ns = 0;
+  double inclusive_share = 0;
+  std::vector<join::PlacedLine> beneath;  // the costliest lines beneath it (ns: total, not scaled)
+  size_t more_beneath = 0;
+  int64_t oneoff_ns = 0;  // GPU time outside the steady steps (total; never per step)
 };
 
 LineBreakdown breakdownOf(const attribution::LineCost& cost, const FileCosts& costs, const model::Profile& profile,
                           const Scale& scale);
+// The breakdown of 1-based `line`: its own cost (when it has one) and its inclusive time.
+LineBreakdown breakdownAt(const FileCosts& costs, const model::Profile& profile, const Scale& scale, int32_t line);
+// Whether the line has anything to show: own GPU time, or work beneath it.
+bool hasCost(const LineBreakdown& b);
 
 }  // namespace sightline::features

@@ -1,6 +1,8 @@
 // Profile evidence for findings, and the profile-only rules.
 #include "analysis/features/profile_diagnostics.h"
 
+#include "analysis/features/step_verdict.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -138,6 +140,89 @@ void rankRules(const LineCost& c, const FileCosts& costs, const source::SourceFi
   }
 }
 
+// Whether a GPU named in the profile computes TF32 on tensor cores (Ampere and newer); an
+// unnamed GPU is assumed to (the rule needs fp32 matmul kernels, which name their own arch).
+bool hasTf32(const model::Profile& profile) {
+  static const char* const kNames[] = {"A100",  "A800",   "A10",    "A30",    "A40",   "A16",          "A2",   "L4",
+                                       "L40",   "H100",   "H200",   "H20",    "H800",  "GH200",        "B100", "B200",
+                                       "GB200", "RTX 30", "RTX 40", "RTX 50", "RTX A", "RTX 6000 Ada", "Thor", "Orin"};
+  if (profile.info.gpus.empty()) return true;
+  for (const auto& gpu : profile.info.gpus)
+    for (const char* name : kNames)
+      if (gpu.find(name) != std::string::npos) return true;
+  return false;
+}
+
+// Where `torch.set_float32_matmul_precision("high")` goes: after the file's last top-level import.
+std::vector<Fix> tf32Fix(const source::SourceFile& file, const source::SourceIndex& index) {
+  size_t after = 0;
+  bool torch = false;
+  for (const auto& imp : index.imports) {
+    const auto& lines = file.lines();
+    if (lines.pointAt(imp.range.begin).column != 0) continue;  // top level only
+    after = std::max(after, static_cast<size_t>(imp.range.end));
+    torch = torch || imp.local_name == "torch";
+  }
+  if (!torch || file.text().find("set_float32_matmul_precision") != std::string::npos) return {};
+  size_t at = file.text().find('\n', after);
+  at = at == std::string::npos ? file.text().size() : at + 1;
+  TextEdit edit{{static_cast<uint32_t>(at), static_cast<uint32_t>(at)},
+                "torch.set_float32_matmul_precision(\"high\")\n"};
+  return {Fix{"Let fp32 matmuls use TF32 tensor cores (torch.set_float32_matmul_precision(\"high\"))", {edit}, true}};
+}
+
+// The step verdict on the training loop (the loop beneath which most steady GPU time runs),
+// and fp32 matmuls on CUDA cores on the lines that launch them.
+template <class Add>
+void stepFindings(const source::SourceFile& file, const source::SourceIndex& index, const FileCosts& costs,
+                  const model::Profile& profile, const PerStep& s, Add&& add) {
+  const auto& lines = file.lines();
+  if (hasTf32(profile)) {
+    for (const auto& [line, c] : costs.lines) {
+      if (line < 1 || static_cast<uint32_t>(line) > lines.lineCount() || c.lost_launches > 0) continue;
+      int64_t ns = 0;
+      std::string top;
+      int64_t top_ns = 0;
+      for (const auto& [name, stat] : c.by_name) {
+        if (!attribution::isFp32MatmulKernel(profile.strings[name])) continue;
+        ns += stat.ns;
+        if (stat.ns > top_ns) top_ns = stat.ns, top = profile.strings[name];
+      }
+      if (static_cast<double>(ns) / s.steps < 500e3) continue;
+      add("fp32-matmul", static_cast<uint32_t>(line - 1), false,
+          s.ms(ns) + " of fp32 matrix multiplies on CUDA cores here (`" + shortKernelName(top, 48) +
+              "`): with TF32 they run on tensor cores several times faster; set "
+              "torch.set_float32_matmul_precision(\"high\") once, or autocast to bf16",
+          tf32Fix(file, index));
+    }
+  }
+  auto verdict = stepVerdict(costs.story.get());
+  if (!verdict || index.loops.empty()) return;
+  int best = -1;
+  int64_t best_ns = 0;
+  for (size_t l = 0; l < index.loops.size(); ++l) {
+    const auto& loop = index.loops[l];
+    auto first = static_cast<int32_t>(lines.pointAt(loop.range.begin).line) + 1;
+    auto last = static_cast<int32_t>(lines.pointAt(loop.range.end).line) + 1;
+    int64_t ns = inclusiveOver(costs, first, last).gpu_ns;
+    if (ns > best_ns || (ns == best_ns && best >= 0 && loop.depth < index.loops[static_cast<size_t>(best)].depth))
+      best = static_cast<int>(l), best_ns = ns;
+  }
+  if (best < 0 || 2 * best_ns < costs.total_gpu_ns) return;
+  const auto& v = *verdict;
+  char head[160];
+  std::snprintf(head, sizeof head, "steady step %s ms, GPU busy %.0f%%: %s", formatMilliseconds(v.wall_ns).c_str(),
+                100 * v.busy_share, boundName(v.bound));
+  std::string message = head;
+  for (size_t i = 0; i < v.causes.size() && i < 3; ++i)
+    message += (i ? ", " : " (") + causeName(v.causes[i].kind) + " " + formatMilliseconds(v.causes[i].ns) + " ms/step" +
+               (i + 1 == std::min<size_t>(v.causes.size(), 3) ? ")" : "");
+  for (size_t i = 0; i < v.changes.size(); ++i)
+    message += (i ? "; " : ". Try: ") + std::to_string(i + 1) + ") " + changeText(v.changes[i], v);
+  auto loop_line = lines.pointAt(index.loops[static_cast<size_t>(best)].range.begin).line;
+  add("step-verdict", loop_line, false, message);
+}
+
 }  // namespace
 
 std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const source::SourceFile& file,
@@ -233,6 +318,7 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
       }
     }
   }
+  stepFindings(file, index, costs, profile, s, add);
   // A measured copy gets both halves of the cure: the loader's pin_memory and non_blocking=True
   // on the copy itself (the static finding's fix on the same call), together and apart.
   for (auto& f : findings) {

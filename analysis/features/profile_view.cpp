@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace sightline::features {
 
@@ -72,6 +73,42 @@ RankSpread rankSpread(const std::vector<int64_t>& per_rank) {
   out.max_ns = static_cast<double>(v.back());
   out.median_ns =
       n % 2 ? static_cast<double>(v[n / 2]) : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
+  return out;
+}
+
+Inclusive inclusiveOver(const FileCosts& costs, int32_t first, int32_t last) {
+  Inclusive out;
+  if (costs.spans.empty()) {
+    for (auto it = costs.lines.lower_bound(first); it != costs.lines.end() && it->first <= last; ++it) {
+      out.gpu_ns += it->second.gpu_ns;
+      out.forward_ns += it->second.forward_ns;
+      out.backward_ns += it->second.backward_ns;
+    }
+    return out;
+  }
+  for (const auto& span : costs.spans) {
+    auto pos = std::lower_bound(span.lines.begin(), span.lines.end(), first);
+    if (pos == span.lines.end() || *pos > last) continue;
+    out.gpu_ns += span.gpu_ns;
+    out.forward_ns += span.forward_ns;
+    out.backward_ns += span.backward_ns;
+  }
+  return out;
+}
+
+std::vector<join::PlacedLine> linesBeneath(const FileCosts& costs, int32_t line, size_t n, size_t& more) {
+  std::map<std::pair<std::string, int32_t>, int64_t> by_line;
+  for (const auto& span : costs.spans) {
+    if (span.self_here && span.self.line == line) continue;
+    if (!std::binary_search(span.lines.begin(), span.lines.end(), line)) continue;
+    by_line[{span.self.path, span.self.line}] += span.gpu_ns;
+  }
+  std::vector<join::PlacedLine> out;
+  out.reserve(by_line.size());
+  for (const auto& [key, ns] : by_line) out.push_back({key.first, key.second, ns, 0});
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
+  more = out.size() > n ? out.size() - n : 0;
+  if (out.size() > n) out.resize(n);
   return out;
 }
 

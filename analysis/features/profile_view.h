@@ -40,6 +40,17 @@ struct RankSpread {
 };
 RankSpread rankSpread(const std::vector<int64_t>& per_rank);
 
+// Inclusive time: the work launched beneath 1-based lines [first, last] of the file (through
+// calls into any file, and the backward of their forward work), each piece once. Without
+// inclusive data (FileCosts::spans empty) the lines' own time.
+struct Inclusive {
+  int64_t gpu_ns = 0, forward_ns = 0, backward_ns = 0;
+};
+Inclusive inclusiveOver(const FileCosts& costs, int32_t first, int32_t last);
+// The lines the work beneath 1-based `line` is charged to, other than the line itself,
+// costliest first (PlacedLine::ns: their time beneath it); `more` counts those left out.
+std::vector<join::PlacedLine> linesBeneath(const FileCosts& costs, int32_t line, size_t n, size_t& more);
+
 // A name for an NVTX range around a 0-based line, from what the profile saw it run: its top
 // autograd op without the `aten::` prefix ("conv2d"), else its top GPU work's short name; ""
 // when the line has no cost or is below `options.min_share`.

@@ -55,6 +55,16 @@ const std::vector<RuleInfo>& allRules() {
        "step time.",
        "Keep the GPU fed: load data in DataLoader workers, move logging and host-side work out of the step, avoid "
        "syncs that drain the queue before host work."},
+      {"step-verdict", Severity::Information,
+       "what bounds the steady training step, and what to change (needs a profile)",
+       "A step is as long as its slowest part: the GPU's work, or the host's launching, syncing, data loading and "
+       "other work while the GPU waits. Speeding up kernels helps only a GPU-bound step.",
+       "Apply the changes the message lists first; each names the time at stake per step."},
+      {"fp32-matmul", Severity::Warning, "fp32 matrix multiplies on CUDA cores (needs a profile)",
+       "On Ampere and newer GPUs, fp32 matmuls without TF32 run on CUDA cores at a fraction of the tensor cores' "
+       "speed.",
+       "Call `torch.set_float32_matmul_precision(\"high\")` once at start-up (TF32), or train under "
+       "`torch.autocast(\"cuda\", dtype=torch.bfloat16)`."},
       {"sync-api", Severity::Warning, "host time blocked in CUDA synchronize calls (needs a profile)",
        "While the host waits in a synchronize call it queues no work: the GPU drains and then idles while the host "
        "catches up.",

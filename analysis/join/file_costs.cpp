@@ -9,6 +9,20 @@ FileCosts remapCosts(const FileCosts& costs, const source::LineTracker& tracker)
   out.total_gpu_ns = costs.total_gpu_ns;
   out.steps = costs.steps;
   out.ranks = costs.ranks;
+  out.story = costs.story;
+  for (const auto& span : costs.spans) {
+    ContextSpan moved = span;
+    moved.lines.clear();
+    for (int32_t line : span.lines) {
+      int32_t now = line >= 1 ? tracker.currentLine(static_cast<uint32_t>(line - 1)) : -1;
+      if (now >= 0) moved.lines.push_back(now + 1);
+    }
+    if (moved.self_here && moved.self.line >= 1) {
+      int32_t now = tracker.currentLine(static_cast<uint32_t>(moved.self.line - 1));
+      moved.self.line = now >= 0 ? now + 1 : 0;
+    }
+    if (!moved.lines.empty()) out.spans.push_back(std::move(moved));
+  }
   for (const auto& [line, cost] : costs.lines) {
     if (line < 1) continue;
     int32_t now = tracker.currentLine(static_cast<uint32_t>(line - 1));

@@ -3,22 +3,62 @@
 // Plain data and pure functions; no formatting (that is the edge's job).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "analysis/attribution/attribution.h"
 #include "analysis/source/line_tracker.h"
 
 namespace sightline::join {
 
+// A line of any file, named for display: the local path where the profile path maps onto one,
+// else the profile's path.
+struct PlacedLine {
+  std::string path;
+  int32_t line = 0;
+  int64_t ns = 0;
+  uint32_t count = 0;
+};
+
+// Work that ran beneath lines of this file (attribution::ContextCost, seen from one file).
+struct ContextSpan {
+  std::vector<int32_t> lines;  // 1-based lines of this file it ran beneath, sorted
+  int64_t gpu_ns = 0, forward_ns = 0, backward_ns = 0;
+  PlacedLine self;         // where it is charged itself (ns unused)
+  bool self_here = false;  // that line is in this file
+};
+
+// The steady steps and what happened outside them, for the verdict (features/step_verdict.h):
+// the whole profile's, shared by every file's costs.
+struct StepStory {
+  attribution::StepSummary summary;  // its line lists are in the placed fields below
+  int all_steps = 0;                 // steps found, steady or not
+  std::string steps_source;
+  std::array<std::vector<PlacedLine>, attribution::kWaitCount> wait_lines;
+  std::vector<PlacedLine> sync_lines;
+  std::vector<PlacedLine> oneoff_lines;  // costliest first: GPU time + idle outside steady steps
+  struct OneOffStep {
+    int index = 0;  // 1-based, in its process
+    attribution::StepKind kind = attribution::StepKind::Warmup;
+    int64_t wall_ns = 0, gpu_ns = 0;
+    PlacedLine top;  // what it ran most (path empty: unknown)
+  };
+  std::vector<OneOffStep> oneoff_steps;
+};
+
 struct FileCosts {
   std::map<int32_t, attribution::LineCost> lines;  // 1-based line -> cost
   int64_t total_gpu_ns = 0;                        // of the whole profile (shares are of this)
   int steps = 0;                                   // 0: unknown (per-step figures become totals)
   std::vector<attribution::RankInfo> ranks;        // of the whole profile; LineCost::rank_ns indexes it
+  std::vector<ContextSpan> spans;                  // inclusive time: work beneath this file's lines
+  std::shared_ptr<const StepStory> story;          // null when the profile knows no steps
   std::set<int32_t> stale_lines;                   // 1-based lines edited since they were profiled
   // A second profile on the same lines (`compareWith`): hints and hovers show the change from it.
   std::shared_ptr<const FileCosts> compare;
@@ -27,17 +67,75 @@ struct FileCosts {
 };
 
 // Merges the costs of every profile file for which `maps_here(profile path)` is true.
-template <class MapsHere>
-FileCosts fileCosts(const model::Profile& profile, const attribution::Attribution& attr, MapsHere&& maps_here) {
+// `place(profile file id)` names a profile path for display.
+template <class MapsHere, class Place>
+FileCosts fileCosts(const model::Profile& profile, const attribution::Attribution& attr, MapsHere&& maps_here,
+                    Place&& place) {
   FileCosts out;
   out.total_gpu_ns = attr.total_gpu_ns;
   out.steps = attr.steps;
   out.ranks = attr.ranks;
+  std::map<model::StringId, bool> here;
+  auto isHere = [&](model::StringId file) {
+    auto [it, added] = here.emplace(file, false);
+    if (added) it->second = maps_here(profile.strings[file]);
+    return it->second;
+  };
   for (const auto& [file, lines] : attr.files) {
-    if (!maps_here(profile.strings[file])) continue;
+    if (!isHere(file)) continue;
     for (const auto& [line, cost] : lines) attribution::addCost(out.lines[line], cost);
   }
+  for (const auto& cc : attr.context_costs) {
+    ContextSpan span;
+    for (const auto& f : attr.contexts[cc.context])
+      if (isHere(f.file)) span.lines.push_back(f.line);
+    if (span.lines.empty()) continue;
+    std::sort(span.lines.begin(), span.lines.end());
+    span.lines.erase(std::unique(span.lines.begin(), span.lines.end()), span.lines.end());
+    span.gpu_ns = cc.gpu_ns, span.forward_ns = cc.forward_ns, span.backward_ns = cc.backward_ns;
+    span.self = {place(cc.self.file), cc.self.line};
+    span.self_here = isHere(cc.self.file);
+    out.spans.push_back(std::move(span));
+  }
   return out;
+}
+
+// The steps' story of a profile, its lines named by `place`.
+template <class Place>
+std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr, Place&& place) {
+  const auto& sum = attr.step_summary;
+  if (sum.steady == 0) return nullptr;
+  auto story = std::make_shared<StepStory>();
+  story->summary = sum;
+  story->steps_source = attr.steps_source;
+  auto placed = [&](const std::vector<attribution::WaitLine>& from) {
+    std::vector<PlacedLine> v;
+    for (size_t i = 0; i < from.size() && i < 5; ++i)
+      v.push_back({place(from[i].line.file), from[i].line.line, from[i].ns, from[i].count});
+    return v;
+  };
+  for (size_t w = 0; w < attribution::kWaitCount; ++w) story->wait_lines[w] = placed(sum.wait_lines[w]);
+  story->sync_lines = placed(sum.sync_lines);
+  for (auto& w : story->summary.wait_lines) w.clear();
+  story->summary.sync_lines.clear();
+  std::vector<attribution::WaitLine> oneoff;
+  for (const auto& [file, lines] : attr.files)
+    for (const auto& [line, cost] : lines)
+      if (cost.oneoff_ns + cost.oneoff_idle_ns > 0)
+        oneoff.push_back({{file, line}, cost.oneoff_ns + cost.oneoff_idle_ns, 1});
+  std::sort(oneoff.begin(), oneoff.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
+  story->oneoff_lines = placed(oneoff);
+  for (const auto& [pid, steps] : attr.process_steps) {
+    story->all_steps = std::max(story->all_steps, static_cast<int>(steps.list.size()));
+    for (size_t i = 0; i < steps.list.size(); ++i) {
+      const auto& st = steps.list[i];
+      if (st.kind == attribution::StepKind::Steady) continue;
+      StepStory::OneOffStep o{static_cast<int>(i + 1), st.kind, model::spanNs(st.start_ns, st.end_ns), st.gpu_ns, {}};
+      if (st.top_line.file != 0) o.top = {place(st.top_line.file), st.top_line.line};
+      story->oneoff_steps.push_back(o);
+    }
+  }
+  return story;
 }
 
 // `costs` moved onto the current lines of an edited document (1-based both ways): a line

@@ -15,6 +15,7 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   if (!env_.normalize) env_.normalize = [](const std::string& p) { return p; };
   attribution::Options attribution_options;
   attribution_options.idle_gap_ns = options.idle_gap_ns;
+  attribution_options.all_steps = options.all_steps;
   CallSiteTables call_sites(env_.mapper, env_.normalize, env_.read_source);
   for (const auto& input : options.named) {
     auto sites = attribution::findNvtxSites(*input.file, *input.index, profile_.strings.intern(input.path));
@@ -25,6 +26,7 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   attribution_options.call_sites = std::ref(call_sites);
   attr_ = attribution::attribute(profile_, attribution_options);
   anchors_ = collectFunctionAnchors(profile_);
+  story_ = stepStory(attr_, [this](model::StringId file) { return placeOf(file); });
 }
 
 std::function<bool(const std::string&)> ProfileJoin::mapsOnto(const std::string& local_path) const {
@@ -43,7 +45,15 @@ std::optional<std::string> ProfileJoin::localPathOf(model::StringId profile_file
 }
 
 FileCosts ProfileJoin::measuredCosts(const std::string& local_path) const {
-  return fileCosts(profile_, attr_, mapsOnto(local_path));
+  auto place = [this](model::StringId file) { return placeOf(file); };
+  FileCosts out = fileCosts(profile_, attr_, mapsOnto(local_path), place);
+  out.story = story_;
+  return out;
+}
+
+std::string ProfileJoin::placeOf(model::StringId file) const {
+  auto local = localPathOf(file);
+  return local ? *local : profile_.strings[file];
 }
 
 std::vector<FunctionAnchor> ProfileJoin::anchors(const std::string& local_path) const {

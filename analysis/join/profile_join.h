@@ -44,6 +44,7 @@ struct JoinEnvironment {
 struct JoinOptions {
   std::vector<SourceInput> named;  // files the user named; may be empty
   int64_t idle_gap_ns = 1'000'000;
+  bool all_steps = false;  // every step counts (no warm-up or outlier steps left out)
 };
 
 class ProfileJoin {
@@ -59,6 +60,10 @@ class ProfileJoin {
   std::optional<std::string> localPathOf(model::StringId profile_file) const;
   // The costs of every profile path that maps onto `local_path`, merged.
   FileCosts measuredCosts(const std::string& local_path) const;
+  // A profile path for display: the local file it maps onto, else itself.
+  std::string placeOf(model::StringId profile_file) const;
+  // The steady steps' story (null when no steps are known).
+  const std::shared_ptr<const StepStory>& story() const { return story_; }
   // The (function, line) pairs the profile names in the files that map onto `local_path`.
   std::vector<FunctionAnchor> anchors(const std::string& local_path) const;
 
@@ -72,6 +77,7 @@ class ProfileJoin {
   JoinEnvironment env_;
   attribution::Attribution attr_;
   std::map<model::StringId, std::vector<FunctionAnchor>> anchors_;  // profile path -> anchors
+  std::shared_ptr<const StepStory> story_;
 };
 
 // One local file seen through a profile, and through a second (compare) profile when given.

@@ -30,7 +30,7 @@ std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, con
 std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,
                                                      const attribution::PathMapper& mapper,
                                                      const std::vector<NamedFile>& named, int64_t idle_gap_ns,
-                                                     std::string& error) {
+                                                     std::string& error, bool all_steps) {
   auto loaded = openProfiles(profile_paths);
   const std::string& profile_path = profile_paths.front();
   if (!loaded.profile) {
@@ -49,6 +49,7 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   }
   join::JoinOptions options;
   options.idle_gap_ns = idle_gap_ns;
+  options.all_steps = all_steps;
   for (const auto& f : named) options.named.push_back({f.absolute, f.file, f.index});
   return std::make_unique<join::ProfileJoin>(std::move(*loaded.profile), localJoinEnvironment(mapper), options);
 }

@@ -29,6 +29,6 @@ std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, con
 std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,
                                                      const attribution::PathMapper& mapper,
                                                      const std::vector<NamedFile>& named, int64_t idle_gap_ns,
-                                                     std::string& error);
+                                                     std::string& error, bool all_steps = false);
 
 }  // namespace sightline::server::cli

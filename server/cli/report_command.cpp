@@ -41,6 +41,8 @@ constexpr const char* kUsage =
     "                      jobs whose reports stay where they were made; prints the merged JSON\n"
     "  --format text|json  annotated source (default) or JSON for every file (docs/report-json.md)\n"
     "  --total             times over the whole profile instead of per step\n"
+    "  --all-steps         count every step: warm-up and outlier steps (evaluation, checkpoints)\n"
+    "                      are left out of per-step figures unless this is given\n"
     "  --compare PATH      a second profile (before a change): adds each line's change from it\n"
     "  --map FROM=TO       map profile paths starting with FROM onto TO (repeatable)\n"
     "  -h, --help          this help\n"
@@ -114,6 +116,57 @@ json ranksJson(const attribution::Attribution& attr) {
   return out;
 }
 
+json waitLinesJson(const model::Profile& p, const std::vector<attribution::WaitLine>& lines, size_t n) {
+  json out = json::array();
+  for (size_t i = 0; i < lines.size() && i < n; ++i)
+    out.push_back({{"path", p.strings[lines[i].line.file]},
+                   {"line", lines[i].line.line},
+                   {"ns", lines[i].ns},
+                   {"count", lines[i].count}});
+  return out;
+}
+
+// The steps: each process's, with its kind, and the steady steps' summary.
+json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
+  const auto& s = attr.step_summary;
+  json waits = json::object();
+  for (size_t w = 0; w < attribution::kWaitCount; ++w)
+    waits[attribution::waitName(static_cast<attribution::Wait>(w))] = {{"ns", s.wait_ns[w]},
+                                                                       {"lines", waitLinesJson(p, s.wait_lines[w], 5)}};
+  json processes = json::array();
+  for (const auto& [pid, steps] : attr.process_steps) {
+    json list = json::array();
+    for (const auto& st : steps.list) {
+      json j = {{"start_ns", st.start_ns}, {"end_ns", st.end_ns},   {"kind", attribution::stepKindName(st.kind)},
+                {"gpu_ns", st.gpu_ns},     {"busy_ns", st.busy_ns}, {"kernels", st.kernels}};
+      if (st.top_line.file != 0) j["top_line"] = {{"path", p.strings[st.top_line.file]}, {"line", st.top_line.line}};
+      list.push_back(j);
+    }
+    processes.push_back({{"pid", pid}, {"count", steps.count}, {"median_ns", steps.median_ns}, {"steps", list}});
+  }
+  return {{"steady", s.steady},
+          {"warmup", s.warmup},
+          {"outliers", s.outliers},
+          {"all_steps", s.all_steps},
+          {"wall_ns", s.wall_ns},
+          {"wall_min_ns", s.wall_min_ns},
+          {"wall_max_ns", s.wall_max_ns},
+          {"busy_ns", s.busy_ns},
+          {"gpu_ns", s.gpu_ns},
+          {"kernels", s.kernels},
+          {"kernel_ns", s.kernel_ns},
+          {"launches", s.launches},
+          {"launch_api_ns", s.launch_api_ns},
+          {"queue_ns", s.queue_ns},
+          {"fp32_matmul_ns", s.fp32_matmul_ns},
+          {"sync_ns", s.sync_ns},
+          {"sync_lines", waitLinesJson(p, s.sync_lines, 5)},
+          {"waits", waits},
+          {"oneoff_gpu_ns", s.oneoff_gpu_ns},
+          {"oneoff_idle_ns", s.oneoff_idle_ns},
+          {"processes", processes}};
+}
+
 struct MappedFile {
   model::StringId profile_file;
   std::optional<std::string> local_path;
@@ -124,7 +177,7 @@ struct ReportArgs {
   std::string profile_path;                // as shown: the paths, joined
   std::string compare_path, format = "text";
   std::vector<std::string> merge_paths;  // --merge: JSON reports to add up
-  bool total = false;
+  bool total = false, all_steps = false;
   std::vector<std::string> files;
   attribution::PathMapper mapper;
 };
@@ -162,6 +215,7 @@ std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportA
       .option("--format", cli::choiceInto(into.format, {"text", "json"}, "format"))
       .option("--compare", cli::valueInto(into.compare_path))
       .flag("--total", [&into] { into.total = true; })
+      .flag("--all-steps", [&into] { into.all_steps = true; })
       .option("--map", cli::mapRuleInto(into.mapper))
       .positional(&into.files);
   if (auto code = command_line.parse(args, out, err)) return code;
@@ -202,9 +256,21 @@ void joinNamedFiles(ReportData& data) {
   }
 }
 
+// Inclusive time per profile file and line: each piece of work once per line it ran beneath.
+std::map<model::StringId, std::map<int32_t, features::Inclusive>> inclusiveByLine(const attribution::Attribution& a) {
+  std::map<model::StringId, std::map<int32_t, features::Inclusive>> out;
+  for (const auto& cc : a.context_costs)
+    for (const auto& f : a.contexts[cc.context]) {
+      auto& inc = out[f.file][f.line];
+      inc.gpu_ns += cc.gpu_ns, inc.forward_ns += cc.forward_ns, inc.backward_ns += cc.backward_ns;
+    }
+  return out;
+}
+
 json reportJson(const ReportData& d) {
   const model::Profile& profile = d.main.profile();
   const attribution::Attribution& attr = d.main.attribution();
+  auto inclusive = inclusiveByLine(attr);
   json jfiles = json::array();
   for (const auto& m : d.mapped) {
     json jlines = json::array();
@@ -215,8 +281,15 @@ json reportJson(const ReportData& d) {
       static const std::map<int32_t, int64_t> kNone;
       before = it == d.compare_lines.end() ? &kNone : &it->second;
     }
-    for (const auto& [line, c] : attr.files.at(m.profile_file)) {
+    // Lines with time of their own, and lines with work beneath them only (`model(x)`).
+    std::map<int32_t, LineCost> lines_here = attr.files.at(m.profile_file);
+    const auto& inc_here = inclusive[m.profile_file];
+    for (const auto& [line, inc] : inc_here) lines_here[line];
+    for (const auto& [line, c] : lines_here) {
       file_ns += c.gpu_ns;
+      auto inc = inc_here.find(line);
+      features::Inclusive incl =
+          inc == inc_here.end() ? features::Inclusive{c.gpu_ns, c.forward_ns, c.backward_ns} : inc->second;
       jlines.push_back({{"line", line},
                         {"gpu_ns", c.gpu_ns},
                         {"forward_ns", c.forward_ns},
@@ -235,6 +308,11 @@ json reportJson(const ReportData& d) {
                         {"comm_ns", c.comm_ns},
                         {"comm_exposed_ns", c.comm_exposed_ns},
                         {"lost_launches", c.lost_launches},
+                        {"inclusive_ns", incl.gpu_ns},
+                        {"inclusive_forward_ns", incl.forward_ns},
+                        {"inclusive_backward_ns", incl.backward_ns},
+                        {"oneoff_ns", c.oneoff_ns},
+                        {"oneoff_idle_ns", c.oneoff_idle_ns},
                         {"top_kernels", topKernels(profile, c, 5)}});
       if (attr.ranks.size() > 1) {
         std::vector<int64_t> per_rank = c.rank_ns;
@@ -248,7 +326,9 @@ json reportJson(const ReportData& d) {
     }
     // A file the profile names but puts no cost on (GPU, host waits, idle gaps) says nothing.
     bool any = file_ns > 0;
-    for (const auto& [line, c] : attr.files.at(m.profile_file)) any = any || c.sync_ns > 0 || c.idle_ns > 0;
+    for (const auto& [line, c] : attr.files.at(m.profile_file))
+      any = any || c.sync_ns > 0 || c.idle_ns > 0 || c.oneoff_ns > 0;
+    any = any || !inc_here.empty();
     if (!any) continue;
     jfiles.push_back({{"path", profile.strings[m.profile_file]},
                       {"local_path", m.local_path ? json(*m.local_path) : json(nullptr)},
@@ -269,6 +349,7 @@ json reportJson(const ReportData& d) {
               {"unattributed_gpu_ns", attr.unattributed_gpu_ns},
               {"steps", attr.steps},
               {"steps_source", attr.steps_source},
+              {"step_summary", stepsJson(profile, attr)},
               {"by_method", methodsJson(attr.by_method)},
               {"ranks", ranksJson(attr)},
               {"processes", attr.processes},
@@ -349,15 +430,21 @@ void writeHeader(const ReportData& d, std::ostream& out) {
   out << "Profile   " << d.args.profile_path << " (" << (profile.info.format == "nsys-sqlite" ? "Nsight Systems " : "")
       << profile.info.tool_version << ")\n";
   writeMachine(d, out);
+  auto verdict = features::stepVerdict(d.main.story().get());
   out << "Steps     ";
-  if (attr.steps > 0)
+  if (verdict)
+    out << verdict->all_steps << " (" << attr.steps_source << "): " << verdict->steady << " steady, " << verdict->warmup
+        << " warm-up, " << verdict->outliers << " outlier" << (verdict->outliers == 1 ? "" : "s");
+  else if (attr.steps > 0)
     out << attr.steps << " (" << attr.steps_source << ")";
   else
     out << "not detected";
-  out << "\nGPU time  " << features::formatMilliseconds(static_cast<double>(attr.total_gpu_ns)) << " ms total";
+  out << "\nGPU time  " << features::formatMilliseconds(static_cast<double>(attr.total_gpu_ns)) << " ms "
+      << (verdict ? "in steady steps" : "total");
   if (attr.steps > 0)
     out << ", " << features::formatMilliseconds(static_cast<double>(attr.total_gpu_ns) / attr.steps) << " ms/step";
   out << "\n";
+  if (verdict) out << verdictText(*verdict, false);
   if (!attr.files.empty()) {
     out << "Methods  ";
     for (size_t m = 0; m < attribution::kMethodCount; ++m)
@@ -384,14 +471,12 @@ void writeHeader(const ReportData& d, std::ostream& out) {
 }
 
 // Roll-ups on def and loop header lines (1-based line -> ns of the body).
-std::map<int32_t, int64_t> rollups(const cli::NamedFile& local, const std::map<int32_t, LineCost>& lines) {
+std::map<int32_t, int64_t> rollups(const cli::NamedFile& local, const join::FileCosts& costs) {
   const source::SourceFile& src = *local.file;
   std::map<int32_t, int64_t> rollup;
   auto addRange = [&](uint32_t first0, uint32_t last0) {
-    int64_t sum = 0;
-    for (auto it = lines.lower_bound(static_cast<int32_t>(first0 + 1));
-         it != lines.end() && it->first <= static_cast<int32_t>(last0 + 1); ++it)
-      sum += it->second.gpu_ns;
+    int64_t sum =
+        features::inclusiveOver(costs, static_cast<int32_t>(first0 + 1), static_cast<int32_t>(last0 + 1)).gpu_ns;
     if (sum > 0) rollup[static_cast<int32_t>(first0 + 1)] = sum;
   };
   for (const auto& f : local.index->functions) addRange(f.def_line, f.end_line);
@@ -401,10 +486,20 @@ std::map<int32_t, int64_t> rollups(const cli::NamedFile& local, const std::map<i
 }
 
 // The left margin of one line: time, share, fwd + bwd and a bar, or a def/loop's Σ.
-std::string marginFor(const std::map<int32_t, LineCost>& lines, const std::map<int32_t, int64_t>& rollup, int32_t line,
-                      double steps, double total_ns) {
+std::string marginFor(const std::map<int32_t, LineCost>& lines, const std::map<int32_t, int64_t>& rollup,
+                      const std::map<int32_t, int64_t>& beneath, int32_t line, double steps, double total_ns) {
   auto it = lines.find(line);
   auto roll = rollup.find(line);
+  auto inc = beneath.find(line);
+  if (inc != beneath.end()) {
+    // Inclusive: `incl` and the share of all it holds; its own time in the split column.
+    double share = static_cast<double>(inc->second) / total_ns;
+    int64_t self = it == lines.end() ? 0 : it->second.gpu_ns;
+    return pad(features::formatMilliseconds(static_cast<double>(inc->second) / steps), 9) + "  " +
+           pad(formatPercent(share), 6) + "  " +
+           pad("incl, self " + features::formatMilliseconds(static_cast<double>(self) / steps), 15, true) + "  " +
+           pad(bar(share), 10, true);
+  }
   if (it != lines.end() && it->second.gpu_ns > 0) {
     const auto& c = it->second;
     double share = static_cast<double>(c.gpu_ns) / total_ns;
@@ -434,7 +529,16 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
       << local.path << ": " << formatPercent(static_cast<double>(this_file) / total_ns) << " of GPU time on its lines, "
       << formatPercent(static_cast<double>(other) / total_ns) << " on other files, "
       << formatPercent(static_cast<double>(attr.unattributed_gpu_ns) / total_ns) << " unattributed\n";
-  auto rollup = rollups(local, lines);
+  auto rollup = rollups(local, d.measured.at(local.absolute));
+  // Work beneath a line through calls (`model(x)`), where it adds to the line's own time.
+  std::map<int32_t, int64_t> beneath;
+  for (uint32_t l = 0; l < local.file->lines().lineCount(); ++l) {
+    auto line = static_cast<int32_t>(l + 1);
+    int64_t inc = features::inclusiveOver(d.measured.at(local.absolute), line, line).gpu_ns;
+    auto own = lines.find(line);
+    int64_t self = own == lines.end() ? 0 : own->second.gpu_ns;
+    if (inc - self >= std::max<int64_t>(5000, inc / 20)) beneath[line] = inc;
+  }
   double steps = d.args.total || attr.steps <= 0 ? 1 : attr.steps;
   bool per_step = comparePerStep(d);
   const std::map<int32_t, int64_t>* before_lines = nullptr;
@@ -482,7 +586,7 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     auto r = src.lines().lineRange(l);
     if (l + 1 == src.lines().lineCount() && r.begin == r.end) break;
     auto line = static_cast<int32_t>(l + 1);
-    out << marginFor(lines, rollup, line, steps, total_ns) << deltaColumn(line) << rankColumn(line) << " │"
+    out << marginFor(lines, rollup, beneath, line, steps, total_ns) << deltaColumn(line) << rankColumn(line) << " │"
         << pad(std::to_string(line), 5) << "  " << src.text().substr(r.begin, r.end - r.begin) << "\n";
   }
 }
@@ -571,14 +675,14 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   cli::mapOntoFiles(parsed.mapper, parsed.files);
   std::string error;
   if (!parsed.merge_paths.empty()) return mergeReports(parsed.merge_paths, out, err);
-  auto main = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, sources, 1'000'000, error);
+  auto main = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, sources, 1'000'000, error, parsed.all_steps);
   if (!main) {
     err << "sightline report: " << error << "\n";
     return 2;
   }
   std::unique_ptr<join::ProfileJoin> compare;
   if (!parsed.compare_path.empty()) {
-    compare = cli::loadJoinedProfile({parsed.compare_path}, parsed.mapper, sources, 1'000'000, error);
+    compare = cli::loadJoinedProfile({parsed.compare_path}, parsed.mapper, sources, 1'000'000, error, parsed.all_steps);
     if (!compare) {
       err << "sightline report: --compare: " << error << "\n";
       return 2;

@@ -13,8 +13,8 @@ namespace {
 
 using nlohmann::json;
 
-json reportJson(const std::string& profile, const std::string& script) {
-  auto r = runSightline("report --format json --profile '" + profile + "' " + script, sourcePath(""));
+json reportJson(const std::string& profile, const std::string& script, const std::string& options = "") {
+  auto r = runSightline("report --format json " + options + " --profile '" + profile + "' " + script, sourcePath(""));
   EXPECT_EQ(r.code, 0) << r.out;
   return json::parse(r.out);
 }
@@ -46,14 +46,16 @@ class MultiCaptures : public ::testing::TestWithParam<Capture> {};
 // compiled kernels on the model's lines rather than Inductor's generated files.
 TEST_P(MultiCaptures, PutsNearlyAllGpuTimeOnTheUsersLines) {
   std::string profile = repoProfile(std::string("tests/data/multi/") + GetParam().profile);
-  json doc = reportJson(profile, std::string("tests/data/multi/") + GetParam().script);
+  // Every step counted: this is about where GPU time lands, warm-up steps included.
+  json doc = reportJson(profile, std::string("tests/data/multi/") + GetParam().script, "--all-steps");
   EXPECT_GE(userShare(doc), 0.95) << GetParam().profile;
   for (const auto& w : doc["profile"]["warnings"])
     EXPECT_EQ(w.get<std::string>().find("could not be decoded"), std::string::npos) << w;
-  // Per-rank numbers add up to the totals exactly, per profile and per line.
+  // Per-rank numbers add up to the totals exactly (inside the steps and outside them), per
+  // profile and per line.
   int64_t ranks = 0;
   for (const auto& r : doc["ranks"]) ranks += r["gpu_ns"].get<int64_t>();
-  EXPECT_EQ(ranks, doc["total_gpu_ns"].get<int64_t>());
+  EXPECT_EQ(ranks, doc["total_gpu_ns"].get<int64_t>() + doc["step_summary"]["oneoff_gpu_ns"].get<int64_t>());
   for (const auto& f : doc["files"])
     for (const auto& l : f["lines"])
       if (l.contains("rank_ns")) {
@@ -172,7 +174,10 @@ TEST(MultiProcess, NoLostRecordsNoWarning) {
 TEST(MultiProcess, CompiledRunCountsStepsOnItsPythonThread) {
   json doc =
       reportJson(repoProfile("tests/data/multi/compile/compile.sqlite.xz"), "tests/data/multi/compile/train_ddp.py");
-  EXPECT_EQ(doc["steps"], 5);
+  const auto& steps = doc["step_summary"];
+  EXPECT_EQ(steps["steady"].get<int>() + steps["warmup"].get<int>() + steps["outliers"].get<int>(), 5);
+  EXPECT_GE(steps["warmup"].get<int>(), 1) << "the first, compiling step is warm-up";
+  EXPECT_EQ(doc["steps"], steps["steady"]);
   EXPECT_EQ(doc["steps_source"], "loop line of main() in Python backtraces");
   for (const auto& f : doc["files"])
     EXPECT_EQ(f["path"].get<std::string>().find("inductor"), std::string::npos) << f["path"];

@@ -114,7 +114,8 @@ TEST(Report, CompareTunedWithNaive) {
   EXPECT_EQ(after["compare"]["total_gpu_ns"], before["total_gpu_ns"]);
   EXPECT_EQ(after["compare"]["steps"], before["steps"]);
   std::map<int, int64_t> naive_lines;
-  for (const auto& l : before["files"][0]["lines"]) naive_lines[l["line"]] = l["gpu_ns"];
+  for (const auto& l : before["files"][0]["lines"])
+    if (l["gpu_ns"].get<int64_t>() > 0) naive_lines[l["line"]] = l["gpu_ns"];
   ASSERT_EQ(after["compare"]["files"].size(), 1u);
   size_t checked = 0;
   for (const auto& l : after["compare"]["files"][0]["lines"]) {
@@ -139,7 +140,8 @@ TEST(Report, CompareAcrossScriptVersionsMatchesLinesByTheirWork) {
   std::string script = testDataPath("h200/nsys-edited/train_small.py");
   auto r = run("report --profile '" + edited + "' --compare '" + naive + "' '" + script + "'");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("train_small.py changed since the compared run: 10 of 11 profiled lines matched"),
+  // Warm-up steps left out: the lines of the first step only (start-up copies) are one-off.
+  EXPECT_NE(r.out.find("train_small.py changed since the compared run: 9 of 10 profiled lines matched"),
             std::string::npos)
       << r.out;
   auto rowOf = [&](const std::string& code) {
@@ -155,7 +157,8 @@ TEST(Report, CompareAcrossScriptVersionsMatchesLinesByTheirWork) {
   auto after = nlohmann::json::parse(
       run("report --format json --profile '" + edited + "' --compare '" + naive + "' '" + script + "'").out);
   std::map<int, int64_t> naive_lines, compared;
-  for (const auto& l : before["files"][0]["lines"]) naive_lines[l["line"]] = l["gpu_ns"];
+  for (const auto& l : before["files"][0]["lines"])
+    if (l["gpu_ns"].get<int64_t>() > 0) naive_lines[l["line"]] = l["gpu_ns"];
   for (const auto& l : after["files"][0]["lines"]) compared[l["line"]] = l["compare_gpu_ns"];
   for (auto [now, then] : std::vector<std::pair<int, int>>{{35, 33}, {46, 44}, {56, 54}, {105, 102}, {106, 103}}) {
     ASSERT_TRUE(naive_lines.count(then)) << then;
@@ -188,7 +191,7 @@ TEST(Report, UserNvtxRangesWithoutBacktraces) {
   auto at = r.out.find("│   55      with torch.cuda.nvtx.range(\"backward\"):");
   ASSERT_NE(at, std::string::npos) << r.out;
   std::string margin = r.out.substr(r.out.rfind('\n', at) + 1, at - r.out.rfind('\n', at) - 1);
-  EXPECT_NE(margin.find("65."), std::string::npos) << margin;
+  EXPECT_NE(margin.find("61."), std::string::npos) << margin;
 }
 
 TEST(Report, BadInput) {

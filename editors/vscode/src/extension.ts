@@ -24,6 +24,9 @@ interface ProfileStatus {
   warnings?: string[];
   error?: string;
   compareWith?: string;
+  verdict?: string;
+  stepWallNs?: number;
+  gpuBusyShare?: number;
 }
 
 interface NsysCommands {
@@ -69,12 +72,17 @@ function showStatus(status: ProfileStatus): void {
     const warnings = status.warnings ?? [];
     statusItem.text =
       `$(pulse) ${basename(status.file ?? "")} · ${ms.toFixed(2)} ms${perStep ? "/step" : ""} · ${share}%` +
+      (status.verdict ? ` · ${status.verdict}` : "") +
       (warnings.length > 0 ? ` $(warning) ${warnings.length}` : "");
     tooltip.appendMarkdown(`**Sightline** · \`${status.file}\` (${status.format})\n\n`);
     tooltip.appendMarkdown(
       `${perStep ? `${status.steps} steps, ${ms.toFixed(2)} ms GPU time per step` : `${ms.toFixed(2)} ms GPU time`}` +
         `, ${share}% attributed to source lines\n\n`,
     );
+    if (status.verdict)
+      tooltip.appendMarkdown(
+        `Steady step ${((status.stepWallNs ?? 0) / 1e6).toFixed(2)} ms: ${status.verdict} (summary: why)\n\n`,
+      );
     if (status.compareWith) tooltip.appendMarkdown(`Compared with \`${basename(status.compareWith)}\`\n\n`);
     for (const w of warnings) tooltip.appendMarkdown(`$(warning) ${w}\n\n`);
     tooltip.appendMarkdown("Click: profile summary");

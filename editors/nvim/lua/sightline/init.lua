@@ -365,6 +365,9 @@ function M.statusline()
   end
   local text = string.format("▮ %s %s · %d%%", vim.fn.fnamemodify(s.file or "", ":t"), time,
     math.floor((s.attributedShare or 0) * 100 + 0.5))
+  if s.verdict then
+    text = text .. " · " .. s.verdict
+  end
   if s.warnings and #s.warnings > 0 then
     text = text .. " ⚠ " .. #s.warnings
   end

@@ -1,0 +1,146 @@
+// The step verdict from the steady steps' numbers.
+#include "analysis/features/step_verdict.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "analysis/features/profile_view.h"
+
+namespace sightline::features {
+
+const char* boundName(Bound b) {
+  switch (b) {
+    case Bound::Gpu:
+      return "GPU-bound";
+    case Bound::Launch:
+      return "launch-bound";
+    case Bound::Sync:
+      return "sync-bound";
+    case Bound::Input:
+      return "input-bound";
+    case Bound::Host:
+      return "host-bound";
+  }
+  return "?";
+}
+
+std::string causeName(Bound b) {
+  switch (b) {
+    case Bound::Gpu:
+      return "GPU busy";
+    case Bound::Launch:
+      return "host launch overhead";
+    case Bound::Sync:
+      return "host-device syncs";
+    case Bound::Input:
+      return "input pipeline";
+    case Bound::Host:
+      return "other host work";
+  }
+  return "?";
+}
+
+std::string changeText(const VerdictChange& c, const StepVerdict& v) {
+  std::string ms = formatMilliseconds(c.ns) + " ms/step";
+  std::string at;
+  if (c.line) at = " at " + c.line->path.substr(c.line->path.find_last_of('/') + 1) + ":" + std::to_string(c.line->line);
+  char buf[160];
+  switch (c.change) {
+    case Change::CompileOrGraphs:
+      std::snprintf(buf, sizeof buf, "%.0f kernels/step averaging %.1f µs, queued %.1f µs before they start", v.kernels,
+                    v.mean_kernel_ns / 1e3, v.mean_queue_ns / 1e3);
+      return "fuse kernels with torch.compile(model) or replay them as CUDA graphs (mode=\"reduce-overhead\"): " +
+             std::string(buf) + "; the GPU waits " + ms + " for launches";
+    case Change::DropSync:
+      return "sync less often: the host blocks " + ms + at + "; keep values on the GPU and read them every N steps";
+    case Change::LoaderWorkers:
+      return "load data in DataLoader workers (num_workers, pin_memory=True, persistent_workers=True): the loop waits " +
+             ms + " for data" + at;
+    case Change::MoveHostWork:
+      return "move host work out of the step or overlap it with GPU work: the GPU idles " + ms + at;
+    case Change::Tf32:
+      return "let fp32 matmuls use tensor cores (torch.set_float32_matmul_precision(\"high\"), or autocast to bf16): " +
+             ms + " of fp32 matmuls";
+  }
+  return "";
+}
+
+std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
+  if (!story || story->summary.steady == 0) return std::nullopt;
+  const auto& s = story->summary;
+  StepVerdict v;
+  double n = s.steady;
+  v.steady = s.steady, v.warmup = s.warmup, v.outliers = s.outliers, v.all_steps = story->all_steps;
+  v.all_counted = s.all_steps;
+  v.wall_ns = static_cast<double>(s.wall_ns);
+  v.wall_min_ns = static_cast<double>(s.wall_min_ns), v.wall_max_ns = static_cast<double>(s.wall_max_ns);
+  v.busy_ns = static_cast<double>(s.busy_ns);
+  v.busy_share = v.wall_ns > 0 ? std::min(1.0, v.busy_ns / v.wall_ns) : 0;
+  v.kernels = static_cast<double>(s.kernels) / n;
+  v.mean_kernel_ns = s.kernels ? static_cast<double>(s.kernel_ns) / static_cast<double>(s.kernels) : 0;
+  v.mean_queue_ns = s.kernels ? static_cast<double>(s.queue_ns) / static_cast<double>(s.kernels) : 0;
+  v.launch_api_ns = static_cast<double>(s.launch_api_ns) / n;
+  v.sync_ns = static_cast<double>(s.sync_ns) / n;
+  v.fp32_matmul_ns = static_cast<double>(s.fp32_matmul_ns) / n;
+  v.oneoff_gpu_ns = s.oneoff_gpu_ns, v.oneoff_idle_ns = s.oneoff_idle_ns;
+  v.oneoff_steps = story->oneoff_steps;
+  v.oneoff_lines = story->oneoff_lines;
+
+  // Where the idle time goes; a sync costs the host's blocked time or the idle it leaves,
+  // whichever is more.
+  auto wait = [&](attribution::Wait w) { return static_cast<double>(s.wait_ns[static_cast<size_t>(w)]) / n; };
+  auto lines = [&](attribution::Wait w) { return story->wait_lines[static_cast<size_t>(w)]; };
+  double floor = std::max(0.05 * v.wall_ns, 200e3);
+  auto add = [&](Bound kind, double ns, std::vector<join::PlacedLine> l) {
+    if (ns >= floor) v.causes.push_back({kind, ns, std::move(l)});
+  };
+  add(Bound::Launch, wait(attribution::Wait::Launch), lines(attribution::Wait::Launch));
+  add(Bound::Sync, std::max(v.sync_ns, wait(attribution::Wait::Sync)),
+      v.sync_ns >= wait(attribution::Wait::Sync) ? story->sync_lines : lines(attribution::Wait::Sync));
+  add(Bound::Input, wait(attribution::Wait::Input), lines(attribution::Wait::Input));
+  add(Bound::Host, wait(attribution::Wait::Host), lines(attribution::Wait::Host));
+  std::sort(v.causes.begin(), v.causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
+
+  // What bounds the step: a host blocked for half the step waits on the GPU every step; a GPU
+  // busy 80% of it is the limit; else the largest cause of idle time.
+  if (v.sync_ns >= 0.5 * v.wall_ns)
+    v.bound = Bound::Sync;
+  else if (v.busy_share >= 0.8 || v.causes.empty())
+    v.bound = Bound::Gpu;
+  else
+    v.bound = v.causes.front().kind;
+
+  auto first = [](const std::vector<join::PlacedLine>& l) {
+    return l.empty() ? std::nullopt : std::optional<join::PlacedLine>(l.front());
+  };
+  for (const auto& c : v.causes) {
+    switch (c.kind) {
+      case Bound::Launch:  // fusing helps short kernels, not long ones queued late
+        if (v.mean_kernel_ns < 50e3) v.changes.push_back({Change::CompileOrGraphs, c.ns, first(c.lines)});
+        break;
+      case Bound::Sync:
+        v.changes.push_back({Change::DropSync, c.ns, first(c.lines)});
+        break;
+      case Bound::Input:
+        v.changes.push_back({Change::LoaderWorkers, c.ns, first(c.lines)});
+        break;
+      case Bound::Host:
+        v.changes.push_back({Change::MoveHostWork, c.ns, first(c.lines)});
+        break;
+      case Bound::Gpu:
+        break;
+    }
+  }
+  // On a busy GPU, fp32 matmuls on CUDA cores are the time to win first.
+  if (v.fp32_matmul_ns >= std::max(0.1 * v.busy_ns, 500e3)) {
+    VerdictChange tf32{Change::Tf32, v.fp32_matmul_ns, std::nullopt};
+    if (v.bound == Bound::Gpu)
+      v.changes.insert(v.changes.begin(), tf32);
+    else
+      v.changes.push_back(tf32);
+  }
+  if (v.changes.size() > 3) v.changes.resize(3);
+  return v;
+}
+
+}  // namespace sightline::features

@@ -1,0 +1,138 @@
+// The step verdict on captures whose bottleneck is known by construction (tests/data/verdict:
+// verdict.py injects one cause per capture): the right bound, with the injected size within 10%,
+// one-off costs kept out of per-step figures, and inclusive time on the call lines.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "tests/support/test_paths.h"
+
+namespace sightline::testing {
+namespace {
+
+using nlohmann::json;
+
+struct CaseRun {
+  json doc;
+  std::string text;
+  std::string check;
+};
+
+CaseRun runCase(const std::string& name) {
+  std::string profile = repoProfile("tests/data/verdict/" + name + ".sqlite.xz");
+  std::string args = "--profile '" + profile + "' tests/data/verdict/verdict.py";
+  CaseRun r;
+  auto json_run = runSightline("report --format json " + args, sourcePath(""));
+  EXPECT_EQ(json_run.code, 0) << json_run.out;
+  r.doc = json::parse(json_run.out);
+  r.text = runSightline("report " + args, sourcePath("")).out;
+  r.check = runSightline("check " + args, sourcePath("")).out;
+  return r;
+}
+
+double perStepMs(const json& summary, int64_t ns) {
+  return static_cast<double>(ns) / summary["steady"].get<double>() / 1e6;
+}
+
+double waitMs(const json& summary, const char* kind) {
+  return perStepMs(summary, summary["waits"][kind]["ns"].get<int64_t>());
+}
+
+std::string headerLine(const std::string& text, const std::string& prefix) {
+  auto at = text.find("\n" + prefix);
+  return at == std::string::npos ? "" : text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+}
+
+// The first three steps (and the evaluation pass after step 10) are not steady: 25 steps, one
+// warm-up or more, one outlier or more; start-up's idle seconds are one-off, never per step.
+void expectSteadyState(const CaseRun& r, int steps) {
+  const auto& s = r.doc["step_summary"];
+  EXPECT_EQ(s["steady"].get<int>() + s["warmup"].get<int>() + s["outliers"].get<int>(), steps);
+  EXPECT_GE(s["warmup"].get<int>(), 1);
+  EXPECT_GE(s["outliers"].get<int>(), 1) << "the evaluation pass after step 10";
+  EXPECT_GT(s["oneoff_idle_ns"].get<int64_t>(), 1'000'000'000) << "start-up";
+  // No line gets a per-step idle figure built from a one-off gap (seconds of start-up).
+  for (const auto& f : r.doc["files"])
+    for (const auto& l : f["lines"])
+      EXPECT_LT(perStepMs(s, l["idle_ns"].get<int64_t>()), 30.0) << l["line"];
+  EXPECT_NE(r.check.find("[step-verdict]"), std::string::npos) << r.check;
+}
+
+TEST(StepVerdict, HostSleepIsHostBoundAtTheSleep) {
+  CaseRun r = runCase("sleep");
+  expectSteadyState(r, 25);
+  EXPECT_NE(headerLine(r.text, "Step ").find("host-bound"), std::string::npos) << r.text.substr(0, 1500);
+  double host = waitMs(r.doc["step_summary"], "host");
+  EXPECT_NEAR(host, 10.0, 1.0) << "time.sleep(0.010) per step";
+  EXPECT_EQ(r.doc["step_summary"]["waits"]["host"]["lines"][0]["line"], 66);
+}
+
+TEST(StepVerdict, SlowLoaderIsInputBoundInGetItem) {
+  CaseRun r = runCase("loader");
+  expectSteadyState(r, 25);
+  EXPECT_NE(headerLine(r.text, "Step ").find("input-bound"), std::string::npos) << r.text.substr(0, 1500);
+  double input = waitMs(r.doc["step_summary"], "input");
+  EXPECT_NEAR(input, 16.0, 1.6) << "8 samples × 2 ms per batch";
+  EXPECT_EQ(r.doc["step_summary"]["waits"]["input"]["lines"][0]["line"], 23);
+  EXPECT_NE(r.text.find("DataLoader workers"), std::string::npos);
+}
+
+TEST(StepVerdict, TinyKernelsAreLaunchBound) {
+  CaseRun r = runCase("tiny");
+  expectSteadyState(r, 15);
+  EXPECT_NE(headerLine(r.text, "Step ").find("launch-bound"), std::string::npos) << r.text.substr(0, 1500);
+  const auto& s = r.doc["step_summary"];
+  double kernels = s["kernels"].get<double>() / s["steady"].get<double>();
+  EXPECT_NEAR(kernels, 2000 + 25, 0.1 * 2000) << "2,000 tiny kernels per step, plus the model's";
+  EXPECT_NE(r.text.find("torch.compile"), std::string::npos);
+}
+
+TEST(StepVerdict, ItemEveryStepIsSyncBoundAtTheItem) {
+  CaseRun r = runCase("item");
+  expectSteadyState(r, 25);
+  EXPECT_NE(headerLine(r.text, "Step ").find("sync-bound"), std::string::npos) << r.text.substr(0, 1500);
+  const auto& s = r.doc["step_summary"];
+  EXPECT_EQ(s["sync_lines"][0]["line"], 85);
+  // The host waits at `.item()` for the GPU work queued before it: more than half the step.
+  EXPECT_GT(perStepMs(s, s["sync_ns"].get<int64_t>()), 0.5 * static_cast<double>(s["wall_ns"].get<int64_t>()) / 1e6);
+}
+
+TEST(StepVerdict, Fp32MatmulsAreGpuBoundWithTf32Advice) {
+  CaseRun r = runCase("fp32");
+  expectSteadyState(r, 25);
+  EXPECT_NE(headerLine(r.text, "Step ").find("GPU-bound"), std::string::npos) << r.text.substr(0, 1500);
+  const auto& s = r.doc["step_summary"];
+  // 8 matmuls of 4096² per step in fp32: nearly all of the step.
+  EXPECT_GT(static_cast<double>(s["fp32_matmul_ns"].get<int64_t>()), 0.9 * s["gpu_ns"].get<double>());
+  EXPECT_NE(r.check.find("verdict.py:78:23: warning:"), std::string::npos) << r.check;
+  EXPECT_NE(r.check.find("[fp32-matmul]"), std::string::npos);
+  EXPECT_NE(headerLine(r.text, "Try ").find("set_float32_matmul_precision"), std::string::npos);
+}
+
+// Inclusive time: `out = model(x)` launches nothing itself; everything of the forward (and its
+// backward) runs beneath it, and the loop's Σ holds the whole step.
+TEST(StepVerdict, CallLinesCarryWhatRunsBeneathThem) {
+  CaseRun r = runCase("fp32");
+  const json* call = nullptr;
+  const json* forward = nullptr;
+  for (const auto& f : r.doc["files"])
+    for (const auto& l : f["lines"]) {
+      if (l["line"] == 73) call = &l;
+      if (l["line"] == 34) forward = &l;
+    }
+  ASSERT_TRUE(call && forward);
+  EXPECT_EQ((*call)["gpu_ns"], 0);
+  int64_t beneath = (*forward)["gpu_ns"].get<int64_t>();
+  EXPECT_GE(static_cast<double>((*call)["inclusive_ns"].get<int64_t>()), 0.9 * static_cast<double>(beneath));
+  EXPECT_GT((*call)["inclusive_backward_ns"].get<int64_t>(), 0) << "the backward of the forward ops";
+  // Σ on the loop line is the whole step's GPU time.
+  std::string loop;
+  std::istringstream lines(r.text);
+  for (std::string l; std::getline(lines, l);)
+    if (l.find("for step in range(args.steps):") != std::string::npos) loop = l;
+  EXPECT_NE(loop.find("Σ 21.7"), std::string::npos) << loop;
+}
+
+}  // namespace
+}  // namespace sightline::testing
