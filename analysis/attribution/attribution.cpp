@@ -103,7 +103,7 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
   out.activity_lines.resize(p.activities.size());
   size_t rank_count = ranks.ranks.size();
   std::map<std::tuple<uint32_t, model::StringId, int32_t>, ContextCost> contexts;
-  std::map<const Step*, std::map<std::pair<model::StringId, int32_t>, int64_t>> oneoff_lines;
+  std::map<Step*, std::map<std::pair<model::StringId, int32_t>, int64_t>> oneoff_lines;
   StepSummary& sum = out.step_summary;
   for (size_t a = 0; a < p.activities.size(); ++a) {
     const auto& act = p.activities[a];
@@ -170,7 +170,7 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
   for (const auto& [step, lines] : oneoff_lines) {
     auto top =
         std::max_element(lines.begin(), lines.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
-    const_cast<Step*>(step)->top_line = {top->first.first, top->first.second};
+    step->top_line = {top->first.first, top->first.second};
   }
 }
 
@@ -258,12 +258,6 @@ void chargeIdleGaps(const model::Profile& p, int64_t gap_ns, const CallsByCorrel
       busy_until = std::max(busy_until, next.end_ns);
     }
   }
-}
-
-int64_t medianOf(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
 }
 
 // Why the GPU of a process waits in one idle gap [ga, gb) that `next` (an activity, or -1) ends:
@@ -364,10 +358,10 @@ void summarizeSteps(const model::Profile& p, int64_t gap_ns, const CallsByCorrel
   for (auto& list : sum.wait_lines)
     std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.ns > y.ns; });
   if (!walls.empty()) {
-    sum.wall_ns = medianOf(walls);
+    sum.wall_ns = medianNs(walls);
     sum.wall_min_ns = *std::min_element(walls.begin(), walls.end());
     sum.wall_max_ns = *std::max_element(walls.begin(), walls.end());
-    sum.busy_ns = medianOf(busies);
+    sum.busy_ns = medianNs(busies);
   }
 }
 

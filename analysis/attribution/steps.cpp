@@ -12,12 +12,6 @@ namespace {
 
 using FrameKey = std::pair<model::StringId, model::StringId>;  // (file, function)
 
-int64_t median(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 using Span = std::pair<int64_t, int64_t>;
 
 // Steps of one process from its step ranges (ProfilerStep#N, a per-step NVTX range). A range
@@ -33,7 +27,7 @@ void addRangeSteps(std::map<uint32_t, std::map<model::StringId, Span>>& by_pid, 
     }
     std::sort(list.begin(), list.end(), [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
     for (size_t i = 0; i + 1 < list.size(); ++i) list[i].end_ns = std::max(list[i].end_ns, list[i + 1].start_ns);
-    out.process_steps[pid] = {static_cast<int>(steps.size()), median(lengths), std::move(list)};
+    out.process_steps[pid] = {static_cast<int>(steps.size()), medianNs(lengths), std::move(list)};
   }
 }
 
@@ -198,7 +192,7 @@ void fromLoopLine(const model::Profile& p, const BacktraceIndex& backtraces, Att
     std::vector<int64_t> lengths;
     for (size_t i = 0; i + 1 < steps.size(); ++i) lengths.push_back(model::spanNs(steps[i].start_ns, steps[i].end_ns));
     int count = static_cast<int>(steps.size());
-    out.process_steps[pid] = {count, median(lengths), std::move(steps)};
+    out.process_steps[pid] = {count, medianNs(lengths), std::move(steps)};
     if (count > out.steps) {
       out.steps = count;
       out.steps_source = "loop line of " + p.strings[loop.second] + "() in Python backtraces";
@@ -216,7 +210,7 @@ void classifySteps(Attribution::ProcessSteps& steps, bool all_steps, bool first_
   std::vector<int64_t> lengths;
   lengths.reserve(list.size());
   for (const auto& s : list) lengths.push_back(model::spanNs(s.start_ns, s.end_ns));
-  int64_t m = median(lengths);
+  int64_t m = medianNs(lengths);
   auto far = [&](size_t i) { return lengths[i] > m + std::max(m / 2, int64_t{2'000'000}); };
   bool leading = true;
   for (size_t i = 0; i < list.size(); ++i) {
@@ -229,6 +223,12 @@ void classifySteps(Attribution::ProcessSteps& steps, bool all_steps, bool first_
 }
 
 }  // namespace
+
+int64_t medianNs(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
 
 void detectSteps(const model::Profile& profile, const Options& options, const BacktraceIndex& backtraces,
                  Attribution& out) {

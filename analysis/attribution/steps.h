@@ -8,6 +8,9 @@
 
 namespace sightline::attribution {
 
+// The median of `v` (0 when empty).
+int64_t medianNs(std::vector<int64_t> v);
+
 // Sets out.steps and out.steps_source (0 and "" when no steps are found).
 void detectSteps(const model::Profile& profile, const Options& options, const BacktraceIndex& backtraces,
                  Attribution& out);

@@ -43,7 +43,8 @@ std::string causeName(Bound b) {
 std::string changeText(const VerdictChange& c, const StepVerdict& v) {
   std::string ms = formatMilliseconds(c.ns) + " ms/step";
   std::string at;
-  if (c.line) at = " at " + c.line->path.substr(c.line->path.find_last_of('/') + 1) + ":" + std::to_string(c.line->line);
+  if (c.line)
+    at = " at " + c.line->path.substr(c.line->path.find_last_of('/') + 1) + ":" + std::to_string(c.line->line);
   char buf[160];
   switch (c.change) {
     case Change::CompileOrGraphs:
@@ -54,7 +55,8 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
     case Change::DropSync:
       return "sync less often: the host blocks " + ms + at + "; keep values on the GPU and read them every N steps";
     case Change::LoaderWorkers:
-      return "load data in DataLoader workers (num_workers, pin_memory=True, persistent_workers=True): the loop waits " +
+      return "load data in DataLoader workers (num_workers, pin_memory=True, persistent_workers=True): the loop "
+             "waits " +
              ms + " for data" + at;
     case Change::MoveHostWork:
       return "move host work out of the step or overlap it with GPU work: the GPU idles " + ms + at;

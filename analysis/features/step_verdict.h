@@ -48,12 +48,12 @@ struct StepVerdict {
   double wall_ns = 0, wall_min_ns = 0, wall_max_ns = 0;  // steady step: median, min, max
   double busy_ns = 0, busy_share = 0;                    // GPU busy in a steady step (median)
   Bound bound = Bound::Gpu;
-  std::vector<VerdictCause> causes;  // largest first
-  double kernels = 0;                // per step
+  std::vector<VerdictCause> causes;                                 // largest first
+  double kernels = 0;                                               // per step
   double mean_kernel_ns = 0, mean_queue_ns = 0, launch_api_ns = 0;  // launch_api_ns: per step
-  double sync_ns = 0;                // host blocked per step
-  double fp32_matmul_ns = 0;         // per step
-  std::vector<VerdictChange> changes;  // two or three, most helpful first
+  double sync_ns = 0;                                               // host blocked per step
+  double fp32_matmul_ns = 0;                                        // per step
+  std::vector<VerdictChange> changes;                               // two or three, most helpful first
   int64_t oneoff_gpu_ns = 0, oneoff_idle_ns = 0;
   std::vector<join::StepStory::OneOffStep> oneoff_steps;
   std::vector<join::PlacedLine> oneoff_lines;

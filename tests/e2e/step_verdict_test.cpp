@@ -54,8 +54,7 @@ void expectSteadyState(const CaseRun& r, int steps) {
   EXPECT_GT(s["oneoff_idle_ns"].get<int64_t>(), 1'000'000'000) << "start-up";
   // No line gets a per-step idle figure built from a one-off gap (seconds of start-up).
   for (const auto& f : r.doc["files"])
-    for (const auto& l : f["lines"])
-      EXPECT_LT(perStepMs(s, l["idle_ns"].get<int64_t>()), 30.0) << l["line"];
+    for (const auto& l : f["lines"]) EXPECT_LT(perStepMs(s, l["idle_ns"].get<int64_t>()), 30.0) << l["line"];
   EXPECT_NE(r.check.find("[step-verdict]"), std::string::npos) << r.check;
 }
 
