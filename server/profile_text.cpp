@@ -91,7 +91,8 @@ std::string inclusiveMarkdown(const features::LineBreakdown& b, const std::strin
     for (size_t i = 0; i < b.beneath.size(); ++i)
       md += std::string(i ? "," : "") + " " + lineLink(b.beneath[i]) + " " +
             formatMilliseconds(static_cast<double>(b.beneath[i].ns) / b.scale.divisor);
-    if (b.more_beneath > 0) md += ", " + std::to_string(b.more_beneath) + " more lines";
+    if (b.more_beneath > 0)
+      md += ", " + std::to_string(b.more_beneath) + (b.more_beneath == 1 ? " more line" : " more lines");
     md += " (" + unit + ")\n\n";
   }
   return md;

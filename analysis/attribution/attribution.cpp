@@ -126,7 +126,8 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
       continue;
     }
     out.total_gpu_ns += ns;
-    if (act.kind == model::ActivityKind::Kernel) {
+    // Compute kernels: NCCL's run as long as the slowest rank makes them wait.
+    if (act.kind == model::ActivityKind::Kernel && !isCommunicationKernel(p.strings[act.name])) {
       ++sum.kernels;
       sum.kernel_ns += ns;
       if (api >= 0) sum.queue_ns += model::spanNs(p.api_calls[static_cast<size_t>(api)].start_ns, act.start_ns);

@@ -190,7 +190,7 @@ struct StepSummary {
   int64_t wall_min_ns = 0, wall_max_ns = 0;
   int64_t busy_ns = 0;                        // median GPU busy time of a steady step
   int64_t gpu_ns = 0;                         // GPU time launched in steady steps
-  uint64_t kernels = 0, launches = 0;         // in steady steps
+  uint64_t kernels = 0, launches = 0;         // in steady steps (kernels: compute, NCCL left out)
   int64_t kernel_ns = 0;                      // time of those kernels
   int64_t launch_api_ns = 0;                  // host time in launch calls
   int64_t queue_ns = 0;                       // summed launch-to-start delay of those kernels

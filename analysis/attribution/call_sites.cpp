@@ -63,8 +63,10 @@ CallSiteTable buildCallSites(const source::SourceFile& file, const source::Sourc
   }
   // What names and attributes hold an nn.Module of a known class: `self.conv = nn.Conv2d(..)`,
   // `model = Net().to(device)`.
-  std::map<std::string, std::string> module_of;
+  std::map<std::string, std::vector<std::string>> module_of;
   std::set<std::string> assigned;
+  // `for block in self.blocks: x = block(x)`: the loop's targets hold modules as much as names do.
+  for (const auto& loop : index.loops) assigned.insert(loop.targets.begin(), loop.targets.end());
   for (const auto& a : index.assignments) {
     for (const auto& t : a.targets) assigned.insert(t);
     if (a.value_call < 0) continue;
@@ -72,9 +74,14 @@ CallSiteTable buildCallSites(const source::SourceFile& file, const source::Sourc
     while (call >= 0 && keepsModule(index.calls[static_cast<size_t>(call)].method))
       call = index.calls[static_cast<size_t>(call)].receiver_call;
     if (call < 0) continue;
-    const std::string& cls = index.calls[static_cast<size_t>(call)].method;
+    // The class as imported: `DDP(model)` is DistributedDataParallel in the profile.
+    const auto& made = index.calls[static_cast<size_t>(call)];
+    std::string cls = made.resolved.empty() ? made.method : made.resolved.substr(made.resolved.rfind('.') + 1);
     if (cls.empty() || !std::isupper(static_cast<unsigned char>(cls[0]))) continue;
-    for (const auto& t : a.targets) module_of[t] = cls;
+    for (const auto& t : a.targets) {
+      auto& classes = module_of[t];
+      if (std::find(classes.begin(), classes.end(), cls) == classes.end()) classes.push_back(cls);
+    }
   }
   std::vector<std::vector<Ordered>> calls(table.functions.size());
   for (const auto& c : index.calls) {
@@ -83,7 +90,7 @@ CallSiteTable buildCallSites(const source::SourceFile& file, const source::Sourc
     o.call.line = lineOf(c.range.begin);
     o.call.name = c.method;
     auto m = module_of.find(c.callee_text);
-    if (m != module_of.end()) o.call.module_class = m->second;
+    if (m != module_of.end()) o.call.module_classes = m->second;
     bool plain = c.callee_text.find_first_of("()[]") == std::string::npos;
     o.call.object_call = plain && !defined.count(c.method) &&
                          ((c.callee_text.starts_with("self.") && c.callee_text.find('.', 5) == std::string::npos) ||
@@ -136,7 +143,8 @@ std::vector<Placement> alignChildren(const SiteFunction& function, const std::ve
   auto strong = [&](const SiteCall& call, const TracedChild& child) {
     switch (child.kind) {
       case model::CallKind::Module:
-        return !call.module_class.empty() && call.module_class == child.name;
+        return std::find(call.module_classes.begin(), call.module_classes.end(), child.name) !=
+               call.module_classes.end();
       case model::CallKind::Function:
       case model::CallKind::Builtin:
         return named(call, child.name);
@@ -149,7 +157,7 @@ std::vector<Placement> alignChildren(const SiteFunction& function, const std::ve
     return false;
   };
   auto weak = [&](const SiteCall& call, const TracedChild& child) {
-    return child.kind == model::CallKind::Module && call.module_class.empty() && call.object_call;
+    return child.kind == model::CallKind::Module && call.module_classes.empty() && call.object_call;
   };
   int cursor = -1;
   if (running_line > 0)

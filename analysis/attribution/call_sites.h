@@ -21,10 +21,12 @@
 namespace sightline::attribution {
 
 struct SiteCall {
-  int32_t line = 0;          // 1-based line of the call
-  std::string name;          // callee's last name ("relu", "item", "conv"); "__next__" for a `for` header
-  std::string module_class;  // the nn.Module class the callee holds, when known ("Conv2d", "Net")
-  bool object_call = false;  // the callee is a plain name or attribute that no `def` of the file defines
+  int32_t line = 0;  // 1-based line of the call
+  std::string name;  // callee's last name ("relu", "item", "conv"); "__next__" for a `for` header
+  // The nn.Module classes the callee holds, when known ("Conv2d", "Net"; `model = GPT()` then
+  // `model = DDP(model)` gives both, the imported alias resolved: "DistributedDataParallel").
+  std::vector<std::string> module_classes;
+  bool object_call = false;  // the callee is a name (a `for` target too) or attribute no `def` of the file defines
 };
 
 struct SiteFunction {

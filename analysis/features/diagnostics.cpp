@@ -84,6 +84,7 @@ class RuleRunner {
                                 [&](const CallInfo& c) { return isDeviceCopy(index_, c); });
     for (size_t i = 0; i < index_.calls.size(); ++i) {
       const CallInfo& call = index_.calls[i];
+      if (call.cpu_only) continue;  // runs only without CUDA: nothing to stall
       checkDataLoader(call);
       checkNonBlocking(call);
       checkSyncCall(call);
@@ -102,6 +103,11 @@ class RuleRunner {
   void add(std::string_view code, ByteRange range, std::string message, std::vector<Fix> fixes = {}) {
     if (!config_.enabled(code) || isSuppressed(file_, index_, range, code)) return;
     findings_.push_back({std::string(code), config_.severityOf(code), range, std::move(message), std::move(fixes)});
+  }
+
+  // What the loop around the code is, for messages: "training loop" or "evaluation loop".
+  std::string loopKind(int loop, int function, ByteRange range) const {
+    return index_.inEvaluation(loop, function, range) ? "evaluation loop" : "training loop";
   }
 
   bool inLoop(const CallInfo& call) const { return call.loop >= 0 || index_.inTrainingContext(-1, call.function); }
@@ -169,9 +175,9 @@ class RuleRunner {
                          false});
       }
       add("sync-in-loop", call.range,
-          "`." + call.method +
-              "()` waits for the GPU and copies to the host on every iteration of the "
-              "training loop; keep the value on the GPU and read it once after the loop",
+          "`." + call.method + "()` waits for the GPU and copies to the host on every iteration of the " +
+              loopKind(call.loop, call.function, call.range) +
+              "; keep the value on the GPU and read it once after the loop",
           std::move(fixes));
       return;
     }
@@ -179,8 +185,8 @@ class RuleRunner {
     if (index_.kindOf(arg, call.function) != ValueKind::Tensor) return;
     add("sync-in-loop", call.range,
         "`" + call.callee_text + "(" + arg +
-            ")` copies a tensor to the host and waits for the GPU "
-            "on every iteration of the training loop; keep it on the GPU until after the loop");
+            ")` copies a tensor to the host and waits for the GPU on every iteration of the " +
+            loopKind(call.loop, call.function, call.range) + "; keep it on the GPU until after the loop");
   }
 
   void checkValueUses() {
@@ -199,7 +205,8 @@ class RuleRunner {
           what = "`print(" + use.expression + ")` copies a tensor to the host";
           break;
       }
-      add("sync-in-loop", use.range, what + ", waiting for the GPU on every iteration of the training loop");
+      add("sync-in-loop", use.range,
+          what + ", waiting for the GPU on every iteration of the " + loopKind(use.loop, use.function, use.range));
     }
   }
 
@@ -207,8 +214,9 @@ class RuleRunner {
     if (call.resolved != "torch.cuda.synchronize") return;
     if (!index_.inTrainingContext(call.loop, call.function)) return;
     add("cuda-synchronize-in-loop", call.range,
-        "torch.cuda.synchronize() in the training loop stalls the host until all queued GPU work "
-        "finishes, every iteration; remove it (keep it only around code you time)");
+        "torch.cuda.synchronize() in the " + loopKind(call.loop, call.function, call.range) +
+            " stalls the host until all queued GPU work finishes, every iteration; remove it (keep it only "
+            "around code you time)");
   }
 
   void checkZeroGrad(const CallInfo& call) {

@@ -20,6 +20,8 @@ const char* boundName(Bound b) {
       return "input-bound";
     case Bound::Host:
       return "host-bound";
+    case Bound::Comm:
+      return "communication-bound";
   }
   return "?";
 }
@@ -36,6 +38,28 @@ std::string causeName(Bound b) {
       return "input pipeline";
     case Bound::Host:
       return "other host work";
+    case Bound::Comm:
+      return "exposed communication";
+  }
+  return "?";
+}
+
+const char* changeName(Change c) {
+  switch (c) {
+    case Change::CompileOrGraphs:
+      return "torch-compile";
+    case Change::DropSync:
+      return "fewer-syncs";
+    case Change::LoaderWorkers:
+      return "loader-workers";
+    case Change::MoveHostWork:
+      return "move-host-work";
+    case Change::Tf32:
+      return "tf32";
+    case Change::HostPace:
+      return "host-pace";
+    case Change::Overlap:
+      return "overlap-communication";
   }
   return "?";
 }
@@ -60,6 +84,17 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
              ms + " for data" + at;
     case Change::MoveHostWork:
       return "move host work out of the step or overlap it with GPU work: the GPU idles " + ms + at;
+    case Change::HostPace:
+      std::snprintf(buf, sizeof buf, "%.0f kernels/step averaging %.0f µs", v.kernels, v.mean_kernel_ns / 1e3);
+      return "keep the host ahead of the GPU: " + std::string(buf) +
+             " should keep it busy, yet it runs dry between them for " + ms + at +
+             " (the host spends longer than the kernel before the next launch: Python work, small copies, syncs); "
+             "move that work off the step's path";
+    case Change::Overlap:
+      return "overlap communication with compute, or even out the ranks: " + ms + " of NCCL time is exposed" + at +
+             (v.ranks > 1 ? " (the ranks table shows which rank is slower)"
+                          : "; a slower rank makes this one wait here (profile every rank, nsys -o run_%q{RANK}, "
+                            "to see which)");
     case Change::Tf32:
       return "let fp32 matmuls use tensor cores (torch.set_float32_matmul_precision(\"high\"), or autocast to bf16): " +
              ms + " of fp32 matmuls";
@@ -84,6 +119,8 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   v.launch_api_ns = static_cast<double>(s.launch_api_ns) / n;
   v.sync_ns = static_cast<double>(s.sync_ns) / n;
   v.fp32_matmul_ns = static_cast<double>(s.fp32_matmul_ns) / n;
+  v.comm_exposed_ns = static_cast<double>(story->comm_exposed_ns) / n;
+  v.ranks = story->ranks;
   v.oneoff_gpu_ns = s.oneoff_gpu_ns, v.oneoff_idle_ns = s.oneoff_idle_ns;
   v.oneoff_steps = story->oneoff_steps;
   v.oneoff_lines = story->oneoff_lines;
@@ -101,11 +138,15 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
       v.sync_ns >= wait(attribution::Wait::Sync) ? story->sync_lines : lines(attribution::Wait::Sync));
   add(Bound::Input, wait(attribution::Wait::Input), lines(attribution::Wait::Input));
   add(Bound::Host, wait(attribution::Wait::Host), lines(attribution::Wait::Host));
+  add(Bound::Comm, v.comm_exposed_ns, story->comm_lines);
   std::sort(v.causes.begin(), v.causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
 
-  // What bounds the step: a host blocked for half the step waits on the GPU every step; a GPU
-  // busy 80% of it is the limit; else the largest cause of idle time.
-  if (v.sync_ns >= 0.5 * v.wall_ns)
+  // What bounds the step: communication the GPU waits in for a third of the step (its busy
+  // time then is not compute); a host blocked for half the step waits on the GPU every step; a
+  // GPU busy 80% of it is the limit; else the largest cause of idle time.
+  if (v.comm_exposed_ns >= v.wall_ns / 3)
+    v.bound = Bound::Comm;
+  else if (v.sync_ns >= 0.5 * v.wall_ns)
     v.bound = Bound::Sync;
   else if (v.busy_share >= 0.8 || v.causes.empty())
     v.bound = Bound::Gpu;
@@ -117,8 +158,12 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   };
   for (const auto& c : v.causes) {
     switch (c.kind) {
-      case Bound::Launch:  // fusing helps short kernels, not long ones queued late
-        if (v.mean_kernel_ns < 50e3) v.changes.push_back({Change::CompileOrGraphs, c.ns, first(c.lines)});
+      case Bound::Launch:  // fusing helps short kernels; between long ones the host is slow
+        v.changes.push_back(
+            {v.mean_kernel_ns < 50e3 ? Change::CompileOrGraphs : Change::HostPace, c.ns, first(c.lines)});
+        break;
+      case Bound::Comm:
+        v.changes.push_back({Change::Overlap, c.ns, first(c.lines)});
         break;
       case Bound::Sync:
         v.changes.push_back({Change::DropSync, c.ns, first(c.lines)});

@@ -19,12 +19,13 @@ enum class Bound : uint8_t {
   Sync,    // the host waits for the GPU each step (`.item()`, synchronize)
   Input,   // the loop waits for data
   Host,    // other host work between steps (logging, sleeps, Python)
+  Comm,    // NCCL communication not hidden behind compute (a slower rank, no overlap)
 };
 const char* boundName(Bound b);
 
 struct VerdictCause {
   Bound kind = Bound::Gpu;
-  double ns = 0;                        // per step: GPU idle for it (Sync: the host's blocked time)
+  double ns = 0;  // per step: GPU idle for it (Sync: the host's blocked time; Comm: exposed NCCL time)
   std::vector<join::PlacedLine> lines;  // its lines, costliest first (ns: totals over the steady steps)
 };
 
@@ -35,6 +36,8 @@ enum class Change : uint8_t {
   LoaderWorkers,    // DataLoader(num_workers, pin_memory, persistent_workers): the wait
   MoveHostWork,     // move host work out of the step or overlap it: the idle time
   Tf32,             // TF32 / autocast for fp32 matmuls: their time per step
+  HostPace,         // long kernels, yet the GPU runs dry between them: the host's time per launch
+  Overlap,          // exposed communication: overlap it, or find the slower rank
 };
 
 struct VerdictChange {
@@ -53,6 +56,8 @@ struct StepVerdict {
   double mean_kernel_ns = 0, mean_queue_ns = 0, launch_api_ns = 0;  // launch_api_ns: per step
   double sync_ns = 0;                                               // host blocked per step
   double fp32_matmul_ns = 0;                                        // per step
+  double comm_exposed_ns = 0;                                       // per step
+  int ranks = 0;                                                    // processes in the profile
   std::vector<VerdictChange> changes;                               // two or three, most helpful first
   int64_t oneoff_gpu_ns = 0, oneoff_idle_ns = 0;
   std::vector<join::StepStory::OneOffStep> oneoff_steps;
@@ -62,6 +67,8 @@ struct StepVerdict {
 
 // What a cause of idle time is called ("host launch overhead").
 std::string causeName(Bound b);
+// A change's stable name for JSON ("torch-compile", "fewer-syncs", ...).
+const char* changeName(Change c);
 // A change that would help, as a sentence with its figure (for diagnostics, which carry text).
 std::string changeText(const VerdictChange& c, const StepVerdict& v);
 

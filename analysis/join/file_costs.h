@@ -43,6 +43,9 @@ struct StepStory {
   std::array<std::vector<PlacedLine>, attribution::kWaitCount> wait_lines;
   std::vector<PlacedLine> sync_lines;
   std::vector<PlacedLine> oneoff_lines;  // costliest first: GPU time + idle outside steady steps
+  int64_t comm_exposed_ns = 0;           // NCCL time in steady steps not hidden behind compute
+  std::vector<PlacedLine> comm_lines;    // its lines, most exposed first
+  int ranks = 0;                         // processes with GPU work in the profile
   struct OneOffStep {
     int index = 0;  // 1-based, in its process
     attribution::StepKind kind = attribution::StepKind::Warmup;
@@ -125,6 +128,16 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
         oneoff.push_back({{file, line}, cost.oneoff_ns + cost.oneoff_idle_ns, 1});
   std::sort(oneoff.begin(), oneoff.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
   story->oneoff_lines = placed(oneoff);
+  std::vector<attribution::WaitLine> comm;
+  for (const auto& [file, lines] : attr.files)
+    for (const auto& [line, cost] : lines)
+      if (cost.comm_exposed_ns > 0) {
+        comm.push_back({{file, line}, cost.comm_exposed_ns, 1});
+        story->comm_exposed_ns += cost.comm_exposed_ns;
+      }
+  std::sort(comm.begin(), comm.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
+  story->comm_lines = placed(comm);
+  story->ranks = static_cast<int>(attr.ranks.size());
   for (const auto& [pid, steps] : attr.process_steps) {
     story->all_steps = std::max(story->all_steps, static_cast<int>(steps.list.size()));
     for (size_t i = 0; i < steps.list.size(); ++i) {

@@ -169,6 +169,29 @@ bool SourceIndex::inTrainingContext(int loop, int function) const {
   return function >= 0 && functions[static_cast<size_t>(function)].reached_from_training_loop;
 }
 
+bool SourceIndex::inEvaluation(int loop, int function, ByteRange range) const {
+  if (inTrainingLoop(loop)) return false;
+  auto no_grad = [](const std::string& name) {
+    return name.find("no_grad") != std::string::npos || name.find("inference_mode") != std::string::npos;
+  };
+  for (const auto& w : withs) {
+    if (!w.body.encloses(range)) continue;
+    for (int c : w.item_calls)
+      if (no_grad(calls[static_cast<size_t>(c)].resolved)) return true;
+  }
+  for (int f = function; f >= 0; f = functions[static_cast<size_t>(f)].parent_function) {
+    const auto& fn = functions[static_cast<size_t>(f)];
+    if (fn.trains) return false;
+    if (std::any_of(fn.decorators.begin(), fn.decorators.end(), no_grad)) return true;
+    std::string name = lower(fn.name);
+    for (const char* word : {"eval", "valid", "estimate", "test"})
+      if (name.find(word) != std::string::npos) return true;
+    for (const auto& c : calls)
+      if (c.function == f && c.method == "eval" && c.args.empty() && !c.receiver_text.empty()) return true;
+  }
+  return false;
+}
+
 int SourceIndex::blockAt(uint32_t offset) const {
   int best = 0;
   for (size_t b = 1; b < blocks.size(); ++b) {

@@ -44,6 +44,7 @@ struct FunctionInfo {
   int class_index = -1;   // the class it is a method of
   int parent_function = -1;
   std::vector<std::string> parameters;
+  std::vector<std::string> decorators;      // as written: "@torch.no_grad()"
   bool returns_tensor = false;              // some `return` gives a tensor (or a tuple holding one)
   bool trains = false;                      // calls backward()/optimizer.step(), directly or via this file
   bool reached_from_training_loop = false;  // called (transitively) from a training loop's body
@@ -87,6 +88,7 @@ struct CallInfo {
   int loop = -1;            // innermost enclosing loop
   int statement = -1;       // innermost enclosing statement
   bool in_fstring = false;  // inside an f-string interpolation
+  bool cpu_only = false;    // in a branch that runs only without CUDA (`if device_type == "cuda": ... else:`)
 };
 
 struct AssignmentInfo {
@@ -183,6 +185,10 @@ class SourceIndex {
   bool inTrainingLoop(int loop) const;
   // A training context: inside a training loop, or in a function a training loop calls.
   bool inTrainingContext(int loop, int function) const;
+  // Evaluation code: outside any training loop and under torch.no_grad()/inference_mode() (a
+  // `with` around `range`, or a decorator), or in a function named for evaluation
+  // (evaluate, validate, estimate_loss, test) or one that calls `.eval()`.
+  bool inEvaluation(int loop, int function, ByteRange range) const;
   // The innermost block holding `offset` (the module block when none deeper does).
   int blockAt(uint32_t offset) const;
   int functionAt(uint32_t offset) const;

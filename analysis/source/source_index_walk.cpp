@@ -201,7 +201,39 @@ struct Context {
   int block = 0;
   int depth = 0;  // loop depth inside the current function
   bool in_fstring = false;
+  bool cpu_only = false;  // in a branch taken only without CUDA (`else:` of `if device_type == "cuda":`)
 };
+
+// What an `if` condition says about the device: Cuda when the branch runs only on CUDA
+// (`device_type == "cuda"`, `torch.cuda.is_available()`, `"cuda" in device`, `x.is_cuda`),
+// Cpu when only without it (`== "cpu"`, `!= "cuda"`, `not torch.cuda.is_available()`).
+enum class DeviceTest { None, Cuda, Cpu };
+
+DeviceTest deviceTest(const std::string& cond) {
+  std::string s;
+  for (char ch : cond)
+    if (!std::isspace(static_cast<unsigned char>(ch))) s += ch == '"' ? '\'' : ch;
+  auto ends = [&](const std::string& tail) {
+    return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  auto lower = [](std::string t) {
+    for (auto& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return t;
+  };
+  auto names_device = [&](size_t op) {
+    std::string lhs = lower(s.substr(0, op));
+    bool type_attr = lhs.size() > 5 && lhs.compare(lhs.size() - 5, 5, ".type") == 0;
+    return lhs.find("device") != std::string::npos || type_attr;
+  };
+  if (s == "torch.cuda.is_available()" || ends(".is_cuda")) return DeviceTest::Cuda;
+  if (s.rfind("'cuda'notin", 0) == 0) return DeviceTest::Cpu;
+  if (s.rfind("'cuda'in", 0) == 0) return DeviceTest::Cuda;
+  for (const auto& [op, cuda] :
+       {std::pair<std::string, bool>{"=='cuda'", true}, {"!='cuda'", false}, {"=='cpu'", false}, {"!='cpu'", true}}) {
+    if (ends(op) && names_device(s.size() - op.size())) return cuda ? DeviceTest::Cuda : DeviceTest::Cpu;
+  }
+  return DeviceTest::None;
+}
 
 class Walker {
  public:
@@ -402,6 +434,11 @@ class Walker {
     f.class_index = ctx.function >= 0 ? -1 : ctx.cls;
     f.parent_function = ctx.function;
     f.returns_tensor = tensor_functions_.count(f.qualified_name) > 0;
+    TSNode parent = ts_node_parent(n);
+    if (!ts_node_is_null(parent) && std::strcmp(ts_node_type(parent), "decorated_definition") == 0)
+      forEachNamed(parent, [&](TSNode d) {
+        if (std::strcmp(ts_node_type(d), "decorator") == 0) f.decorators.push_back(textOf(d));
+      });
     int index = static_cast<int>(index_.functions.size());
     index_.functions.push_back(f);
     index_.scope_values.emplace_back();
@@ -538,18 +575,38 @@ class Walker {
       index_.value_uses.push_back({ValueUse::Kind::Condition, textOf(cond), rangeOf(cond), ctx.function, ctx.loop});
   }
 
+  DeviceTest deviceTestOf(TSNode cond) {
+    if (isType(cond, NodeType::parenthesized_expression) && ts_node_named_child_count(cond) == 1)
+      return deviceTestOf(ts_node_named_child(cond, 0));
+    if (isType(cond, NodeType::not_operator)) {
+      TSNode arg = field(cond, argument);
+      if (ts_node_is_null(arg)) return DeviceTest::None;
+      DeviceTest t = deviceTestOf(arg);
+      return t == DeviceTest::None ? t : t == DeviceTest::Cuda ? DeviceTest::Cpu : DeviceTest::Cuda;
+    }
+    return deviceTest(textOf(cond));
+  }
+
   void visitIf(TSNode n, Context ctx) {
     TSNode cond = field(n, condition);
+    DeviceTest test = DeviceTest::None;
     if (!ts_node_is_null(cond)) {
       recordCondition(cond, ctx);
       visit(cond, ctx);
+      if (isType(n, NodeType::if_statement)) test = deviceTestOf(cond);
     }
+    // The branch that runs only without CUDA: the body of a CPU test, the rest of a CUDA test.
+    Context body = ctx, rest = ctx;
+    body.cpu_only = ctx.cpu_only || test == DeviceTest::Cpu;
+    rest.cpu_only = ctx.cpu_only || test == DeviceTest::Cuda;
     for (TSNode child : namedChildren(n)) {
       if (ts_node_eq(child, cond)) continue;
       if (isType(child, NodeType::else_clause))
-        visitBlock(field(child, body), ctx);
+        visitBlock(field(child, body), rest);
+      else if (isType(child, NodeType::elif_clause))
+        visit(child, rest);
       else
-        visit(child, ctx);
+        visit(child, body);
     }
   }
 
@@ -677,6 +734,7 @@ class Walker {
     c.loop = ctx.loop;
     c.statement = ctx.statement;
     c.in_fstring = ctx.in_fstring;
+    c.cpu_only = ctx.cpu_only;
     if (isType(fn, NodeType::attribute)) {
       TSNode obj = field(fn, object);
       c.method = textOf(field(fn, attribute));

@@ -358,6 +358,28 @@ json reportJson(const ReportData& d) {
               {"launches", attr.launches},
               {"lost_launches", attr.lost_launches},
               {"files", jfiles}};
+  if (auto v = features::stepVerdict(d.main.story().get())) {
+    auto placed = [](const std::vector<join::PlacedLine>& lines) {
+      json out = json::array();
+      for (const auto& l : lines) out.push_back({{"path", l.path}, {"line", l.line}, {"ns", l.ns}, {"count", l.count}});
+      return out;
+    };
+    json causes = json::array(), changes = json::array();
+    for (const auto& c : v->causes)
+      causes.push_back({{"cause", features::causeName(c.kind)},
+                        {"bound", features::boundName(c.kind)},
+                        {"ns_per_step", c.ns},
+                        {"lines", placed(c.lines)}});
+    for (const auto& c : v->changes)
+      changes.push_back(
+          {{"change", features::changeName(c.change)}, {"ns_per_step", c.ns}, {"text", features::changeText(c, *v)}});
+    doc["verdict"] = {{"bound", features::boundName(v->bound)},
+                      {"busy_share", v->busy_share},
+                      {"wall_ns", v->wall_ns},
+                      {"comm_exposed_ns_per_step", v->comm_exposed_ns},
+                      {"causes", causes},
+                      {"changes", changes}};
+  }
   if (attr.attributed_gpu_ns == 0) doc["advice"] = ingest::captureAdvice();
   if (d.compare) {
     json files_before = json::array();

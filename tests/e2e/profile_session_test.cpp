@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -277,6 +278,50 @@ TEST(ProfileSession, ReportsOfEachRankLoadAsOneProfile) {
   ASSERT_TRUE(hover);
   EXPECT_NE(hover->find("slowest **GPU 1**"), std::string::npos) << *hover;
   fs::remove_all(w.root);
+}
+
+// What a user reads on a call line, byte for byte (tests/data/golden/verdict_fp32_call_lines.md;
+// SIGHTLINE_UPDATE_GOLDEN=1 rewrites it): `out = model(x)` launches nothing itself, so its hint
+// shows the inclusive time with self 0, its hover lists the lines beneath it with links; the
+// loop and `def` show Σ, and `loss.backward()` what it ran.
+TEST(ProfileSession, CallLineHintsAndHoverMatchGolden) {
+  Workspace w;
+  w.root = fs::temp_directory_path() / ("sightline-ws-golden-" + std::to_string(::getpid()));
+  fs::remove_all(w.root);
+  fs::create_directories(w.root / "runs");
+  w.script_text = readFile(sourcePath("tests/data/verdict/verdict.py"));
+  fs::copy_file(sourcePath("tests/data/verdict/verdict.py"), w.root / "verdict.py");
+  fs::copy_file(repoProfile("tests/data/verdict/fp32.sqlite.xz"), w.root / "runs" / "fp32.sqlite");
+  w.script_uri = server::pathToUri((w.root / "verdict.py").string());
+  auto client = LspClient::spawnStdio();
+  start(*client, w, {{"profiles", {"runs/*.sqlite"}}});
+  auto s = status(*client);
+  ASSERT_TRUE(s) << client->stderrText();
+  ASSERT_EQ((*s)["params"]["loaded"], true) << s->dump();
+  json hints = hintsOf(*client, w.script_uri);
+  std::string got = "status: " + (*s)["params"].value("verdict", "") + "\n";
+  for (int line : {33, 34, 64, 73, 82}) {  // 1-based: def forward, its body, the loop, the call, backward
+    const json* h = hintOnLine(hints, line - 1);
+    got += "\n## line " + std::to_string(line) + ": " + (h ? (*h)["label"].get<std::string>() : "(no hint)") + "\n";
+    if (line == 64) continue;
+    auto hover = hoverText(*client, w.script_uri, line - 1, 12);
+    ASSERT_TRUE(hover);
+    got += "\n" + *hover + "\n";
+  }
+  // The workspace's path (in links) differs per run.
+  std::string root = server::pathToUri(w.root.string());
+  for (size_t at = got.find(root); at != std::string::npos; at = got.find(root, at))
+    got.replace(at, root.size(), "<ws>");
+  std::string golden = testDataPath("golden/verdict_fp32_call_lines.md");
+  const char* update = std::getenv("SIGHTLINE_UPDATE_GOLDEN");
+  fs::remove_all(w.root);
+  if (update && *update == '1') {
+    std::ofstream(golden, std::ios::binary) << got;
+    GTEST_SKIP() << "rewrote " << golden;
+  }
+  EXPECT_EQ(got, readFile(golden)) << "hint or hover text changed; if intended, rerun with SIGHTLINE_UPDATE_GOLDEN=1";
+  EXPECT_NE(got.find("self 0"), std::string::npos);
+  EXPECT_NE(got.find("<ws>/verdict.py#L34"), std::string::npos) << "a link to the forward line beneath the call";
 }
 
 // The script on disk is not the one profiled (three imports added above): one warning at the

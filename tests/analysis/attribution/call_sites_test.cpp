@@ -76,9 +76,9 @@ TEST(CallSites, BodiesInEvaluationOrderWithModuleClasses) {
   const auto& f = s.table.functions[static_cast<size_t>(forward)];
   EXPECT_EQ(f.def_line, 12);
   EXPECT_EQ(names(f), (std::vector<std::string>{"conv", "bn", "relu"}));
-  EXPECT_EQ(f.calls[0].module_class, "Conv2d");
-  EXPECT_EQ(f.calls[1].module_class, "BatchNorm2d");
-  EXPECT_EQ(f.calls[2].module_class, "");
+  EXPECT_EQ(f.calls[0].module_classes, std::vector<std::string>{"Conv2d"});
+  EXPECT_EQ(f.calls[1].module_classes, std::vector<std::string>{"BatchNorm2d"});
+  EXPECT_TRUE(f.calls[2].module_classes.empty());
   for (const auto& c : f.calls) EXPECT_EQ(c.line, 13);
   // A decorated function is traced at its first decorator line.
   int evaluate = s.table.functionFor("evaluate", 16);
@@ -90,7 +90,7 @@ TEST(CallSites, BodiesInEvaluationOrderWithModuleClasses) {
   const auto& m = s.table.functions[static_cast<size_t>(main)];
   EXPECT_EQ(names(m), (std::vector<std::string>{"Block", "cuda", "parameters", "SGD", "__next__", "to", "model", "sum",
                                                 "backward", "step"}));
-  EXPECT_EQ(m.calls[6].module_class, "Block");  // model = Block().cuda()
+  EXPECT_EQ(m.calls[6].module_classes, std::vector<std::string>{"Block"});  // model = Block().cuda()
   EXPECT_EQ(s.table.functionFor("<module>", 3), 0);
   EXPECT_EQ(s.table.functionFor("nowhere", 3), -1);
 }
@@ -128,6 +128,33 @@ TEST(CallSites, ChildrenAlignWithTheBodyAsLoopsRepeat) {
   // A frame already running at `x.to(...)` starts aligning there.
   placed = alignChildren(m, {child(K::Builtin, "to"), child(K::Function, "backward")}, 26);
   EXPECT_EQ(placed[0].line, 26);
+}
+
+// A GPT trainer's calls as the trace names them: `model(x)` holds DistributedDataParallel (the
+// imported alias resolved) and GPT; `block(x)` calls the loop's target, a module of no known class.
+TEST(CallSites, WrappedModelsAndModulesFromALoop) {
+  Script s(R"(import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+class GPT(nn.Module):
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+def main(x):
+    model = GPT().cuda()
+    model = DDP(model)
+    loss = model(x)
+)");
+  using K = model::CallKind;
+  const auto& m = s.table.functions[static_cast<size_t>(s.table.functionFor("main", 9))];
+  auto call = std::find_if(m.calls.begin(), m.calls.end(), [](const SiteCall& c) { return c.line == 11; });
+  ASSERT_NE(call, m.calls.end());
+  EXPECT_EQ(call->module_classes, (std::vector<std::string>{"GPT", "DistributedDataParallel"}));
+  EXPECT_EQ(alignChildren(m, {child(K::Module, "DistributedDataParallel")})[0].line, 11);
+  const auto& f = s.table.functions[static_cast<size_t>(s.table.functionFor("forward", 5))];
+  auto placed = alignChildren(f, {child(K::Module, "Block"), child(K::Module, "Block")});
+  EXPECT_EQ(placed[0].line, 6);
+  EXPECT_EQ(placed[1].line, 6);
 }
 
 // Attribution of a Kineto trace with call sites from `scripts` (profile path -> text).

@@ -77,6 +77,68 @@ def main(loader, model, opt):
 )py");
 }
 
+// nanoGPT's get_batch: the `else:` of a CUDA test runs only on CPU, where nothing stalls a GPU.
+TEST(MissingNonBlocking, NotInBranchesThatRunOnlyWithoutCuda) {
+  checkDiagnostics(R"py(
+import torch
+def get_batch(split, device, device_type):
+    x = torch.randint(10, (4, 8))
+    y = torch.randint(10, (4, 8))
+    if device_type == 'cuda':
+        x, y = x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
+    else:
+        x, y = x.to(device), y.to(device)
+    if not torch.cuda.is_available():
+        x = x.to(device)
+    elif device.type == "cuda":
+        y = y.to(device)
+#           ^^^^^^^^^^^^ missing-non-blocking
+    if torch.cuda.is_available():
+        y = y.to(device)
+#           ^^^^^^^^^^^^ missing-non-blocking
+    elif use_mps:
+        y = y.to(device)
+    return x, y
+def main(model, opt):
+    for it in range(100):
+        x, y = get_batch('train', 'cuda', 'cuda')
+        model(x, y).backward()
+        opt.step()
+)py");
+}
+
+// Messages name the loop: nanoGPT's estimate_loss runs an evaluation loop under no_grad.
+TEST(SyncInLoop, MessagesNameTheEvaluationLoop) {
+  std::string text = R"py(
+import torch
+@torch.no_grad()
+def estimate_loss(model):
+    model.eval()
+    losses = torch.zeros(10)
+    for k in range(10):
+        logits, loss = model(x, y)
+        losses[k] = loss.item()
+    model.train()
+    return losses.mean()
+def main(model, opt):
+    for it in range(100):
+        if it % 10 == 0:
+            print(estimate_loss(model))
+        loss = model(x, y)
+        loss.backward()
+        opt.step()
+        print(loss.item())
+)py";
+  source::SourceFile file(text);
+  auto index = source::buildSourceIndex(file);
+  std::vector<std::string> messages;
+  for (const auto& f : computeDiagnostics(file, index, {}))
+    if (f.code == "sync-in-loop") messages.push_back(f.message);
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_NE(messages[0].find("evaluation loop"), std::string::npos) << messages[0];
+  EXPECT_NE(messages[1].find("training loop"), std::string::npos) << messages[1];
+}
+
 TEST(SyncInLoop, HostReadsInATrainingLoop) {
   checkDiagnostics(R"py(
 import torch
