@@ -77,6 +77,10 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
       return "fuse kernels with torch.compile(model) or replay them as CUDA graphs (mode=\"reduce-overhead\"): " +
              std::string(buf) + "; the GPU waits " + ms + " for launches";
     case Change::DropSync:
+      // The figure is the host's blocked time, or the idle the drained queue leaves when longer.
+      if (c.ns > v.sync_ns * 1.05)
+        return "sync less often: after the sync" + at + " drains the queue the GPU idles " + ms +
+               " until the host queues new work; keep values on the GPU and read them every N steps";
       return "sync less often: the host blocks " + ms + at + "; keep values on the GPU and read them every N steps";
     case Change::LoaderWorkers:
       return "load data in DataLoader workers (num_workers, pin_memory=True, persistent_workers=True): the loop "
