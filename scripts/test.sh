@@ -2,14 +2,19 @@
 # Sets up what is missing, builds (plain and ASan+UBSan), and runs every test.
 # The exit code says pass (0) or fail.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-# neovim: the Neovim plugin's test runs in Debian's Neovim.
-ensure_apt_packages neovim clang-tidy
+# neovim: the Neovim plugin's test runs in Debian's Neovim; clang and libFuzzer: the fuzz targets.
+ensure_apt_packages neovim clang-tidy clang libfuzzer-14-dev
 ensure_grammar
 # Warnings are errors (as in the demo, which shares build/).
 build "$ROOT/build" -DSIGHTLINE_BUILD_TESTS=ON -DSIGHTLINE_WERROR=ON
-# Sanitizer build: the parser, protocol, server and end-to-end bad-input tests run under it.
-build "$ROOT/build-asan" -DSIGHTLINE_SANITIZE=ON -DSIGHTLINE_BUILD_BENCH=OFF -DSIGHTLINE_WERROR=ON \
-  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_C_FLAGS_DEBUG="-O1 -g"
+# Sanitizer build, with clang: the parser, protocol, server and end-to-end bad-input tests run
+# under it, and the libFuzzer targets of tests/fuzz are built in it. (A build-asan configured
+# with another compiler by an older checkout is started afresh.)
+if [ -f "$ROOT/build-asan/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' "$ROOT/build-asan/CMakeCache.txt"; then
+  rm -rf "$ROOT/build-asan"
+fi
+CC=clang CXX=clang++ build "$ROOT/build-asan" -DSIGHTLINE_SANITIZE=ON -DSIGHTLINE_FUZZ=ON -DSIGHTLINE_BUILD_BENCH=OFF \
+  -DSIGHTLINE_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_C_FLAGS_DEBUG="-O1 -g"
 
 if [ ! -d "$ROOT/../shared/profiles" ]; then
   echo "NOTE: ../shared (real scripts and profiles beside the clone) is absent;" \
@@ -27,6 +32,9 @@ ctest --test-dir "$ROOT/build" --output-on-failure -j"$(nproc)"
 log "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$ROOT/build-asan" --output-on-failure -j"$(nproc)" -L asan
+
+log "fuzzing: each libFuzzer target for ${SIGHTLINE_FUZZ_SECONDS:-20} s (ASan+UBSan; crashes fail the run)"
+"$ROOT/scripts/fuzz.sh" "$ROOT/build-asan" "${SIGHTLINE_FUZZ_SECONDS:-20}"
 
 log "Neovim plugin in Debian's Neovim (headless)"
 "$ROOT/editors/nvim/tests/run.sh" "$ROOT/build/server/sightline" "$(example_profile)"

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of tests/fuzz for a bounded time under ASan+UBSan.
+#   scripts/fuzz.sh BUILD_DIR [SECONDS_PER_TARGET] [TARGET...]
+# BUILD_DIR was configured with clang, -DSIGHTLINE_SANITIZE=ON -DSIGHTLINE_FUZZ=ON (scripts/test.sh
+# does so for build-asan). Inputs that once crashed are kept in tests/fuzz/regressions/<target>/
+# and replayed first; a new crash writes its input there (commit it with the fix) and fails the
+# run. Seeds: tests/fuzz/seeds/<target>/, plus real exports, traces and scripts cut down here.
+# Prints the executions per target.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$(cd "${1:?usage: scripts/fuzz.sh BUILD_DIR [SECONDS] [TARGET...]}" && pwd)"
+SECONDS_PER_TARGET="${2:-20}"
+shift $(( $# >= 2 ? 2 : 1 ))
+TARGETS=("$@")
+[ "${#TARGETS[@]}" -eq 0 ] && TARGETS=(framing_fuzz jsonrpc_fuzz protocol_fuzz nsys_fuzz trace_fuzz source_fuzz)
+FUZZ="$BUILD/tests/fuzz"
+WORK="$BUILD/fuzz-work"
+SHARED="$ROOT/../shared"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+# Seeds made from real data (once per build dir).
+make_seeds() {
+  local seeds="$WORK/seeds"
+  [ -f "$seeds/.done" ] && return
+  rm -rf "$seeds"
+  mkdir -p "$seeds/nsys_fuzz" "$seeds/trace_fuzz" "$seeds/source_fuzz"
+  local n=0 export_xz
+  for export_xz in "$ROOT/examples/train_small_naive.sqlite.xz" "$ROOT/tests/data/verdict/item.sqlite.xz" \
+                   "$ROOT/tests/data/multi/ddp/ddp_rank0.sqlite.xz" \
+                   "$ROOT/tests/data/h100-nvtx/train_small_nvtx_backtrace.sqlite.xz"; do
+    n=$((n + 1))
+    xz -dc "$export_xz" > "$WORK/export.sqlite"
+    "$FUZZ/nsys_seed" "$WORK/export.sqlite" "$seeds/nsys_fuzz/export$n.sqlite" 60
+  done
+  rm -f "$WORK/export.sqlite"
+  n=0
+  local trace
+  for trace in "$ROOT/tests/data/h200/kineto/train_small_naive.pt.trace.json.gz" \
+               "$ROOT/tests/data/multi/ddp/ddp_rank0.pt.trace.json.gz"; do
+    n=$((n + 1))
+    # A plain and a gzip seed (first byte even: read as is; odd: gzipped first), cut short.
+    { printf '\0'; gzip -dc "$trace" | head -c 30000 || true; } > "$seeds/trace_fuzz/plain$n.json"
+    { printf '\1'; gzip -dc "$trace" | head -c 20000 || true; } > "$seeds/trace_fuzz/gzip$n.json"
+  done
+  n=0
+  local script
+  while IFS= read -r script; do
+    n=$((n + 1))
+    # Four bytes place one edit (see source_fuzz.cpp), then the script.
+    { printf '\x40\x01\x06\x10'; head -c 6000 "$script"; } > "$seeds/source_fuzz/script$n.py"
+  done < <(find "$ROOT/examples" "$ROOT/tests/data" -name '*.py'; [ -d "$SHARED/examples" ] && find "$SHARED/examples" -name '*.py')
+  touch "$seeds/.done"
+}
+
+mkdir -p "$WORK"
+make_seeds
+failed=0
+for target in "${TARGETS[@]}"; do
+  bin="$FUZZ/$target"
+  [ -x "$bin" ] || { echo "fuzz: $bin is not built" >&2; exit 1; }
+  regressions="$ROOT/tests/fuzz/regressions/$target"
+  mkdir -p "$regressions" "$WORK/corpus/$target"
+  # Inputs that crashed before must not crash now.
+  mapfile -t old < <(find "$regressions" -type f ! -name '.*' | sort)
+  if [ "${#old[@]}" -gt 0 ] && ! "$bin" -runs=1 "${old[@]}" > "$WORK/$target.replay.log" 2>&1; then
+    echo "fuzz: $target crashes on a kept regression input:" >&2
+    tail -40 "$WORK/$target.replay.log" >&2
+    failed=1
+    continue
+  fi
+  seed_dirs=()
+  [ -d "$ROOT/tests/fuzz/seeds/${target%_fuzz}" ] && seed_dirs+=("$ROOT/tests/fuzz/seeds/${target%_fuzz}")
+  [ -d "$WORK/seeds/$target" ] && seed_dirs+=("$WORK/seeds/$target")
+  max_len=16384
+  [ "$target" = nsys_fuzz ] && max_len=1048576
+  [ "$target" = trace_fuzz ] && max_len=65536
+  status=0
+  "$bin" -max_total_time="$SECONDS_PER_TARGET" -timeout=20 -rss_limit_mb=3072 -max_len="$max_len" \
+    -print_final_stats=1 -artifact_prefix="$regressions/" \
+    "$WORK/corpus/$target" "${seed_dirs[@]}" > "$WORK/$target.log" 2>&1 || status=$?
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$WORK/$target.log" | grep -o '[0-9]*$' || echo "?")
+  corpus=$(find "$WORK/corpus/$target" -type f | wc -l)
+  if [ "$status" -ne 0 ]; then
+    echo "fuzz: $target FAILED after $execs executions; the input is in tests/fuzz/regressions/$target/:" >&2
+    grep -E 'ERROR|SUMMARY|runtime error|#[0-9]+ 0x' "$WORK/$target.log" | head -30 >&2 || tail -30 "$WORK/$target.log" >&2
+    failed=1
+  else
+    printf 'fuzz: %-14s %9s executions in %ss, 0 crashes, corpus %s inputs\n' "$target" "$execs" \
+      "$SECONDS_PER_TARGET" "$corpus"
+  fi
+done
+exit "$failed"
