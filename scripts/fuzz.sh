@@ -65,7 +65,7 @@ for target in "${TARGETS[@]}"; do
   mapfile -t old < <(find "$regressions" -type f ! -name '.*' | sort)
   if [ "${#old[@]}" -gt 0 ] && ! "$bin" -runs=1 "${old[@]}" > "$WORK/$target.replay.log" 2>&1; then
     echo "fuzz: $target crashes on a kept regression input:" >&2
-    tail -40 "$WORK/$target.replay.log" >&2
+    grep -E 'ERROR|SUMMARY|runtime error|#[0-9]+ 0x' "$WORK/$target.replay.log" | head -12 | cut -c1-300 >&2 || true
     failed=1
     continue
   fi
@@ -79,11 +79,12 @@ for target in "${TARGETS[@]}"; do
   "$bin" -max_total_time="$SECONDS_PER_TARGET" -timeout=20 -rss_limit_mb=3072 -max_len="$max_len" \
     -print_final_stats=1 -artifact_prefix="$regressions/" \
     "$WORK/corpus/$target" "${seed_dirs[@]}" > "$WORK/$target.log" 2>&1 || status=$?
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$WORK/$target.log" | grep -o '[0-9]*$' || echo "?")
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$WORK/$target.log" | grep -o '[0-9]*$' | tail -1 || echo "?")
   corpus=$(find "$WORK/corpus/$target" -type f | wc -l)
   if [ "$status" -ne 0 ]; then
     echo "fuzz: $target FAILED after $execs executions; the input is in tests/fuzz/regressions/$target/:" >&2
-    grep -E 'ERROR|SUMMARY|runtime error|#[0-9]+ 0x' "$WORK/$target.log" | head -30 >&2 || tail -30 "$WORK/$target.log" >&2
+    grep -E 'ERROR|SUMMARY|runtime error|#[0-9]+ 0x' "$WORK/$target.log" | head -12 | cut -c1-300 >&2 ||
+      tail -30 "$WORK/$target.log" >&2
     failed=1
   else
     printf 'fuzz: %-14s %9s executions in %ss, 0 crashes, corpus %s inputs\n' "$target" "$execs" \

@@ -287,6 +287,8 @@ std::optional<CodeAction> limitProfilingWindow(const SourceFile& file, const Sou
   int body = blockOwnedBy(index, loop.body);
   if (body < 0 || !bodyOnOwnLines(index, body)) return std::nullopt;
   int loop_statement = index.blocks[static_cast<size_t>(body)].owner_statement;
+  // A loop whose body the parser could not give its own block (broken syntax): no action.
+  if (loop_statement < 0 || index.blocks[static_cast<size_t>(body)].statements.empty()) return std::nullopt;
   const auto& header = stmt(index, loop_statement);
   const auto& first = stmt(index, index.blocks[static_cast<size_t>(body)].statements.front());
 
