@@ -132,6 +132,7 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
       sum.kernel_ns += ns;
       if (api >= 0) sum.queue_ns += model::spanNs(p.api_calls[static_cast<size_t>(api)].start_ns, act.start_ns);
       if (isFp32MatmulKernel(p.strings[act.name])) sum.fp32_matmul_ns += ns;
+      if (p.strings[act.name].starts_with("triton_")) ++sum.triton_kernels;
     }
     if (ref.file != 0) {
       auto& cc = contexts[{ref.context, ref.file, ref.line}];
@@ -196,12 +197,13 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const Step
     bool steady = window.steady(call.pid, call.start_ns);
     int64_t call_ns = model::spanNs(call.start_ns, call.end_ns);
     if (steady && call.launches) ++sum.launches, sum.launch_api_ns += call_ns;
-    if (steady && call.sync != model::SyncKind::None) {
+    if (steady && p.strings[call.name].find("GraphLaunch") != std::string_view::npos) ++sum.graph_launches;
+    // Syncs on a line of the user's code block the loop; those of other threads (compile
+    // workers, NCCL's watchdog) have none and do not.
+    if (steady && call.sync != model::SyncKind::None && ref.file != 0) {
       sum.sync_ns += call_ns;
-      if (ref.file != 0) {
-        auto& w = sync_lines[{ref.file, ref.line}];
-        w.line = ref, w.ns += call_ns, ++w.count;
-      }
+      auto& w = sync_lines[{ref.file, ref.line}];
+      w.line = ref, w.ns += call_ns, ++w.count;
     }
     if (ref.file == 0) continue;
     LineCost& cost = out.files[ref.file][ref.line];

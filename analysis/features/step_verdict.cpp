@@ -60,6 +60,8 @@ const char* changeName(Change c) {
       return "host-pace";
     case Change::Overlap:
       return "overlap-communication";
+    case Change::CudaGraphs:
+      return "cuda-graphs";
   }
   return "?";
 }
@@ -99,6 +101,12 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
              (v.ranks > 1 ? " (the ranks table shows which rank is slower)"
                           : "; a slower rank makes this one wait here (profile every rank, nsys -o run_%q{RANK}, "
                             "to see which)");
+    case Change::CudaGraphs:
+      std::snprintf(buf, sizeof buf, "%.0f of its %.0f kernels/step come from Inductor, averaging %.1f µs",
+                    v.triton_kernels, v.kernels, v.mean_kernel_ns / 1e3);
+      return "the model is compiled, yet launches still set the pace (" + std::string(buf) +
+             "): replay them as CUDA graphs with torch.compile(model, mode=\"reduce-overhead\"); the GPU waits " + ms +
+             " for launches";
     case Change::Tf32:
       return "let fp32 matmuls use tensor cores (torch.set_float32_matmul_precision(\"high\"), or autocast to bf16): " +
              ms + " of fp32 matmuls";
@@ -125,6 +133,9 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   v.fp32_matmul_ns = static_cast<double>(s.fp32_matmul_ns) / n;
   v.comm_exposed_ns = static_cast<double>(story->comm_exposed_ns) / n;
   v.ranks = story->ranks;
+  v.triton_kernels = static_cast<double>(s.triton_kernels) / n;
+  v.compiled = s.kernels > 0 && s.triton_kernels * 10 >= s.kernels;
+  v.graphs = s.graph_launches > 0;
   v.oneoff_gpu_ns = s.oneoff_gpu_ns, v.oneoff_idle_ns = s.oneoff_idle_ns;
   v.oneoff_steps = story->oneoff_steps;
   v.oneoff_lines = story->oneoff_lines;
@@ -162,10 +173,16 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   };
   for (const auto& c : v.causes) {
     switch (c.kind) {
-      case Bound::Launch:  // fusing helps short kernels; between long ones the host is slow
-        v.changes.push_back(
-            {v.mean_kernel_ns < 50e3 ? Change::CompileOrGraphs : Change::HostPace, c.ns, first(c.lines)});
+      case Bound::Launch: {  // fusing helps short kernels; between long ones the host is slow
+        // Never advise what the run already does: compiled → graphs; graphs too → host pace.
+        Change change = Change::HostPace;
+        if (v.mean_kernel_ns < 50e3 && !v.compiled)
+          change = Change::CompileOrGraphs;
+        else if (v.mean_kernel_ns < 50e3 && !v.graphs)
+          change = Change::CudaGraphs;
+        v.changes.push_back({change, c.ns, first(c.lines)});
         break;
+      }
       case Bound::Comm:
         v.changes.push_back({Change::Overlap, c.ns, first(c.lines)});
         break;

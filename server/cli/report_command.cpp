@@ -159,6 +159,8 @@ json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
           {"launch_api_ns", s.launch_api_ns},
           {"queue_ns", s.queue_ns},
           {"fp32_matmul_ns", s.fp32_matmul_ns},
+          {"triton_kernels", s.triton_kernels},
+          {"graph_launches", s.graph_launches},
           {"sync_ns", s.sync_ns},
           {"sync_lines", waitLinesJson(p, s.sync_lines, 5)},
           {"waits", waits},

@@ -257,5 +257,27 @@ TEST(StepVerdict, HostPaceBetweenLongKernels) {
   for (const auto& c : v["changes"]) EXPECT_NE(c["change"], "torch-compile");
 }
 
+// A model torch.compile already compiled (tests/data/multi/compile: Inductor's triton_* kernels)
+// is never told to use torch.compile: launches still set its pace, so the advice is CUDA graphs.
+// Syncs of other threads (compile workers) are not the loop's: no sync cause larger than a step.
+TEST(StepVerdict, ACompiledModelGetsCudaGraphsNotCompile) {
+  auto run =
+      runSightline("report --format json --profile '" + repoProfile("tests/data/multi/compile/compile.sqlite.xz") +
+                       "' tests/data/multi/compile/train_ddp.py",
+                   sourcePath(""));
+  ASSERT_EQ(run.code, 0) << run.out;
+  json doc = json::parse(run.out);
+  json v = doc["verdict"];
+  EXPECT_GT(doc["step_summary"]["triton_kernels"].get<int>(), 0);
+  EXPECT_EQ(v["bound"], "launch-bound") << v.dump();
+  bool graphs = false;
+  for (const auto& c : v["changes"]) {
+    EXPECT_NE(c["change"], "torch-compile") << c.dump();
+    graphs = graphs || c["change"] == "cuda-graphs";
+  }
+  EXPECT_TRUE(graphs) << v.dump();
+  for (const auto& c : v["causes"]) EXPECT_LE(c["ns_per_step"].get<double>(), v["wall_ns"].get<double>()) << c.dump();
+}
+
 }  // namespace
 }  // namespace sightline::testing
