@@ -11,9 +11,19 @@
 
 namespace sightline::fuzz {
 
+// Removes the input file when the fuzzer exits (libFuzzer ends with exit(), which runs this).
+struct RemovedAtExit {
+  std::string path;
+  ~RemovedAtExit() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+};
+
 inline std::string inputPath(const std::string& suffix) {
   std::filesystem::path dir = std::filesystem::exists("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path();
-  return (dir / ("sightline-fuzz-" + std::to_string(::getpid()) + suffix)).string();
+  static RemovedAtExit file{(dir / ("sightline-fuzz-" + std::to_string(::getpid()) + suffix)).string()};
+  return file.path;
 }
 
 inline void writeInput(const std::string& path, const uint8_t* data, size_t size) {
