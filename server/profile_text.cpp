@@ -296,6 +296,19 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
                                 : (i == 0 ? "Try       " : "          ")) +
            features::changeText(v.changes[i], v) + (markdown ? "\n" : "\n");
   if (markdown && !v.changes.empty()) out += "\n";
+  if (v.triton_ns > 0) {
+    // Inductor's generated code is not read: say where its kernels' time stands instead.
+    char kernels[32];
+    std::snprintf(kernels, sizeof kernels, "%.0f", v.triton_kernels);
+    out += std::string(markdown ? "**Compiled:** " : "Compiled  ") + ms(v.triton_ns) + "/step (" +
+           formatShare(v.compiled_share) + " of GPU time) in " + kernels + " torch.compile kernels/step";
+    if (!v.compiled_lines.empty()) {
+      out += ", on";
+      for (size_t i = 0; i < v.compiled_lines.size() && i < 2; ++i)
+        out += (i ? ", " : " ") + placedLine(v.compiled_lines[i], markdown);
+    }
+    out += ": the compiled function's lines carry them (its model lines are not resolved from the generated code)" + nl;
+  }
   if (v.oneoff_gpu_ns + v.oneoff_idle_ns > 0 || !v.oneoff_steps.empty()) {
     out += (markdown ? std::string("**One-off** (not per step): ") : std::string("One-off   ")) +
            ms(static_cast<double>(v.oneoff_gpu_ns)) + " of GPU time and " + ms(static_cast<double>(v.oneoff_idle_ns)) +

@@ -104,6 +104,7 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
   size_t rank_count = ranks.ranks.size();
   std::map<std::tuple<uint32_t, model::StringId, int32_t>, ContextCost> contexts;
   std::map<Step*, std::map<std::pair<model::StringId, int32_t>, int64_t>> oneoff_lines;
+  std::map<std::pair<model::StringId, int32_t>, WaitLine> compiled_lines;
   StepSummary& sum = out.step_summary;
   for (size_t a = 0; a < p.activities.size(); ++a) {
     const auto& act = p.activities[a];
@@ -132,7 +133,14 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
       sum.kernel_ns += ns;
       if (api >= 0) sum.queue_ns += model::spanNs(p.api_calls[static_cast<size_t>(api)].start_ns, act.start_ns);
       if (isFp32MatmulKernel(p.strings[act.name])) sum.fp32_matmul_ns += ns;
-      if (p.strings[act.name].starts_with("triton_")) ++sum.triton_kernels;
+      if (p.strings[act.name].starts_with("triton_")) {
+        ++sum.triton_kernels;
+        sum.triton_ns += ns;
+        if (ref.file != 0) {
+          auto& w = compiled_lines[{ref.file, ref.line}];
+          w.line = ref, w.ns += ns, ++w.count;
+        }
+      }
     }
     if (ref.file != 0) {
       auto& cc = contexts[{ref.context, ref.file, ref.line}];
@@ -168,6 +176,10 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
     }
   }
   for (auto& [key, cc] : contexts) out.context_costs.push_back(cc);
+  sum.compiled_lines.reserve(compiled_lines.size());
+  for (const auto& [key, w] : compiled_lines) sum.compiled_lines.push_back(w);
+  std::sort(sum.compiled_lines.begin(), sum.compiled_lines.end(),
+            [](const auto& x, const auto& y) { return x.ns > y.ns; });
   // What each one-off step ran most.
   for (const auto& [step, lines] : oneoff_lines) {
     auto top =

@@ -136,6 +136,9 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   v.triton_kernels = static_cast<double>(s.triton_kernels) / n;
   v.compiled = s.kernels > 0 && s.triton_kernels * 10 >= s.kernels;
   v.graphs = s.graph_launches > 0;
+  v.triton_ns = static_cast<double>(s.triton_ns) / n;
+  v.compiled_share = s.gpu_ns > 0 ? static_cast<double>(s.triton_ns) / static_cast<double>(s.gpu_ns) : 0;
+  v.compiled_lines = story->compiled_lines;
   v.oneoff_gpu_ns = s.oneoff_gpu_ns, v.oneoff_idle_ns = s.oneoff_idle_ns;
   v.oneoff_steps = story->oneoff_steps;
   v.oneoff_lines = story->oneoff_lines;

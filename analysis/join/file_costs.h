@@ -42,10 +42,11 @@ struct StepStory {
   std::string steps_source;
   std::array<std::vector<PlacedLine>, attribution::kWaitCount> wait_lines;
   std::vector<PlacedLine> sync_lines;
-  std::vector<PlacedLine> oneoff_lines;  // costliest first: GPU time + idle outside steady steps
-  int64_t comm_exposed_ns = 0;           // NCCL time in steady steps not hidden behind compute
-  std::vector<PlacedLine> comm_lines;    // its lines, most exposed first
-  int ranks = 0;                         // processes with GPU work in the profile
+  std::vector<PlacedLine> compiled_lines;  // where torch.compile's kernels landed, costliest first
+  std::vector<PlacedLine> oneoff_lines;    // costliest first: GPU time + idle outside steady steps
+  int64_t comm_exposed_ns = 0;             // NCCL time in steady steps not hidden behind compute
+  std::vector<PlacedLine> comm_lines;      // its lines, most exposed first
+  int ranks = 0;                           // processes with GPU work in the profile
   struct OneOffStep {
     int index = 0;  // 1-based, in its process
     attribution::StepKind kind = attribution::StepKind::Warmup;
@@ -119,8 +120,10 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
   };
   for (size_t w = 0; w < attribution::kWaitCount; ++w) story->wait_lines[w] = placed(sum.wait_lines[w]);
   story->sync_lines = placed(sum.sync_lines);
+  story->compiled_lines = placed(sum.compiled_lines);
   for (auto& w : story->summary.wait_lines) w.clear();
   story->summary.sync_lines.clear();
+  story->summary.compiled_lines.clear();
   std::vector<attribution::WaitLine> oneoff;
   for (const auto& [file, lines] : attr.files)
     for (const auto& [line, cost] : lines)

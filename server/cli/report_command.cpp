@@ -160,6 +160,8 @@ json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
           {"queue_ns", s.queue_ns},
           {"fp32_matmul_ns", s.fp32_matmul_ns},
           {"triton_kernels", s.triton_kernels},
+          {"triton_ns", s.triton_ns},
+          {"compiled_lines", waitLinesJson(p, s.compiled_lines, 5)},
           {"graph_launches", s.graph_launches},
           {"sync_ns", s.sync_ns},
           {"sync_lines", waitLinesJson(p, s.sync_lines, 5)},

@@ -277,6 +277,13 @@ TEST(StepVerdict, ACompiledModelGetsCudaGraphsNotCompile) {
   }
   EXPECT_TRUE(graphs) << v.dump();
   for (const auto& c : v["causes"]) EXPECT_LE(c["ns_per_step"].get<double>(), v["wall_ns"].get<double>()) << c.dump();
+  // The header says where the compiled kernels' time stands: the compiled forward's `def`.
+  std::string text = runSightline("report --profile '" + repoProfile("tests/data/multi/compile/compile.sqlite.xz") +
+                                      "' tests/data/multi/compile/train_ddp.py",
+                                  sourcePath(""))
+                         .out;
+  std::string compiled = headerLine(text, "Compiled  ");
+  EXPECT_NE(compiled.find("torch.compile kernels/step, on train_ddp.py:58"), std::string::npos) << text.substr(0, 1500);
 }
 
 }  // namespace
