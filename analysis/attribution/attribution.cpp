@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "analysis/attribution/line_resolver.h"
 #include "analysis/attribution/ranks.h"
@@ -104,7 +105,7 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
   size_t rank_count = ranks.ranks.size();
   std::map<std::tuple<uint32_t, model::StringId, int32_t>, ContextCost> contexts;
   std::map<Step*, std::map<std::pair<model::StringId, int32_t>, int64_t>> oneoff_lines;
-  std::map<std::pair<model::StringId, int32_t>, WaitLine> compiled_lines;
+  LineTally compiled_lines;
   StepSummary& sum = out.step_summary;
   for (size_t a = 0; a < p.activities.size(); ++a) {
     const auto& act = p.activities[a];
@@ -176,10 +177,7 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
     }
   }
   for (auto& [key, cc] : contexts) out.context_costs.push_back(cc);
-  sum.compiled_lines.reserve(compiled_lines.size());
-  for (const auto& [key, w] : compiled_lines) sum.compiled_lines.push_back(w);
-  std::sort(sum.compiled_lines.begin(), sum.compiled_lines.end(),
-            [](const auto& x, const auto& y) { return x.ns > y.ns; });
+  sum.compiled_lines = costliestFirst(compiled_lines);
   // What each one-off step ran most.
   for (const auto& [step, lines] : oneoff_lines) {
     auto top =
@@ -193,8 +191,15 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
 void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const StepWindow& window,
                      const std::vector<bool>& has_activity, Attribution& out) {
   std::map<std::pair<uint32_t, uint32_t>, LostRecords> by_thread;
-  std::map<std::pair<model::StringId, int32_t>, WaitLine> sync_lines;
+  LineTally sync_lines;
   StepSummary& sum = out.step_summary;
+  // cudaGraphLaunch and its driver twin, by name once each rather than per call.
+  std::unordered_map<model::StringId, bool> graph_launch_names;
+  auto isGraphLaunch = [&](model::StringId name) {
+    auto [it, added] = graph_launch_names.try_emplace(name, false);
+    if (added) it->second = p.strings[name].find("GraphLaunch") != std::string_view::npos;
+    return it->second;
+  };
   for (size_t i = 0; i < p.api_calls.size(); ++i) {
     const auto& call = p.api_calls[i];
     if (!call.launches && call.sync == model::SyncKind::None) continue;
@@ -209,7 +214,7 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const Step
     bool steady = window.steady(call.pid, call.start_ns);
     int64_t call_ns = model::spanNs(call.start_ns, call.end_ns);
     if (steady && call.launches) ++sum.launches, sum.launch_api_ns += call_ns;
-    if (steady && p.strings[call.name].find("GraphLaunch") != std::string_view::npos) ++sum.graph_launches;
+    if (steady && isGraphLaunch(call.name)) ++sum.graph_launches;
     // Syncs on a line of the user's code block the loop; those of other threads (compile
     // workers, NCCL's watchdog) have none and do not.
     if (steady && call.sync != model::SyncKind::None && ref.file != 0) {
@@ -228,8 +233,7 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const Step
       ++cost.sync_apis[call.name];
     }
   }
-  for (const auto& [key, w] : sync_lines) sum.sync_lines.push_back(w);
-  std::sort(sum.sync_lines.begin(), sum.sync_lines.end(), [](const auto& x, const auto& y) { return x.ns > y.ns; });
+  sum.sync_lines = costliestFirst(sync_lines);
   for (const auto& [key, t] : by_thread) {
     out.launches += t.launches;
     out.lost_launches += t.lost;
@@ -388,6 +392,14 @@ bool isFp32MatmulKernel(std::string_view name) {
          (name.find("gemm") != std::string_view::npos && name.find("f32f32_f32f32_f32") != std::string_view::npos) ||
          (name.find("gemm") != std::string_view::npos && name.find("ffma") != std::string_view::npos) ||
          name.find("convolve_sgemm") != std::string_view::npos;
+}
+
+std::vector<WaitLine> costliestFirst(const LineTally& tally) {
+  std::vector<WaitLine> out;
+  out.reserve(tally.size());
+  for (const auto& [key, w] : tally) out.push_back(w);
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.ns > y.ns; });
+  return out;
 }
 
 const char* stepKindName(StepKind k) {

@@ -181,6 +181,10 @@ struct WaitLine {
   uint32_t count = 0;
 };
 
+// Lines gathered by (file, line), costliest first.
+using LineTally = std::map<std::pair<model::StringId, int32_t>, WaitLine>;
+std::vector<WaitLine> costliestFirst(const LineTally& tally);
+
 // The steady steps in numbers (totals over every steady step of every process; divide by
 // `steady` for per-step figures, except the medians).
 struct StepSummary {

@@ -124,21 +124,17 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
   for (auto& w : story->summary.wait_lines) w.clear();
   story->summary.sync_lines.clear();
   story->summary.compiled_lines.clear();
-  std::vector<attribution::WaitLine> oneoff;
-  for (const auto& [file, lines] : attr.files)
-    for (const auto& [line, cost] : lines)
-      if (cost.oneoff_ns + cost.oneoff_idle_ns > 0)
-        oneoff.push_back({{file, line}, cost.oneoff_ns + cost.oneoff_idle_ns, 1});
-  std::sort(oneoff.begin(), oneoff.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
-  story->oneoff_lines = placed(oneoff);
-  std::vector<attribution::WaitLine> comm;
-  for (const auto& [file, lines] : attr.files)
-    for (const auto& [line, cost] : lines)
-      if (cost.comm_exposed_ns > 0) {
-        comm.push_back({{file, line}, cost.comm_exposed_ns, 1});
-        story->comm_exposed_ns += cost.comm_exposed_ns;
-      }
-  std::sort(comm.begin(), comm.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
+  // The lines where `ns_of(cost)` is positive, costliest first.
+  auto linesBy = [&](auto&& ns_of) {
+    attribution::LineTally tally;
+    for (const auto& [file, lines] : attr.files)
+      for (const auto& [line, cost] : lines)
+        if (int64_t ns = ns_of(cost); ns > 0) tally[{file, line}] = {{file, line}, ns, 1};
+    return attribution::costliestFirst(tally);
+  };
+  story->oneoff_lines = placed(linesBy([](const attribution::LineCost& c) { return c.oneoff_ns + c.oneoff_idle_ns; }));
+  auto comm = linesBy([](const attribution::LineCost& c) { return c.comm_exposed_ns; });
+  for (const auto& w : comm) story->comm_exposed_ns += w.ns;
   story->comm_lines = placed(comm);
   story->ranks = static_cast<int>(attr.ranks.size());
   for (const auto& [pid, steps] : attr.process_steps) {
