@@ -12,13 +12,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t piece = static_cast<size_t>(data[0]) + 1;
   std::string_view bytes(reinterpret_cast<const char*>(data + 1), size - 1);
   sightline::server::MessageFramer framer(size_t{64} << 10);
-  size_t events = 0;
   for (size_t at = 0; at < bytes.size(); at += piece) {
     framer.feed(bytes.substr(at, piece));
     while (auto event = framer.next()) {
       if (event->kind == sightline::server::FrameEvent::Kind::Message && event->body.size() > (size_t{64} << 10))
         __builtin_trap();  // a body over the limit must have been dropped
-      ++events;
     }
   }
   if (framer.pendingBytes() > bytes.size()) __builtin_trap();
@@ -28,5 +26,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   again.feed(sightline::server::frameMessage(body));
   auto event = again.next();
   if (!event || event->kind != sightline::server::FrameEvent::Kind::Message || event->body != body) __builtin_trap();
-  return events > 0 ? 0 : 0;
+  return 0;
 }

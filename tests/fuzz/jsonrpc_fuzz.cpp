@@ -24,10 +24,7 @@ class MemoryTransport final : public Transport {
     on_bytes_ = std::move(on_bytes);
     on_closed_ = std::move(on_closed);
   }
-  bool send(const std::string& bytes) override {
-    sent_ += bytes.size();
-    return true;
-  }
+  bool send(const std::string&) override { return true; }  // replies are not checked: crashes are
   void close() override {}
   void deliver(std::string bytes) { on_bytes_(std::move(bytes)); }
   void closeInput() { on_closed_(); }
@@ -35,7 +32,6 @@ class MemoryTransport final : public Transport {
  private:
   OnBytes on_bytes_;
   OnClosed on_closed_;
-  size_t sent_ = 0;
 };
 
 }  // namespace
