@@ -271,6 +271,33 @@ std::string placedLine(const join::PlacedLine& l, bool markdown) {
   return std::filesystem::path(l.path).filename().string() + ":" + std::to_string(l.line);
 }
 
+std::string compiledCodeNote(const join::StepStory::Generated& g) {
+  std::string out;
+  if (g.mapped > 0) {
+    out += " (model lines from the generated code in " + (g.read_from.empty() ? std::string("?") : g.read_from[0]);
+    out += g.provenance ? ", with whole stacks from provenance tracking)"
+                        : "; each kernel's innermost line only: run with INDUCTOR_PROVENANCE=1 for the lines above it)";
+    if (g.mapped < g.stacks) {
+      char share[16];
+      std::snprintf(share, sizeof share, "%.0f%%", 100.0 * static_cast<double>(g.stacks - g.mapped) / g.stacks);
+      out += std::string("; ") + share + " of the stacks through generated code ran modules not found there";
+    }
+    return out;
+  }
+  out += ": the compiled function's lines carry them";
+  if (g.stacks == 0) return out + " (the profile's Python stacks do not reach torch.compile's generated code)";
+  std::string was = g.run_from.empty() ? std::string() : g.run_from[0];
+  out += ". Its model lines need the code torch.compile generated";
+  if (!g.read_from.empty()) out += " (not found in " + g.read_from[0] + ")";
+  out += ": the run kept it in " + (was.empty() ? std::string("its Inductor cache") : was) +
+         "; name that folder or a copy with --compiled-code DIR (editor setting sightline.compiledCode)";
+  if (was.empty() || was.starts_with("/tmp/"))
+    out +=
+        ", and set TORCHINDUCTOR_CACHE_DIR to a folder inside the project before the next run so the code stays "
+        "with it";
+  return out;
+}
+
 std::string verdictText(const features::StepVerdict& v, bool markdown) {
   std::string nl = markdown ? "\n\n" : "\n";
   auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
@@ -297,17 +324,17 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
            features::changeText(v.changes[i], v) + (markdown ? "\n" : "\n");
   if (markdown && !v.changes.empty()) out += "\n";
   if (v.triton_ns > 0) {
-    // Inductor's generated code is not read: say where its kernels' time stands instead.
     char kernels[32];
     std::snprintf(kernels, sizeof kernels, "%.0f", v.triton_kernels);
     out += std::string(markdown ? "**Compiled:** " : "Compiled  ") + ms(v.triton_ns) + "/step (" +
            formatShare(v.compiled_share) + " of GPU time) in " + kernels + " torch.compile kernels/step";
+    const auto& g = v.generated;
     if (!v.compiled_lines.empty()) {
-      out += ", on";
-      for (size_t i = 0; i < v.compiled_lines.size() && i < 2; ++i)
+      out += g.mapped > 0 ? ", most on" : ", on";
+      for (size_t i = 0; i < v.compiled_lines.size() && i < 3; ++i)
         out += (i ? ", " : " ") + placedLine(v.compiled_lines[i], markdown);
     }
-    out += ": the compiled function's lines carry them (its model lines are not resolved from the generated code)" + nl;
+    out += compiledCodeNote(g) + nl;
   }
   if (v.oneoff_gpu_ns + v.oneoff_idle_ns > 0 || !v.oneoff_steps.empty()) {
     out += (markdown ? std::string("**One-off** (not per step): ") : std::string("One-off   ")) +

@@ -43,5 +43,8 @@ std::string verdictSummary(const features::StepVerdict& v);
 std::string placedLine(const join::PlacedLine& l, bool markdown);
 // The verdict as lines of text (`report`'s header: "Step      ...") or Markdown (the summary).
 std::string verdictText(const features::StepVerdict& v, bool markdown);
+// Where torch.compile's kernels got their lines from, or what to keep or name so they reach the
+// model's lines (the report header's and the status's `Compiled` note).
+std::string compiledCodeNote(const join::StepStory::Generated& g);
 
 }  // namespace sightline::server

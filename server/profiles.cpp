@@ -191,7 +191,7 @@ ProfileLoader::~ProfileLoader() {
 void ProfileLoader::cancel() { ++*generation_; }
 
 void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnvironment env, join::JoinOptions options,
-                         Stage stage, Done done) {
+                         Stage stage, Done done, CompiledCodeSearch compiled) {
   std::string path = paths.front();
   uint64_t mine = ++*generation_;
   ++running_;
@@ -220,6 +220,8 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
       post([=] {
         if (*generation == mine) stage(rows, 70);
       });
+      compiled.mapper = &env.mapper;
+      options.compiled = findCompiledCode(*result.profile, compiled);
       loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);
     } else {
       error = result.error;

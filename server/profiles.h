@@ -12,6 +12,7 @@
 
 #include "analysis/join/profile_join.h"
 #include "protocol/server_messages.h"
+#include "server/compiled_code.h"
 
 namespace sightline::server {
 
@@ -54,7 +55,7 @@ class ProfileLoader {
   // GPU idle gaps shorter than `idle_gap_ns` are not counted.
   // Several paths: the reports of one run's ranks, read as one profile.
   void load(const std::vector<std::string>& paths, join::JoinEnvironment env, join::JoinOptions options, Stage stage,
-            Done done);
+            Done done, CompiledCodeSearch compiled = {});
   void cancel();  // drops the running load's result
   bool busy() const { return running_ > 0; }
 

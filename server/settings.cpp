@@ -113,6 +113,19 @@ Settings parseSettings(const nlohmann::json& section, std::vector<std::string>& 
     else
       warnings.push_back("allSteps: expected true or false");
   }
+  if (auto c = section.find("compiledCode"); c != section.end() && !c->is_null()) {
+    if (c->is_string()) {
+      s.compiled_code.push_back(c->get<std::string>());
+    } else if (c->is_array()) {
+      for (const auto& e : *c)
+        if (e.is_string())
+          s.compiled_code.push_back(e.get<std::string>());
+        else
+          warnings.push_back("compiledCode: expected paths (strings)");
+    } else {
+      warnings.push_back("compiledCode: expected a path or a list of paths");
+    }
+  }
   if (auto t = section.find("thresholds"); t != section.end()) parseThresholds(*t, s.thresholds, warnings);
   return s;
 }

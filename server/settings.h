@@ -27,6 +27,9 @@ struct Settings {
   std::string compare_with;
   features::ProfileRuleThresholds thresholds;
   bool all_steps = false;  // count every step, warm-up and outliers too ("allSteps")
+  // torch.compile's generated code: Inductor cache or TORCH_TRACE folders, relative to the
+  // workspace ("compiledCode": a path or a list of paths).
+  std::vector<std::string> compiled_code;
 };
 
 // Reads a settings object:
@@ -34,7 +37,7 @@ struct Settings {
 //    "profileWindow": {"firstStep": 10, "lastStep": 14}, "docsBaseUrl": "https://...",
 //    "profiles": ["runs/*.sqlite"], "pathMappings": [{"from": "/scratch/u/proj", "to": "${workspaceFolder}"}],
 //    "hints": {"enabled": true, "minShare": 0.005, "unit": "perStep" | "total", "showBackward": true},
-//    "compareWith": "runs/before.sqlite", "allSteps": false,
+//    "compareWith": "runs/before.sqlite", "allSteps": false, "compiledCode": ".inductor-cache",
 //    "thresholds": {"gpuIdleGapMs": 1, "gpuIdleMsPerStep": 0.5, "pageableKiBPerStep": 64,
 //                   "syncApiMsPerStep": 0.1, "launchBoundKernelsPerStep": 50, "launchBoundMeanUs": 10}}
 // Unknown keys are ignored; bad values are skipped and described in `warnings`.

@@ -68,6 +68,16 @@ void Workspace::profileFileChanged(const std::string& path) {
   watchProfile();  // the poll confirms the file is stable before reloading
 }
 
+CompiledCodeSearch Workspace::compiledCodeSearch() const {
+  CompiledCodeSearch search;
+  for (const auto& folder : settings_.compiled_code) {
+    std::filesystem::path p(folder);
+    search.named.push_back(p.is_absolute() || root_.empty() ? folder : (std::filesystem::path(root_) / p).string());
+  }
+  if (!root_.empty()) search.roots.push_back(root_);
+  return search;
+}
+
 join::JoinOptions Workspace::joinOptions() const {
   join::JoinOptions options;
   options.idle_gap_ns = settings_.thresholds.gpu_idle_gap_ns;
@@ -81,8 +91,10 @@ void Workspace::applySettings(const json& section) {
   auto hint_options_before = settings_.hints;
   int64_t idle_gap_before = settings_.thresholds.gpu_idle_gap_ns;
   bool all_steps_before = settings_.all_steps;
+  auto compiled_code_before = settings_.compiled_code;
   settings_ = parseSettings(section, warnings);
-  if (settings_.thresholds.gpu_idle_gap_ns != idle_gap_before || settings_.all_steps != all_steps_before) {
+  if (settings_.thresholds.gpu_idle_gap_ns != idle_gap_before || settings_.all_steps != all_steps_before ||
+      settings_.compiled_code != compiled_code_before) {
     // Gaps and steady steps are found while loading: load both profiles again.
     reload_profiles_ = true;
     compare_setting_.clear();
@@ -156,7 +168,8 @@ void Workspace::loadCompare() {
         compare_ = std::move(loaded);
         changed();
         if (profile_) client_.profileStatusChanged();
-      });
+      },
+      compiledCodeSearch());
 }
 
 void Workspace::loadProfiles(std::vector<std::string> candidates, const std::string& reason) {
@@ -195,7 +208,8 @@ void Workspace::loadProfiles(std::vector<std::string> candidates, const std::str
       [this, token](std::string stage, int percent) { client_.reportProgress(token, stage, percent); },
       [this, candidates, token](std::shared_ptr<LoadedProfile> loaded, std::string error) {
         onProfileLoaded(std::move(loaded), std::move(error), candidates, token);
-      });
+      },
+      compiledCodeSearch());
 }
 
 void Workspace::onProfileLoaded(std::shared_ptr<LoadedProfile> loaded, std::string error, std::vector<std::string> rest,

@@ -51,6 +51,8 @@ class Workspace {
   // Applies the `sightline` settings section (null: defaults), telling the client what changed,
   // and (re)loads profiles once the client is served.
   join::JoinOptions joinOptions() const;
+  // Where to look for torch.compile's generated code (the compiledCode setting, the workspace).
+  CompiledCodeSearch compiledCodeSearch() const;
   void applySettings(const nlohmann::json& section);
   const Settings& settings() const { return settings_; }
   bool settingsReceived() const { return settings_received_; }

@@ -453,6 +453,9 @@ const char* methodName(Method m) {
 }
 
 void addCost(LineCost& into, const LineCost& from) {
+  for (const auto& f : from.fused_with)
+    if (std::find(into.fused_with.begin(), into.fused_with.end(), f) == into.fused_with.end())
+      into.fused_with.push_back(f);
   into.gpu_ns += from.gpu_ns;
   into.forward_ns += from.forward_ns;
   into.backward_ns += from.backward_ns;
@@ -510,6 +513,13 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   chargeIdleGaps(profile, options.idle_gap_ns, calls, resolver, window, out);
   summarizeSteps(profile, options.idle_gap_ns, calls, resolver, out);
   out.contexts = resolver.contexts().release();
+  if (options.fused_lines) {
+    for (const auto& [at, others] : *options.fused_lines) {
+      auto file = out.files.find(at.first);
+      if (file == out.files.end()) continue;
+      if (auto line = file->second.find(at.second); line != file->second.end()) line->second.fused_with = others;
+    }
+  }
   return out;
 }
 

@@ -5,7 +5,8 @@
 //   stack     the launching call's own Python backtrace (innermost user frame)
 //   op        same forward autograd op range as a call with a backtrace
 //   backward  autograd-thread op `XBackward0, seq = N` -> forward op range with seq N -> its line
-//   inferred  the nearest backtraces before and after the call on its thread agree
+//   inferred  the nearest backtraces before and after the call on its thread agree, or are two
+//             launches of one torch.compile wrapper (the call takes the sites between them)
 //   sample    the nearest periodic Python sample on the call's thread
 //   nvtx      an enclosing user NVTX range whose text a source site opens (nvtx_sites.h)
 // Traces of Python calls (Kineto `python_function`) name frames by callee, not by call site:
@@ -72,6 +73,9 @@ struct LineCost {
   // never divided into per-step figures, and counted in none of the fields above.
   int64_t oneoff_ns = 0;       // GPU time launched from the line
   int64_t oneoff_idle_ns = 0;  // GPU idle gaps charged to the line
+  // torch.compile fused this line's work with these lines' into kernels charged here
+  // (Options::fused_lines).
+  std::vector<std::pair<model::StringId, int32_t>> fused_with;
 };
 
 // A process with GPU work: one rank of a distributed run (or the one process of a plain run).
@@ -134,6 +138,8 @@ struct NvtxSite {
   bool per_step = false;     // opened once per training step (in the training loop or below it)
 };
 
+struct CompiledMapping;  // compiled_frames.h
+
 struct Options {
   // Whether a frame's file is the user's code. Default: not site-packages, dist-packages,
   // the Python stdlib, or `<frozen ...>`-style pseudo files.
@@ -143,6 +149,14 @@ struct Options {
   // path, or nullptr when it is not one of the user's files. When set, it also decides which
   // frames are the user's (unless is_user_file is set).
   std::function<const CallSiteTable*(std::string_view profile_path)> call_sites;
+  // Lines whose kernels torch.compile fused other lines' work into: line -> those lines
+  // (attribution/compiled_frames.h); copied into LineCost::fused_with.
+  const std::map<std::pair<model::StringId, int32_t>, std::vector<std::pair<model::StringId, int32_t>>>* fused_lines =
+      nullptr;
+  // Stacks through torch.compile's generated code as mapped onto the user's lines
+  // (compiled_frames.h): launches without a backtrace between two of a wrapper's launches take
+  // the wrapper's launch sites between them, in order (method inferred).
+  const CompiledMapping* compiled = nullptr;
   uint32_t methods = ~0u;  // bit (1 << Method) enables a method; tests isolate one with it
   // GPU idle gaps at least this long (no kernel, copy or memset on any stream of a device) are
   // charged to the line the host was on when the gap began.

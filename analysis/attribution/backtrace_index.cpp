@@ -26,7 +26,7 @@ BacktraceIndex::BacktraceIndex(const model::Profile& profile, std::function<bool
     const auto& m = profile_.marks[i];
     auto& t = by_thread_[model::threadKey(m.pid, m.tid)];
     (m.kind == model::MarkKind::Sample ? t.samples : t.backtraces).push_back(i);
-    uint64_t stack = (static_cast<uint64_t>(m.first_frame) << 24) ^ m.frame_count;
+    uint64_t stack = ((static_cast<uint64_t>(m.first_frame) << 24) ^ m.frame_count) * 2 + (m.backward ? 1 : 0);
     if (auto it = by_stack.find(stack); it != by_stack.end()) {
       mark_lines_[i] = it->second;
       continue;
@@ -44,13 +44,15 @@ BacktraceIndex::BacktraceIndex(const model::Profile& profile, std::function<bool
       lines.push_back({frame.file, frame.line});
     }
     if (ref.file == 0) ref.input = false;
+    ref.backward = ref.file != 0 && m.backward;  // a compiled backward graph's launch
     ref.context = contexts.intern(std::move(lines));
     mark_lines_[i] = by_stack[stack] = ref;
   }
   std::unordered_map<uint32_t, size_t> best;  // pid -> resolvable backtraces of its main thread
   for (const auto& [key, t] : by_thread_) {
     size_t resolvable = 0;
-    for (uint32_t idx : t.backtraces) resolvable += mark_lines_[idx].file != 0 ? 1 : 0;
+    // A compiled backward graph's stacks reach the user's lines too, on the autograd thread.
+    for (uint32_t idx : t.backtraces) resolvable += mark_lines_[idx].file != 0 && !profile_.marks[idx].backward ? 1 : 0;
     auto pid = static_cast<uint32_t>(key >> 32);
     auto& main = main_thread_[pid];
     if (!main || resolvable > best[pid] || (resolvable == best[pid] && t.backtraces.size() > main->backtraces.size()))

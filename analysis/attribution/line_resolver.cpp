@@ -1,6 +1,10 @@
 // The attribution methods in order, per API call.
 #include "analysis/attribution/line_resolver.h"
 
+#include <algorithm>
+
+#include "analysis/attribution/compiled_frames.h"
+
 namespace sightline::attribution {
 
 LineResolver::LineResolver(const model::Profile& profile, const Options& options)
@@ -37,7 +41,11 @@ LineRef LineResolver::resolve(const model::ApiCall& c) {
   }
   if (enabled(Method::Stack)) {
     LineRef ref = backtraces_.stackLineWithin(c.pid, c.tid, c.start_ns, c.end_ns);
-    if (ref.file != 0) return ref;
+    if (ref.file != 0) return ref.backward ? withCaller(ref, c) : ref;  // compiled backward: and its caller
+  }
+  if (enabled(Method::Inferred) && options_.compiled && !options_.compiled->sites.empty()) {
+    LineRef ref = lineFromCompiledSites(c);
+    if (ref.file != 0) return ref.backward ? withCaller(ref, c) : ref;
   }
   // Backward: the innermost autograd range with a seq on this thread is an XBackward op (or
   // work the engine runs inside `evaluate_function: XBackward0` after it closed).
@@ -87,6 +95,61 @@ LineRef LineResolver::withCaller(LineRef ref, const model::ApiCall& c) {
   LineRef caller = backtraces_.mainLineAt(c.pid, c.start_ns);
   if (caller.file != 0)
     ref.context = contexts_.merge(ref.context ? ref.context : contexts_.single(ref.file, ref.line), caller.context);
+  return ref;
+}
+
+LineRef LineResolver::lineFromCompiledSites(const model::ApiCall& c) {
+  constexpr int64_t kWindowNs = 50'000'000;  // one call() of a wrapper
+  const auto& map = *options_.compiled;
+  const auto& threads = backtraces_.byThread();
+  auto t = threads.find(model::threadKey(c.pid, c.tid));
+  if (t == threads.end()) return {};
+  const auto& list = t->second.backtraces;
+  auto pos = std::lower_bound(list.begin(), list.end(), c.start_ns,
+                              [&](uint32_t idx, int64_t time) { return profile_.marks[idx].time_ns < time; });
+  if (pos == list.begin() || pos == list.end()) return {};
+  uint32_t prev = *std::prev(pos), next = *pos;
+  int32_t a = map.mark_site[prev], b = map.mark_site[next];
+  if (a < 0 || b <= a || map.sites[a].module != map.sites[b].module) return {};
+  int64_t from = profile_.marks[prev].time_ns, until = profile_.marks[next].time_ns;
+  if (until - from > kWindowNs) return {};
+  // The earlier site too when it is an extern call: cuDNN attention sets memory (backtraced)
+  // and launches its kernels (not).
+  std::vector<int32_t> between;
+  for (int32_t s = map.sites[a].single ? a + 1 : a; s < b; ++s)
+    if (map.sites[s].at.first != 0) between.push_back(s);
+  if (between.empty()) return {};
+  // This thread's launching calls after the earlier backtrace and before the later one, which
+  // took none of their own: the call's place among them picks its site.
+  auto& launches = thread_launches_[model::threadKey(c.pid, c.tid)];
+  if (launches.empty()) {
+    for (uint32_t i = 0; i < profile_.api_calls.size(); ++i) {
+      const auto& x = profile_.api_calls[i];
+      if (x.launches && x.pid == c.pid && x.tid == c.tid) launches.push_back(i);
+    }
+  }
+  auto first = std::upper_bound(launches.begin(), launches.end(), from,
+                                [&](int64_t time, uint32_t i) { return time < profile_.api_calls[i].start_ns; });
+  size_t n = 0, k = 0;
+  for (auto it = first; it != launches.end() && profile_.api_calls[*it].start_ns < until; ++it) {
+    const auto& x = profile_.api_calls[*it];
+    if (x.end_ns >= until && x.start_ns <= until) continue;  // the later backtrace's own call
+    if (&x == &c) k = n;
+    ++n;
+  }
+  if (n == 0) return {};
+  size_t pick = n == between.size() ? k : std::min(between.size() - 1, k * between.size() / n);
+  const auto& site = map.sites[between[pick]];
+  // Its lines, under the frames above the wrapper of the earlier backtrace (the loop's line).
+  std::vector<FrameLine> lines;
+  for (const auto& l : site.stack) lines.push_back({l.first, l.second});
+  const auto& m = profile_.marks[prev];
+  for (uint32_t f = map.mark_outer[prev]; f < m.frame_count; ++f) {
+    const auto& frame = profile_.frames[m.first_frame + f];
+    if (frame.line > 0 && backtraces_.isUser(profile_.strings[frame.file])) lines.push_back({frame.file, frame.line});
+  }
+  LineRef ref{site.at.first, site.at.second, Method::Inferred, site.backward};
+  ref.context = contexts_.intern(std::move(lines));
   return ref;
 }
 

@@ -33,6 +33,9 @@ class LineResolver {
   LineRef withCaller(LineRef ref, const model::ApiCall& call);
   // A launch's line from Python calls: backward work at its forward op, the rest where it ran.
   LineRef lineFromPythonCalls(const model::ApiCall& call, int inner_range);
+  // A launch without a backtrace between two backtraced launches of one generated wrapper: the
+  // wrapper's launch sites between those two, in order (cuBLAS and attention calls).
+  LineRef lineFromCompiledSites(const model::ApiCall& call);
   // The user line of a forward autograd range: a backtrace inside its outermost autograd
   // ancestor, else the backtraces bracketing it, else the nearest sample.
   LineRef lineOfForwardRange(int range);
@@ -49,6 +52,7 @@ class LineResolver {
   std::vector<bool> call_resolved_;
   std::vector<int64_t> call_ops_;                         // per API call: forward op name, -1 until computed
   std::unordered_map<int, LineRef> forward_range_lines_;  // outermost autograd range -> line
+  std::unordered_map<uint64_t, std::vector<uint32_t>> thread_launches_;  // thread -> its launching calls
 };
 
 }  // namespace sightline::attribution

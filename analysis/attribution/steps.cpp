@@ -82,8 +82,11 @@ FrameKey loopFrame(const model::Profile& p, const BacktraceIndex& backtraces, co
   // imports to `main()` does not).
   std::map<FrameKey, int32_t> last_line;
   std::set<FrameKey> loops;
+  // Stacks mapped from torch.compile's generated code run through the model's own loops
+  // (`for block in self.blocks`), and nsys may have cut their outer frames: not the step loop.
   for (uint32_t idx : marks) {
     const auto& m = p.marks[idx];
+    if (m.compiled) continue;
     for (uint32_t f = 0; f < m.frame_count; ++f) {
       const auto& fr = p.frames[m.first_frame + f];
       if (!backtraces.isUser(p.strings[fr.file])) continue;
@@ -97,6 +100,7 @@ FrameKey loopFrame(const model::Profile& p, const BacktraceIndex& backtraces, co
   size_t loop_depth = 0;
   for (uint32_t idx : marks) {
     const auto& m = p.marks[idx];
+    if (m.compiled) continue;
     for (uint32_t f = m.frame_count; f-- > 0;) {
       const auto& fr = p.frames[m.first_frame + f];
       FrameKey key{fr.file, fr.function};
@@ -122,8 +126,11 @@ std::vector<Step> loopSteps(const model::Profile& p, const std::vector<uint32_t>
   std::vector<int64_t> times;  // of the marks in the loop frame
   std::vector<int32_t> lines;  // their lines
   int32_t last = -1;
+  // Stacks mapped from torch.compile's generated code run through the model's own loops
+  // (`for block in self.blocks`), and nsys may have cut their outer frames: not the step loop.
   for (uint32_t idx : marks) {
     const auto& m = p.marks[idx];
+    if (m.compiled) continue;
     for (uint32_t f = 0; f < m.frame_count; ++f) {
       const auto& fr = p.frames[m.first_frame + f];
       if (fr.file != loop.first || fr.function != loop.second) continue;

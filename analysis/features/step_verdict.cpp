@@ -139,6 +139,7 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   v.triton_ns = static_cast<double>(s.triton_ns) / n;
   v.compiled_share = s.gpu_ns > 0 ? static_cast<double>(s.triton_ns) / static_cast<double>(s.gpu_ns) : 0;
   v.compiled_lines = story->compiled_lines;
+  v.generated = story->generated;
   v.oneoff_gpu_ns = s.oneoff_gpu_ns, v.oneoff_idle_ns = s.oneoff_idle_ns;
   v.oneoff_steps = story->oneoff_steps;
   v.oneoff_lines = story->oneoff_lines;

@@ -65,6 +65,7 @@ struct StepVerdict {
   double triton_ns = 0;                          // per step: time of torch.compile's kernels
   double compiled_share = 0;                     // of the steady steps' GPU time
   std::vector<join::PlacedLine> compiled_lines;  // where it landed (ns: totals over the steady steps)
+  join::StepStory::Generated generated;          // whether the generated code put it on model lines
   std::vector<VerdictChange> changes;            // two or three, most helpful first
   int64_t oneoff_gpu_ns = 0, oneoff_idle_ns = 0;
   std::vector<join::StepStory::OneOffStep> oneoff_steps;

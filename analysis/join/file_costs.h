@@ -43,10 +43,19 @@ struct StepStory {
   std::array<std::vector<PlacedLine>, attribution::kWaitCount> wait_lines;
   std::vector<PlacedLine> sync_lines;
   std::vector<PlacedLine> compiled_lines;  // where torch.compile's kernels landed, costliest first
-  std::vector<PlacedLine> oneoff_lines;    // costliest first: GPU time + idle outside steady steps
-  int64_t comm_exposed_ns = 0;             // NCCL time in steady steps not hidden behind compute
-  std::vector<PlacedLine> comm_lines;      // its lines, most exposed first
-  int ranks = 0;                           // processes with GPU work in the profile
+  // torch.compile's generated code: whether the profile's stacks through it reached the model's
+  // lines (ProfileJoin::compiled), and where the code was or was looked for.
+  struct Generated {
+    uint64_t stacks = 0;                 // Python stacks through generated wrapper code
+    uint64_t mapped = 0;                 // of those, put on the model's lines
+    bool provenance = false;             // whole stacks (Inductor's provenance tracking)
+    std::vector<std::string> read_from;  // folders the code was read from
+    std::vector<std::string> run_from;   // the cache folders the profiled run used
+  } generated;
+  std::vector<PlacedLine> oneoff_lines;  // costliest first: GPU time + idle outside steady steps
+  int64_t comm_exposed_ns = 0;           // NCCL time in steady steps not hidden behind compute
+  std::vector<PlacedLine> comm_lines;    // its lines, most exposed first
+  int ranks = 0;                         // processes with GPU work in the profile
   struct OneOffStep {
     int index = 0;  // 1-based, in its process
     attribution::StepKind kind = attribution::StepKind::Warmup;

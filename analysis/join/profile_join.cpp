@@ -13,7 +13,11 @@ namespace sightline::join {
 ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const JoinOptions& options)
     : profile_(std::move(profile)), env_(std::move(env)) {
   if (!env_.normalize) env_.normalize = [](const std::string& p) { return p; };
+  compiled_code_ = options.compiled;
+  compiled_ = attribution::mapCompiledFrames(profile_, options.compiled.get());
   attribution::Options attribution_options;
+  attribution_options.fused_lines = &compiled_.fused;
+  attribution_options.compiled = &compiled_;
   attribution_options.idle_gap_ns = options.idle_gap_ns;
   attribution_options.all_steps = options.all_steps;
   CallSiteTables call_sites(env_.mapper, env_.normalize, env_.read_source);
@@ -27,6 +31,15 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   attr_ = attribution::attribute(profile_, attribution_options);
   anchors_ = collectFunctionAnchors(profile_);
   story_ = stepStory(attr_, [this](model::StringId file) { return placeOf(file); });
+  if (story_ && compiled_.generated_marks > 0) {
+    auto story = std::make_shared<StepStory>(*story_);
+    story->generated.stacks = compiled_.generated_marks;
+    story->generated.mapped = compiled_.mapped_marks;
+    story->generated.provenance = compiled_.provenance;
+    if (compiled_code_) story->generated.read_from = compiled_code_->sources;
+    story->generated.run_from = compiled_.generated_dirs;
+    story_ = std::move(story);
+  }
 }
 
 std::function<bool(const std::string&)> ProfileJoin::mapsOnto(const std::string& local_path) const {

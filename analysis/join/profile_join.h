@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/attribution/compiled_frames.h"
 #include "analysis/attribution/path_mapping.h"
 #include "analysis/join/file_costs.h"
 #include "analysis/join/function_anchors.h"
+#include "analysis/model/compiled_code.h"
 #include "analysis/model/profile.h"
 #include "analysis/source/line_tracker.h"
 #include "analysis/source/source_file.h"
@@ -45,6 +47,9 @@ struct JoinOptions {
   std::vector<SourceInput> named;  // files the user named; may be empty
   int64_t idle_gap_ns = 1'000'000;
   bool all_steps = false;  // every step counts (no warm-up or outlier steps left out)
+  // What torch.compile generated for the run (ingest/inductor_reader.h): kernels launched from
+  // its wrappers go to the model lines they compute. Null: they stay on the compiled function.
+  std::shared_ptr<const model::CompiledCode> compiled;
 };
 
 class ProfileJoin {
@@ -55,6 +60,10 @@ class ProfileJoin {
 
   const model::Profile& profile() const { return profile_; }
   const attribution::Attribution& attribution() const { return attr_; }
+  // How the profile's stacks through torch.compile's generated code were mapped (or why not).
+  const attribution::CompiledMapping& compiled() const { return compiled_; }
+  // The generated code that was read (null: none).
+  const std::shared_ptr<const model::CompiledCode>& compiledCode() const { return compiled_code_; }
 
   // The local file a profile path maps onto (as the mapper gives it), or nullopt.
   std::optional<std::string> localPathOf(model::StringId profile_file) const;
@@ -75,6 +84,8 @@ class ProfileJoin {
 
   model::Profile profile_;
   JoinEnvironment env_;
+  std::shared_ptr<const model::CompiledCode> compiled_code_;
+  attribution::CompiledMapping compiled_;
   attribution::Attribution attr_;
   std::map<model::StringId, std::vector<FunctionAnchor>> anchors_;  // profile path -> anchors
   std::shared_ptr<const StepStory> story_;

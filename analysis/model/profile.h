@@ -128,6 +128,10 @@ struct PythonMark {
   uint32_t first_frame = 0;
   uint32_t frame_count = 0;
   MarkKind kind = MarkKind::Backtrace;
+  // Its frames were mapped from a compiled backward graph's generated code: the lines are the
+  // forward lines whose gradients it computes (attribution/compiled_frames.h).
+  bool backward = false;
+  bool compiled = false;  // its frames were mapped from generated code (backward or not)
 };
 
 // A Python call with a duration, as the PyTorch profiler traces them (`python_function`

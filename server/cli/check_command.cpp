@@ -39,6 +39,8 @@ constexpr const char* kUsage =
     "                             findings, and the rules that need a profile (pageable-memcpy, ...);\n"
     "                             repeat it for the reports of one run's ranks (one profile)\n"
     "  --map FROM=TO              map profile paths starting with FROM onto TO (repeatable)\n"
+    "  --compiled-code DIR        torch.compile's generated code (an Inductor cache or TORCH_TRACE\n"
+    "                             folder, repeatable), for compiled kernels on the model's lines\n"
     "  --threshold NAME=NUMBER    a profile rule's threshold (repeatable): gpuIdleGapMs (1),\n"
     "                             gpuIdleMsPerStep (0.5), pageableKiBPerStep (64), syncApiMsPerStep\n"
     "                             (0.1), launchBoundKernelsPerStep (50), launchBoundMeanUs (10),\n"
@@ -115,6 +117,7 @@ struct CheckArgs {
   std::string profile_path;                // the first; all of them in profile_paths
   std::vector<std::string> profile_paths;  // one, or one report per rank of a run
   attribution::PathMapper mapper;
+  std::vector<std::string> compiled_code;  // --compiled-code folders
 };
 
 std::string disableRule(Settings& settings, const std::string& code) {
@@ -163,6 +166,11 @@ std::optional<int> parseCheckArgs(const std::vector<std::string>& args, CheckArg
                 return std::string();
               })
       .option("--map", cli::mapRuleInto(into.mapper))
+      .option("--compiled-code",
+              [&into](const std::string& v) {
+                into.compiled_code.push_back(v);
+                return std::string();
+              })
       .option("--threshold", [&settings](const std::string& v) { return setThreshold(settings, v); })
       .positional(&into.paths);
   if (auto code = command_line.parse(args, out, err)) return code;
@@ -234,7 +242,7 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
     cli::mapOntoFiles(parsed.mapper, parsed.paths);
     std::string error;
     profile = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, named,
-                                     parsed.settings.thresholds.gpu_idle_gap_ns, error);
+                                     parsed.settings.thresholds.gpu_idle_gap_ns, error, false, parsed.compiled_code);
     if (!profile) {
       err << "sightline check: " << error << "\n";
       return 2;

@@ -3,6 +3,10 @@
 
 #include <filesystem>
 
+#include "server/compiled_code.h"
+
+#include <filesystem>
+
 #include "server/local_files.h"
 #include "server/profile_files.h"
 #include "server/worker_pool.h"
@@ -30,7 +34,8 @@ std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, con
 std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,
                                                      const attribution::PathMapper& mapper,
                                                      const std::vector<NamedFile>& named, int64_t idle_gap_ns,
-                                                     std::string& error, bool all_steps) {
+                                                     std::string& error, bool all_steps,
+                                                     const std::vector<std::string>& compiled_code) {
   auto loaded = openProfiles(profile_paths);
   const std::string& profile_path = profile_paths.front();
   if (!loaded.profile) {
@@ -51,6 +56,11 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   options.idle_gap_ns = idle_gap_ns;
   options.all_steps = all_steps;
   for (const auto& f : named) options.named.push_back({f.absolute, f.file, f.index});
+  CompiledCodeSearch search;
+  search.named = compiled_code;
+  search.roots = {std::filesystem::current_path().string()};
+  search.mapper = &mapper;
+  options.compiled = findCompiledCode(*loaded.profile, search);
   return std::make_unique<join::ProfileJoin>(std::move(*loaded.profile), localJoinEnvironment(mapper), options);
 }
 

@@ -25,10 +25,13 @@ std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, con
 
 // Loads the profile at `profile_paths` (several: the reports of one run's ranks, as one
 // profile) and joins it with `named` (profile paths mapped by `mapper`); nullptr with `error`
-// set when it cannot be read or holds no GPU activity.
+// set when it cannot be read or holds no GPU activity. torch.compile's generated code is looked
+// for in `compiled_code` (--compiled-code), then where the run kept it, under the current
+// directory and in this user's default cache (server/compiled_code.h).
 std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,
                                                      const attribution::PathMapper& mapper,
                                                      const std::vector<NamedFile>& named, int64_t idle_gap_ns,
-                                                     std::string& error, bool all_steps = false);
+                                                     std::string& error, bool all_steps = false,
+                                                     const std::vector<std::string>& compiled_code = {});
 
 }  // namespace sightline::server::cli

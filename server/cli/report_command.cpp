@@ -45,6 +45,10 @@ constexpr const char* kUsage =
     "                      are left out of per-step figures unless this is given\n"
     "  --compare PATH      a second profile (before a change): adds each line's change from it\n"
     "  --map FROM=TO       map profile paths starting with FROM onto TO (repeatable)\n"
+    "  --compiled-code DIR torch.compile's generated code: an Inductor cache folder\n"
+    "                      (TORCHINDUCTOR_CACHE_DIR) or a TORCH_TRACE folder (repeatable); without\n"
+    "                      it the folder the run used, ones under the current directory and\n"
+    "                      /tmp/torchinductor_$USER are tried\n"
     "  -h, --help          this help\n"
     "\n"
     "Profile paths are mapped onto FILEs by longest common path suffix, then onto files under\n"
@@ -126,6 +130,18 @@ json waitLinesJson(const model::Profile& p, const std::vector<attribution::WaitL
   return out;
 }
 
+// torch.compile's generated code: how many Python stacks ran through it, how many reached the
+// model's lines, and where the code was read from (or where the run kept it).
+json generatedJson(const join::ProfileJoin& j) {
+  const auto& g = j.compiled();
+  json read = json::array();
+  if (j.compiledCode())
+    for (const auto& s : j.compiledCode()->sources) read.push_back(s);
+  return {{"stacks", g.generated_marks},         {"mapped", g.mapped_marks}, {"backward", g.backward_marks},
+          {"provenance", g.provenance},          {"read_from", read},        {"run_from", g.generated_dirs},
+          {"missing_modules", g.missing_modules}};
+}
+
 // The steps: each process's, with its kind, and the steady steps' summary.
 json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
   const auto& s = attr.step_summary;
@@ -180,7 +196,8 @@ struct ReportArgs {
   std::vector<std::string> profile_paths;  // one, or one report per rank of a run
   std::string profile_path;                // as shown: the paths, joined
   std::string compare_path, format = "text";
-  std::vector<std::string> merge_paths;  // --merge: JSON reports to add up
+  std::vector<std::string> merge_paths;    // --merge: JSON reports to add up
+  std::vector<std::string> compiled_code;  // --compiled-code: Inductor cache / TORCH_TRACE folders
   bool total = false, all_steps = false;
   std::vector<std::string> files;
   attribution::PathMapper mapper;
@@ -221,6 +238,11 @@ std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportA
       .flag("--total", [&into] { into.total = true; })
       .flag("--all-steps", [&into] { into.all_steps = true; })
       .option("--map", cli::mapRuleInto(into.mapper))
+      .option("--compiled-code",
+              [&into](const std::string& v) {
+                into.compiled_code.push_back(v);
+                return std::string();
+              })
       .positional(&into.files);
   if (auto code = command_line.parse(args, out, err)) return code;
   if (!into.merge_paths.empty()) {
@@ -362,6 +384,7 @@ json reportJson(const ReportData& d) {
               {"launches", attr.launches},
               {"lost_launches", attr.lost_launches},
               {"files", jfiles}};
+  if (d.main.compiled().generated_marks > 0) doc["generated_code"] = generatedJson(d.main);
   if (auto v = features::stepVerdict(d.main.story().get())) {
     auto placed = [](const std::vector<join::PlacedLine>& lines) {
       json out = json::array();
@@ -701,14 +724,16 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   cli::mapOntoFiles(parsed.mapper, parsed.files);
   std::string error;
   if (!parsed.merge_paths.empty()) return mergeReports(parsed.merge_paths, out, err);
-  auto main = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, sources, 1'000'000, error, parsed.all_steps);
+  auto main = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, sources, 1'000'000, error, parsed.all_steps,
+                                     parsed.compiled_code);
   if (!main) {
     err << "sightline report: " << error << "\n";
     return 2;
   }
   std::unique_ptr<join::ProfileJoin> compare;
   if (!parsed.compare_path.empty()) {
-    compare = cli::loadJoinedProfile({parsed.compare_path}, parsed.mapper, sources, 1'000'000, error, parsed.all_steps);
+    compare = cli::loadJoinedProfile({parsed.compare_path}, parsed.mapper, sources, 1'000'000, error, parsed.all_steps,
+                                     parsed.compiled_code);
     if (!compare) {
       err << "sightline report: --compare: " << error << "\n";
       return 2;

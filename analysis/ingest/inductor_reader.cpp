@@ -1,0 +1,804 @@
+// Inductor's generated code: FX graph cache entries, wrapper modules and TORCH_TRACE logs.
+#include "analysis/ingest/inductor_reader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "analysis/ingest/json_scanner.h"
+
+namespace sightline::ingest {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string_view trimLeft(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  return s.substr(i);
+}
+
+bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Splits text into lines (without their '\n'), 1-based by position + 1.
+std::vector<std::string_view> splitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  return lines;
+}
+
+// "a, b, c" inside [...] after `prefix` on the line, as names.
+std::vector<std::string> bracketList(std::string_view line, std::string_view prefix) {
+  std::vector<std::string> out;
+  size_t p = line.find(prefix);
+  if (p == std::string_view::npos) return out;
+  size_t open = line.find('[', p + prefix.size());
+  size_t close = open == std::string_view::npos ? open : line.find(']', open);
+  if (close == std::string_view::npos) return out;
+  std::string_view list = line.substr(open + 1, close - open - 1);
+  size_t i = 0;
+  while (i < list.size()) {
+    while (i < list.size() && !isIdentChar(list[i])) ++i;
+    size_t j = i;
+    while (j < list.size() && isIdentChar(list[j])) ++j;
+    if (j > i) out.emplace_back(list.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// ---- Pickle: the opcodes of protocols 0-5, walked without building objects ----
+
+struct Token {
+  enum Kind : uint8_t { Str, Int, Other } kind = Other;
+  std::string_view text;
+  int64_t value = 0;
+};
+
+template <class T>
+bool readLe(std::string_view b, size_t& p, T& out) {
+  if (p + sizeof(T) > b.size()) return false;
+  std::memcpy(&out, b.data() + p, sizeof(T));
+  p += sizeof(T);
+  return true;
+}
+
+std::optional<std::vector<Token>> pickleTokens(std::string_view b) {
+  std::vector<Token> tokens, memo;
+  Token last;
+  size_t p = 0;
+  auto line = [&](std::string_view& out) {
+    size_t e = b.find('\n', p);
+    if (e == std::string_view::npos) return false;
+    out = b.substr(p, e - p);
+    p = e + 1;
+    return true;
+  };
+  auto string = [&](uint64_t n) {
+    if (n > b.size() - p) return false;
+    last = {Token::Str, b.substr(p, n), 0};
+    tokens.push_back(last);
+    p += n;
+    return true;
+  };
+  auto integer = [&](int64_t v) {
+    last = {Token::Int, {}, v};
+    tokens.push_back(last);
+  };
+  auto other = [&] {
+    last = Token{};
+    tokens.push_back(last);
+  };
+  auto memoGet = [&](uint64_t idx) {
+    last = idx < memo.size() ? memo[idx] : Token{};
+    tokens.push_back(last);
+  };
+  auto memoPut = [&](uint64_t idx) {
+    if (idx > 10'000'000) return false;
+    if (memo.size() <= idx) memo.resize(idx + 1);
+    memo[idx] = last;
+    return true;
+  };
+  while (p < b.size()) {
+    auto op = static_cast<uint8_t>(b[p++]);
+    uint8_t u8 = 0;
+    uint16_t u16 = 0;
+    uint32_t u32 = 0;
+    int32_t i32 = 0;
+    uint64_t u64 = 0;
+    std::string_view text;
+    bool ok = true;
+    switch (op) {
+      case 0x80:
+        ok = readLe(b, p, u8);
+        break;  // PROTO
+      case 0x95:
+        ok = readLe(b, p, u64);
+        break;  // FRAME
+      case 0x8c:
+        ok = readLe(b, p, u8) && string(u8);
+        break;  // SHORT_BINUNICODE
+      case 'X':
+        ok = readLe(b, p, u32) && string(u32);
+        break;  // BINUNICODE
+      case 0x8d:
+        ok = readLe(b, p, u64) && string(u64);
+        break;  // BINUNICODE8
+      case 'U':
+      case 'C':
+        ok = readLe(b, p, u8) && string(u8);
+        break;  // SHORT_BINSTRING/BYTES
+      case 'T':
+      case 'B':
+        ok = readLe(b, p, u32) && string(u32);
+        break;  // BINSTRING/BYTES
+      case 0x8e:
+      case 0x96:
+        ok = readLe(b, p, u64) && string(u64);
+        break;  // BINBYTES8, BYTEARRAY8
+      case 'K':
+        ok = readLe(b, p, u8);
+        integer(u8);
+        break;
+      case 'M':
+        ok = readLe(b, p, u16);
+        integer(u16);
+        break;
+      case 'J':
+        ok = readLe(b, p, i32);
+        integer(i32);
+        break;
+      case 0x8a:
+        ok = readLe(b, p, u8) && u8 <= b.size() - p;
+        p += u8;
+        other();
+        break;  // LONG1
+      case 0x8b:
+        ok = readLe(b, p, u32) && u32 <= b.size() - p;
+        p += u32;
+        other();
+        break;  // LONG4
+      case 'G':
+        ok = readLe(b, p, u64);
+        other();
+        break;  // BINFLOAT
+      case 0x94:
+        memo.push_back(last);
+        break;  // MEMOIZE
+      case 'q':
+        ok = readLe(b, p, u8) && memoPut(u8);
+        break;
+      case 'r':
+        ok = readLe(b, p, u32) && memoPut(u32);
+        break;
+      case 'h':
+        ok = readLe(b, p, u8);
+        memoGet(u8);
+        break;
+      case 'j':
+        ok = readLe(b, p, u32);
+        memoGet(u32);
+        break;
+      case 'c':
+      case 'i':
+        ok = line(text) && line(text);
+        other();
+        break;  // GLOBAL, INST
+      case 'I':
+      case 'L':
+      case 'F':
+      case 'S':
+      case 'V':
+      case 'P':
+        ok = line(text);
+        other();
+        break;
+      case 'p':
+        ok = line(text) && memoPut(static_cast<uint64_t>(std::atoll(std::string(text).c_str())));
+        break;
+      case 'g':
+        ok = line(text);
+        memoGet(static_cast<uint64_t>(std::atoll(std::string(text).c_str())));
+        break;
+      case 0x82:
+        ok = readLe(b, p, u8);
+        other();
+        break;  // EXT1
+      case 0x83:
+        ok = readLe(b, p, u16);
+        other();
+        break;  // EXT2
+      case 0x84:
+        ok = readLe(b, p, u32);
+        other();
+        break;  // EXT4
+      case '.':
+        return tokens;  // STOP
+      case '(':
+      case 'e':
+      case 'a':
+      case 'u':
+      case 's':
+      case '0':
+      case '1':
+      case 0x90:
+        break;  // MARK, APPENDS, APPEND, SETITEMS, SETITEM, POP, POP_MARK, ADDITEMS: no new object
+      case ')':
+      case ']':
+      case '}':
+      case 0x8f:
+      case 'N':
+      case 0x88:
+      case 0x89:
+      case 't':
+      case 0x85:
+      case 0x86:
+      case 0x87:
+      case 'R':
+      case 'b':
+      case 0x81:
+      case 0x92:
+      case 'o':
+      case '2':
+      case 0x91:
+      case 0x93:
+      case 'Q':
+      case 0x97:
+      case 0x98:
+      case 'l':
+      case 'd':
+        other();
+        break;
+      default:
+        return std::nullopt;
+    }
+    if (!ok) return std::nullopt;
+  }
+  return std::nullopt;  // no STOP: truncated
+}
+
+// ---- The post-grad graph: node name -> (graph order, innermost user line) ----
+
+struct GraphNode {
+  int order = 0;
+  model::SourceLine at;  // file empty: no stack trace
+  std::string op;        // `torch.ops.aten.mm.default(...)`: "mm"
+};
+
+std::unordered_map<std::string, GraphNode> graphNodes(std::string_view graph) {
+  std::unordered_map<std::string, GraphNode> nodes;
+  model::SourceLine current;
+  int order = 0;
+  for (std::string_view raw : splitLines(graph)) {
+    std::string_view l = trimLeft(raw);
+    if (l.empty()) {
+      current = {};
+      continue;
+    }
+    if (l.starts_with("# File: ")) {
+      std::string_view rest = l.substr(8);
+      size_t in = rest.find(" in ");
+      size_t colon = in == std::string_view::npos ? in : rest.rfind(':', in);
+      current = {};
+      if (colon != std::string_view::npos) {
+        current.file = std::string(rest.substr(0, colon));
+        current.line = std::atoi(std::string(rest.substr(colon + 1, in - colon - 1)).c_str());
+        size_t comma = rest.find(',', in + 4);
+        current.function = std::string(rest.substr(in + 4, comma == std::string_view::npos ? comma : comma - in - 4));
+      }
+      continue;
+    }
+    if (l.starts_with("#")) {
+      if (l.find("No stacktrace") != std::string_view::npos) current = {};
+      continue;
+    }
+    size_t j = 0;
+    while (j < l.size() && isIdentChar(l[j])) ++j;
+    if (j == 0 || std::isdigit(static_cast<unsigned char>(l[0]))) continue;
+    std::string_view after = l.substr(j);
+    if (!(after.starts_with(": ") || after.starts_with(" = "))) continue;
+    if (after.starts_with(": ") && after.find(" = ") == std::string_view::npos) continue;
+    std::string op;
+    if (size_t t = after.find("torch.ops.aten."); t != std::string_view::npos) {
+      size_t s = t + 15, e = s;
+      while (e < after.size() && isIdentChar(after[e])) ++e;
+      op = std::string(after.substr(s, e - s));
+    }
+    nodes[std::string(l.substr(0, j))] = {order++, current, std::move(op)};
+  }
+  return nodes;
+}
+
+struct RawLaunch {
+  int32_t line = 0;
+  std::string kernel;
+  bool triton = false;
+  std::vector<std::string> nodes;  // the launch's `Source Nodes`
+  std::string handle;              // provenance debug handle, "kernel:N"
+};
+
+// The launched kernel of a call() line, or "".
+std::string launchedKernel(std::string_view l, bool& triton) {
+  triton = false;
+  size_t run = l.find(".run(");
+  if (run != std::string_view::npos && run > 0) {
+    size_t s = run;
+    while (s > 0 && isIdentChar(l[s - 1])) --s;
+    if (s == 0 || l[s - 1] == ' ') {
+      triton = true;
+      return std::string(l.substr(s, run - s));
+    }
+  }
+  for (std::string_view prefix : {std::string_view("extern_kernels."), std::string_view("torch.ops.aten.")}) {
+    size_t p = l.find(prefix);
+    if (p == std::string_view::npos || (p > 0 && isIdentChar(l[p - 1]))) continue;
+    size_t s = p + prefix.size(), e = s;
+    while (e < l.size() && isIdentChar(l[e])) ++e;
+    if (e == s) continue;
+    size_t call = e;  // a call, not a name in a string: `torch.ops.aten.mm.default(`
+    if (call < l.size() && l[call] == '.') {
+      ++call;
+      while (call < l.size() && isIdentChar(l[call])) ++call;
+    }
+    if (call >= l.size() || l[call] != '(') continue;
+    std::string head = prefix.starts_with("extern") ? "extern_kernels." : "aten.";
+    return head + std::string(l.substr(s, e - s));
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<model::SourceLine> parseStackText(std::string_view text) {
+  std::vector<model::SourceLine> out;
+  for (std::string_view raw : splitLines(text)) {
+    std::string_view l = trimLeft(raw);
+    if (!l.starts_with("File \"")) continue;
+    size_t q = l.find('"', 6);
+    if (q == std::string_view::npos) continue;
+    model::SourceLine f;
+    f.file = std::string(l.substr(6, q - 6));
+    size_t ln = l.find(", line ", q);
+    if (ln == std::string_view::npos) continue;
+    f.line = std::atoi(std::string(l.substr(ln + 7)).c_str());
+    size_t in = l.find(", in ", ln);
+    if (in != std::string_view::npos) f.function = std::string(l.substr(in + 5));
+    if (f.line > 0) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::optional<FxGraphEntry> parseFxGraphEntry(std::string_view bytes) {
+  if (bytes.size() < 2 || static_cast<uint8_t>(bytes[0]) != 0x80) return std::nullopt;
+  auto tokens = pickleTokens(bytes);
+  if (!tokens) return std::nullopt;
+  FxGraphEntry e;
+  const auto& t = *tokens;
+  auto valueAfter = [&](size_t i) -> std::string {
+    return i + 1 < t.size() && t[i + 1].kind == Token::Str ? std::string(t[i + 1].text) : std::string();
+  };
+  bool found = false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i].kind != Token::Str) continue;
+    std::string_view k = t[i].text;
+    if (k == "cache_key" && e.cache_key.empty()) {
+      e.cache_key = valueAfter(i);
+    } else if (k == "source_code" && e.source_code.empty()) {
+      e.source_code = valueAfter(i), found = true;
+    } else if (k == "inductor_post_grad_graph_str" && e.post_grad_graph.empty()) {
+      e.post_grad_graph = valueAfter(i);
+    } else if (k == "cache_linemap" && e.linemap.empty()) {
+      for (size_t j = i + 1; j < t.size(); ++j) {
+        if (t[j].kind == Token::Int && j + 1 < t.size() && t[j + 1].kind == Token::Str) {
+          e.linemap.emplace_back(static_cast<int32_t>(t[j].value), std::string(t[j + 1].text));
+          ++j;
+        } else if (t[j].kind == Token::Str) {
+          break;
+        }
+      }
+    }
+  }
+  if (!found || e.cache_key.empty()) return std::nullopt;
+  return e;
+}
+
+model::CompiledModule parseWrapper(std::string_view name, std::string_view source, std::string_view post_grad_graph,
+                                   const std::vector<std::pair<int32_t, std::string>>& linemap,
+                                   const std::vector<std::pair<std::string, std::string>>& provenance) {
+  model::CompiledModule m;
+  m.name = std::string(name);
+  auto lines = splitLines(source);
+  if (!lines.empty() && lines[0].starts_with("# AOT ID: ")) {
+    auto ids = bracketList(lines[0], "# AOT ID:");
+    if (!ids.empty()) m.graph = ids[0];
+    m.backward = lines[0].find("backward") != std::string_view::npos;
+  }
+  // Kernel definitions: `# Source node to ATen node mapping:` then `#   pre => post, post`.
+  std::map<std::string, std::vector<std::string>> kernel_nodes;  // triton kernel -> post-grad nodes
+  std::map<std::string, std::vector<std::string>> pre_to_post;   // module-wide
+  std::vector<std::string> pending;
+  bool in_mapping = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view l = lines[i];
+    if (l.starts_with("# Source node to ATen node mapping:")) {
+      in_mapping = true, pending.clear();
+      continue;
+    }
+    if (in_mapping && l.starts_with("#   ")) {
+      size_t arrow = l.find(" => ");
+      if (arrow == std::string_view::npos) continue;
+      std::string pre(trimLeft(l.substr(1, arrow - 1)));
+      auto& posts = pre_to_post[pre];
+      std::string_view rest = l.substr(arrow + 4);
+      size_t p = 0;
+      while (p < rest.size()) {
+        while (p < rest.size() && !isIdentChar(rest[p])) ++p;
+        size_t q = p;
+        while (q < rest.size() && isIdentChar(rest[q])) ++q;
+        if (q > p) {
+          posts.emplace_back(rest.substr(p, q - p));
+          pending.emplace_back(rest.substr(p, q - p));
+        }
+        p = q;
+      }
+      continue;
+    }
+    in_mapping = false;
+    size_t eq = l.find(" = async_compile.triton('");
+    if (eq != std::string_view::npos && !pending.empty()) {
+      kernel_nodes[std::string(l.substr(0, eq))] = std::move(pending);
+      pending.clear();
+    }
+  }
+  // Launches: in call() and in the graph partitions it calls (`def partition_0(args):`), outside
+  // the kernels' source strings; each with the Source Nodes comment before it.
+  std::vector<RawLaunch> raw;
+  std::vector<std::string> nodes;
+  std::string handle;
+  bool in_string = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view l = lines[i];
+    size_t quotes = 0;
+    for (size_t q = l.find("\'\'\'"); q != std::string_view::npos; q = l.find("\'\'\'", q + 3)) ++quotes;
+    bool was_in_string = in_string;
+    if (quotes % 2 == 1) in_string = !in_string;
+    if (was_in_string || quotes > 0) continue;
+    std::string_view t = trimLeft(l);
+    if (t.empty() || t.size() == l.size()) continue;  // functions' bodies only
+    if (t.starts_with("# Topologically Sorted Source Nodes:")) {
+      nodes = bracketList(t, "Source Nodes:");
+      continue;
+    }
+    if (t.starts_with("# [Provenance debug handles] ")) {
+      handle = std::string(t.substr(29));
+      while (!handle.empty() && (handle.back() == ' ' || handle.back() == '\r')) handle.pop_back();
+      continue;
+    }
+    if (t.starts_with("#")) continue;
+    bool triton = false;
+    std::string kernel = launchedKernel(t, triton);
+    if (kernel.empty()) continue;
+    raw.push_back({static_cast<int32_t>(i + 1), kernel, triton, std::move(nodes), std::move(handle)});
+    nodes.clear(), handle.clear();
+  }
+  auto graph = graphNodes(post_grad_graph);
+  std::map<std::string, std::string> stacks_by_handle;
+  for (const auto& [key, stack] : provenance) stacks_by_handle[key] = stack;
+  // Launch sites per kernel, and each op's nodes in graph order ("extern_kernels.mm" -> mm nodes).
+  std::map<std::string, size_t> sites, ordinal;
+  for (const auto& r : raw) ++sites[r.kernel];
+  std::map<std::string, std::vector<const GraphNode*>> ops;
+  {
+    std::vector<const GraphNode*> by_order;
+    for (const auto& [n, node] : graph)
+      if (!node.op.empty() && !node.at.file.empty()) by_order.push_back(&node);
+    std::sort(by_order.begin(), by_order.end(), [](auto* a, auto* b) { return a->order < b->order; });
+    for (const GraphNode* node : by_order) {
+      ops["extern_kernels." + node->op].push_back(node);
+      ops["aten." + node->op].push_back(node);
+    }
+  }
+  for (const auto& r : raw) {
+    model::CompiledLaunch launch;
+    launch.line = r.line;
+    launch.kernel = r.kernel;
+    // The launch's graph nodes: its own Source Nodes (names of the graph, or pre-grad names
+    // through the module's mappings), else its Triton kernel's definition (a kernel launched
+    // from several places lists the first place's nodes).
+    std::vector<const GraphNode*> located;
+    auto add = [&](const std::string& n) {
+      auto it = graph.find(n);
+      if (it != graph.end() && !it->second.at.file.empty()) located.push_back(&it->second);
+    };
+    auto k = r.triton ? kernel_nodes.find(r.kernel) : kernel_nodes.end();
+    if (k != kernel_nodes.end() && sites[r.kernel] == 1) {
+      for (const auto& n : k->second) add(n);
+    } else if (auto op = ops.find(r.kernel); !r.triton && op != ops.end() && op->second.size() == sites[r.kernel]) {
+      located.push_back(op->second[ordinal[r.kernel]]);  // the k-th call of an op is its k-th node
+    } else {
+      for (const auto& n : r.nodes) {
+        if (auto pp = pre_to_post.find(n); pp != pre_to_post.end()) {
+          for (const auto& post : pp->second) add(post);
+        } else {
+          add(n);
+        }
+      }
+      if (located.empty() && k != kernel_nodes.end())
+        for (const auto& n : k->second) add(n);
+    }
+    ++ordinal[r.kernel];
+    const GraphNode* last = nullptr;
+    for (const GraphNode* n : located)
+      if (!last || n->order > last->order) last = n;
+    // Whole stacks: Inductor's line map (the entry at or before the launch), else provenance.
+    auto lm = std::upper_bound(linemap.begin(), linemap.end(), r.line,
+                               [](int32_t line, const auto& e) { return line < e.first; });
+    if (lm != linemap.begin()) launch.stack = parseStackText(std::prev(lm)->second);
+    if (launch.stack.empty() && !r.handle.empty()) {
+      if (auto s = stacks_by_handle.find(r.handle); s != stacks_by_handle.end())
+        launch.stack = parseStackText(s->second);
+    }
+    if (!launch.stack.empty()) {
+      m.provenance = true;
+    } else if (last) {
+      launch.stack.push_back(last->at);
+    }
+    if (r.triton && !launch.stack.empty()) {
+      const auto& charged = launch.stack.back();
+      for (const GraphNode* n : located) {
+        if (n->at.file == charged.file && n->at.line == charged.line) continue;
+        if (std::find_if(launch.fused.begin(), launch.fused.end(), [&](const model::SourceLine& f) {
+              return f.file == n->at.file && f.line == n->at.line;
+            }) == launch.fused.end())
+          launch.fused.push_back(n->at);
+      }
+      std::sort(launch.fused.begin(), launch.fused.end(),
+                [](const auto& a, const auto& b) { return std::tie(a.file, a.line) < std::tie(b.file, b.line); });
+    }
+    m.launches.push_back(std::move(launch));
+  }
+  return m;
+}
+
+namespace {
+
+struct TraceRecord {
+  std::string kind;      // the header's first key ("artifact", "inductor_output_code", ...)
+  std::string artifact;  // artifact name
+  std::string filename;  // inductor_output_code's
+  model::CompileRecord compile;
+  std::string_view payload;
+  std::string payload_text;
+};
+
+// The header JSON of a TORCH_TRACE line.
+bool parseHeader(std::string_view json, TraceRecord& r) {
+  using namespace kineto;
+  Cursor c{json.data(), json.data() + json.size()};
+  std::string scratch;
+  auto stringMember = [&](std::string& out) {
+    std::string_view v;
+    if (skipSpace(c) != Status::Ok) return Status::Short;
+    if (*c.p != '"') return skipValue(c);
+    Status s = parseString(c, v, scratch);
+    if (s == Status::Ok) out = std::string(v);
+    return s;
+  };
+  Status s = forEachMember(c, [&](std::string_view key) {
+    if (r.kind.empty() && !keyIs(key, "frame_id") && !keyIs(key, "frame_compile_id") && !keyIs(key, "attempt") &&
+        !keyIs(key, "has_payload"))
+      r.kind = std::string(key);
+    if (keyIs(key, "artifact") || keyIs(key, "inductor_output_code") || keyIs(key, "compilation_metrics")) {
+      bool metrics = keyIs(key, "compilation_metrics");
+      if (skipSpace(c) != Status::Ok) return Status::Short;
+      if (*c.p != '{') return skipValue(c);
+      return forEachMember(c, [&](std::string_view k) {
+        if (keyIs(k, "name")) return stringMember(r.artifact);
+        if (keyIs(k, "filename")) return stringMember(r.filename);
+        if (!metrics) return skipValue(c);
+        if (keyIs(k, "compile_id")) return stringMember(r.compile.id);
+        if (keyIs(k, "co_name")) return stringMember(r.compile.function.function);
+        if (keyIs(k, "co_filename")) return stringMember(r.compile.function.file);
+        if (keyIs(k, "fail_reason")) return stringMember(r.compile.fail_reason);
+        if (keyIs(k, "co_firstlineno") || keyIs(k, "entire_frame_compile_time_s")) {
+          std::string_view v;
+          Status st = scalarText(c, v);
+          if (st == Status::Ok && v != "null") {
+            double d = std::atof(std::string(v).c_str());
+            if (keyIs(k, "co_firstlineno"))
+              r.compile.function.line = static_cast<int32_t>(d);
+            else
+              r.compile.seconds = d;
+          }
+          return st;
+        }
+        return skipValue(c);
+      });
+    }
+    return skipValue(c);
+  });
+  return s == Status::Ok;
+}
+
+// A provenance artifact's payload: {"kernel:handle": ["stack text", ...], ...}; the last stack.
+std::vector<std::pair<std::string, std::string>> parseProvenance(std::string_view json) {
+  using namespace kineto;
+  std::vector<std::pair<std::string, std::string>> out;
+  Cursor c{json.data(), json.data() + json.size()};
+  std::string scratch;
+  (void)forEachMember(c, [&](std::string_view key) {
+    std::string k(key), last;
+    Status s = forEachElement(c, [&] {
+      std::string_view v;
+      if (skipSpace(c) != Status::Ok) return Status::Short;
+      if (*c.p != '"') return skipValue(c);
+      Status st = parseString(c, v, scratch);
+      if (st == Status::Ok) last = std::string(v);
+      return st;
+    });
+    if (s == Status::Ok && !last.empty()) out.emplace_back(std::move(k), std::move(last));
+    return s;
+  });
+  return out;
+}
+
+std::string stemOf(const std::string& path) {
+  std::string stem = fs::path(path).stem().string();
+  return stem;
+}
+
+std::optional<std::string> readWhole(const fs::path& p, std::string& warning) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) {
+    warning = "cannot read " + p.string();
+    return std::nullopt;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+size_t resolved(const model::CompiledModule& m) {
+  return static_cast<size_t>(
+      std::count_if(m.launches.begin(), m.launches.end(), [](const auto& l) { return !l.stack.empty(); }));
+}
+
+// Keeps one module per name: the one with whole stacks, else the one resolving more launches.
+void addModule(model::CompiledCode& out, model::CompiledModule m) {
+  for (auto& have : out.modules) {
+    if (have.name != m.name) continue;
+    if (std::pair(m.provenance, resolved(m)) > std::pair(have.provenance, resolved(have))) have = std::move(m);
+    return;
+  }
+  out.modules.push_back(std::move(m));
+}
+
+}  // namespace
+
+void parseTraceLog(std::string_view text, const std::string& path, model::CompiledCode& out) {
+  auto lines = splitLines(text);
+  std::string graph, name, source;
+  std::vector<std::pair<std::string, std::string>> provenance;
+  auto flush = [&] {
+    if (!name.empty() && !source.empty()) {
+      auto m = parseWrapper(name, source, graph, {}, provenance);
+      m.path = path;
+      addModule(out, std::move(m));
+    }
+    name.clear(), source.clear(), graph.clear(), provenance.clear();
+  };
+  for (size_t i = 0; i < lines.size();) {
+    std::string_view l = lines[i++];
+    if (l.empty() || l[0] == '\t') continue;
+    size_t brace = l.find("] {");
+    if (brace == std::string_view::npos) continue;
+    TraceRecord r;
+    if (!parseHeader(l.substr(brace + 2), r)) continue;
+    std::string payload;
+    while (i < lines.size() && !lines[i].empty() && lines[i][0] == '\t') {
+      payload.append(lines[i].substr(1));
+      payload.push_back('\n');
+      ++i;
+    }
+    if (r.kind == "artifact" && r.artifact == "inductor_post_grad_graph") {
+      if (!name.empty()) flush();
+      graph = std::move(payload);
+    } else if (r.kind == "inductor_output_code") {
+      if (!name.empty()) {
+        std::string keep = std::move(graph);
+        flush();
+        graph = std::move(keep);
+      }
+      name = stemOf(r.filename), source = std::move(payload);
+    } else if (r.kind == "artifact" && r.artifact == "inductor_provenance_tracking_kernel_stack_traces") {
+      provenance = parseProvenance(payload);
+    } else if (r.kind == "compilation_metrics") {
+      out.compiles.push_back(std::move(r.compile));
+    }
+  }
+  flush();
+}
+
+bool holdsCompiledCode(const std::string& folder) {
+  std::error_code ec;
+  if (fs::is_directory(fs::path(folder) / "fxgraph", ec)) return true;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string n = it->path().filename().string();
+    if (n.starts_with("dedicated_log_torch_trace") && n.ends_with(".log")) return true;
+  }
+  return false;
+}
+
+model::CompiledCode readCompiledCode(const std::vector<std::string>& folders, const std::vector<std::string>& wanted) {
+  model::CompiledCode out;
+  std::set<std::string> want(wanted.begin(), wanted.end());
+  constexpr size_t kMaxFiles = 200'000;
+  constexpr uintmax_t kMaxBytes = 1ull << 30;
+  for (const auto& folder : folders) {
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec)) {
+      out.warnings.push_back("no such folder: " + folder);
+      continue;
+    }
+    out.sources.push_back(folder);
+    size_t seen = 0;
+    auto opts = fs::directory_options::skip_permission_denied;
+    for (fs::recursive_directory_iterator it(folder, opts, ec), end; !ec && it != end; it.increment(ec)) {
+      if (++seen > kMaxFiles) {
+        out.warnings.push_back("stopped after " + std::to_string(kMaxFiles) + " files in " + folder);
+        break;
+      }
+      if (it.depth() > 6) it.disable_recursion_pending();
+      std::error_code fe;
+      if (!it->is_regular_file(fe)) continue;
+      const fs::path& p = it->path();
+      std::string file = p.filename().string();
+      std::string parent = p.parent_path().parent_path().parent_path().filename().string();
+      bool fx_entry = parent == "fxgraph";
+      bool trace_log = file.starts_with("dedicated_log_torch_trace") && file.ends_with(".log");
+      if (!fx_entry && !trace_log) continue;
+      if (it->file_size(fe) > kMaxBytes) {
+        out.warnings.push_back("skipped (over 1 GiB): " + p.string());
+        continue;
+      }
+      std::string warning;
+      auto bytes = readWhole(p, warning);
+      if (!bytes) {
+        out.warnings.push_back(warning);
+        continue;
+      }
+      if (trace_log) {
+        parseTraceLog(*bytes, p.string(), out);
+        continue;
+      }
+      auto entry = parseFxGraphEntry(*bytes);
+      if (!entry) {
+        out.warnings.push_back("not an FX graph cache entry: " + p.string());
+        continue;
+      }
+      if (!want.empty() && !want.count(entry->cache_key)) continue;
+      auto m = parseWrapper(entry->cache_key, entry->source_code, entry->post_grad_graph, entry->linemap);
+      m.path = p.string();
+      addModule(out, std::move(m));
+    }
+    if (ec) out.warnings.push_back("cannot list " + folder + ": " + ec.message());
+  }
+  if (!want.empty()) std::erase_if(out.modules, [&](const model::CompiledModule& m) { return !want.count(m.name); });
+  std::sort(out.modules.begin(), out.modules.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace sightline::ingest

@@ -1,0 +1,54 @@
+// Reads what torch.compile left behind, so compiled kernels land on the model's own lines
+// (model/compiled_code.h). Two kinds of folder, and any folder holding them:
+//   - an Inductor cache (TORCHINDUCTOR_CACHE_DIR, /tmp/torchinductor_<user> by default): each
+//     FX graph cache entry (fxgraph/xx/<key>/<entry>, a pickle) holds a generated wrapper's code,
+//     its post-grad graph (nodes under `# File: model.py:27 in forward` comments) and, with
+//     provenance tracking on (INDUCTOR_PROVENANCE=1), Inductor's line map (whole user stacks);
+//   - a TORCH_TRACE folder (dedicated_log_torch_trace_*.log): the same code and graph as
+//     artifacts, provenance stack traces, and each compilation's metrics.
+// Which user line a launch computes, best source first: Inductor's line map; provenance stack
+// traces by debug handle; else the innermost line of the launch's graph nodes (a Triton kernel's
+// nodes from its `Source node to ATen node mapping`, an extern call's from its `Source Nodes`
+// comment). A fused kernel is charged to the line of its last node in graph order (Inductor's own
+// rule for its line map); the other lines of its nodes are `fused`. Opens only the folders named.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analysis/model/compiled_code.h"
+
+namespace sightline::ingest {
+
+// Reads every cache entry and trace log under `folders` (a missing folder is a warning); with
+// `wanted` given, only the modules it names (a profile's) are kept.
+model::CompiledCode readCompiledCode(const std::vector<std::string>& folders,
+                                     const std::vector<std::string>& wanted = {});
+
+// Whether a folder holds generated code to read (an fxgraph/ folder or a TORCH_TRACE log).
+bool holdsCompiledCode(const std::string& folder);
+
+// The pure parts, exposed for tests and fuzzing.
+struct FxGraphEntry {
+  std::string cache_key;  // the wrapper module's name, "c<hash>"
+  std::string source_code;
+  std::string post_grad_graph;
+  std::vector<std::pair<int32_t, std::string>> linemap;  // wrapper line -> user stack text
+};
+// The strings of an FX graph cache entry (a pickle), without running it; nullopt when it is not one.
+std::optional<FxGraphEntry> parseFxGraphEntry(std::string_view bytes);
+// A wrapper module from its code and post-grad graph; `linemap` (Inductor's) and `provenance`
+// ("kernel:handle" -> user stack texts) give whole stacks when present.
+model::CompiledModule parseWrapper(std::string_view name, std::string_view source, std::string_view post_grad_graph,
+                                   const std::vector<std::pair<int32_t, std::string>>& linemap,
+                                   const std::vector<std::pair<std::string, std::string>>& provenance = {});
+// Python traceback text ("  File \"x.py\", line 3, in f\n    code\n" ...) as frames, outermost first.
+std::vector<model::SourceLine> parseStackText(std::string_view text);
+// A TORCH_TRACE log's modules and compilations, appended to `out`.
+void parseTraceLog(std::string_view text, const std::string& path, model::CompiledCode& out);
+
+}  // namespace sightline::ingest
