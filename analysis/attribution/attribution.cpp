@@ -107,12 +107,31 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
   std::map<Step*, std::map<std::pair<model::StringId, int32_t>, int64_t>> oneoff_lines;
   LineTally compiled_lines;
   StepSummary& sum = out.step_summary;
+  // Kernels replayed by CUDA graph launches of compiled functions: each on the line whose
+  // launch the graph recorded (LineResolver::replayedKernelLines).
+  std::unordered_map<size_t, LineRef> replayed;
+  if (resolver.hasCompiledSites()) {
+    std::map<size_t, std::vector<size_t>> by_launch;  // graph launch -> its kernels, in order
+    for (size_t a = 0; a < p.activities.size(); ++a) {
+      int64_t api = calls.callOf(p.activities[a]);
+      if (api >= 0 && p.activities[a].kind == model::ActivityKind::Kernel &&
+          p.strings[p.api_calls[static_cast<size_t>(api)].name].find("GraphLaunch") != std::string::npos)
+        by_launch[static_cast<size_t>(api)].push_back(a);
+    }
+    for (const auto& [api, acts] : by_launch) {
+      std::vector<model::StringId> names;
+      for (size_t a : acts) names.push_back(p.activities[a].name);
+      auto lines = resolver.replayLines(api, names);
+      for (size_t i = 0; i < lines.size(); ++i) replayed[acts[i]] = lines[i];
+    }
+  }
   for (size_t a = 0; a < p.activities.size(); ++a) {
     const auto& act = p.activities[a];
     int64_t ns = act.duration();
     int64_t api = calls.callOf(act);
     if (api >= 0) has_activity[static_cast<size_t>(api)] = true;
     LineRef ref = api >= 0 ? resolver.lineOfCall(static_cast<size_t>(api)) : LineRef{};
+    if (auto r = replayed.find(a); r != replayed.end()) ref = r->second;
     out.activity_lines[a] = ref;
     int64_t host_t = api >= 0 ? p.api_calls[static_cast<size_t>(api)].start_ns : act.start_ns;
     if (Step* step = window.stepAt(act.pid, host_t)) {

@@ -101,6 +101,14 @@ LineRef BacktraceIndex::stackLineWithin(uint32_t pid, uint32_t tid, int64_t star
   return t ? firstResolvable(t->backtraces, start_ns, end_ns, true) : LineRef{};
 }
 
+int64_t BacktraceIndex::markWithin(uint32_t pid, uint32_t tid, int64_t start_ns, int64_t end_ns) const {
+  const ThreadMarks* t = thread(pid, tid);
+  if (!t) return -1;
+  auto pos = std::lower_bound(t->backtraces.begin(), t->backtraces.end(), start_ns,
+                              [&](uint32_t idx, int64_t time) { return profile_.marks[idx].time_ns < time; });
+  return pos != t->backtraces.end() && profile_.marks[*pos].time_ns <= end_ns ? static_cast<int64_t>(*pos) : -1;
+}
+
 LineRef BacktraceIndex::sampleWithin(uint32_t pid, uint32_t tid, int64_t start_ns, int64_t end_ns) const {
   const ThreadMarks* t = thread(pid, tid);
   return t ? firstResolvable(t->samples, start_ns, end_ns, false) : LineRef{};

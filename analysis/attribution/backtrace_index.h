@@ -20,6 +20,8 @@ class BacktraceIndex {
 
   // stack: the first backtrace on the thread within [start, end] that resolves to a user line.
   LineRef stackLineWithin(uint32_t pid, uint32_t tid, int64_t start_ns, int64_t end_ns) const;
+  // The first backtrace on the thread within [start, end] (a mark index), or -1.
+  int64_t markWithin(uint32_t pid, uint32_t tid, int64_t start_ns, int64_t end_ns) const;
   // inferred: the nearest resolvable backtraces before and after t on the thread agree.
   LineRef bracketedLine(uint32_t pid, uint32_t tid, int64_t t) const;
   // sample: the nearest periodic sample on the thread within 20 ms, the one before t first.

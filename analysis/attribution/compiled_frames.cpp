@@ -63,6 +63,7 @@ CompiledMapping mapCompiledFrames(model::Profile& profile, const model::Compiled
         site.module = mi;
         site.backward = m.backward;
         site.single = l.kernel.starts_with("triton_");
+        site.kernel = l.kernel;
         for (const auto& f : l.stack) site.stack.push_back({profile.strings.intern(f.file), f.line});
         if (!site.stack.empty()) site.at = site.stack.back();
         out.sites.push_back(std::move(site));

@@ -38,6 +38,7 @@ struct CompiledMapping {
     std::vector<LineKey> stack;  // the user's lines, outermost first
     bool backward = false;
     bool single = false;  // a Triton kernel: one launch (extern calls may launch several kernels)
+    std::string kernel;   // the Triton kernel's name, else the extern call ("extern_kernels.mm")
   };
   std::vector<Site> sites;
   std::vector<int32_t> mark_site;

@@ -2,6 +2,8 @@
 #include "analysis/attribution/line_resolver.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "analysis/attribution/compiled_frames.h"
 
@@ -140,17 +142,79 @@ LineRef LineResolver::lineFromCompiledSites(const model::ApiCall& c) {
   if (n == 0) return {};
   size_t pick = n == between.size() ? k : std::min(between.size() - 1, k * between.size() / n);
   const auto& site = map.sites[between[pick]];
-  // Its lines, under the frames above the wrapper of the earlier backtrace (the loop's line).
+  LineRef ref{site.at.first, site.at.second, Method::Inferred, site.backward};
+  ref.context = siteContext(between[pick], prev);
+  return ref;
+}
+
+bool LineResolver::hasCompiledSites() const { return options_.compiled && !options_.compiled->sites.empty(); }
+
+uint32_t LineResolver::siteContext(int32_t site, uint32_t mark) {
+  const auto& map = *options_.compiled;
+  // Its lines, under the frames above the wrapper (the loop's line).
   std::vector<FrameLine> lines;
-  for (const auto& l : site.stack) lines.push_back({l.first, l.second});
-  const auto& m = profile_.marks[prev];
-  for (uint32_t f = map.mark_outer[prev]; f < m.frame_count; ++f) {
+  for (const auto& l : map.sites[site].stack) lines.push_back({l.first, l.second});
+  const auto& m = profile_.marks[mark];
+  for (uint32_t f = map.mark_outer[mark]; f < m.frame_count; ++f) {
     const auto& frame = profile_.frames[m.first_frame + f];
     if (frame.line > 0 && backtraces_.isUser(profile_.strings[frame.file])) lines.push_back({frame.file, frame.line});
   }
-  LineRef ref{site.at.first, site.at.second, Method::Inferred, site.backward};
-  ref.context = contexts_.intern(std::move(lines));
-  return ref;
+  return contexts_.intern(std::move(lines));
+}
+
+std::vector<LineRef> LineResolver::replayedKernelLines(size_t api, const std::vector<model::StringId>& kernels) {
+  if (!options_.compiled || options_.compiled->sites.empty()) return {};
+  const auto& map = *options_.compiled;
+  const auto& c = profile_.api_calls[api];
+  int64_t mark = backtraces_.markWithin(c.pid, c.tid, c.start_ns, c.end_ns);
+  if (mark < 0 || map.mark_site[mark] < 0) return {};
+  uint32_t module = map.sites[map.mark_site[mark]].module;
+  int32_t first = map.mark_site[mark], last = first;
+  while (first > 0 && map.sites[first - 1].module == module) --first;
+  while (last + 1 < static_cast<int32_t>(map.sites.size()) && map.sites[last + 1].module == module) ++last;
+  // Triton kernels by name, in order.
+  std::vector<int32_t> site_of(kernels.size(), -1);
+  std::map<std::string, std::vector<int32_t>> by_name;
+  for (int32_t s = first; s <= last; ++s)
+    if (map.sites[s].single) by_name[map.sites[s].kernel].push_back(s);
+  std::map<std::string, size_t> seen;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const std::string& name = profile_.strings[kernels[k]];
+    auto it = by_name.find(name);
+    if (it == by_name.end()) continue;
+    size_t nth = seen[name]++;
+    if (nth < it->second.size()) site_of[k] = it->second[nth];
+  }
+  // The rest: the extern sites between the Triton kernels around them.
+  for (size_t k = 0; k < kernels.size();) {
+    if (site_of[k] >= 0) {
+      ++k;
+      continue;
+    }
+    size_t end = k;
+    while (end < kernels.size() && site_of[end] < 0) ++end;
+    int32_t lo = k > 0 ? site_of[k - 1] + 1 : first, hi = end < kernels.size() ? site_of[end] : last + 1;
+    std::vector<int32_t> between;
+    for (int32_t s = lo; s < hi; ++s)
+      if (!map.sites[s].single && map.sites[s].at.first != 0) between.push_back(s);
+    size_t n = end - k;
+    for (size_t j = 0; j < n && !between.empty(); ++j)
+      site_of[k + j] = between[n == between.size() ? j : std::min(between.size() - 1, j * between.size() / n)];
+    k = end;
+  }
+  std::vector<LineRef> out(kernels.size());
+  LineRef fallback = lineOfCall(api);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    int32_t s = site_of[k];
+    if (s < 0 || map.sites[s].at.first == 0) {
+      out[k] = fallback;
+      continue;
+    }
+    out[k] = {map.sites[s].at.first, map.sites[s].at.second, Method::Stack, map.sites[s].backward};
+    out[k].context = siteContext(s, static_cast<uint32_t>(mark));
+    if (out[k].backward) out[k] = withCaller(out[k], c);
+  }
+  return out;
 }
 
 LineRef LineResolver::lineFromPythonCalls(const model::ApiCall& c, int inner) {

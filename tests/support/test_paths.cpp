@@ -85,6 +85,19 @@ std::string dataProfile(const std::string& relative) {
   return decompressed(testDataPath(relative), "data/" + relative);
 }
 
+std::string dataTree(const std::string& relative) {
+  std::filesystem::path cache = std::filesystem::path(SIGHTLINE_PROFILE_CACHE) / "trees" / relative;
+  std::error_code ec;
+  if (!std::filesystem::exists(cache, ec)) {
+    std::string tmp = cache.string() + ".tmp" + std::to_string(::getpid());
+    std::filesystem::create_directories(tmp, ec);
+    std::string cmd = "tar -xJf '" + testDataPath(relative) + "' -C '" + tmp + "'";
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot unpack " + relative + " (tar, xz)");
+    std::filesystem::rename(tmp, cache, ec);
+  }
+  return cache.string();
+}
+
 std::vector<std::string> sharedNsysExports() {
   std::vector<std::string> out;
   auto root = sharedPath("profiles");

@@ -18,6 +18,8 @@ std::string readFile(const std::string& path);
 std::optional<std::string> sharedProfile(const std::string& relative);
 // A profile of our own under tests/data (decompressed like sharedProfile).
 std::string dataProfile(const std::string& relative);
+// A tarball under tests/data ("x.tar.xz"), unpacked once into the build tree's cache: its folder.
+std::string dataTree(const std::string& relative);
 // A profile anywhere in the repo (examples/...), decompressed like sharedProfile.
 std::string repoProfile(const std::string& relative);
 // Every nsys export under ../shared/profiles, as paths relative to it.

@@ -1,0 +1,142 @@
+// Reading torch.compile's generated code: the real Inductor cache and TORCH_TRACE folder of the
+// captures in tests/data/compile, and broken input.
+#include "analysis/ingest/inductor_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "tests/support/test_paths.h"
+
+namespace sightline::ingest {
+namespace {
+
+using sightline::testing::dataTree;
+using sightline::testing::readFile;
+
+constexpr const char* kProvForward = "c676plqtf7l75l3hrp32ywho5kk5agisagg5hun75kgq2jam3hl6";
+constexpr const char* kPlainForward = "cbojbybgtuzzt4wa424zciksq3kh7wyr64bmq6wukzw2mr4f6bk4";
+constexpr const char* kProvBackward = "cj4vulsu3q7k65hcjcjb3dapzegkpy6ekw2ft7gsdiegbkxx4e5y";
+constexpr const char* kPlainBackward = "cs5eifmd5k3vo22j7xeskbxcghzdcmk4oi372ntpepnsio6nwlnh";
+
+const model::CompiledModule* find(const model::CompiledCode& code, const std::string& name) {
+  for (const auto& m : code.modules)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::string cache() { return dataTree("compile/inductor_cache.tar.xz") + "/inductor_cache"; }
+
+TEST(InductorReader, ReadsEveryWrapperOfTheCacheAndResolvesEveryLaunch) {
+  auto code = readCompiledCode({cache()});
+  EXPECT_TRUE(code.warnings.empty()) << code.warnings.front();
+  ASSERT_EQ(code.modules.size(), 4u);
+  for (const char* name : {kProvForward, kPlainForward, kProvBackward, kPlainBackward}) {
+    const auto* m = find(code, name);
+    ASSERT_NE(m, nullptr) << name;
+    EXPECT_FALSE(m->launches.empty()) << name;
+    for (const auto& l : m->launches) {
+      ASSERT_FALSE(l.stack.empty()) << name << " line " << l.line << " " << l.kernel;
+      EXPECT_TRUE(l.stack.back().file.ends_with("tests/data/compile/train_gpt.py"));
+    }
+  }
+  EXPECT_FALSE(find(code, kProvForward)->backward);
+  EXPECT_TRUE(find(code, kProvBackward)->backward);
+  EXPECT_EQ(find(code, kProvBackward)->graph, "0_backward");
+  // With provenance tracking the stacks are whole: `x = block(x)` above the block's line.
+  EXPECT_TRUE(find(code, kProvForward)->provenance);
+  EXPECT_FALSE(find(code, kPlainForward)->provenance);
+  bool whole = false;
+  for (const auto& l : find(code, kProvForward)->launches) whole = whole || l.stack.size() >= 3;
+  EXPECT_TRUE(whole);
+}
+
+TEST(InductorReader, LinesWithoutProvenanceAgreeWithInductorsLineMap) {
+  // The same model compiled twice: the innermost line of each launch from the post-grad graph
+  // (no provenance) is the line Inductor's own line map gives.
+  auto code = readCompiledCode({cache()});
+  for (auto [with, without] : {std::pair(kProvForward, kPlainForward), std::pair(kProvBackward, kPlainBackward)}) {
+    const auto* a = find(code, with);
+    const auto* b = find(code, without);
+    ASSERT_TRUE(a && b);
+    ASSERT_EQ(a->launches.size(), b->launches.size());
+    size_t same = 0;
+    for (size_t i = 0; i < a->launches.size(); ++i) {
+      EXPECT_EQ(a->launches[i].kernel, b->launches[i].kernel);
+      same += a->launches[i].stack.back().line == b->launches[i].stack.back().line ? 1 : 0;
+    }
+    EXPECT_EQ(same, a->launches.size()) << with;
+  }
+}
+
+TEST(InductorReader, FusedKernelsNameTheirOtherLines) {
+  auto code = readCompiledCode({cache()});
+  // The embedding sum, the first LayerNorm and the qkv projection's cast in one kernel: charged
+  // to the cast's line (the last node in graph order), fused with lines 54 and 71.
+  const auto* m = find(code, kPlainForward);
+  ASSERT_NE(m, nullptr);
+  const model::CompiledLaunch* fused = nullptr;
+  for (const auto& l : m->launches)
+    if (l.kernel == "triton_per_fused__to_copy_add_embedding_native_layer_norm_2") fused = &l;
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->stack.back().line, 25);
+  std::vector<int32_t> lines;
+  for (const auto& f : fused->fused) lines.push_back(f.line);
+  EXPECT_EQ(lines, (std::vector<int32_t>{54, 71}));
+}
+
+TEST(InductorReader, ReadsATorchTraceFolder) {
+  auto code = readCompiledCode({dataTree("compile/trace.tar.xz") + "/trace"});
+  ASSERT_EQ(code.modules.size(), 2u);
+  EXPECT_TRUE(find(code, kProvForward) && find(code, kProvBackward));
+  for (const auto& m : code.modules) {
+    EXPECT_TRUE(m.provenance) << m.name;
+    for (const auto& l : m.launches) EXPECT_FALSE(l.stack.empty()) << m.name << ":" << l.line;
+  }
+  ASSERT_EQ(code.compiles.size(), 1u);
+  EXPECT_EQ(code.compiles[0].id, "0/0");
+  EXPECT_EQ(code.compiles[0].function.function, "forward");
+  EXPECT_EQ(code.compiles[0].function.line, 68);
+  EXPECT_GT(code.compiles[0].seconds, 0.0);
+}
+
+TEST(InductorReader, BrokenInputIsSkippedWithAWarning) {
+  auto dir = std::filesystem::temp_directory_path() / ("sightline_inductor_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "fxgraph" / "ab" / "fkey");
+  // A cache entry cut in half, and one that is not a pickle at all.
+  std::string entry;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache() + "/fxgraph"))
+    if (e.is_regular_file()) entry = readFile(e.path().string());
+  ASSERT_FALSE(entry.empty());
+  {
+    std::ofstream(dir / "fxgraph" / "ab" / "fkey" / "half", std::ios::binary) << entry.substr(0, entry.size() / 2);
+    std::ofstream(dir / "fxgraph" / "ab" / "fkey" / "text") << "not a pickle";
+    std::ofstream(dir / "dedicated_log_torch_trace_x.log") << "V1 0 0 x.py:1] {\"artifact\": {\"name\n\tgarbage\n";
+  }
+  auto code = readCompiledCode({dir.string(), (dir / "missing").string()});
+  EXPECT_TRUE(code.modules.empty());
+  EXPECT_EQ(code.warnings.size(), 3u);  // two entries, one missing folder
+  EXPECT_TRUE(holdsCompiledCode(dir.string()));
+  EXPECT_FALSE(holdsCompiledCode((dir / "fxgraph").string()));
+  std::filesystem::remove_all(dir);
+  EXPECT_FALSE(parseFxGraphEntry("").has_value());
+  EXPECT_FALSE(parseFxGraphEntry(std::string("\x80\x04\x95", 3)).has_value());
+}
+
+TEST(InductorReader, StackText) {
+  auto frames = parseStackText(
+      "  File \"/w/model.py\", line 63, in forward\n    x = block(x)\n"
+      "  File \"/w/model.py\", line 44, in forward\n    x = x + self.attn(x)\n  File \"broken\n");
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].file, "/w/model.py");
+  EXPECT_EQ(frames[0].line, 63);
+  EXPECT_EQ(frames[1].line, 44);
+  EXPECT_EQ(frames[1].function, "forward");
+}
+
+}  // namespace
+}  // namespace sightline::ingest

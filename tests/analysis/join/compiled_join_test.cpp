@@ -1,0 +1,172 @@
+// torch.compile's kernels on the model's own lines (tests/data/compile): the captures of one
+// GPT trainer compiled (with and without provenance tracking, with CUDA graphs) and run eagerly.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "analysis/ingest/inductor_reader.h"
+#include "analysis/ingest/profile_loader.h"
+#include "analysis/join/profile_join.h"
+#include "tests/support/test_paths.h"
+
+namespace sightline::join {
+namespace {
+
+using sightline::testing::dataProfile;
+using sightline::testing::dataTree;
+using sightline::testing::readFile;
+using sightline::testing::testDataPath;
+
+const std::string kScript = "compile/train_gpt.py";
+
+std::unique_ptr<ProfileJoin> joined(const std::string& capture, bool with_code) {
+  auto loaded = ingest::loadProfile(dataProfile("compile/" + capture + ".sqlite.xz"));
+  EXPECT_TRUE(loaded.profile) << loaded.error;
+  if (!loaded.profile) return nullptr;
+  JoinEnvironment env;
+  env.mapper.candidates = {testDataPath(kScript)};
+  env.mapper.exists = [](const std::string& p) { return std::filesystem::exists(p); };
+  JoinOptions options;
+  if (with_code) {
+    auto code = ingest::readCompiledCode({dataTree("compile/inductor_cache.tar.xz") + "/inductor_cache"});
+    options.compiled = std::make_shared<model::CompiledCode>(std::move(code));
+  }
+  return std::make_unique<ProfileJoin>(std::move(*loaded.profile), std::move(env), options);
+}
+
+// 1-based lines of the script that start a function (`def ...`).
+std::set<int32_t> defLines() {
+  std::set<int32_t> out;
+  std::istringstream in(readFile(testDataPath(kScript)));
+  int32_t n = 0;
+  for (std::string l; std::getline(in, l);) {
+    ++n;
+    auto at = l.find_first_not_of(' ');
+    if (at != std::string::npos && l.compare(at, 4, "def ") == 0) out.insert(n);
+  }
+  return out;
+}
+
+struct Shares {
+  int64_t forward = 0, backward = 0, forward_model = 0, backward_model = 0;
+};
+
+// torch.compile's Triton kernels in the steady steps: how much landed on lines of the script
+// that are not `def` lines, forward and backward.
+Shares tritonShares(const ProfileJoin& j) {
+  const auto& p = j.profile();
+  const auto& attr = j.attribution();
+  auto defs = defLines();
+  Shares s;
+  for (size_t a = 0; a < p.activities.size(); ++a) {
+    const auto& act = p.activities[a];
+    if (!p.strings[act.name].starts_with("triton_")) continue;
+    const auto& ref = attr.activity_lines[a];
+    bool model = ref.file != 0 && p.strings[ref.file].ends_with("train_gpt.py") && !defs.count(ref.line);
+    (ref.backward ? s.backward : s.forward) += act.duration();
+    (ref.backward ? s.backward_model : s.forward_model) += model ? act.duration() : 0;
+  }
+  return s;
+}
+
+// The script's lines by their own GPU time (steady steps), costliest first.
+std::vector<int32_t> topLines(const ProfileJoin& j, size_t n) {
+  std::vector<std::pair<int64_t, int32_t>> lines;
+  for (const auto& [file, by_line] : j.attribution().files) {
+    if (!j.profile().strings[file].ends_with("train_gpt.py")) continue;
+    for (const auto& [line, cost] : by_line) lines.push_back({cost.gpu_ns, line});
+  }
+  std::sort(lines.rbegin(), lines.rend());
+  std::vector<int32_t> out;
+  for (size_t i = 0; i < lines.size() && i < n; ++i) out.push_back(lines[i].second);
+  return out;
+}
+
+class CompiledCaptures : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CompiledCaptures, CompiledKernelsLandOnModelLinesForwardAndBackward) {
+  auto j = joined(GetParam(), true);
+  ASSERT_TRUE(j);
+  Shares s = tritonShares(*j);
+  ASSERT_GT(s.forward, 0);
+  ASSERT_GT(s.backward, 0);
+  double fwd = static_cast<double>(s.forward_model) / static_cast<double>(s.forward);
+  double bwd = static_cast<double>(s.backward_model) / static_cast<double>(s.backward);
+  std::printf("%s: compiled kernels on model lines (not def lines): forward %.1f%%, backward %.1f%%\n", GetParam(),
+              100 * fwd, 100 * bwd);
+  EXPECT_GE(fwd, 0.9);
+  EXPECT_GE(bwd, 0.9);
+  EXPECT_GT(j->compiled().mapped_marks, 0u);
+  EXPECT_EQ(j->compiled().mapped_marks, j->compiled().generated_marks);
+  EXPECT_TRUE(j->compiled().missing_modules.empty());
+}
+
+TEST_P(CompiledCaptures, TopLinesAreTheEagerRunsTopLines) {
+  auto compiled = joined(GetParam(), true);
+  auto eager = joined("eager", false);
+  ASSERT_TRUE(compiled && eager);
+  auto c = topLines(*compiled, 10), e = topLines(*eager, 10);
+  std::string cs, es;
+  for (auto l : c) cs += " " + std::to_string(l);
+  for (auto l : e) es += " " + std::to_string(l);
+  std::printf("%s top lines:%s\neager top lines:%s\n", GetParam(), cs.c_str(), es.c_str());
+  size_t shared = 0;
+  for (auto l : c) shared += std::count(e.begin(), e.end(), l);
+  EXPECT_GE(shared, 8u) << "compiled:" << cs << " eager:" << es;
+  // Nearly the same order: the costliest compiled line is among the eager run's top three.
+  ASSERT_FALSE(c.empty());
+  EXPECT_NE(std::find(e.begin(), e.begin() + std::min<size_t>(3, e.size()), c[0]), e.end()) << cs << " /" << es;
+}
+
+INSTANTIATE_TEST_SUITE_P(Captures, CompiledCaptures,
+                         ::testing::Values("compiled_prov", "compiled_run", "compiled_graphs"));
+
+TEST(CompiledJoin, WithoutTheCodeTheCompiledFunctionCarriesTheWork) {
+  auto j = joined("compiled_run", false);
+  ASSERT_TRUE(j);
+  EXPECT_GT(j->compiled().generated_marks, 0u);
+  EXPECT_EQ(j->compiled().mapped_marks, 0u);
+  ASSERT_EQ(j->compiled().generated_dirs.size(), 1u);
+  EXPECT_TRUE(j->compiled().generated_dirs[0].ends_with("tests/data/compile/inductor_cache"));
+  ASSERT_TRUE(j->story());
+  EXPECT_EQ(j->story()->generated.mapped, 0u);
+  // The Triton kernels stay on the compiled function: its `def` line (68), beneath the call.
+  Shares s = tritonShares(*j);
+  EXPECT_EQ(s.forward_model + s.backward_model, 0);
+  const auto& lines = j->attribution().step_summary.compiled_lines;
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0].line.line, 68);
+}
+
+TEST(CompiledJoin, FusedLinesAndWholeStacksWithProvenance) {
+  auto j = joined("compiled_prov", true);
+  ASSERT_TRUE(j);
+  EXPECT_TRUE(j->compiled().provenance);
+  // Line 25 (the qkv projection) carries the kernel that also sums the embeddings (71) and
+  // normalizes the block's input (54).
+  const auto& files = j->attribution().files;
+  bool found = false;
+  for (const auto& [file, lines] : files) {
+    auto it = lines.find(25);
+    if (it == lines.end()) continue;
+    std::set<int32_t> fused;
+    for (const auto& [f, l] : it->second.fused_with) fused.insert(l);
+    EXPECT_TRUE(fused.count(54) && fused.count(71));
+    found = true;
+  }
+  EXPECT_TRUE(found);
+  // Whole stacks: `x = block(x)` (73) and the loop's `loss = model(x, y)` (139) carry the
+  // blocks' work inclusively.
+  bool block_line = false;
+  for (const auto& ctx : j->attribution().contexts)
+    for (const auto& fl : ctx) block_line = block_line || fl.line == 73;
+  EXPECT_TRUE(block_line);
+}
+
+}  // namespace
+}  // namespace sightline::join
