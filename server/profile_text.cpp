@@ -137,6 +137,20 @@ std::string breakdownMarkdown(const features::LineBreakdown& b) {
     md += "*" + std::to_string(b.lost_launches) +
           " launches from this line have no GPU record (the capture ended first): it ran longer than shown.*\n\n";
   md += workTable(b);
+  if (!b.fused_with.empty()) {
+    // "fused by torch.compile with lines 54, 71 (train_gpt.py)"; lines of other files by name.
+    const std::string& file = b.fused_with[0].path;
+    bool one_file =
+        std::all_of(b.fused_with.begin(), b.fused_with.end(), [&](const auto& f) { return f.path == file; });
+    md += std::string("fused by torch.compile with ") + (b.fused_with.size() == 1 ? "line " : "lines ");
+    for (size_t i = 0; i < b.fused_with.size() && i < 8; ++i) {
+      const auto& f = b.fused_with[i];
+      md += (i ? ", " : "") + (one_file ? "" : std::filesystem::path(f.path).filename().string() + ":") +
+            std::to_string(f.line);
+    }
+    if (one_file) md += " (" + std::filesystem::path(file).filename().string() + ")";
+    md += ": its kernels compute their work too\n\n";
+  }
   if (!b.autograd_ops.empty()) {
     md += "autograd ops: ";
     for (size_t i = 0; i < b.autograd_ops.size(); ++i) md += (i ? ", `" : "`") + b.autograd_ops[i] + "`";

@@ -19,6 +19,7 @@ LineBreakdown breakdownOf(const attribution::LineCost& c, const FileCosts& costs
   b.share = static_cast<double>(c.gpu_ns) / static_cast<double>(std::max<int64_t>(1, costs.total_gpu_ns));
   b.forward_ns = static_cast<double>(c.forward_ns) / s.divisor;
   b.backward_ns = static_cast<double>(c.backward_ns) / s.divisor;
+  for (const auto& [file, line] : c.fused_with) b.fused_with.push_back({profile.strings[file], line});
   for (size_t m = 0; m < attribution::kMethodCount; ++m)
     if (c.by_method[m] != 0)
       b.methods.emplace_back(attribution::methodName(static_cast<attribution::Method>(m)),

@@ -63,6 +63,8 @@ struct LineBreakdown {
   std::vector<join::PlacedLine> beneath;  // the costliest lines beneath it (ns: total, not scaled)
   size_t more_beneath = 0;
   int64_t oneoff_ns = 0;  // GPU time outside the steady steps (total; never per step)
+  // torch.compile fused other lines' work into kernels charged to this line: those lines.
+  std::vector<join::PlacedLine> fused_with;
 };
 
 LineBreakdown breakdownOf(const attribution::LineCost& cost, const FileCosts& costs, const model::Profile& profile,

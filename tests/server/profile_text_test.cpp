@@ -258,3 +258,49 @@ TEST(HintData, CarriesTheFiguresNotTheLabel) {
 
 }  // namespace
 }  // namespace sightline::server
+
+namespace sightline::server {
+namespace {
+
+TEST(HoverCards, FusedLinesOfACompiledKernel) {
+  auto snippet = parseSnippet(kModel);
+  auto costs = modelCosts(snippet);
+  model::Profile profile;
+  features::HoverInfo hover;
+  hover.cost = hotBreakdown(profile, costs, snippet.tags.at("hot"));
+  hover.cost->fused_with = {{"/w/model.py", 27, 0, 0}, {"/w/model.py", 28, 0, 0}};
+  EXPECT_NE(hoverMarkdown(hover).find("fused by torch.compile with lines 27, 28 (model.py): its kernels compute their "
+                                      "work too\n\n"),
+            std::string::npos)
+      << hoverMarkdown(hover);
+  hover.cost->fused_with = {{"/w/model.py", 27, 0, 0}, {"/w/layers.py", 9, 0, 0}};
+  EXPECT_NE(hoverMarkdown(hover).find("with lines model.py:27, layers.py:9:"), std::string::npos);
+}
+
+TEST(CompiledNote, SaysWhereLinesCameFromOrWhatToKeep) {
+  join::StepStory::Generated g;
+  g.stacks = 100, g.mapped = 100, g.read_from = {"/p/.cache/inductor"};
+  EXPECT_EQ(compiledCodeNote(g),
+            " (model lines from the generated code in /p/.cache/inductor; each kernel's innermost line only: run with "
+            "INDUCTOR_PROVENANCE=1 for the lines above it)");
+  g.provenance = true, g.mapped = 75;
+  EXPECT_EQ(compiledCodeNote(g),
+            " (model lines from the generated code in /p/.cache/inductor, with whole stacks from provenance tracking); "
+            "25% of the stacks through generated code ran modules not found there");
+  // Not found: what to name, and (a cache under /tmp) what to set for the next run.
+  join::StepStory::Generated missing;
+  missing.stacks = 10, missing.run_from = {"/tmp/torchinductor_me"};
+  std::string note = compiledCodeNote(missing);
+  EXPECT_NE(note.find("the run kept it in /tmp/torchinductor_me; name that folder or a copy with --compiled-code"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("set TORCHINDUCTOR_CACHE_DIR"), std::string::npos);
+  // A cache kept in the project already: no advice to set what was set.
+  missing.run_from = {"/home/me/proj/inductor_cache"};
+  EXPECT_EQ(compiledCodeNote(missing).find("TORCHINDUCTOR_CACHE_DIR"), std::string::npos);
+  join::StepStory::Generated none;
+  EXPECT_NE(compiledCodeNote(none).find("do not reach torch.compile's generated code"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sightline::server

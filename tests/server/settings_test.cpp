@@ -70,3 +70,20 @@ TEST(Settings, DefaultDocsPointAtTheBundledRulePages) {
 
 }  // namespace
 }  // namespace sightline::server
+
+namespace sightline::server {
+namespace {
+
+TEST(Settings, CompiledCodeFolders) {
+  std::vector<std::string> warnings;
+  auto one = parseSettings(nlohmann::json::parse(R"({"compiledCode": ".inductor"})"), warnings);
+  EXPECT_EQ(one.compiled_code, std::vector<std::string>{".inductor"});
+  auto two = parseSettings(nlohmann::json::parse(R"({"compiledCode": ["a", 3, "b"]})"), warnings);
+  EXPECT_EQ(two.compiled_code, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(warnings.size(), 1u);
+  parseSettings(nlohmann::json::parse(R"({"compiledCode": 7})"), warnings);
+  EXPECT_EQ(warnings.size(), 2u);
+}
+
+}  // namespace
+}  // namespace sightline::server
