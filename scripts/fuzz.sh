@@ -12,7 +12,7 @@ BUILD="$(cd "${1:?usage: scripts/fuzz.sh BUILD_DIR [SECONDS] [TARGET...]}" && pw
 SECONDS_PER_TARGET="${2:-20}"
 shift $(( $# >= 2 ? 2 : 1 ))
 TARGETS=("$@")
-[ "${#TARGETS[@]}" -eq 0 ] && TARGETS=(framing_fuzz jsonrpc_fuzz protocol_fuzz nsys_fuzz trace_fuzz source_fuzz)
+[ "${#TARGETS[@]}" -eq 0 ] && TARGETS=(framing_fuzz jsonrpc_fuzz protocol_fuzz nsys_fuzz trace_fuzz source_fuzz inductor_fuzz)
 FUZZ="$BUILD/tests/fuzz"
 WORK="$BUILD/fuzz-work"
 SHARED="$ROOT/../shared"
@@ -24,7 +24,19 @@ make_seeds() {
   local seeds="$WORK/seeds"
   [ -f "$seeds/.done" ] && return
   rm -rf "$seeds"
-  mkdir -p "$seeds/nsys_fuzz" "$seeds/trace_fuzz" "$seeds/source_fuzz"
+  mkdir -p "$seeds/nsys_fuzz" "$seeds/trace_fuzz" "$seeds/source_fuzz" "$seeds/inductor_fuzz"
+  # torch.compile's code: a cache entry (first byte 0), a wrapper + graph (1), a trace log (2).
+  local tree="$WORK/inductor" entry
+  rm -rf "$tree" && mkdir -p "$tree"
+  tar -xJf "$ROOT/tests/data/compile/inductor_cache.tar.xz" -C "$tree"
+  tar -xJf "$ROOT/tests/data/compile/trace.tar.xz" -C "$tree"
+  entry="$(find "$tree/inductor_cache/fxgraph" -type f | sort | head -1)"
+  { printf '\0'; cat "$entry"; } > "$seeds/inductor_fuzz/entry"
+  { printf '\0'; head -c 60000 "$entry"; } > "$seeds/inductor_fuzz/entry_cut"
+  { printf '\1'; tail -c 30000 "$(find "$tree/inductor_cache" -maxdepth 2 -name 'c*.py' | sort | head -1)"; } \
+    > "$seeds/inductor_fuzz/wrapper"
+  { printf '\2'; head -c 80000 "$tree"/trace/*.log; } > "$seeds/inductor_fuzz/trace"
+  rm -rf "$tree"
   local n=0 export_xz
   for export_xz in "$ROOT/examples/train_small_naive.sqlite.xz" "$ROOT/tests/data/verdict/item.sqlite.xz" \
                    "$ROOT/tests/data/multi/ddp/ddp_rank0.sqlite.xz" \

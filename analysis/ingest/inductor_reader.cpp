@@ -1,13 +1,18 @@
 // Inductor's generated code: FX graph cache entries, wrapper modules and TORCH_TRACE logs.
 #include "analysis/ingest/inductor_reader.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
+
+#include <cstdio>
 #include <unordered_map>
 
 #include "analysis/ingest/json_scanner.h"
@@ -660,16 +665,33 @@ std::string stemOf(const std::string& path) {
   return stem;
 }
 
-std::optional<std::string> readWhole(const fs::path& p, std::string& warning) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
-    warning = "cannot read " + p.string();
-    return std::nullopt;
+// A file's bytes, mapped read-only (a cache entry's Triton binaries are skipped, never read).
+class MappedFile {
+ public:
+  explicit MappedFile(const fs::path& p) {
+    int fd = ::open(p.c_str(), O_RDONLY);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+      void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (m != MAP_FAILED) data_ = static_cast<const char*>(m), size_ = static_cast<size_t>(st.st_size);
+    }
+    ::close(fd);
+    ok_ = true;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+  ~MappedFile() {
+    if (data_) ::munmap(const_cast<char*>(data_), size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  bool ok() const { return ok_; }
+  std::string_view bytes() const { return {data_ ? data_ : "", size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+  bool ok_ = false;
+};
 
 size_t resolved(const model::CompiledModule& m) {
   return static_cast<size_t>(
@@ -774,17 +796,23 @@ model::CompiledCode readCompiledCode(const std::vector<std::string>& folders, co
         out.warnings.push_back("skipped (over 1 GiB): " + p.string());
         continue;
       }
-      std::string warning;
-      auto bytes = readWhole(p, warning);
-      if (!bytes) {
-        out.warnings.push_back(warning);
+      MappedFile mapped(p);
+      if (!mapped.ok()) {
+        out.warnings.push_back("cannot read " + p.string());
         continue;
       }
+      std::string_view bytes = mapped.bytes();
       if (trace_log) {
-        parseTraceLog(*bytes, p.string(), out);
+        parseTraceLog(bytes, p.string(), out);
         continue;
       }
-      auto entry = parseFxGraphEntry(*bytes);
+      // An entry names its module near its start (`cache_key`): skip the ones not wanted.
+      if (!want.empty() &&
+          std::none_of(want.begin(), want.end(),
+                       [&](const std::string& w) { return bytes.substr(0, 4096).find(w) != std::string_view::npos; }) &&
+          bytes.substr(0, 4096).find("cache_key") != std::string_view::npos)
+        continue;
+      auto entry = parseFxGraphEntry(bytes);
       if (!entry) {
         out.warnings.push_back("not an FX graph cache entry: " + p.string());
         continue;
