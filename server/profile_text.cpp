@@ -299,6 +299,10 @@ std::string compiledCodeNote(const join::StepStory::Generated& g) {
     return out;
   }
   out += ": the compiled function's lines carry them";
+  if (g.stacks == 0 && g.traced_calls > 0)
+    return out +
+           " (a PyTorch profiler trace's calls into torch.compile's generated code are not put on the model's "
+           "lines; an nsys capture with --python-backtrace=cuda, read with the generated code, puts them there)";
   if (g.stacks == 0) return out + " (the profile's Python stacks do not reach torch.compile's generated code)";
   std::string was = g.run_from.empty() ? std::string() : g.run_from[0];
   out += ". Its model lines need the code torch.compile generated";

@@ -142,6 +142,8 @@ CompiledMapping mapCompiledFrames(model::Profile& profile, const model::Compiled
     out.mark_site[mi] = rw.site;
     out.mark_outer[mi] = rw.outer;
   }
+  for (const auto& call : profile.calls)
+    if (call.kind == model::CallKind::Function && !moduleOf(call.file).empty()) ++out.generated_calls;
   out.missing_modules.assign(missing.begin(), missing.end());
   for (const auto& d : dirs)
     if (!d.empty()) out.generated_dirs.push_back(d);

@@ -21,9 +21,10 @@ namespace sightline::attribution {
 using LineKey = std::pair<model::StringId, int32_t>;
 
 struct CompiledMapping {
-  uint64_t generated_marks = 0;                   // Python stacks through a generated wrapper's code
-  uint64_t mapped_marks = 0;                      // of those, rewritten onto the user's lines
-  uint64_t backward_marks = 0;                    // of those, from backward graphs
+  uint64_t generated_marks = 0;  // Python stacks through a generated wrapper's code
+  uint64_t mapped_marks = 0;     // of those, rewritten onto the user's lines
+  uint64_t backward_marks = 0;   // of those, from backward graphs
+  uint64_t generated_calls = 0;  // traced Python calls into generated code (PyTorch profiler traces: not mapped)
   std::vector<std::string> missing_modules;       // generated modules the profile ran that `code` lacks
   std::vector<std::string> generated_dirs;        // folders the profile's generated modules were in
   bool provenance = false;                        // some mapped stacks are whole (provenance tracking)

@@ -31,10 +31,11 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   attr_ = attribution::attribute(profile_, attribution_options);
   anchors_ = collectFunctionAnchors(profile_);
   story_ = stepStory(attr_, [this](model::StringId file) { return placeOf(file); });
-  if (story_ && compiled_.generated_marks > 0) {
+  if (story_ && (compiled_.generated_marks > 0 || compiled_.generated_calls > 0)) {
     auto story = std::make_shared<StepStory>(*story_);
     story->generated.stacks = compiled_.generated_marks;
     story->generated.mapped = compiled_.mapped_marks;
+    story->generated.traced_calls = compiled_.generated_calls;
     story->generated.provenance = compiled_.provenance;
     if (compiled_code_) story->generated.read_from = compiled_code_->sources;
     story->generated.run_from = compiled_.generated_dirs;

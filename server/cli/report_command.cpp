@@ -137,9 +137,14 @@ json generatedJson(const join::ProfileJoin& j) {
   json read = json::array();
   if (j.compiledCode())
     for (const auto& s : j.compiledCode()->sources) read.push_back(s);
-  return {{"stacks", g.generated_marks},         {"mapped", g.mapped_marks}, {"backward", g.backward_marks},
-          {"provenance", g.provenance},          {"read_from", read},        {"run_from", g.generated_dirs},
-          {"missing_modules", g.missing_modules}};
+  return {{"stacks", g.generated_marks},
+          {"mapped", g.mapped_marks},
+          {"backward", g.backward_marks},
+          {"provenance", g.provenance},
+          {"read_from", read},
+          {"run_from", g.generated_dirs},
+          {"missing_modules", g.missing_modules},
+          {"traced_calls", g.generated_calls}};
 }
 
 // The steps: each process's, with its kind, and the steady steps' summary.
@@ -384,7 +389,8 @@ json reportJson(const ReportData& d) {
               {"launches", attr.launches},
               {"lost_launches", attr.lost_launches},
               {"files", jfiles}};
-  if (d.main.compiled().generated_marks > 0) doc["generated_code"] = generatedJson(d.main);
+  if (d.main.compiled().generated_marks > 0 || d.main.compiled().generated_calls > 0)
+    doc["generated_code"] = generatedJson(d.main);
   if (auto v = features::stepVerdict(d.main.story().get())) {
     auto placed = [](const std::vector<join::PlacedLine>& lines) {
       json out = json::array();

@@ -79,6 +79,17 @@ TEST(CompiledReport, FindsACacheInsideTheWorkingFolder) {
   EXPECT_NE(compiled.find("runs/cache"), std::string::npos) << compiled;
 }
 
+TEST(CompiledReport, APyTorchProfilerTraceSaysItsCallsAreNotMapped) {
+  auto run = runSightline("report --profile '" + testDataPath("compile/compiled_kineto.pt.trace.json.gz") + "' '" +
+                              testDataPath("compile/train_gpt.py") + "'",
+                          sourcePath(""));
+  ASSERT_EQ(run.code, 0) << run.out;
+  std::string compiled = headerLine(run.out, "Compiled  ");
+  EXPECT_NE(compiled.find("on train_gpt.py:68: the compiled function's lines carry them (a PyTorch profiler trace's"),
+            std::string::npos)
+      << compiled;
+}
+
 TEST(CompiledReport, AMissingFolderIsNotAnError) {
   auto run = runSightline("report " + args("compiled_run") + " --compiled-code /nonexistent/cache", sourcePath(""));
   EXPECT_EQ(run.code, 0) << run.out;

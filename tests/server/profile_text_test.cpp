@@ -300,6 +300,11 @@ TEST(CompiledNote, SaysWhereLinesCameFromOrWhatToKeep) {
   EXPECT_EQ(compiledCodeNote(missing).find("TORCHINDUCTOR_CACHE_DIR"), std::string::npos);
   join::StepStory::Generated none;
   EXPECT_NE(compiledCodeNote(none).find("do not reach torch.compile's generated code"), std::string::npos);
+  join::StepStory::Generated traced;
+  traced.traced_calls = 40;
+  EXPECT_NE(compiledCodeNote(traced).find("a PyTorch profiler trace's calls into torch.compile's generated code are "
+                                          "not put on the model's lines"),
+            std::string::npos);
 }
 
 }  // namespace
