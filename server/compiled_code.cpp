@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "analysis/attribution/compiled_frames.h"
@@ -46,11 +47,18 @@ void discover(const fs::path& root, int depth, std::vector<std::string>& out) {
 std::shared_ptr<const model::CompiledCode> findCompiledCode(const model::Profile& profile,
                                                             const CompiledCodeSearch& search,
                                                             std::vector<std::string>* searched) {
+  // The generated modules the profile ran, and one module file per cache folder they were in.
   std::set<std::string> modules;
-  std::vector<std::string> profile_dirs = attribution::generatedModuleDirs(profile);
-  for (const auto& f : profile.frames) {
-    std::string name = attribution::generatedModuleName(profile.strings[f.file]);
-    if (!name.empty()) modules.insert(name);
+  std::map<std::string, std::string> module_file_of_dir;
+  std::set<model::StringId> files;
+  for (const auto& f : profile.frames) files.insert(f.file);
+  for (model::StringId file : files) {
+    const std::string& path = profile.strings[file];
+    std::string name = attribution::generatedModuleName(path);
+    if (name.empty()) continue;
+    modules.insert(name);
+    std::string dir = fs::path(path).parent_path().parent_path().string();
+    if (!dir.empty()) module_file_of_dir.emplace(dir, path);
   }
   if (modules.empty()) return nullptr;
   std::vector<std::string> folders;
@@ -62,16 +70,11 @@ std::shared_ptr<const model::CompiledCode> findCompiledCode(const model::Profile
     if (std::find(folders.begin(), folders.end(), canonical) == folders.end()) folders.push_back(canonical);
   };
   for (const auto& f : search.named) add(f);
-  for (const auto& dir : profile_dirs) {
+  for (const auto& [dir, module_file] : module_file_of_dir) {
     add(dir);
-    if (!search.mapper) continue;
     // A module file of that folder mapped like a script: its folder's parent is the cache.
-    for (const auto& f : profile.frames) {
-      const std::string& path = profile.strings[f.file];
-      if (!path.starts_with(dir + "/") || attribution::generatedModuleName(path).empty()) continue;
-      if (auto local = search.mapper->map(path)) add(fs::path(*local).parent_path().parent_path().string());
-      break;
-    }
+    if (search.mapper)
+      if (auto local = search.mapper->map(module_file)) add(fs::path(*local).parent_path().parent_path().string());
   }
   for (const auto& root : search.roots) {
     std::vector<std::string> found;

@@ -121,7 +121,7 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
     for (const auto& [api, acts] : by_launch) {
       std::vector<model::StringId> names;
       for (size_t a : acts) names.push_back(p.activities[a].name);
-      auto lines = resolver.replayLines(api, names);
+      auto lines = resolver.replayedKernelLines(api, names);
       for (size_t i = 0; i < lines.size(); ++i) replayed[acts[i]] = lines[i];
     }
   }

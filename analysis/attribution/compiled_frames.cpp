@@ -39,16 +39,6 @@ const model::CompiledLaunch* launchAt(const model::CompiledModule& m, int32_t li
 
 }  // namespace
 
-std::vector<std::string> generatedModuleDirs(const model::Profile& profile) {
-  std::set<model::StringId> files;
-  for (const auto& f : profile.frames) files.insert(f.file);
-  std::set<std::string> dirs;
-  for (model::StringId file : files)
-    if (!generatedModuleName(profile.strings[file]).empty()) dirs.insert(cacheDirOf(profile.strings[file]));
-  dirs.erase("");
-  return {dirs.begin(), dirs.end()};
-}
-
 CompiledMapping mapCompiledFrames(model::Profile& profile, const model::CompiledCode* code) {
   CompiledMapping out;
   std::unordered_map<std::string, const model::CompiledModule*> modules;

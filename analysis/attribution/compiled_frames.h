@@ -49,10 +49,6 @@ struct CompiledMapping {
 // "c<hash>" when `path` names an Inductor wrapper module (`<cache>/xx/c<hash>.py`), else "".
 std::string generatedModuleName(std::string_view path);
 
-// The folders holding the generated modules the profile's stacks run through (the Inductor
-// cache the run used: where to look for the code on the same machine).
-std::vector<std::string> generatedModuleDirs(const model::Profile& profile);
-
 // Rewrites the profile's stacks through generated code it knows; with `code` null or empty it
 // only counts them (and names the folders they were in).
 CompiledMapping mapCompiledFrames(model::Profile& profile, const model::CompiledCode* code);

@@ -45,7 +45,7 @@ LineRef LineResolver::resolve(const model::ApiCall& c) {
     LineRef ref = backtraces_.stackLineWithin(c.pid, c.tid, c.start_ns, c.end_ns);
     if (ref.file != 0) return ref.backward ? withCaller(ref, c) : ref;  // compiled backward: and its caller
   }
-  if (enabled(Method::Inferred) && options_.compiled && !options_.compiled->sites.empty()) {
+  if (enabled(Method::Inferred) && hasCompiledSites()) {
     LineRef ref = lineFromCompiledSites(c);
     if (ref.file != 0) return ref.backward ? withCaller(ref, c) : ref;
   }
@@ -163,7 +163,7 @@ uint32_t LineResolver::siteContext(int32_t site, uint32_t mark) {
 }
 
 std::vector<LineRef> LineResolver::replayedKernelLines(size_t api, const std::vector<model::StringId>& kernels) {
-  if (!options_.compiled || options_.compiled->sites.empty()) return {};
+  if (!hasCompiledSites()) return {};
   const auto& map = *options_.compiled;
   const auto& c = profile_.api_calls[api];
   int64_t mark = backtraces_.markWithin(c.pid, c.tid, c.start_ns, c.end_ns);

@@ -26,6 +26,14 @@ class LineResolver {
   const BacktraceIndex& backtraces() const { return backtraces_; }
   ContextTable& contexts() { return contexts_; }
 
+  // The lines of the kernels a CUDA graph launch replays (`mode="reduce-overhead"`), in the
+  // order they ran, when the launch ran from a compiled function whose wrapper recorded them:
+  // a Triton kernel by its name (the k-th of a name at the k-th site launching it), an extern
+  // call's kernels by their place between those. Empty when they cannot be placed.
+  std::vector<LineRef> replayedKernelLines(size_t api, const std::vector<model::StringId>& kernels);
+  // Whether stacks through generated code were mapped (there are launch sites to place on).
+  bool hasCompiledSites() const;
+
  private:
   LineRef resolve(const model::ApiCall& call);
   // Backward work on a thread of its own (the autograd engine) also ran beneath the line the
@@ -36,19 +44,6 @@ class LineResolver {
   // A launch without a backtrace between two backtraced launches of one generated wrapper: the
   // wrapper's launch sites between those two, in order (cuBLAS and attention calls).
   LineRef lineFromCompiledSites(const model::ApiCall& call);
-  // The lines of the kernels a CUDA graph launch replays (`mode="reduce-overhead"`), in the
-  // order they ran, when the launch ran from a compiled function whose wrapper recorded them:
-  // a Triton kernel by its name (the k-th of a name at the k-th site launching it), an extern
-  // call's kernels by their place between those. Empty when they cannot be placed.
-  std::vector<LineRef> replayedKernelLines(size_t api, const std::vector<model::StringId>& kernels);
-
- public:
-  bool hasCompiledSites() const;
-  std::vector<LineRef> replayLines(size_t api, const std::vector<model::StringId>& kernels) {
-    return replayedKernelLines(api, kernels);
-  }
-
- private:
   // The context of a site's lines under the frames above the wrapper in `mark`.
   uint32_t siteContext(int32_t site, uint32_t mark);
   // The user line of a forward autograd range: a backtrace inside its outermost autograd
