@@ -52,6 +52,8 @@ std::shared_ptr<const model::CompiledCode> findCompiledCode(const model::Profile
   std::map<std::string, std::string> module_file_of_dir;
   std::set<model::StringId> files;
   for (const auto& f : profile.frames) files.insert(f.file);
+  for (const auto& c : profile.calls)
+    if (c.kind == model::CallKind::Function) files.insert(c.file);
   for (model::StringId file : files) {
     const std::string& path = profile.strings[file];
     std::string name = attribution::generatedModuleName(path);

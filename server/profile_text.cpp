@@ -287,10 +287,17 @@ std::string placedLine(const join::PlacedLine& l, bool markdown) {
 
 std::string compiledCodeNote(const join::StepStory::Generated& g) {
   std::string out;
-  if (g.mapped > 0) {
+  if (g.mapped > 0 || g.mapped_calls > 0) {
     out += " (model lines from the generated code in " + (g.read_from.empty() ? std::string("?") : g.read_from[0]);
+    if (g.mapped == 0) out += ", each launch of a traced call placed by its kernel's name and order";
     out += g.provenance ? ", with whole stacks from provenance tracking)"
                         : "; each kernel's innermost line only: run with INDUCTOR_PROVENANCE=1 for the lines above it)";
+    if (g.mapped_calls < g.traced_calls) {
+      char share[16];
+      std::snprintf(share, sizeof share, "%.0f%%",
+                    100.0 * static_cast<double>(g.traced_calls - g.mapped_calls) / g.traced_calls);
+      out += std::string("; ") + share + " of the traced calls into generated code ran modules not found there";
+    }
     if (g.mapped < g.stacks) {
       char share[16];
       std::snprintf(share, sizeof share, "%.0f%%", 100.0 * static_cast<double>(g.stacks - g.mapped) / g.stacks);
@@ -299,11 +306,8 @@ std::string compiledCodeNote(const join::StepStory::Generated& g) {
     return out;
   }
   out += ": the compiled function's lines carry them";
-  if (g.stacks == 0 && g.traced_calls > 0)
-    return out +
-           " (a PyTorch profiler trace's calls into torch.compile's generated code are not put on the model's "
-           "lines; an nsys capture with --python-backtrace=cuda, read with the generated code, puts them there)";
-  if (g.stacks == 0) return out + " (the profile's Python stacks do not reach torch.compile's generated code)";
+  if (g.stacks == 0 && g.traced_calls == 0)
+    return out + " (the profile's Python stacks do not reach torch.compile's generated code)";
   std::string was = g.run_from.empty() ? std::string() : g.run_from[0];
   out += ". Its model lines need the code torch.compile generated";
   if (!g.read_from.empty()) out += " (not found in " + g.read_from[0] + ")";

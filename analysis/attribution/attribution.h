@@ -11,7 +11,8 @@
 //   nvtx      an enclosing user NVTX range whose text a source site opens (nvtx_sites.h)
 // Traces of Python calls (Kineto `python_function`) name frames by callee, not by call site:
 //   aligned   the innermost user frame's child on the path to the launch, aligned with the calls
-//             of that function's body (call_sites.h)
+//             of that function's body (call_sites.h); inside a traced `call()` of a
+//             torch.compile wrapper, the wrapper's launch by kernel name and order (its user lines)
 //   function  no call matched: the user function's `def` line
 // Calls on threads without Python frames (the autograd engine's, which runs DDP's all-reduce):
 //   caller    the line the process's Python thread was in: its last backtrace before the call

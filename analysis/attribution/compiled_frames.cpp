@@ -132,8 +132,24 @@ CompiledMapping mapCompiledFrames(model::Profile& profile, const model::Compiled
     out.mark_site[mi] = rw.site;
     out.mark_outer[mi] = rw.outer;
   }
-  for (const auto& call : profile.calls)
-    if (call.kind == model::CallKind::Function && !moduleOf(call.file).empty()) ++out.generated_calls;
+  for (uint32_t ci = 0; ci < profile.calls.size(); ++ci) {
+    const auto& call = profile.calls[ci];
+    if (call.kind != model::CallKind::Function) continue;
+    const std::string& name = moduleOf(call.file);
+    if (name.empty()) continue;
+    ++out.generated_calls;
+    dirs.insert(cacheDirOf(profile.strings[call.file]));
+    auto m = modules.find(name);
+    if (m == modules.end()) {
+      missing.insert(name);
+      continue;
+    }
+    if (profile.strings[call.function] != "call" || m->second->launches.empty()) continue;
+    ++out.mapped_calls;
+    auto first = static_cast<int32_t>(first_site[m->second]);
+    out.traced.push_back({ci, first, first + static_cast<int32_t>(m->second->launches.size())});
+    if (m->second->provenance) out.provenance = true;
+  }
   out.missing_modules.assign(missing.begin(), missing.end());
   for (const auto& d : dirs)
     if (!d.empty()) out.generated_dirs.push_back(d);

@@ -21,10 +21,11 @@ namespace sightline::attribution {
 using LineKey = std::pair<model::StringId, int32_t>;
 
 struct CompiledMapping {
-  uint64_t generated_marks = 0;  // Python stacks through a generated wrapper's code
-  uint64_t mapped_marks = 0;     // of those, rewritten onto the user's lines
-  uint64_t backward_marks = 0;   // of those, from backward graphs
-  uint64_t generated_calls = 0;  // traced Python calls into generated code (PyTorch profiler traces: not mapped)
+  uint64_t generated_marks = 0;                   // Python stacks through a generated wrapper's code
+  uint64_t mapped_marks = 0;                      // of those, rewritten onto the user's lines
+  uint64_t backward_marks = 0;                    // of those, from backward graphs
+  uint64_t generated_calls = 0;                   // traced Python calls into generated code (PyTorch profiler traces)
+  uint64_t mapped_calls = 0;                      // of those, calls of modules read: their launches go to the sites
   std::vector<std::string> missing_modules;       // generated modules the profile ran that `code` lacks
   std::vector<std::string> generated_dirs;        // folders the profile's generated modules were in
   bool provenance = false;                        // some mapped stacks are whole (provenance tracking)
@@ -44,6 +45,14 @@ struct CompiledMapping {
   std::vector<Site> sites;
   std::vector<int32_t> mark_site;
   std::vector<uint32_t> mark_outer;
+  // Traced calls of a wrapper's `call()` (PyTorch profiler traces name the function, not the
+  // line): the launches inside one take its sites [first_site, end_site) by kernel name and
+  // order (LineResolver).
+  struct TracedCall {
+    uint32_t call = 0;  // index into Profile::calls
+    int32_t first_site = 0, end_site = 0;
+  };
+  std::vector<TracedCall> traced;
 };
 
 // "c<hash>" when `path` names an Inductor wrapper module (`<cache>/xx/c<hash>.py`), else "".

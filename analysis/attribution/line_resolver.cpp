@@ -23,7 +23,9 @@ LineResolver::LineResolver(const model::Profile& profile, const Options& options
 LineRef LineResolver::lineOfCall(size_t api) {
   if (!call_resolved_[api]) {
     call_resolved_[api] = true;
-    LineRef ref = resolve(profile_.api_calls[api]);
+    if (!traced_placed_) placeTracedCalls();
+    auto traced = traced_lines_.find(static_cast<uint32_t>(api));
+    LineRef ref = traced != traced_lines_.end() ? traced->second : resolve(profile_.api_calls[api]);
     if (ref.file != 0 && ref.context == 0) ref.context = contexts_.single(ref.file, ref.line);
     call_lines_[api] = ref;
   }
@@ -123,13 +125,7 @@ LineRef LineResolver::lineFromCompiledSites(const model::ApiCall& c) {
   if (between.empty()) return {};
   // This thread's launching calls after the earlier backtrace and before the later one, which
   // took none of their own: the call's place among them picks its site.
-  auto& launches = thread_launches_[model::threadKey(c.pid, c.tid)];
-  if (launches.empty()) {
-    for (uint32_t i = 0; i < profile_.api_calls.size(); ++i) {
-      const auto& x = profile_.api_calls[i];
-      if (x.launches && x.pid == c.pid && x.tid == c.tid) launches.push_back(i);
-    }
-  }
+  const auto& launches = launchesOf(c.pid, c.tid);
   auto first = std::upper_bound(launches.begin(), launches.end(), from,
                                 [&](int64_t time, uint32_t i) { return time < profile_.api_calls[i].start_ns; });
   size_t n = 0, k = 0;
@@ -172,6 +168,25 @@ std::vector<LineRef> LineResolver::replayedKernelLines(size_t api, const std::ve
   int32_t first = map.mark_site[mark], last = first;
   while (first > 0 && map.sites[first - 1].module == module) --first;
   while (last + 1 < static_cast<int32_t>(map.sites.size()) && map.sites[last + 1].module == module) ++last;
+  std::vector<int32_t> site_of = sitesOfKernels(first, last, kernels);
+  std::vector<LineRef> out(kernels.size());
+  LineRef fallback = lineOfCall(api);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    int32_t s = site_of[k];
+    if (s < 0 || map.sites[s].at.first == 0) {
+      out[k] = fallback;
+      continue;
+    }
+    out[k] = {map.sites[s].at.first, map.sites[s].at.second, Method::Stack, map.sites[s].backward};
+    out[k].context = siteContext(s, static_cast<uint32_t>(mark));
+    if (out[k].backward) out[k] = withCaller(out[k], c);
+  }
+  return out;
+}
+
+std::vector<int32_t> LineResolver::sitesOfKernels(int32_t first, int32_t last,
+                                                  const std::vector<model::StringId>& kernels) const {
+  const auto& map = *options_.compiled;
   // Triton kernels by name, in order.
   std::vector<int32_t> site_of(kernels.size(), -1);
   std::map<std::string, std::vector<int32_t>> by_name;
@@ -202,19 +217,77 @@ std::vector<LineRef> LineResolver::replayedKernelLines(size_t api, const std::ve
       site_of[k + j] = between[n == between.size() ? j : std::min(between.size() - 1, j * between.size() / n)];
     k = end;
   }
-  std::vector<LineRef> out(kernels.size());
-  LineRef fallback = lineOfCall(api);
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    int32_t s = site_of[k];
-    if (s < 0 || map.sites[s].at.first == 0) {
-      out[k] = fallback;
-      continue;
+  return site_of;
+}
+
+const std::vector<uint32_t>& LineResolver::launchesOf(uint32_t pid, uint32_t tid) {
+  auto [it, added] = thread_launches_.try_emplace(model::threadKey(pid, tid));
+  if (added) {
+    for (uint32_t i = 0; i < profile_.api_calls.size(); ++i) {
+      const auto& x = profile_.api_calls[i];
+      if (x.launches && x.pid == pid && x.tid == tid) it->second.push_back(i);
     }
-    out[k] = {map.sites[s].at.first, map.sites[s].at.second, Method::Stack, map.sites[s].backward};
-    out[k].context = siteContext(s, static_cast<uint32_t>(mark));
-    if (out[k].backward) out[k] = withCaller(out[k], c);
+    std::stable_sort(it->second.begin(), it->second.end(), [&](uint32_t a, uint32_t b) {
+      return profile_.api_calls[a].start_ns < profile_.api_calls[b].start_ns;
+    });
   }
-  return out;
+  return it->second;
+}
+
+void LineResolver::placeTracedCalls() {
+  traced_placed_ = true;
+  if (!hasCompiledSites() || options_.compiled->traced.empty()) return;
+  const auto& map = *options_.compiled;
+  // The launching calls inside each traced call, in order, and the name of each one's first kernel.
+  std::vector<std::vector<uint32_t>> inside(map.traced.size());
+  std::unordered_map<uint64_t, uint32_t> by_correlation;
+  for (size_t t = 0; t < map.traced.size(); ++t) {
+    const auto& call = profile_.calls[map.traced[t].call];
+    const auto& launches = launchesOf(call.pid, call.tid);
+    auto from = std::lower_bound(launches.begin(), launches.end(), call.start_ns,
+                                 [&](uint32_t i, int64_t time) { return profile_.api_calls[i].start_ns < time; });
+    for (auto it = from; it != launches.end() && profile_.api_calls[*it].start_ns <= call.end_ns; ++it) {
+      inside[t].push_back(*it);
+      const auto& x = profile_.api_calls[*it];
+      if (x.correlation >= 0) by_correlation.emplace(model::correlationKey(x.pid, x.correlation), *it);
+    }
+  }
+  std::unordered_map<uint32_t, model::StringId> kernel_of;
+  for (const auto& act : profile_.activities) {
+    if (act.kind != model::ActivityKind::Kernel || act.correlation < 0) continue;
+    auto it = by_correlation.find(model::correlationKey(act.pid, act.correlation));
+    if (it != by_correlation.end()) kernel_of.try_emplace(it->second, act.name);
+  }
+  for (size_t t = 0; t < map.traced.size(); ++t) {
+    if (inside[t].empty()) continue;
+    const auto& tc = map.traced[t];
+    const auto& call = profile_.calls[tc.call];
+    std::vector<model::StringId> names;
+    for (uint32_t api : inside[t]) {
+      auto it = kernel_of.find(api);
+      names.push_back(it == kernel_of.end() ? 0 : it->second);
+    }
+    std::vector<int32_t> site_of = sitesOfKernels(tc.first_site, tc.end_site - 1, names);
+    // A launch no site fits (a memset Inductor adds) goes with the launch before it, else after.
+    for (size_t k = 1; k < site_of.size(); ++k)
+      if (site_of[k] < 0) site_of[k] = site_of[k - 1];
+    for (size_t k = site_of.size() - 1; k > 0; --k)
+      if (site_of[k - 1] < 0) site_of[k - 1] = site_of[k];
+    // The lines above the wrapper: where Python ran when it was called (the loop's line; for a
+    // backward graph on the autograd engine's thread, `loss.backward()`).
+    LineRef above = python_calls_.lineAt(call.pid, call.tid, call.start_ns);
+    for (size_t k = 0; k < site_of.size(); ++k) {
+      int32_t s = site_of[k];
+      if (s < 0 || map.sites[s].at.first == 0) continue;
+      const auto& site = map.sites[s];
+      LineRef ref{site.at.first, site.at.second, Method::Aligned, site.backward};
+      std::vector<FrameLine> lines;
+      for (const auto& l : site.stack) lines.push_back({l.first, l.second});
+      ref.context = contexts_.intern(std::move(lines));
+      if (above.file != 0) ref.context = contexts_.merge(ref.context, above.context);
+      traced_lines_[inside[t][k]] = ref;
+    }
+  }
 }
 
 LineRef LineResolver::lineFromPythonCalls(const model::ApiCall& c, int inner) {

@@ -46,6 +46,15 @@ class LineResolver {
   LineRef lineFromCompiledSites(const model::ApiCall& call);
   // The context of a site's lines under the frames above the wrapper in `mark`.
   uint32_t siteContext(int32_t site, uint32_t mark);
+  // The sites of one wrapper, [first, last], that a sequence of its kernels ran from: a Triton
+  // kernel by its name (the k-th of a name at the k-th site launching it), the rest at the
+  // extern sites between those, evenly; -1 where none fits.
+  std::vector<int32_t> sitesOfKernels(int32_t first, int32_t last, const std::vector<model::StringId>& kernels) const;
+  // The lines of the launches inside traced calls of generated wrappers (PyTorch profiler
+  // traces), once: each launch at its site by the name of its first kernel, in order.
+  void placeTracedCalls();
+  // This thread's launching calls, in time order.
+  const std::vector<uint32_t>& launchesOf(uint32_t pid, uint32_t tid);
   // The user line of a forward autograd range: a backtrace inside its outermost autograd
   // ancestor, else the backtraces bracketing it, else the nearest sample.
   LineRef lineOfForwardRange(int range);
@@ -63,6 +72,8 @@ class LineResolver {
   std::vector<int64_t> call_ops_;                         // per API call: forward op name, -1 until computed
   std::unordered_map<int, LineRef> forward_range_lines_;  // outermost autograd range -> line
   std::unordered_map<uint64_t, std::vector<uint32_t>> thread_launches_;  // thread -> its launching calls
+  std::unordered_map<uint32_t, LineRef> traced_lines_;                   // API call -> its site (traced calls)
+  bool traced_placed_ = false;
 };
 
 }  // namespace sightline::attribution

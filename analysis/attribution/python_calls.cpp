@@ -64,6 +64,21 @@ int PythonCalls::callOnOtherThread(uint32_t pid, uint32_t tid, int64_t t) const 
   return best;
 }
 
+const model::PythonCall* PythonCalls::compiledModuleBelow(uint32_t call) const {
+  // Dynamo's `__call__` -> OptimizedModule -> _call_impl -> compile_wrapper -> the model: a few
+  // calls down, first calls first.
+  std::vector<std::pair<uint32_t, int>> todo{{call, 0}};
+  for (size_t i = 0; i < todo.size() && i < 64; ++i) {
+    auto [id, depth] = todo[i];
+    const auto& c = profile_.calls[id];
+    if (id != call && c.kind == model::CallKind::Module && profile_.strings[c.function] != "OptimizedModule") return &c;
+    if (depth < 6)
+      for (uint32_t g = child_offsets_[id]; g < child_offsets_[id + 1]; ++g)
+        todo.push_back({child_list_[g], depth + 1});
+  }
+  return nullptr;
+}
+
 std::vector<TracedChild> PythonCalls::tracedChildren(int frame, std::vector<uint32_t>& ids) const {
   std::vector<TracedChild> children;
   auto index = static_cast<size_t>(frame);
@@ -74,6 +89,14 @@ std::vector<TracedChild> PythonCalls::tracedChildren(int frame, std::vector<uint
     child.kind = c.kind;
     child.name = profile_.strings[c.function];
     // Names one and two calls down: a decorator's `wrapper` hides `step`, `inner` hides `zero_grad`.
+    // A compiled module's call runs through Dynamo's `__call__` into the module it wraps: the
+    // module call below stands for it (`model(x)` where `model = torch.compile(GPT(...))`).
+    if (c.kind == model::CallKind::Function && child.name == "__call__" &&
+        profile_.strings[c.file].find("_dynamo/eval_frame.py") != std::string::npos)
+      if (const model::PythonCall* wrapped = compiledModuleBelow(id)) {
+        child.kind = model::CallKind::Module;
+        child.name = profile_.strings[wrapped->function];
+      }
     for (uint32_t g = child_offsets_[id]; g < child_offsets_[id + 1] && child.alt_names.size() < 24; ++g) {
       uint32_t gid = child_list_[g];
       child.alt_names.push_back(profile_.strings[profile_.calls[gid].function]);

@@ -38,6 +38,8 @@ class PythonCalls {
   // The user lines of `frame` and the user frames above it, and whether data loading is among them.
   uint32_t contextAbove(int frame, int32_t line, bool& input);
   std::vector<TracedChild> tracedChildren(int frame, std::vector<uint32_t>& ids) const;
+  // The module a torch.compile'd module wraps, called a few calls below Dynamo's `__call__` `call`.
+  const model::PythonCall* compiledModuleBelow(uint32_t call) const;
   bool enabled(Method m) const { return (options_.methods >> static_cast<unsigned>(m)) & 1u; }
 
   const model::Profile& profile_;

@@ -111,12 +111,14 @@ bool UserFiles::isUser(model::StringId file) {
   int8_t& known = known_[file];
   if (known < 0) {
     const std::string& path = profile_.strings[file];
-    if (options_.is_user_file)
+    if (isGeneratedCode(path))
+      known = 0;
+    else if (options_.is_user_file)
       known = options_.is_user_file(path) ? 1 : 0;
     else if (options_.call_sites)
       known = options_.call_sites(path) ? 1 : 0;
     else
-      known = isDefaultUserFile(path) && !isTrimmedLibraryPath(path) && !contains(path, "torchinductor") ? 1 : 0;
+      known = isDefaultUserFile(path) && !isTrimmedLibraryPath(path) ? 1 : 0;
   }
   return known == 1;
 }

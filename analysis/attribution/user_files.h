@@ -15,6 +15,9 @@ bool contains(std::string_view s, std::string_view part);
 // The PyTorch profiler trims sys.path prefixes from file names, so installed packages and the
 // standard library look relative ("torch/nn/functional.py", "typing.py"): is this one of them?
 bool isTrimmedLibraryPath(std::string_view path);
+// Inductor's generated modules (`<cache>/xx/c<hash>.py`, or anything under torchinductor_*):
+// never the user's lines, whatever finds them as source.
+bool isGeneratedCode(std::string_view path);
 
 // Answers for the Python-call path of traces, cached per interned file name: the options'
 // is_user_file, else whether a call-site table exists for it, else the defaults (and never a

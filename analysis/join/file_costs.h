@@ -48,7 +48,8 @@ struct StepStory {
   struct Generated {
     uint64_t stacks = 0;                 // Python stacks through generated wrapper code
     uint64_t mapped = 0;                 // of those, put on the model's lines
-    uint64_t traced_calls = 0;           // traced Python calls into it (PyTorch profiler traces; not mapped)
+    uint64_t traced_calls = 0;           // traced Python calls into it (PyTorch profiler traces)
+    uint64_t mapped_calls = 0;           // of those, calls of modules read: their launches on the model's lines
     bool provenance = false;             // whole stacks (Inductor's provenance tracking)
     std::vector<std::string> read_from;  // folders the code was read from
     std::vector<std::string> run_from;   // the cache folders the profiled run used

@@ -144,7 +144,8 @@ json generatedJson(const join::ProfileJoin& j) {
           {"read_from", read},
           {"run_from", g.generated_dirs},
           {"missing_modules", g.missing_modules},
-          {"traced_calls", g.generated_calls}};
+          {"traced_calls", g.generated_calls},
+          {"mapped_calls", g.mapped_calls}};
 }
 
 // The steps: each process's, with its kind, and the steady steps' summary.

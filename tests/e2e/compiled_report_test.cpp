@@ -79,15 +79,44 @@ TEST(CompiledReport, FindsACacheInsideTheWorkingFolder) {
   EXPECT_NE(compiled.find("runs/cache"), std::string::npos) << compiled;
 }
 
-TEST(CompiledReport, APyTorchProfilerTraceSaysItsCallsAreNotMapped) {
-  auto run = runSightline("report --profile '" + testDataPath("compile/compiled_kineto.pt.trace.json.gz") + "' '" +
-                              testDataPath("compile/train_gpt.py") + "'",
-                          sourcePath(""));
-  ASSERT_EQ(run.code, 0) << run.out;
-  std::string compiled = headerLine(run.out, "Compiled  ");
-  EXPECT_NE(compiled.find("on train_gpt.py:68: the compiled function's lines carry them (a PyTorch profiler trace's"),
+TEST(CompiledReport, APyTorchProfilerTracePutsCompiledCallsOnModelLines) {
+  std::string trace = "--profile '" + testDataPath("compile/compiled_kineto.pt.trace.json.gz") + "' '" +
+                      testDataPath("compile/train_gpt.py") + "'";
+  auto with = runSightline(
+      "report " + trace + " --compiled-code '" + dataTree("compile/inductor_cache.tar.xz") + "/inductor_cache'",
+      sourcePath(""));
+  ASSERT_EQ(with.code, 0) << with.out;
+  std::string compiled = headerLine(with.out, "Compiled  ");
+  EXPECT_NE(compiled.find("on train_gpt.py:41, train_gpt.py:75, train_gpt.py:55 (model lines from the generated "
+                          "code in"),
             std::string::npos)
       << compiled;
+  EXPECT_NE(compiled.find("each launch of a traced call placed by its kernel's name and order"), std::string::npos)
+      << compiled;
+  // The call into the compiled model carries its forward, `loss.backward()` its backward.
+  EXPECT_NE(with.out.find("incl, self 0.00  ███        │  139                  loss = model(x, y)"), std::string::npos)
+      << with.out;
+  // Without the code (the wrapper modules lie where the trace names them, their cache entries
+  // do not): the compiled function's line, and what to name.
+  auto dir = std::filesystem::temp_directory_path() / ("sightline_wrappers_" + std::to_string(::getpid()));
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dataTree("compile/inductor_cache.tar.xz"))) {
+    auto rel = std::filesystem::relative(e.path(), dataTree("compile/inductor_cache.tar.xz"));
+    if (e.is_regular_file() && rel.string().find("fxgraph") == std::string::npos) {
+      std::filesystem::create_directories((dir / rel).parent_path());
+      std::filesystem::copy_file(e.path(), dir / rel);
+    }
+  }
+  auto without = runSightline("report " + trace, dir.string());
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(without.code, 0) << without.out;
+  compiled = headerLine(without.out, "Compiled  ");
+  EXPECT_NE(compiled.find("on train_gpt.py:68: the compiled function's lines carry them. Its model lines need the "
+                          "code torch.compile generated: the run kept it in inductor_cache"),
+            std::string::npos)
+      << compiled;
+  // Never on the generated modules' own lines (they are not the user's code).
+  EXPECT_EQ(without.out.find(".py:2"), std::string::npos) << without.out;
+  EXPECT_EQ(without.out.find("c676plqtf7l75l3hrp32ywho5kk5agisagg5hun75kgq2jam3hl6"), std::string::npos);
 }
 
 TEST(CompiledReport, AMissingFolderIsNotAnError) {

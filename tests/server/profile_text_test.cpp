@@ -300,11 +300,19 @@ TEST(CompiledNote, SaysWhereLinesCameFromOrWhatToKeep) {
   EXPECT_EQ(compiledCodeNote(missing).find("TORCHINDUCTOR_CACHE_DIR"), std::string::npos);
   join::StepStory::Generated none;
   EXPECT_NE(compiledCodeNote(none).find("do not reach torch.compile's generated code"), std::string::npos);
+  // A PyTorch profiler trace: its traced calls into the generated code, placed or not.
   join::StepStory::Generated traced;
-  traced.traced_calls = 40;
-  EXPECT_NE(compiledCodeNote(traced).find("a PyTorch profiler trace's calls into torch.compile's generated code are "
-                                          "not put on the model's lines"),
-            std::string::npos);
+  traced.traced_calls = 40, traced.run_from = {"inductor_cache"};
+  EXPECT_NE(compiledCodeNote(traced).find("the run kept it in inductor_cache; name that folder"), std::string::npos)
+      << compiledCodeNote(traced);
+  traced.mapped_calls = 30, traced.read_from = {"/w/inductor_cache"};
+  std::string placed = compiledCodeNote(traced);
+  EXPECT_NE(placed.find("model lines from the generated code in /w/inductor_cache, each launch of a traced call placed "
+                        "by its kernel's name and order"),
+            std::string::npos)
+      << placed;
+  EXPECT_NE(placed.find("25% of the traced calls into generated code ran modules not found there"), std::string::npos)
+      << placed;
 }
 
 }  // namespace
