@@ -215,8 +215,14 @@ std::string hintTooltip(const features::LineHint& h) {
 }
 
 std::string hoverMarkdown(const features::HoverInfo& hover) {
-  if (!hover.cost) return hover.standing ? hintTooltip(*hover.standing) : "";
+  std::string compiled =
+      hover.compiled ? "**torch.compile:** " + compileSummaryText({*hover.compiled}, true) : std::string();
+  if (!hover.cost) {
+    std::string card = hover.standing ? hintTooltip(*hover.standing) : "";
+    return compiled.empty() ? card : card.empty() ? compiled : card + "\n\n" + compiled;
+  }
   std::string card = breakdownMarkdown(*hover.cost);
+  if (!compiled.empty()) card += "\n\n" + compiled;
   if (hover.compare) {
     const auto& c = *hover.compare;
     std::string change = "**Compared with** `" + c.name + "`: " + formatMilliseconds(c.before_ns) + " → " +
@@ -292,17 +298,9 @@ std::string compiledCodeNote(const join::StepStory::Generated& g) {
     if (g.mapped == 0) out += ", each launch of a traced call placed by its kernel's name and order";
     out += g.provenance ? ", with whole stacks from provenance tracking)"
                         : "; each kernel's innermost line only: run with INDUCTOR_PROVENANCE=1 for the lines above it)";
-    if (g.mapped_calls < g.traced_calls) {
-      char share[16];
-      std::snprintf(share, sizeof share, "%.0f%%",
-                    100.0 * static_cast<double>(g.traced_calls - g.mapped_calls) / g.traced_calls);
-      out += std::string("; ") + share + " of the traced calls into generated code ran modules not found there";
-    }
-    if (g.mapped < g.stacks) {
-      char share[16];
-      std::snprintf(share, sizeof share, "%.0f%%", 100.0 * static_cast<double>(g.stacks - g.mapped) / g.stacks);
-      out += std::string("; ") + share + " of the stacks through generated code ran modules not found there";
-    }
+    if (g.missing_modules > 0)
+      out += "; " + std::to_string(g.missing_modules) + " of the run's generated modules were not found there" +
+             " (their work stays on the compiled function)";
     return out;
   }
   out += ": the compiled function's lines carry them";
@@ -317,6 +315,38 @@ std::string compiledCodeNote(const join::StepStory::Generated& g) {
     out +=
         ", and set TORCHINDUCTOR_CACHE_DIR to a folder inside the project before the next run so the code stays "
         "with it";
+  return out;
+}
+
+std::string compileSummaryText(const std::vector<join::CompiledFunctionSummary>& compiles, bool markdown) {
+  std::string out;
+  auto code = [&](const std::string& s) { return markdown ? "`" + s + "`" : s; };
+  for (size_t i = 0; i < compiles.size() && i < 3; ++i) {
+    const auto& f = compiles[i];
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f s", f.seconds);
+    if (i) out += "; ";
+    std::string file = std::filesystem::path(f.function.file).filename().string();
+    out += code(f.function.function) + " (" + file + ":" + std::to_string(f.function.line) +
+           "): " + std::to_string(f.compiles) + (f.compiles == 1 ? " compilation" : " compilations") + " in " + secs;
+    if (f.graphs > 1) out += ", " + std::to_string(f.graphs) + " graphs";
+    for (const auto& b : f.breaks) {
+      out += ", graph break at line " + std::to_string(b.line);
+      if (!b.reason.empty()) out += " (" + b.reason + (b.hint.empty() ? "" : "; Dynamo's hint: " + b.hint) + ")";
+    }
+    if (f.recompiles > 0) {
+      out += ", " + std::to_string(f.recompiles) + (f.recompiles == 1 ? " recompile" : " recompiles") + " (";
+      for (size_t r = 0; r < f.recompile_reasons.size() && r < 3; ++r)
+        out +=
+            (r ? ", " : "") + std::to_string(f.recompile_reasons[r].count) + "× " + code(f.recompile_reasons[r].text);
+      out += ")";
+    } else {
+      out += ", no recompiles";
+    }
+    if (f.recompile_limit > 0)
+      out += ", recompile limit (" + std::to_string(f.recompile_limit) + ") hit: runs uncompiled since";
+  }
+  if (compiles.size() > 3) out += "; " + std::to_string(compiles.size() - 3) + " more compiled functions";
   return out;
 }
 
@@ -358,15 +388,20 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
     }
     out += compiledCodeNote(g) + nl;
   }
+  if (!v.compiles.empty())
+    out += std::string(markdown ? "**Compile:** " : "Compile   ") + compileSummaryText(v.compiles, markdown) + nl;
   if (v.oneoff_gpu_ns + v.oneoff_idle_ns > 0 || !v.oneoff_steps.empty()) {
     out += (markdown ? std::string("**One-off** (not per step): ") : std::string("One-off   ")) +
            ms(static_cast<double>(v.oneoff_gpu_ns)) + " of GPU time and " + ms(static_cast<double>(v.oneoff_idle_ns)) +
            " of GPU idle outside the steady steps";
+    if (v.oneoff_compile_ns > 0)
+      out += " (" + ms(static_cast<double>(v.oneoff_compile_ns)) + " of it while torch.compile compiled)";
     if (v.warmup > 0) out += "; " + std::to_string(v.warmup) + " warm-up step" + (v.warmup > 1 ? "s" : "");
     for (const auto& o : v.oneoff_steps) {
       if (o.kind != attribution::StepKind::Outlier) continue;
       out += "; step " + std::to_string(o.index) + " " + ms(static_cast<double>(o.wall_ns));
       if (!o.top.path.empty()) out += " ran " + placedLine(o.top, markdown);
+      if (o.compile_ns > 0) out += " (" + ms(static_cast<double>(o.compile_ns)) + " compiling)";
     }
     if (!v.oneoff_lines.empty()) {
       out += "; most at";

@@ -262,10 +262,34 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const Step
   }
 }
 
+// How much of [a, b) on process `pid` torch.compile spent compiling, and the window that
+// covers most of it.
+struct CompileOverlap {
+  int64_t ns = 0;
+  const CompileWindow* top = nullptr;
+  LineRef line() const { return top ? LineRef{top->file, top->line, Method::Stack, false} : LineRef{}; }
+};
+CompileOverlap compileOverlap(const std::vector<CompileWindow>& windows, uint32_t pid, int64_t a, int64_t b) {
+  CompileOverlap out;
+  int64_t covered_until = a, best = 0;
+  for (const auto& w : windows) {
+    if (w.start_ns >= b) break;
+    if (w.end_ns <= covered_until || (w.pid != 0 && w.pid != pid)) continue;
+    int64_t from = std::max(covered_until, w.start_ns), to = std::min(b, w.end_ns);
+    if (to <= from) continue;
+    out.ns += to - from;
+    covered_until = to;
+    if (to - from > best) best = to - from, out.top = &w;
+  }
+  return out;
+}
+
 // Gaps of at least `gap_ns` between GPU work on a device, charged to the host line that keeps
-// the GPU waiting (LineResolver::hostLineAt).
-void chargeIdleGaps(const model::Profile& p, int64_t gap_ns, const CallsByCorrelation& calls, LineResolver& resolver,
-                    const StepWindow& window, Attribution& out) {
+// the GPU waiting (LineResolver::hostLineAt); a gap mostly inside a compilation, to the line
+// that called the function being compiled.
+void chargeIdleGaps(const model::Profile& p, const Options& options, const CallsByCorrelation& calls,
+                    LineResolver& resolver, const StepWindow& window, Attribution& out) {
+  int64_t gap_ns = options.idle_gap_ns;
   if (gap_ns <= 0 || p.activities.empty()) return;
   // A GPU is (process, device): processes of a report may each number their GPU 0.
   std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> by_device;  // activities are sorted by start
@@ -280,13 +304,17 @@ void chargeIdleGaps(const model::Profile& p, int64_t gap_ns, const CallsByCorrel
         IdleGap gap{busy_until, next.start_ns, device, {}};
         if (int64_t api = calls.callOf(next); api >= 0) gap.line = resolver.hostLineAt(static_cast<uint32_t>(api), gap);
         int64_t idle = model::spanNs(gap.start_ns, gap.end_ns);
+        auto compiling = compileOverlap(options.compile_windows, gpu.first, gap.start_ns, gap.end_ns);
+        if (compiling.ns * 2 >= idle && compiling.top) gap.line = compiling.line();
         bool steady = window.steady(gpu.first, gap.start_ns + idle / 2);
         if (!steady) out.step_summary.oneoff_idle_ns += idle;
+        if (!steady) out.step_summary.oneoff_compile_ns += compiling.ns;
         if (gap.line.file != 0) {
           LineCost& cost = out.files[gap.line.file][gap.line.line];
           if (steady) {
             cost.idle_ns += idle;
             ++cost.idle_gaps;
+            if (compiling.ns * 2 >= idle) cost.compile_idle_ns += compiling.ns;
           } else {
             cost.oneoff_idle_ns += idle;
           }
@@ -320,8 +348,9 @@ std::pair<Wait, LineRef> classifyGap(const model::Profile& p, int64_t ga, int64_
 
 // Per step: GPU busy time; over the steady steps: wall and busy medians, and GPU idle time by
 // cause with its lines.
-void summarizeSteps(const model::Profile& p, int64_t gap_ns, const CallsByCorrelation& calls, LineResolver& resolver,
-                    Attribution& out) {
+void summarizeSteps(const model::Profile& p, const Options& options, const CallsByCorrelation& calls,
+                    LineResolver& resolver, Attribution& out) {
+  int64_t gap_ns = options.idle_gap_ns;
   StepSummary& sum = out.step_summary;
   std::map<uint32_t, std::vector<uint32_t>> acts;  // pid -> its activities, by start
   for (uint32_t a = 0; a < p.activities.size(); ++a) {
@@ -373,16 +402,28 @@ void summarizeSteps(const model::Profile& p, int64_t gap_ns, const CallsByCorrel
         if (steady) {
           int64_t ga = it != busy.begin() ? std::prev(it)->end : cursor;
           int64_t gb = it != busy.end() ? it->start : e;
-          auto [wait, line] =
-              classifyGap(p, ga, gb, it != busy.end() ? int64_t{it->first} : -1, gap_ns, pid_syncs, calls, resolver);
           int64_t piece = next_start - cursor;
-          sum.wait_ns[static_cast<size_t>(wait)] += piece;
-          auto& w = lines[{wait, line.file, line.line}];
-          w.line = line, w.ns += piece, ++w.count;
+          // The compiler's share of the piece first; the rest by what the host did.
+          auto compiling = compileOverlap(options.compile_windows, pid, cursor, next_start);
+          if (compiling.ns > 0) {
+            sum.wait_ns[static_cast<size_t>(Wait::Compile)] += compiling.ns;
+            LineRef line = compiling.line();
+            auto& w = lines[{Wait::Compile, line.file, line.line}];
+            w.line = line, w.ns += compiling.ns, ++w.count;
+            piece -= compiling.ns;
+          }
+          if (piece > 0) {
+            auto [wait, line] =
+                classifyGap(p, ga, gb, it != busy.end() ? int64_t{it->first} : -1, gap_ns, pid_syncs, calls, resolver);
+            sum.wait_ns[static_cast<size_t>(wait)] += piece;
+            auto& w = lines[{wait, line.file, line.line}];
+            w.line = line, w.ns += piece, ++w.count;
+          }
         }
         cursor = next_start;
       }
       step.busy_ns = busy_ns;
+      step.compile_ns = compileOverlap(options.compile_windows, pid, std::min(s, step.start_ns), e).ns;
       if (!steady) continue;
       ++sum.steady;
       sum.gpu_ns += step.gpu_ns;
@@ -443,6 +484,8 @@ const char* waitName(Wait w) {
       return "input";
     case Wait::Host:
       return "host";
+    case Wait::Compile:
+      return "compile";
   }
   return "?";
 }
@@ -497,6 +540,7 @@ void addCost(LineCost& into, const LineCost& from) {
   into.sync_memcpys += from.sync_memcpys;
   into.idle_ns += from.idle_ns;
   into.idle_gaps += from.idle_gaps;
+  into.compile_idle_ns += from.compile_idle_ns;
   into.sync_ns += from.sync_ns;
   into.syncs += from.syncs;
   for (const auto& [name, n] : from.sync_apis) into.sync_apis[name] += n;
@@ -529,8 +573,8 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   for (auto& r : out.ranks)
     if (auto it = out.process_steps.find(r.pid); it != out.process_steps.end())
       r.steps = it->second.count, r.median_step_ns = it->second.median_ns;
-  chargeIdleGaps(profile, options.idle_gap_ns, calls, resolver, window, out);
-  summarizeSteps(profile, options.idle_gap_ns, calls, resolver, out);
+  chargeIdleGaps(profile, options, calls, resolver, window, out);
+  summarizeSteps(profile, options, calls, resolver, out);
   out.contexts = resolver.contexts().release();
   if (options.fused_lines) {
     for (const auto& [at, others] : *options.fused_lines) {

@@ -62,7 +62,8 @@ struct LineCost {
   uint32_t sync_memcpys = 0;       // for those)
   int64_t idle_ns = 0;             // GPU idle gaps that began while the host was on this line
   uint32_t idle_gaps = 0;
-  int64_t sync_ns = 0;  // host time blocked in synchronizing calls
+  int64_t compile_idle_ns = 0;  // of idle_ns, while torch.compile compiled what the line calls
+  int64_t sync_ns = 0;          // host time blocked in synchronizing calls
   uint32_t syncs = 0;
   std::map<model::StringId, uint32_t> sync_apis;
   std::map<model::StringId, uint32_t> autograd_ops;  // forward op names seen for this line
@@ -141,6 +142,15 @@ struct NvtxSite {
 
 struct CompiledMapping;  // compiled_frames.h
 
+// A torch.compile compilation on the profile's clock (join/compile_summary.h), charged to the
+// user's line that called the compiled function.
+struct CompileWindow {
+  int64_t start_ns = 0, end_ns = 0;
+  uint32_t pid = 0;  // the process that compiled; 0: any
+  model::StringId file = 0;
+  int32_t line = 0;
+};
+
 struct Options {
   // Whether a frame's file is the user's code. Default: not site-packages, dist-packages,
   // the Python stdlib, or `<frozen ...>`-style pseudo files.
@@ -165,6 +175,8 @@ struct Options {
   // Count every step as steady (no warm-up or outlier steps): the `allSteps` setting, or a
   // capture already limited to chosen steps.
   bool all_steps = false;
+  // torch.compile's compilations, by start: GPU idle inside one is waiting for the compiler.
+  std::vector<CompileWindow> compile_windows;
 };
 
 // Steps: the steady ones give every per-step figure; warm-up steps (the first ones, and any
@@ -179,15 +191,17 @@ struct Step {
   // the next step's (a host that runs ahead of a busy GPU makes its own steps short).
   int64_t gpu_start_ns = -1, gpu_end_ns = -1;
   StepKind kind = StepKind::Steady;
-  int64_t gpu_ns = 0;    // GPU time launched in it
-  int64_t busy_ns = 0;   // time its process's GPUs were busy within it
-  uint32_t kernels = 0;  // kernels launched in it
-  LineRef top_line;      // the line that launched most of its GPU time (what an outlier ran)
+  int64_t gpu_ns = 0;      // GPU time launched in it
+  int64_t busy_ns = 0;     // time its process's GPUs were busy within it
+  uint32_t kernels = 0;    // kernels launched in it
+  LineRef top_line;        // the line that launched most of its GPU time (what an outlier ran)
+  int64_t compile_ns = 0;  // of its wall time, torch.compile compiling (Options::compile_windows)
 };
 
 // Why the GPU waits in the steady steps: GPU idle time by the host's activity at the time.
-enum class Wait : uint8_t { Launch, Sync, Input, Host };
-inline constexpr size_t kWaitCount = 4;
+// Compile: the host was compiling (torch.compile's compilations, Options::compile_windows).
+enum class Wait : uint8_t { Launch, Sync, Input, Host, Compile };
+inline constexpr size_t kWaitCount = 5;
 const char* waitName(Wait w);
 
 struct WaitLine {
@@ -224,7 +238,8 @@ struct StepSummary {
   std::vector<WaitLine> sync_lines;  // costliest first
   int64_t oneoff_gpu_ns = 0;         // outside steady steps: GPU time and idle gaps
   int64_t oneoff_idle_ns = 0;
-  bool all_steps = false;  // every step counted (Options::all_steps, or a capture range)
+  int64_t oneoff_compile_ns = 0;  // of those idle gaps, time torch.compile was compiling
+  bool all_steps = false;         // every step counted (Options::all_steps, or a capture range)
 };
 
 struct IdleGap {

@@ -1,6 +1,8 @@
 // Hover figures for a profiled line.
 #include "analysis/features/hover.h"
 
+#include <algorithm>
+
 #include "analysis/features/compare_values.h"
 
 namespace sightline::features {
@@ -13,6 +15,11 @@ std::optional<HoverInfo> computeHover(const source::SourceFile& file, const sour
   auto line1 = static_cast<int32_t>(line) + 1;
   LineBreakdown b = breakdownAt(costs, profile, scaleFor(costs, options), line1);
   auto it = costs.lines.find(line1);
+  for (const auto& f : costs.compiled_functions) {
+    bool here = f.function.line == line1 ||
+                std::any_of(f.breaks.begin(), f.breaks.end(), [&](const auto& br) { return br.line == line1; });
+    if (here) info.compiled = f;
+  }
   if (hasCost(b)) {
     info.cost = std::move(b);
     if (costs.compare && it != costs.lines.end()) {
@@ -29,8 +36,8 @@ std::optional<HoverInfo> computeHover(const source::SourceFile& file, const sour
     return info;
   }
   auto hints = computeInlayHints(file, index, costs, profile, HintOptions{0, options.per_step, false}, line, line);
-  if (hints.empty()) return std::nullopt;
-  info.standing = hints.front();
+  if (hints.empty() && !info.compiled) return std::nullopt;
+  if (!hints.empty()) info.standing = hints.front();
   return info;
 }
 

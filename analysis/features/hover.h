@@ -25,6 +25,8 @@ struct HoverInfo {
   std::optional<CompareChange> compare;
   std::optional<LineBreakdown> cost;  // the line's own GPU time
   std::optional<LineHint> standing;   // no own time: the roll-up or gone hint on the line
+  // A torch.compile'd function defined on the line, or broken at it: its compilations.
+  std::optional<join::CompiledFunctionSummary> compiled;
 };
 
 // The hover of a 0-based line, or nullopt when the profile has nothing to say there.

@@ -223,6 +223,61 @@ void stepFindings(const source::SourceFile& file, const source::SourceIndex& ind
   add("step-verdict", loop_line, false, message);
 }
 
+// Inserts `torch._dynamo.config.capture_scalar_outputs = True` after the file's last top-level
+// import (Dynamo's own hint for a graph break at `.item()`), unless the file sets it.
+std::vector<Fix> scalarOutputsFix(const source::SourceFile& file, const source::SourceIndex& index) {
+  size_t after = 0;
+  bool torch = false;
+  for (const auto& imp : index.imports) {
+    if (file.lines().pointAt(imp.range.begin).column != 0) continue;
+    after = std::max(after, static_cast<size_t>(imp.range.end));
+    torch = torch || imp.local_name == "torch";
+  }
+  if (!torch || file.text().find("capture_scalar_outputs") != std::string::npos) return {};
+  size_t at = file.text().find('\n', after);
+  at = at == std::string::npos ? file.text().size() : at + 1;
+  TextEdit edit{{static_cast<uint32_t>(at), static_cast<uint32_t>(at)},
+                "torch._dynamo.config.capture_scalar_outputs = True\n"};
+  return {Fix{"Let torch.compile capture .item() in the graph (capture_scalar_outputs)", {edit}, false}};
+}
+
+// torch.compile's graph breaks at their lines, and recompiles at the compiled function's `def`.
+template <class Add>
+void compileFindings(const source::SourceFile& file, const source::SourceIndex& index, const FileCosts& costs,
+                     Add&& add) {
+  uint32_t count = file.lines().lineCount();
+  for (const auto& f : costs.compiled_functions) {
+    std::string name = "`" + f.function.function + "`";
+    for (const auto& b : f.breaks) {
+      if (b.line < 1 || static_cast<uint32_t>(b.line) > count) continue;
+      std::string message = "torch.compile breaks the graph of " + name + " here";
+      if (!b.reason.empty()) message += ": " + b.reason;
+      message += "; it compiles as " + std::to_string(std::max(2, f.graphs)) +
+                 " graphs and runs this line in Python between them";
+      if (f.recompiles > 0) message += " (" + std::to_string(f.recompiles) + " recompiles followed)";
+      if (!b.hint.empty()) message += ". Dynamo's hint: " + b.hint;
+      bool scalar = b.hint.find("capture_scalar_outputs") != std::string::npos;
+      add("graph-break", static_cast<uint32_t>(b.line - 1), false, message,
+          scalar ? scalarOutputsFix(file, index) : std::vector<Fix>{});
+    }
+    if ((f.recompiles == 0 && f.recompile_limit == 0) || f.function.line < 1 ||
+        static_cast<uint32_t>(f.function.line) > count)
+      continue;
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f s", f.seconds);
+    std::string message = "torch.compile recompiled " + name + " " + std::to_string(f.recompiles) +
+                          (f.recompiles == 1 ? " time" : " times") + " (" + secs + " compiling in all)";
+    for (size_t r = 0; r < f.recompile_reasons.size() && r < 3; ++r)
+      message +=
+          (r ? ", " : ": ") + std::to_string(f.recompile_reasons[r].count) + "× `" + f.recompile_reasons[r].text + "`";
+    if (!f.recompile_reasons.empty())
+      if (std::string cure = recompileCure(f.recompile_reasons.front(), false); !cure.empty()) message += "; " + cure;
+    if (f.recompile_limit > 0)
+      message += "; it hit the recompile limit (" + std::to_string(f.recompile_limit) + ") and runs uncompiled since";
+    add("recompiles", static_cast<uint32_t>(f.function.line - 1), false, message);
+  }
+}
+
 }  // namespace
 
 std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const source::SourceFile& file,
@@ -301,6 +356,10 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
                                       "processes (num_workers > 0) so the next one is ready"
                                     : "the GPU has nothing queued while the host runs this: move the host work out "
                                       "of the step, or queue the next GPU work before it";
+      if (c.compile_idle_ns * 2 >= c.idle_ns)
+        cure = s.ms(c.compile_idle_ns) +
+               " of it while torch.compile compiled what this line calls: compiles inside the steps are recompiles "
+               "(see `recompiles` on the compiled function)";
       add("gpu-idle", line0, false,
           "the GPU sits idle " + s.ms(c.idle_ns) + " while the host runs this line (" + std::to_string(c.idle_gaps) +
               " gaps of " + formatGap(thresholds.gpu_idle_gap_ns) + " or more): " + cure);
@@ -319,6 +378,7 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
     }
   }
   stepFindings(file, index, costs, profile, s, add);
+  compileFindings(file, index, costs, add);
   // A measured copy gets both halves of the cure: the loader's pin_memory and non_blocking=True
   // on the copy itself (the static finding's fix on the same call), together and apart.
   for (auto& f : findings) {

@@ -7,6 +7,8 @@
 //   gpu-idle         GPU idle gaps (>= 1 ms each by default) while the host runs a line
 //   rank-imbalance   the slowest rank spends far more on a line than the median rank
 //   exposed-communication  NCCL time launched from a line with no compute beside it
+//   graph-break      torch.compile broke a compiled function's graph on a line (TORCH_TRACE)
+//   recompiles       torch.compile recompiled a function (TORCH_TRACE), on its `def` line
 // Profile-only rules stay silent on lines whose launches lost their GPU records.
 #pragma once
 

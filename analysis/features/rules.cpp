@@ -81,6 +81,18 @@ const std::vector<RuleInfo>& allRules() {
        "While a collective runs alone the GPU computes nothing: exposed communication adds straight to the step.",
        "Communicate less often (`no_sync()` in accumulation micro-steps), in larger buckets, and overlap it with "
        "compute; balance the ranks so none waits."},
+      {"graph-break", Severity::Warning,
+       "torch.compile breaks the compiled function's graph on a line (needs a profile and TORCH_TRACE)",
+       "At a graph break Dynamo ends the graph, runs the line in Python and starts another: kernels cannot fuse across "
+       "it, and what it reads (a `.item()`) can become a guard that recompiles the next graph for every new value.",
+       "Follow Dynamo's hint in the message (for `.item()`: keep the value a tensor, or set "
+       "`torch._dynamo.config.capture_scalar_outputs = True`)."},
+      {"recompiles", Severity::Warning,
+       "torch.compile recompiled a function during the run (needs a profile and TORCH_TRACE)",
+       "Every recompile stops the step while Dynamo and Inductor compile again; past the recompile limit the function "
+       "runs uncompiled.",
+       "Remove the guard that keeps failing: mark changing dimensions dynamic, keep shapes fixed, keep values read "
+       "from tensors as tensors."},
   };
   return rules;
 }

@@ -22,6 +22,8 @@ const char* boundName(Bound b) {
       return "host-bound";
     case Bound::Comm:
       return "communication-bound";
+    case Bound::Compile:
+      return "compile-bound";
   }
   return "?";
 }
@@ -40,6 +42,8 @@ std::string causeName(Bound b) {
       return "other host work";
     case Bound::Comm:
       return "exposed communication";
+    case Bound::Compile:
+      return "torch.compile compiling";
   }
   return "?";
 }
@@ -62,9 +66,53 @@ const char* changeName(Change c) {
       return "overlap-communication";
     case Change::CudaGraphs:
       return "cuda-graphs";
+    case Change::Recompiles:
+      return "fewer-recompiles";
   }
   return "?";
 }
+
+std::string recompileCure(const join::CompiledFunctionSummary::Reason& r, bool name_guard) {
+  std::string guard = name_guard ? " (`" + r.text + "`)" : "";
+  if (r.value)
+    return "its guard on a Python number" + guard +
+           " fails for every new value; a value read from a tensor (`.item()`) is a constant to Dynamo, so keep it a "
+           "tensor";
+  if (r.text.find("size mismatch") != std::string::npos)
+    return (name_guard ? "`" + r.text + "`: m" : std::string("m")) +
+           "ark that dimension dynamic (torch._dynamo.mark_dynamic) or keep the shapes fixed (drop_last=True, "
+           "padding)";
+  return name_guard ? "`" + r.text + "`" : "";
+}
+
+namespace {
+
+std::string fileLine(const std::string& path, int32_t line) {
+  return path.substr(path.find_last_of('/') + 1) + ":" + std::to_string(line);
+}
+
+// What keeps torch.compile compiling inside the steps, from its most recompiled function.
+std::string recompileText(const StepVerdict& v, const std::string& ms) {
+  const join::CompiledFunctionSummary* f = nullptr;
+  for (const auto& c : v.compiles)
+    if (!f || std::pair(c.recompiles, c.seconds) > std::pair(f->recompiles, f->seconds)) f = &c;
+  std::string waits = "the GPU waits " + ms + " while it compiles";
+  if (!f) return "keep torch.compile from compiling inside the steps: " + waits;
+  std::string name = f->function.function + " (" + fileLine(f->function.file, f->function.line) + ")";
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.1f s", f->seconds);
+  if (f->recompiles == 0)
+    return "count steps after torch.compile's warm-up: " + name + " compiled " + std::to_string(f->compiles) +
+           " graph" + (f->compiles == 1 ? "" : "s") + " in " + secs + " inside the steps; " + waits;
+  std::string out =
+      "stop " + name + " recompiling (" + std::to_string(f->recompiles) + " recompiles, " + secs + " compiling in all)";
+  out += ": " + recompileCure(f->recompile_reasons.front());
+  if (f->recompile_limit > 0)
+    out += "; after " + std::to_string(f->recompile_limit) + " recompiles Dynamo gave up and runs it uncompiled";
+  return out + "; " + waits;
+}
+
+}  // namespace
 
 std::string changeText(const VerdictChange& c, const StepVerdict& v) {
   std::string ms = formatMilliseconds(c.ns) + " ms/step";
@@ -101,6 +149,8 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
              (v.ranks > 1 ? " (the ranks table shows which rank is slower)"
                           : "; a slower rank makes this one wait here (profile every rank, nsys -o run_%q{RANK}, "
                             "to see which)");
+    case Change::Recompiles:
+      return recompileText(v, ms);
     case Change::CudaGraphs:
       std::snprintf(buf, sizeof buf, "%.0f of its %.0f kernels/step come from Inductor, averaging %.1f µs",
                     v.triton_kernels, v.kernels, v.mean_kernel_ns / 1e3);
@@ -143,6 +193,8 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   v.oneoff_gpu_ns = s.oneoff_gpu_ns, v.oneoff_idle_ns = s.oneoff_idle_ns;
   v.oneoff_steps = story->oneoff_steps;
   v.oneoff_lines = story->oneoff_lines;
+  v.compiles = story->compiles;
+  v.oneoff_compile_ns = s.oneoff_compile_ns;
 
   // Where the idle time goes; a sync costs the host's blocked time or the idle it leaves,
   // whichever is more.
@@ -158,6 +210,7 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   add(Bound::Input, wait(attribution::Wait::Input), lines(attribution::Wait::Input));
   add(Bound::Host, wait(attribution::Wait::Host), lines(attribution::Wait::Host));
   add(Bound::Comm, v.comm_exposed_ns, story->comm_lines);
+  add(Bound::Compile, wait(attribution::Wait::Compile), lines(attribution::Wait::Compile));
   std::sort(v.causes.begin(), v.causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
 
   // What bounds the step: communication the GPU waits in for a third of the step (its busy
@@ -198,6 +251,9 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
         break;
       case Bound::Host:
         v.changes.push_back({Change::MoveHostWork, c.ns, first(c.lines)});
+        break;
+      case Bound::Compile:
+        v.changes.push_back({Change::Recompiles, c.ns, first(c.lines)});
         break;
       case Bound::Gpu:
         break;

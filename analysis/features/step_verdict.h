@@ -14,12 +14,13 @@
 namespace sightline::features {
 
 enum class Bound : uint8_t {
-  Gpu,     // the GPU is busy most of the step
-  Launch,  // the host cannot launch kernels as fast as the GPU runs them
-  Sync,    // the host waits for the GPU each step (`.item()`, synchronize)
-  Input,   // the loop waits for data
-  Host,    // other host work between steps (logging, sleeps, Python)
-  Comm,    // NCCL communication not hidden behind compute (a slower rank, no overlap)
+  Gpu,      // the GPU is busy most of the step
+  Launch,   // the host cannot launch kernels as fast as the GPU runs them
+  Sync,     // the host waits for the GPU each step (`.item()`, synchronize)
+  Input,    // the loop waits for data
+  Host,     // other host work between steps (logging, sleeps, Python)
+  Comm,     // NCCL communication not hidden behind compute (a slower rank, no overlap)
+  Compile,  // torch.compile compiling (recompiles) inside the steps
 };
 const char* boundName(Bound b);
 
@@ -39,6 +40,7 @@ enum class Change : uint8_t {
   HostPace,         // long kernels, yet the GPU runs dry between them: the host's time per launch
   Overlap,          // exposed communication: overlap it, or find the slower rank
   CudaGraphs,       // compiled already (Inductor kernels), no graph replays: mode="reduce-overhead"
+  Recompiles,       // torch.compile recompiles inside the steps: why, and how to stop them
 };
 
 struct VerdictChange {
@@ -70,7 +72,9 @@ struct StepVerdict {
   int64_t oneoff_gpu_ns = 0, oneoff_idle_ns = 0;
   std::vector<join::StepStory::OneOffStep> oneoff_steps;
   std::vector<join::PlacedLine> oneoff_lines;
-  bool all_counted = false;  // every step counted as steady (setting, or a capture range)
+  bool all_counted = false;                             // every step counted as steady (setting, or a capture range)
+  std::vector<join::CompiledFunctionSummary> compiles;  // torch.compile's compilations (TORCH_TRACE)
+  int64_t oneoff_compile_ns = 0;                        // GPU idle outside steady steps while compiling
 };
 
 // What a cause of idle time is called ("host launch overhead").
@@ -79,6 +83,10 @@ std::string causeName(Bound b);
 const char* changeName(Change c);
 // A change that would help, as a sentence with its figure (for diagnostics, which carry text).
 std::string changeText(const VerdictChange& c, const StepVerdict& v);
+
+// Why a compiled function recompiles, and the cure, from its most frequent failed guard (named
+// in the text unless `name_guard` is false); "" when no cure is known.
+std::string recompileCure(const join::CompiledFunctionSummary::Reason& r, bool name_guard = true);
 
 // The verdict of a profile's steady steps, or nullopt when it knows no steps.
 std::optional<StepVerdict> stepVerdict(const join::StepStory* story);

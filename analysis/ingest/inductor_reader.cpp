@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -584,9 +585,73 @@ struct TraceRecord {
   std::string artifact;  // artifact name
   std::string filename;  // inductor_output_code's
   model::CompileRecord compile;
+  int64_t frame_id = -1, frame_compile_id = -1;
   std::string_view payload;
   std::string payload_text;
 };
+
+// A compilation's stack entry: "Line: 48, Name: main, Filename: /w/train.py".
+std::optional<model::SourceLine> parseStackEntry(std::string_view text) {
+  auto field = [&](std::string_view key, std::string_view until) -> std::optional<std::string_view> {
+    size_t at = text.find(key);
+    if (at == std::string_view::npos) return std::nullopt;
+    at += key.size();
+    size_t end = until.empty() ? text.size() : text.find(until, at);
+    if (end == std::string_view::npos) return std::nullopt;
+    return text.substr(at, end - at);
+  };
+  auto line = field("Line: ", ", Name: ");
+  auto name = field(", Name: ", ", Filename: ");
+  auto file = field(", Filename: ", "");
+  if (!line || !name || !file) return std::nullopt;
+  int32_t n = 0;
+  auto [ptr, ec] = std::from_chars(line->data(), line->data() + line->size(), n);
+  if (ec != std::errc() || ptr != line->data() + line->size() || n <= 0) return std::nullopt;
+  return model::SourceLine{std::string(*file), n, std::string(*name)};
+}
+
+// A graph break artifact's payload: "Graph break in user code at /w/m.py:22\nGraph Break Reason:
+// <text>\n\nUser code traceback: ..." -> the line and the reason.
+std::optional<model::GraphBreak> parseGraphBreak(std::string_view text) {
+  constexpr std::string_view kAt = "Graph break in user code at ";
+  size_t at = text.find(kAt);
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t eol = text.find('\n', at);
+  std::string_view where =
+      text.substr(at + kAt.size(), (eol == std::string_view::npos ? text.size() : eol) - at - kAt.size());
+  size_t colon = where.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  int32_t line = 0;
+  auto [ptr, ec] = std::from_chars(where.data() + colon + 1, where.data() + where.size(), line);
+  if (ec != std::errc() || line <= 0) return std::nullopt;
+  model::GraphBreak out;
+  out.at = {std::string(where.substr(0, colon)), line, ""};
+  if (eol != std::string_view::npos) {
+    std::string_view rest = text.substr(eol + 1);
+    constexpr std::string_view kReason = "Graph Break Reason: ";
+    if (rest.starts_with(kReason)) rest.remove_prefix(kReason.size());
+    size_t tb = rest.find("\nUser code traceback:");
+    out.reason = std::string(rest.substr(0, tb));
+    while (!out.reason.empty() && (out.reason.back() == '\n' || out.reason.back() == ' ')) out.reason.pop_back();
+  }
+  return out;
+}
+
+// "0/1" from a record's frame ids ("" when it has none).
+std::string compileIdOf(const TraceRecord& r) {
+  if (r.frame_id < 0 || r.frame_compile_id < 0) return "";
+  return std::to_string(r.frame_id) + "/" + std::to_string(r.frame_compile_id);
+}
+
+// The process of a log line ("V1123 21:37:47.933000 479 torch/_dynamo/...] {...}"), 0 if none.
+uint32_t pidOf(std::string_view line) {
+  size_t a = line.find(' ');
+  size_t b = a == std::string_view::npos ? a : line.find(' ', a + 1);
+  if (b == std::string_view::npos) return 0;
+  uint32_t pid = 0;
+  std::from_chars(line.data() + b + 1, line.data() + line.size(), pid);
+  return pid;
+}
 
 // The header JSON of a TORCH_TRACE line.
 bool parseHeader(std::string_view json, TraceRecord& r) {
@@ -605,6 +670,14 @@ bool parseHeader(std::string_view json, TraceRecord& r) {
     if (r.kind.empty() && !keyIs(key, "frame_id") && !keyIs(key, "frame_compile_id") && !keyIs(key, "attempt") &&
         !keyIs(key, "has_payload"))
       r.kind = std::string(key);
+    if (keyIs(key, "frame_id") || keyIs(key, "frame_compile_id")) {
+      std::string_view v;
+      Status st = scalarText(c, v);
+      int64_t n = -1;
+      if (st == Status::Ok && std::from_chars(v.data(), v.data() + v.size(), n).ec == std::errc())
+        (keyIs(key, "frame_id") ? r.frame_id : r.frame_compile_id) = n;
+      return st;
+    }
     if (keyIs(key, "artifact") || keyIs(key, "inductor_output_code") || keyIs(key, "compilation_metrics")) {
       bool metrics = keyIs(key, "compilation_metrics");
       if (skipSpace(c) != Status::Ok) return Status::Short;
@@ -617,13 +690,33 @@ bool parseHeader(std::string_view json, TraceRecord& r) {
         if (keyIs(k, "co_name")) return stringMember(r.compile.function.function);
         if (keyIs(k, "co_filename")) return stringMember(r.compile.function.file);
         if (keyIs(k, "fail_reason")) return stringMember(r.compile.fail_reason);
-        if (keyIs(k, "co_firstlineno") || keyIs(k, "entire_frame_compile_time_s")) {
+        if (keyIs(k, "fail_type")) return stringMember(r.compile.fail_type);
+        if (keyIs(k, "recompile_reason")) return stringMember(r.compile.recompile_reason);
+        if (keyIs(k, "restart_reasons") || keyIs(k, "stack_trace")) {
+          bool stack = keyIs(k, "stack_trace");
+          if (skipSpace(c) != Status::Ok) return Status::Short;
+          if (*c.p != '[') return skipValue(c);
+          return forEachElement(c, [&] {
+            std::string text;
+            Status st = stringMember(text);
+            if (st != Status::Ok || text.empty()) return st;
+            if (!stack) {
+              r.compile.restart_reasons.push_back(std::move(text));
+            } else if (auto frame = parseStackEntry(text)) {
+              r.compile.stack.push_back(std::move(*frame));
+            }
+            return st;
+          });
+        }
+        if (keyIs(k, "co_firstlineno") || keyIs(k, "entire_frame_compile_time_s") || keyIs(k, "start_time")) {
           std::string_view v;
           Status st = scalarText(c, v);
           if (st == Status::Ok && v != "null") {
             double d = std::atof(std::string(v).c_str());
             if (keyIs(k, "co_firstlineno"))
               r.compile.function.line = static_cast<int32_t>(d);
+            else if (keyIs(k, "start_time"))
+              r.compile.start_s = d;
             else
               r.compile.seconds = d;
           }
@@ -747,7 +840,13 @@ void parseTraceLog(std::string_view text, const std::string& path, model::Compil
     } else if (r.kind == "artifact" && r.artifact == "inductor_provenance_tracking_kernel_stack_traces") {
       provenance = parseProvenance(payload);
     } else if (r.kind == "compilation_metrics") {
+      r.compile.pid = pidOf(l);
       out.compiles.push_back(std::move(r.compile));
+    } else if (r.kind == "artifact" && r.artifact == "dynamo_graph_break_reason") {
+      if (auto b = parseGraphBreak(payload)) {
+        b->compile_id = compileIdOf(r);
+        out.graph_breaks.push_back(std::move(*b));
+      }
     }
   }
   flush();

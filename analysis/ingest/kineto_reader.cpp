@@ -83,6 +83,7 @@ class Reader {
         std::string scratch;
         if (!unit([&](Cursor& c) { return parseInteger(c, base, scratch, 0); })) break;
         p_.info.capabilities.push_back("relative-timestamps");
+        if (base > 0) p_.info.utc_start_ns = base;  // events' times count from it
       } else if (key == "deviceProperties") {
         if (!readDevices()) break;
       } else if (key == "distributedInfo") {

@@ -358,6 +358,13 @@ class ProfileReader : Reader {
               db_.prepare("SELECT text FROM DIAGNOSTIC_EVENT WHERE text LIKE '%cudaProfilerStart%invoked%'", error))
         if (s->step() == Statement::Step::Row) p_.info.capabilities.push_back("capture-range");
     }
+    // The wall clock at the session's start: the export's times count from it.
+    if (db_.hasTable("TARGET_INFO_SESSION_START_TIME") &&
+        db_.hasColumn("TARGET_INFO_SESSION_START_TIME", "utcEpochNs")) {
+      std::string error;
+      if (auto s = db_.prepare("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", error))
+        if (s->step() == Statement::Step::Row) p_.info.utc_start_ns = std::max<int64_t>(0, s->int64(0));
+    }
     if (db_.hasTable("TARGET_INFO_GPU") && db_.hasColumn("TARGET_INFO_GPU", "name")) {
       std::string error;
       if (auto s = db_.prepare(nsys_sql::kGpuNames, error))

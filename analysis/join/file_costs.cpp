@@ -30,6 +30,20 @@ FileCosts remapCosts(const FileCosts& costs, const source::LineTracker& tracker)
     attribution::addCost(out.lines[now + 1], cost);
     if (tracker.stale(static_cast<uint32_t>(now))) out.stale_lines.insert(now + 1);
   }
+  // Compiled functions: their def and break lines move with the text; a deleted one is dropped.
+  auto moved = [&](int32_t line) {
+    int32_t now = line >= 1 ? tracker.currentLine(static_cast<uint32_t>(line - 1)) : -1;
+    return now >= 0 ? now + 1 : 0;
+  };
+  for (auto f : costs.compiled_functions) {
+    f.function.line = moved(f.function.line);
+    if (f.function.line == 0) continue;
+    std::vector<CompiledFunctionSummary::Break> breaks;
+    for (auto b : f.breaks)
+      if ((b.line = moved(b.line)) > 0) breaks.push_back(std::move(b));
+    f.breaks = std::move(breaks);
+    out.compiled_functions.push_back(std::move(f));
+  }
   return out;
 }
 

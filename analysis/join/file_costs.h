@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/join/compile_summary.h"
 #include "analysis/source/line_tracker.h"
 
 namespace sightline::join {
@@ -50,6 +51,7 @@ struct StepStory {
     uint64_t mapped = 0;                 // of those, put on the model's lines
     uint64_t traced_calls = 0;           // traced Python calls into it (PyTorch profiler traces)
     uint64_t mapped_calls = 0;           // of those, calls of modules read: their launches on the model's lines
+    size_t missing_modules = 0;          // generated modules the run used that were not found
     bool provenance = false;             // whole stacks (Inductor's provenance tracking)
     std::vector<std::string> read_from;  // folders the code was read from
     std::vector<std::string> run_from;   // the cache folders the profiled run used
@@ -62,19 +64,22 @@ struct StepStory {
     int index = 0;  // 1-based, in its process
     attribution::StepKind kind = attribution::StepKind::Warmup;
     int64_t wall_ns = 0, gpu_ns = 0;
-    PlacedLine top;  // what it ran most (path empty: unknown)
+    PlacedLine top;          // what it ran most (path empty: unknown)
+    int64_t compile_ns = 0;  // of its wall time, torch.compile compiling
   };
   std::vector<OneOffStep> oneoff_steps;
+  std::vector<CompiledFunctionSummary> compiles;  // torch.compile's compilations (TORCH_TRACE), by function
 };
 
 struct FileCosts {
-  std::map<int32_t, attribution::LineCost> lines;  // 1-based line -> cost
-  int64_t total_gpu_ns = 0;                        // of the whole profile (shares are of this)
-  int steps = 0;                                   // 0: unknown (per-step figures become totals)
-  std::vector<attribution::RankInfo> ranks;        // of the whole profile; LineCost::rank_ns indexes it
-  std::vector<ContextSpan> spans;                  // inclusive time: work beneath this file's lines
-  std::shared_ptr<const StepStory> story;          // null when the profile knows no steps
-  std::set<int32_t> stale_lines;                   // 1-based lines edited since they were profiled
+  std::map<int32_t, attribution::LineCost> lines;           // 1-based line -> cost
+  int64_t total_gpu_ns = 0;                                 // of the whole profile (shares are of this)
+  int steps = 0;                                            // 0: unknown (per-step figures become totals)
+  std::vector<attribution::RankInfo> ranks;                 // of the whole profile; LineCost::rank_ns indexes it
+  std::vector<ContextSpan> spans;                           // inclusive time: work beneath this file's lines
+  std::shared_ptr<const StepStory> story;                   // null when the profile knows no steps
+  std::vector<CompiledFunctionSummary> compiled_functions;  // torch.compile'd functions defined in this file
+  std::set<int32_t> stale_lines;                            // 1-based lines edited since they were profiled
   // A second profile on the same lines (`compareWith`): hints and hovers show the change from it.
   std::shared_ptr<const FileCosts> compare;
   std::string compare_name;  // its file name, for the hover
@@ -153,7 +158,8 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
     for (size_t i = 0; i < steps.list.size(); ++i) {
       const auto& st = steps.list[i];
       if (st.kind == attribution::StepKind::Steady) continue;
-      StepStory::OneOffStep o{static_cast<int>(i + 1), st.kind, model::spanNs(st.start_ns, st.end_ns), st.gpu_ns, {}};
+      StepStory::OneOffStep o{
+          static_cast<int>(i + 1), st.kind, model::spanNs(st.start_ns, st.end_ns), st.gpu_ns, {}, st.compile_ns};
       if (st.top_line.file != 0) o.top = {place(st.top_line.file), st.top_line.line};
       story->oneoff_steps.push_back(o);
     }

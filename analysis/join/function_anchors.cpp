@@ -8,7 +8,10 @@ namespace sightline::join {
 namespace {
 
 bool checkable(const std::string& function) {
-  // `<module>` is checked by line count only; `<lambda>`, `<listcomp>`, ... have no def.
+  // `<module>` is checked by line count only; `<lambda>`, `<listcomp>`, ... have no def, nor
+  // the functions torch.compile's Dynamo makes to resume after a graph break
+  // (`torch_dynamo_resume_in_forward_at_22`: lines of `forward`).
+  if (function.starts_with("torch_dynamo_resume_in_")) return false;
   return !function.empty() && (function[0] != '<' || function == "<module>");
 }
 

@@ -20,6 +20,10 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   attribution_options.compiled = &compiled_;
   attribution_options.idle_gap_ns = options.idle_gap_ns;
   attribution_options.all_steps = options.all_steps;
+  if (options.compiled) {
+    compiles_ = summarizeCompiles(*options.compiled);
+    attribution_options.compile_windows = compileWindows(*options.compiled, profile_);
+  }
   CallSiteTables call_sites(env_.mapper, env_.normalize, env_.read_source);
   for (const auto& input : options.named) {
     auto sites = attribution::findNvtxSites(*input.file, *input.index, profile_.strings.intern(input.path));
@@ -31,12 +35,18 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   attr_ = attribution::attribute(profile_, attribution_options);
   anchors_ = collectFunctionAnchors(profile_);
   story_ = stepStory(attr_, [this](model::StringId file) { return placeOf(file); });
+  if (story_ && !compiles_.empty()) {
+    auto story = std::make_shared<StepStory>(*story_);
+    story->compiles = compiles_;
+    story_ = std::move(story);
+  }
   if (story_ && (compiled_.generated_marks > 0 || compiled_.generated_calls > 0)) {
     auto story = std::make_shared<StepStory>(*story_);
     story->generated.stacks = compiled_.generated_marks;
     story->generated.mapped = compiled_.mapped_marks;
     story->generated.traced_calls = compiled_.generated_calls;
     story->generated.mapped_calls = compiled_.mapped_calls;
+    story->generated.missing_modules = compiled_.missing_modules.size();
     story->generated.provenance = compiled_.provenance;
     if (compiled_code_) story->generated.read_from = compiled_code_->sources;
     story->generated.run_from = compiled_.generated_dirs;
@@ -61,8 +71,11 @@ std::optional<std::string> ProfileJoin::localPathOf(model::StringId profile_file
 
 FileCosts ProfileJoin::measuredCosts(const std::string& local_path) const {
   auto place = [this](model::StringId file) { return placeOf(file); };
-  FileCosts out = fileCosts(profile_, attr_, mapsOnto(local_path), place);
+  auto mapsHere = mapsOnto(local_path);
+  FileCosts out = fileCosts(profile_, attr_, mapsHere, place);
   out.story = story_;
+  for (const auto& f : compiles_)
+    if (mapsHere(f.function.file)) out.compiled_functions.push_back(f);
   return out;
 }
 

@@ -64,6 +64,8 @@ class ProfileJoin {
   const attribution::CompiledMapping& compiled() const { return compiled_; }
   // The generated code that was read (null: none).
   const std::shared_ptr<const model::CompiledCode>& compiledCode() const { return compiled_code_; }
+  // torch.compile's compilations by compiled function (empty without TORCH_TRACE records).
+  const std::vector<CompiledFunctionSummary>& compiles() const { return compiles_; }
 
   // The local file a profile path maps onto (as the mapper gives it), or nullopt.
   std::optional<std::string> localPathOf(model::StringId profile_file) const;
@@ -86,6 +88,7 @@ class ProfileJoin {
   JoinEnvironment env_;
   std::shared_ptr<const model::CompiledCode> compiled_code_;
   attribution::CompiledMapping compiled_;
+  std::vector<CompiledFunctionSummary> compiles_;
   attribution::Attribution attr_;
   std::map<model::StringId, std::vector<FunctionAnchor>> anchors_;  // profile path -> anchors
   std::shared_ptr<const StepStory> story_;

@@ -40,15 +40,29 @@ struct CompiledModule {
 
 // A compilation recorded in a TORCH_TRACE log (`compilation_metrics`).
 struct CompileRecord {
-  std::string id;           // "0/0": frame 0, compile 0 (a recompile is "0/1")
-  SourceLine function;      // the compiled function (co_filename, co_firstlineno, co_name)
-  double seconds = 0;       // entire_frame_compile_time_s
-  std::string fail_reason;  // graph break or failure reason, when recorded
+  std::string id;                 // "0/0": frame 0, compile 0 (a recompile is "0/1")
+  SourceLine function;            // the compiled function (co_filename, co_firstlineno, co_name)
+  std::vector<SourceLine> stack;  // the user's stack when it compiled, outermost first (the function last)
+  uint32_t pid = 0;               // the process that compiled (the log line's)
+  double start_s = 0;             // when it began, seconds since the Unix epoch (0: unknown)
+  double seconds = 0;             // entire_frame_compile_time_s
+  std::string fail_type;          // a failed compile's exception, when recorded
+  std::string fail_reason;        // its message ("Dynamo recompile limit exceeded ...")
+  std::string recompile_reason;   // a recompile's failed guard ("0/0: tensor 'x' size mismatch at index 0. ...")
+  std::vector<std::string> restart_reasons;  // graph breaks that restarted the trace
+};
+
+// A graph break Dynamo recorded (`dynamo_graph_break_reason`): the user line it broke at.
+struct GraphBreak {
+  SourceLine at;
+  std::string reason;  // Dynamo's text: the reason, its explanation and hints
+  std::string compile_id;
 };
 
 struct CompiledCode {
   std::vector<CompiledModule> modules;
   std::vector<CompileRecord> compiles;
+  std::vector<GraphBreak> graph_breaks;
   std::vector<std::string> sources;   // the folders read
   std::vector<std::string> warnings;  // entries that could not be read
   bool empty() const { return modules.empty() && compiles.empty(); }

@@ -172,6 +172,7 @@ struct ProfileInfo {
   std::vector<std::string> warnings;      // what could not be read, and what it costs the user
   std::vector<std::string> capabilities;  // what was found: "python-backtraces", "autograd-nvtx", ...
   bool has_blobs = true;                  // nsys: --include-blobs was used (or nothing needed it)
+  int64_t utc_start_ns = 0;               // wall clock (ns since the Unix epoch) at the profile's time 0; 0: unknown
   std::vector<ProcessInfo> processes;     // any order; may be empty (the reader knew none)
 };
 

@@ -148,6 +148,31 @@ json generatedJson(const join::ProfileJoin& j) {
           {"mapped_calls", g.mapped_calls}};
 }
 
+// torch.compile's compilations by compiled function (TORCH_TRACE records).
+json compilesJson(const std::vector<join::CompiledFunctionSummary>& compiles) {
+  json out = json::array();
+  for (const auto& f : compiles) {
+    json calls = json::array(), reasons = json::array(), breaks = json::array();
+    for (const auto& c : f.calls) calls.push_back({{"path", c.file}, {"line", c.line}});
+    for (const auto& r : f.recompile_reasons)
+      reasons.push_back({{"guard", r.text}, {"count", r.count}, {"value_guard", r.value}});
+    for (const auto& b : f.breaks)
+      breaks.push_back({{"line", b.line}, {"reason", b.reason}, {"hint", b.hint}, {"count", b.count}});
+    out.push_back({{"function", f.function.function},
+                   {"path", f.function.file},
+                   {"line", f.function.line},
+                   {"calls", calls},
+                   {"graphs", f.graphs},
+                   {"compiles", f.compiles},
+                   {"recompiles", f.recompiles},
+                   {"seconds", f.seconds},
+                   {"recompile_reasons", reasons},
+                   {"graph_breaks", breaks},
+                   {"recompile_limit", f.recompile_limit}});
+  }
+  return out;
+}
+
 // The steps: each process's, with its kind, and the steady steps' summary.
 json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
   const auto& s = attr.step_summary;
@@ -162,6 +187,7 @@ json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
       json j = {{"start_ns", st.start_ns}, {"end_ns", st.end_ns},   {"kind", attribution::stepKindName(st.kind)},
                 {"gpu_ns", st.gpu_ns},     {"busy_ns", st.busy_ns}, {"kernels", st.kernels}};
       if (st.top_line.file != 0) j["top_line"] = {{"path", p.strings[st.top_line.file]}, {"line", st.top_line.line}};
+      if (st.compile_ns > 0) j["compile_ns"] = st.compile_ns;
       list.push_back(j);
     }
     processes.push_back({{"pid", pid}, {"count", steps.count}, {"median_ns", steps.median_ns}, {"steps", list}});
@@ -190,6 +216,7 @@ json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
           {"waits", waits},
           {"oneoff_gpu_ns", s.oneoff_gpu_ns},
           {"oneoff_idle_ns", s.oneoff_idle_ns},
+          {"oneoff_compile_ns", s.oneoff_compile_ns},
           {"processes", processes}};
 }
 
@@ -392,6 +419,7 @@ json reportJson(const ReportData& d) {
               {"files", jfiles}};
   if (d.main.compiled().generated_marks > 0 || d.main.compiled().generated_calls > 0)
     doc["generated_code"] = generatedJson(d.main);
+  if (!d.main.compiles().empty()) doc["compiles"] = compilesJson(d.main.compiles());
   if (auto v = features::stepVerdict(d.main.story().get())) {
     auto placed = [](const std::vector<join::PlacedLine>& lines) {
       json out = json::array();

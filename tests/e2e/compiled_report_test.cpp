@@ -119,6 +119,53 @@ TEST(CompiledReport, APyTorchProfilerTracePutsCompiledCallsOnModelLines) {
   EXPECT_EQ(without.out.find("c676plqtf7l75l3hrp32ywho5kk5agisagg5hun75kgq2jam3hl6"), std::string::npos);
 }
 
+// A whole run that recompiles in its steps (compile/breaks): what compiling costs, the graph
+// break and the recompiles, in the report's header and as `check` findings.
+TEST(CompiledReport, CompileCostGraphBreaksAndRecompiles) {
+  std::string script = testDataPath("compile/breaks/train_breaks.py");
+  std::string code = " --compiled-code '" + dataTree("compile/breaks/cache.tar.xz") + "/cache' --compiled-code '" +
+                     dataTree("compile/breaks/trace.tar.xz") + "/trace' '" + script + "'";
+  std::string profile = "--profile '" + dataProfile("compile/breaks/breaks.sqlite.xz") + "'";
+  auto run = runSightline("report " + profile + code, sourcePath(""));
+  ASSERT_EQ(run.code, 0) << run.out;
+  std::string step = headerLine(run.out, "Step      ");
+  EXPECT_NE(step.find("compile-bound"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\n          torch.compile compiling 296 ms/step (train_breaks.py:48 296)"), std::string::npos)
+      << run.out;
+  EXPECT_NE(headerLine(run.out, "Try       ").find("stop forward (train_breaks.py:20) recompiling (8 recompiles"),
+            std::string::npos)
+      << run.out;
+  std::string compile = headerLine(run.out, "Compile   ");
+  EXPECT_NE(compile.find("forward (train_breaks.py:20): 10 compilations in 13.9 s, 2 graphs, graph break at line 22 "
+                         "(Unsupported Tensor.item() call with capture_scalar_outputs=False; Dynamo's hint: Set "),
+            std::string::npos)
+      << compile;
+  EXPECT_NE(compile.find("recompile limit (8) hit: runs uncompiled since"), std::string::npos) << compile;
+  std::string oneoff = headerLine(run.out, "One-off   ");
+  EXPECT_NE(oneoff.find("of it while torch.compile compiled"), std::string::npos) << oneoff;
+  EXPECT_NE(oneoff.find(" compiling)"), std::string::npos) << oneoff;
+
+  auto check = runSightline("check " + profile + code, sourcePath(""));
+  EXPECT_NE(check.out.find("train_breaks.py:22:17: warning: torch.compile breaks the graph of `forward` here: "
+                           "Unsupported Tensor.item() call"),
+            std::string::npos)
+      << check.out;
+  EXPECT_NE(check.out.find("train_breaks.py:20:5: warning: torch.compile recompiled `forward` 8 times"),
+            std::string::npos)
+      << check.out;
+  EXPECT_NE(check.out.find("while torch.compile compiled what this line calls"), std::string::npos) << check.out;
+  // Dynamo's resume functions are not defs of the file: no mismatch between file and profile.
+  EXPECT_EQ(check.out.find("profile-source-mismatch"), std::string::npos) << check.out;
+
+  auto j = runSightline("report --format json " + profile + code, sourcePath(""));
+  ASSERT_EQ(j.code, 0);
+  auto doc = json::parse(j.out);
+  ASSERT_EQ(doc["compiles"].size(), 1u);
+  EXPECT_EQ(doc["compiles"][0]["recompiles"], 8);
+  EXPECT_EQ(doc["compiles"][0]["graph_breaks"][0]["line"], 22);
+  EXPECT_GT(doc["step_summary"]["waits"]["compile"]["ns"].get<int64_t>(), 0);
+}
+
 TEST(CompiledReport, AMissingFolderIsNotAnError) {
   auto run = runSightline("report " + args("compiled_run") + " --compiled-code /nonexistent/cache", sourcePath(""));
   EXPECT_EQ(run.code, 0) << run.out;

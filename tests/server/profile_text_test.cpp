@@ -277,16 +277,36 @@ TEST(HoverCards, FusedLinesOfACompiledKernel) {
   EXPECT_NE(hoverMarkdown(hover).find("with lines model.py:27, layers.py:9:"), std::string::npos);
 }
 
+TEST(CompileSummaryText, CompilesBreaksRecompilesAndTheLimit) {
+  join::CompiledFunctionSummary f;
+  f.function = {"/w/model.py", 20, "forward"};
+  f.compiles = 10, f.graphs = 2, f.recompiles = 8, f.seconds = 13.94, f.recompile_limit = 8;
+  f.breaks = {{22, "Unsupported Tensor.item() call", "Keep it a tensor.", 1}};
+  f.recompile_reasons = {{"tensor 'h' size mismatch at index 0", false, 5}, {"___stack0 == …", true, 3}};
+  EXPECT_EQ(compileSummaryText({f}, false),
+            "forward (model.py:20): 10 compilations in 13.9 s, 2 graphs, graph break at line 22 (Unsupported "
+            "Tensor.item() call; Dynamo's hint: Keep it a tensor.), 8 recompiles (5× tensor 'h' size mismatch at "
+            "index 0, 3× ___stack0 == …), recompile limit (8) hit: runs uncompiled since");
+  join::CompiledFunctionSummary once;
+  once.function = {"/w/gpt.py", 68, "forward"};
+  once.compiles = 1, once.graphs = 1, once.seconds = 2.2;
+  EXPECT_EQ(compileSummaryText({once}, true), "`forward` (gpt.py:68): 1 compilation in 2.2 s, no recompiles");
+  // The hover of the def line carries it, with or without GPU time of its own.
+  features::HoverInfo hover;
+  hover.compiled = once;
+  EXPECT_EQ(hoverMarkdown(hover), "**torch.compile:** `forward` (gpt.py:68): 1 compilation in 2.2 s, no recompiles");
+}
+
 TEST(CompiledNote, SaysWhereLinesCameFromOrWhatToKeep) {
   join::StepStory::Generated g;
   g.stacks = 100, g.mapped = 100, g.read_from = {"/p/.cache/inductor"};
   EXPECT_EQ(compiledCodeNote(g),
             " (model lines from the generated code in /p/.cache/inductor; each kernel's innermost line only: run with "
             "INDUCTOR_PROVENANCE=1 for the lines above it)");
-  g.provenance = true, g.mapped = 75;
+  g.provenance = true, g.mapped = 75, g.missing_modules = 1;
   EXPECT_EQ(compiledCodeNote(g),
             " (model lines from the generated code in /p/.cache/inductor, with whole stacks from provenance tracking); "
-            "25% of the stacks through generated code ran modules not found there");
+            "1 of the run's generated modules were not found there (their work stays on the compiled function)");
   // Not found: what to name, and (a cache under /tmp) what to set for the next run.
   join::StepStory::Generated missing;
   missing.stacks = 10, missing.run_from = {"/tmp/torchinductor_me"};
@@ -311,8 +331,10 @@ TEST(CompiledNote, SaysWhereLinesCameFromOrWhatToKeep) {
                         "by its kernel's name and order"),
             std::string::npos)
       << placed;
-  EXPECT_NE(placed.find("25% of the traced calls into generated code ran modules not found there"), std::string::npos)
-      << placed;
+  EXPECT_EQ(placed.find("not found there"), std::string::npos) << placed;
+  traced.missing_modules = 2;
+  placed = compiledCodeNote(traced);
+  EXPECT_NE(placed.find("; 2 of the run's generated modules were not found there"), std::string::npos) << placed;
 }
 
 }  // namespace

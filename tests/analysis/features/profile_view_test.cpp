@@ -109,6 +109,39 @@ TEST(ProfileView, Hover) {
   EXPECT_FALSE(computeHover(f.file, f.index, f.costs, f.profile, HintOptions{}, 0)) << "no cost on line 1";
 }
 
+// A torch.compile'd function of the file: the hover of its def line and of its graph break
+// carries its compilations, even on a line without GPU time; the findings name both.
+TEST(ProfileView, CompiledFunctionHoverAndFindings) {
+  Fixture f;
+  join::CompiledFunctionSummary fn;
+  fn.function = {"train.py", 1, "forward"};
+  fn.compiles = 3, fn.graphs = 2, fn.recompiles = 2, fn.seconds = 4;
+  fn.recompile_reasons = {{"tensor 'x' size mismatch at index 0", false, 2}};
+  fn.breaks = {{3, "Unsupported Tensor.item() call", "Set `torch._dynamo.config.capture_scalar_outputs = True`", 1}};
+  f.costs.compiled_functions = {fn};
+  auto def = computeHover(f.file, f.index, f.costs, f.profile, HintOptions{}, 0);
+  ASSERT_TRUE(def && def->compiled);
+  EXPECT_EQ(def->compiled->recompiles, 2);
+  auto brk = computeHover(f.file, f.index, f.costs, f.profile, HintOptions{}, 2);
+  ASSERT_TRUE(brk && brk->compiled);
+  EXPECT_FALSE(computeHover(f.file, f.index, f.costs, f.profile, HintOptions{}, 1)) << "line 2: nothing to say";
+  RuleConfig config;
+  auto findings = confirmWithProfile({}, f.file, f.index, f.costs, f.profile, config);
+  const Finding *graph_break = nullptr, *recompiles = nullptr;
+  for (const auto& x : findings) {
+    uint32_t line = f.file.lines().pointAt(x.range.begin).line;
+    if (x.code == "graph-break" && line == 2) graph_break = &x;
+    if (x.code == "recompiles" && line == 0) recompiles = &x;
+  }
+  ASSERT_NE(graph_break, nullptr);
+  EXPECT_NE(graph_break->message.find("it compiles as 2 graphs"), std::string::npos) << graph_break->message;
+  ASSERT_NE(recompiles, nullptr);
+  EXPECT_NE(recompiles->message.find("recompiled `forward` 2 times (4.0 s compiling in all): 2× `tensor 'x' size "
+                                     "mismatch at index 0`; mark that dimension dynamic"),
+            std::string::npos)
+      << recompiles->message;
+}
+
 TEST(ProfileDiagnostics, EvidenceAndProfileOnlyRules) {
   Fixture f;
   RuleConfig config;

@@ -104,6 +104,45 @@ TEST(InductorReader, ReadsATorchTraceFolder) {
   EXPECT_GT(code.compiles[0].seconds, 0.0);
 }
 
+// A run with a graph break and recompiles (compile/breaks): every compilation, its stack, its
+// recompile guard, and the graph break at its line.
+TEST(InductorReader, ReadsCompilationsGraphBreaksAndRecompiles) {
+  auto code = readCompiledCode({dataTree("compile/breaks/trace.tar.xz") + "/trace"});
+  ASSERT_EQ(code.compiles.size(), 11u);
+  const auto& first = code.compiles[0];
+  EXPECT_EQ(first.id, "0/0");
+  EXPECT_EQ(first.function.function, "forward");
+  EXPECT_EQ(first.function.line, 20);
+  EXPECT_TRUE(first.function.file.ends_with("breaks/train_breaks.py"));
+  EXPECT_GT(first.pid, 0u);
+  EXPECT_GT(first.start_s, 1.7e9);
+  EXPECT_GT(first.seconds, 0.0);
+  // <module>, main at its call line, PyTorch's frames, forward.
+  ASSERT_GE(first.stack.size(), 3u);
+  EXPECT_EQ(first.stack[1].line, 48);
+  EXPECT_EQ(first.stack[1].function, "main");
+  EXPECT_EQ(first.stack.back().line, 20);
+  ASSERT_EQ(first.restart_reasons.size(), 1u);
+  EXPECT_TRUE(first.restart_reasons[0].starts_with("Unsupported Tensor.item() call")) << first.restart_reasons[0];
+  EXPECT_TRUE(first.recompile_reason.empty());
+  // The resume function after the break, recompiled on the value `.item()` read and on the
+  // short batch's size, until Dynamo's limit.
+  int resumes = 0, size_mismatch = 0;
+  for (const auto& c : code.compiles) {
+    if (c.function.function == "torch_dynamo_resume_in_forward_at_22") ++resumes;
+    if (c.recompile_reason.find("size mismatch at index 0") != std::string::npos) ++size_mismatch;
+  }
+  EXPECT_EQ(resumes, 8);
+  EXPECT_GE(size_mismatch, 3);
+  EXPECT_EQ(code.compiles.back().id, "1/8");
+  EXPECT_NE(code.compiles.back().fail_reason.find("recompile limit exceeded"), std::string::npos);
+  ASSERT_FALSE(code.graph_breaks.empty());
+  EXPECT_EQ(code.graph_breaks[0].at.line, 22);
+  EXPECT_EQ(code.graph_breaks[0].compile_id, "0/0");
+  EXPECT_TRUE(code.graph_breaks[0].reason.find("Unsupported Tensor.item() call") != std::string::npos)
+      << code.graph_breaks[0].reason;
+}
+
 TEST(InductorReader, BrokenInputIsSkippedWithAWarning) {
   auto dir = std::filesystem::temp_directory_path() / ("sightline_inductor_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "fxgraph" / "ab" / "fkey");

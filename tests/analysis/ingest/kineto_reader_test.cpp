@@ -163,6 +163,13 @@ TEST(KinetoReader, TwoHalvesReadTheSameModelAsOnePass) {
   }
 }
 
+// The wall clock of the trace's time 0 (baseTimeNanoseconds), to place TORCH_TRACE's compiles.
+TEST(KinetoReader, KeepsTheWallClockOfItsTimeZero) {
+  auto loaded = loadKinetoTrace(sightline::testing::testDataPath("compile/compiled_kineto.pt.trace.json.gz"));
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  EXPECT_EQ(loaded.profile->info.utc_start_ns, 1790857026000000000);
+}
+
 TEST(KinetoReader, AbsoluteFloatTimestampsKeepNanoseconds) {
   EXPECT_EQ(microsToNs("1712195495406752.8"), int64_t{1712195495406752800});
   EXPECT_EQ(microsToNs("4411123883816.4"), int64_t{4411123883816400});

@@ -179,5 +179,42 @@ TEST(CompiledJoin, FusedLinesAndWholeStacksWithProvenance) {
   EXPECT_TRUE(block_line);
 }
 
+// A whole run that compiles inside the profile: a graph break and recompiles every few steps
+// (compile/breaks). The GPU's idle time while Dynamo and Inductor compile is the compiler's,
+// charged to the line that called the compiled function.
+TEST(CompiledJoin, RecompilesInsideTheStepsAreTheirOwnCause) {
+  auto loaded = ingest::loadProfile(dataProfile("compile/breaks/breaks.sqlite.xz"));
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  EXPECT_GT(loaded.profile->info.utc_start_ns, 0);
+  JoinEnvironment env;
+  const std::string script = testDataPath("compile/breaks/train_breaks.py");
+  env.mapper.candidates = {script};
+  env.mapper.exists = [](const std::string& p) { return std::filesystem::exists(p); };
+  JoinOptions options;
+  options.compiled = std::make_shared<model::CompiledCode>(ingest::readCompiledCode(
+      {dataTree("compile/breaks/cache.tar.xz") + "/cache", dataTree("compile/breaks/trace.tar.xz") + "/trace"}));
+  ProfileJoin j(std::move(*loaded.profile), std::move(env), options);
+  ASSERT_EQ(j.compiles().size(), 1u);
+  const auto& sum = j.attribution().step_summary;
+  int64_t compile = sum.wait_ns[static_cast<size_t>(attribution::Wait::Compile)];
+  ASSERT_GT(sum.steady, 0);
+  std::printf("breaks: compiling %.0f ms/step in steady steps; %.0f ms outside them\n", compile / 1e6 / sum.steady,
+              sum.oneoff_compile_ns / 1e6);
+  EXPECT_GT(compile, 0);
+  EXPECT_GT(sum.oneoff_compile_ns, 5'000'000'000);  // the first compiles, in the warm-up and outlier steps
+  const auto& lines = sum.wait_lines[static_cast<size_t>(attribution::Wait::Compile)];
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0].line.line, 48);  // loss = F.cross_entropy(model(x), y)
+  ASSERT_TRUE(j.story());
+  EXPECT_EQ(j.story()->compiles.size(), 1u);
+  int compiling_steps = 0;
+  for (const auto& o : j.story()->oneoff_steps) compiling_steps += o.compile_ns > 0;
+  EXPECT_GE(compiling_steps, 3);
+  // Per file: the compiled function and its break, for diagnostics and hovers.
+  auto costs = j.measuredCosts(script);
+  ASSERT_EQ(costs.compiled_functions.size(), 1u);
+  EXPECT_EQ(costs.compiled_functions[0].breaks.size(), 1u);
+}
+
 }  // namespace
 }  // namespace sightline::join
