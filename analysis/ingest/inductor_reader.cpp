@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <cstdio>
 #include <unordered_map>
@@ -81,8 +83,13 @@ bool readLe(std::string_view b, size_t& p, T& out) {
   return true;
 }
 
-std::optional<std::vector<Token>> pickleTokens(std::string_view b) {
-  std::vector<Token> tokens, memo;
+// Walks a pickle's opcodes (never running it), handing each object it pushes to `on` as a
+// token; `on` returns false to stop. 1: reached STOP; 0: stopped by `on`; -1: not a pickle or
+// cut short.
+template <class OnToken>
+int walkPickle(std::string_view b, OnToken&& on) {
+  std::vector<Token> memo;
+  bool stopped = false;
   Token last;
   size_t p = 0;
   auto line = [&](std::string_view& out) {
@@ -95,21 +102,21 @@ std::optional<std::vector<Token>> pickleTokens(std::string_view b) {
   auto string = [&](uint64_t n) {
     if (n > b.size() - p) return false;
     last = {Token::Str, b.substr(p, n), 0};
-    tokens.push_back(last);
+    stopped = stopped || !on(last);
     p += n;
     return true;
   };
   auto integer = [&](int64_t v) {
     last = {Token::Int, {}, v};
-    tokens.push_back(last);
+    stopped = stopped || !on(last);
   };
   auto other = [&] {
     last = Token{};
-    tokens.push_back(last);
+    stopped = stopped || !on(last);
   };
   auto memoGet = [&](uint64_t idx) {
     last = idx < memo.size() ? memo[idx] : Token{};
-    tokens.push_back(last);
+    stopped = stopped || !on(last);
   };
   auto memoPut = [&](uint64_t idx) {
     if (idx > 10'000'000) return false;
@@ -231,7 +238,7 @@ std::optional<std::vector<Token>> pickleTokens(std::string_view b) {
         other();
         break;  // EXT4
       case '.':
-        return tokens;  // STOP
+        return 1;  // STOP
       case '(':
       case 'e':
       case 'a':
@@ -268,11 +275,12 @@ std::optional<std::vector<Token>> pickleTokens(std::string_view b) {
         other();
         break;
       default:
-        return std::nullopt;
+        return -1;
     }
-    if (!ok) return std::nullopt;
+    if (!ok) return -1;
+    if (stopped) return 0;
   }
-  return std::nullopt;  // no STOP: truncated
+  return -1;  // no STOP: truncated
 }
 
 // ---- The post-grad graph: node name -> (graph order, innermost user line) ----
@@ -388,35 +396,56 @@ std::vector<model::SourceLine> parseStackText(std::string_view text) {
 
 std::optional<FxGraphEntry> parseFxGraphEntry(std::string_view bytes) {
   if (bytes.size() < 2 || static_cast<uint8_t>(bytes[0]) != 0x80) return std::nullopt;
-  auto tokens = pickleTokens(bytes);
-  if (!tokens) return std::nullopt;
+  // The four fields lie near the start, before Triton's binaries: stop once they are read.
   FxGraphEntry e;
-  const auto& t = *tokens;
-  auto valueAfter = [&](size_t i) -> std::string {
-    return i + 1 < t.size() && t[i + 1].kind == Token::Str ? std::string(t[i + 1].text) : std::string();
-  };
-  bool found = false;
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i].kind != Token::Str) continue;
-    std::string_view k = t[i].text;
-    if (k == "cache_key" && e.cache_key.empty()) {
-      e.cache_key = valueAfter(i);
-    } else if (k == "source_code" && e.source_code.empty()) {
-      e.source_code = valueAfter(i), found = true;
-    } else if (k == "inductor_post_grad_graph_str" && e.post_grad_graph.empty()) {
-      e.post_grad_graph = valueAfter(i);
-    } else if (k == "cache_linemap" && e.linemap.empty()) {
-      for (size_t j = i + 1; j < t.size(); ++j) {
-        if (t[j].kind == Token::Int && j + 1 < t.size() && t[j + 1].kind == Token::Str) {
-          e.linemap.emplace_back(static_cast<int32_t>(t[j].value), std::string(t[j + 1].text));
-          ++j;
-        } else if (t[j].kind == Token::Str) {
-          break;
+  enum class Next { Key, CacheKey, Source, Graph, LinemapLine, LinemapText } next = Next::Key;
+  bool source = false, graph = false, linemap = false, in_linemap = false;
+  int32_t line = 0;
+  auto on = [&](const Token& t) {
+    auto text = [&] { return t.kind == Token::Str ? std::string(t.text) : std::string(); };
+    switch (next) {
+      case Next::CacheKey:
+        if (e.cache_key.empty()) e.cache_key = text();
+        next = Next::Key;
+        return true;
+      case Next::Source:
+        e.source_code = text(), source = true, next = Next::Key;
+        break;
+      case Next::Graph:
+        e.post_grad_graph = text(), graph = true, next = Next::Key;
+        break;
+      case Next::LinemapText:
+        if (t.kind == Token::Str) {
+          e.linemap.emplace_back(line, std::string(t.text));
+          next = Next::LinemapLine;
+          return true;
         }
-      }
+        next = Next::LinemapLine;
+        [[fallthrough]];
+      case Next::LinemapLine:
+        if (t.kind == Token::Int) {
+          line = static_cast<int32_t>(t.value), next = Next::LinemapText;
+          return true;
+        }
+        if (t.kind != Token::Str) return true;
+        in_linemap = false, linemap = true, next = Next::Key;
+        [[fallthrough]];
+      case Next::Key:
+        if (t.kind != Token::Str) break;
+        if (t.text == "cache_key")
+          next = Next::CacheKey;
+        else if (t.text == "source_code" && !source)
+          next = Next::Source;
+        else if (t.text == "inductor_post_grad_graph_str" && !graph)
+          next = Next::Graph;
+        else if (t.text == "cache_linemap" && !linemap && !in_linemap)
+          in_linemap = true, next = Next::LinemapLine;
+        break;
     }
-  }
-  if (!found || e.cache_key.empty()) return std::nullopt;
+    return !(source && graph && linemap && !e.cache_key.empty());
+  };
+  if (walkPickle(bytes, on) < 0 && !(source && graph && linemap)) return std::nullopt;
+  if (!source || e.cache_key.empty()) return std::nullopt;
   return e;
 }
 
@@ -867,6 +896,12 @@ model::CompiledCode readCompiledCode(const std::vector<std::string>& folders, co
   std::set<std::string> want(wanted.begin(), wanted.end());
   constexpr size_t kMaxFiles = 200'000;
   constexpr uintmax_t kMaxBytes = 1ull << 30;
+  // The files to read: FX graph cache entries and TORCH_TRACE logs, in listing order.
+  struct Job {
+    fs::path path;
+    bool trace = false;
+  };
+  std::vector<Job> jobs;
   for (const auto& folder : folders) {
     std::error_code ec;
     if (!fs::is_directory(folder, ec)) {
@@ -894,33 +929,59 @@ model::CompiledCode readCompiledCode(const std::vector<std::string>& folders, co
         out.warnings.push_back("skipped (over 1 GiB): " + p.string());
         continue;
       }
-      MappedFile mapped(p);
-      if (!mapped.ok()) {
-        out.warnings.push_back("cannot read " + p.string());
-        continue;
-      }
-      std::string_view bytes = mapped.bytes();
-      if (trace_log) {
-        parseTraceLog(bytes, p.string(), out);
-        continue;
-      }
-      // An entry names its module near its start (`cache_key`): skip the ones not wanted.
-      if (!want.empty() &&
-          std::none_of(want.begin(), want.end(),
-                       [&](const std::string& w) { return bytes.substr(0, 4096).find(w) != std::string_view::npos; }) &&
-          bytes.substr(0, 4096).find("cache_key") != std::string_view::npos)
-        continue;
-      auto entry = parseFxGraphEntry(bytes);
-      if (!entry) {
-        out.warnings.push_back("not an FX graph cache entry: " + p.string());
-        continue;
-      }
-      if (!want.empty() && !want.count(entry->cache_key)) continue;
-      auto m = parseWrapper(entry->cache_key, entry->source_code, entry->post_grad_graph, entry->linemap);
-      m.path = p.string();
-      addModule(out, std::move(m));
+      jobs.push_back({p, trace_log});
     }
     if (ec) out.warnings.push_back("cannot list " + folder + ": " + ec.message());
+  }
+  // Each file on its own (entries are megabytes of pickle, a few of them wanted), on a few
+  // threads; merged in listing order so the result does not depend on the threads.
+  std::vector<model::CompiledCode> parts(jobs.size());
+  auto read = [&](size_t i) {
+    const fs::path& p = jobs[i].path;
+    auto& part = parts[i];
+    MappedFile mapped(p);
+    if (!mapped.ok()) {
+      part.warnings.push_back("cannot read " + p.string());
+      return;
+    }
+    std::string_view bytes = mapped.bytes();
+    if (jobs[i].trace) {
+      parseTraceLog(bytes, p.string(), part);
+      return;
+    }
+    // An entry names its module near its start (`cache_key`): skip the ones not wanted.
+    if (!want.empty() &&
+        std::none_of(want.begin(), want.end(),
+                     [&](const std::string& w) { return bytes.substr(0, 4096).find(w) != std::string_view::npos; }) &&
+        bytes.substr(0, 4096).find("cache_key") != std::string_view::npos)
+      return;
+    auto entry = parseFxGraphEntry(bytes);
+    if (!entry) {
+      part.warnings.push_back("not an FX graph cache entry: " + p.string());
+      return;
+    }
+    if (!want.empty() && !want.count(entry->cache_key)) return;
+    auto m = parseWrapper(entry->cache_key, entry->source_code, entry->post_grad_graph, entry->linemap);
+    m.path = p.string();
+    part.modules.push_back(std::move(m));
+  };
+  size_t threads = std::min<size_t>(jobs.size(), std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8));
+  if (threads <= 1) {
+    for (size_t i = 0; i < jobs.size(); ++i) read(i);
+  } else {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        for (size_t i; (i = next.fetch_add(1)) < jobs.size();) read(i);
+      });
+    for (auto& t : pool) t.join();
+  }
+  for (auto& part : parts) {
+    out.warnings.insert(out.warnings.end(), part.warnings.begin(), part.warnings.end());
+    for (auto& m : part.modules) addModule(out, std::move(m));
+    out.compiles.insert(out.compiles.end(), part.compiles.begin(), part.compiles.end());
+    out.graph_breaks.insert(out.graph_breaks.end(), part.graph_breaks.begin(), part.graph_breaks.end());
   }
   if (!want.empty()) std::erase_if(out.modules, [&](const model::CompiledModule& m) { return !want.count(m.name); });
   std::sort(out.modules.begin(), out.modules.end(), [](const auto& a, const auto& b) { return a.name < b.name; });

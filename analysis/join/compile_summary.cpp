@@ -38,7 +38,7 @@ std::string_view trim(std::string_view s) {
 CompiledFunctionSummary::Reason normalizeReason(std::string_view text) {
   CompiledFunctionSummary::Reason r;
   if (size_t colon = text.find(": "); colon != std::string_view::npos && colon < 12 &&
-                                       text.substr(0, colon).find_first_not_of("0123456789/") == std::string_view::npos)
+                                      text.substr(0, colon).find_first_not_of("0123456789/") == std::string_view::npos)
     text.remove_prefix(colon + 2);
   text = text.substr(0, text.find('\n'));
   text = text.substr(0, text.find("  #"));
@@ -73,8 +73,7 @@ void splitReason(std::string_view text, std::string& reason, std::string& hint) 
     size_t eol = text.find('\n', pos);
     std::string_view line = trim(text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos));
     pos = eol == std::string_view::npos ? text.size() + 1 : eol + 1;
-    if (line.empty() || line.starts_with("Encountered graph break") || line.starts_with("Graph Break Reason"))
-      continue;
+    if (line.empty() || line.starts_with("Encountered graph break") || line.starts_with("Graph Break Reason")) continue;
     if (line.starts_with("Hint: ")) {
       if (!hint.empty()) hint += " ";
       hint += std::string(line.substr(6));
@@ -103,7 +102,8 @@ int recompileLimit(const std::string& fail_reason) {
   constexpr std::string_view kSet = "currently set to ";
   size_t at = fail_reason.find(kSet);
   int limit = -1;
-  if (at != std::string::npos) std::from_chars(fail_reason.data() + at + kSet.size(), fail_reason.data() + fail_reason.size(), limit);
+  if (at != std::string::npos)
+    std::from_chars(fail_reason.data() + at + kSet.size(), fail_reason.data() + fail_reason.size(), limit);
   return limit > 0 ? limit : -1;
 }
 
@@ -112,7 +112,7 @@ int recompileLimit(const std::string& fail_reason) {
 std::vector<CompiledFunctionSummary> summarizeCompiles(const model::CompiledCode& code) {
   std::vector<CompiledFunctionSummary> out;
   std::map<std::pair<std::string, std::string>, size_t> by_name;  // (file, function) -> summary
-  std::map<std::string, size_t> by_frame;                          // "0" (frame id) -> summary
+  std::map<std::string, size_t> by_frame;                         // "0" (frame id) -> summary
   std::vector<std::map<std::string, int>> reasons;
   std::set<std::pair<size_t, std::string>> frames;
   auto summaryFor = [&](const model::CompileRecord& c) -> size_t {
@@ -156,8 +156,7 @@ std::vector<CompiledFunctionSummary> summarizeCompiles(const model::CompiledCode
       ++it->second;
       if (added) s.recompile_reasons.push_back(r);
     }
-    if (auto call = callLine(c);
-        call && std::find(s.calls.begin(), s.calls.end(), *call) == s.calls.end())
+    if (auto call = callLine(c); call && std::find(s.calls.begin(), s.calls.end(), *call) == s.calls.end())
       s.calls.push_back(*call);
   }
   for (size_t i = 0; i < out.size(); ++i) {

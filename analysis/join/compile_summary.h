@@ -23,13 +23,13 @@ struct CompiledFunctionSummary {
   int recompiles = 0;
   double seconds = 0;  // compile time, all of them
   struct Reason {
-    std::string text;  // the failed guard, numbers elided ("tensor 'x' size mismatch at index 0")
+    std::string text;    // the failed guard, numbers elided ("tensor 'x' size mismatch at index 0")
     bool value = false;  // a guard on a Python number's value: each new value recompiles
     int count = 0;
   };
   std::vector<Reason> recompile_reasons;  // most frequent first
   struct Break {
-    int32_t line = 0;  // in the function's file
+    int32_t line = 0;    // in the function's file
     std::string reason;  // Dynamo's one-line reason ("Unsupported Tensor.item() call with ...")
     std::string hint;    // Dynamo's hints for it, joined
     int count = 0;       // compilations that broke there
