@@ -327,8 +327,18 @@ std::string compileSummaryText(const std::vector<join::CompiledFunctionSummary>&
     std::snprintf(secs, sizeof secs, "%.1f s", f.seconds);
     if (i) out += "; ";
     std::string file = std::filesystem::path(f.function.file).filename().string();
-    out += code(f.function.function) + " (" + file + ":" + std::to_string(f.function.line) +
-           "): " + std::to_string(f.compiles) + (f.compiles == 1 ? " compilation" : " compilations") + " in " + secs;
+    if (f.function.line > 0) file += ":" + std::to_string(f.function.line);
+    if (f.profile_only) {
+      out += code(f.function.function) + " (" + file + "): ";
+      for (size_t b = 0; b < f.breaks.size(); ++b)
+        out += std::string(b ? ", " : "") + "graph break at line " + std::to_string(f.breaks[b].line);
+      out +=
+          " (Dynamo's resume function ran in the profile); its reason and the compile cost are in a TORCH_TRACE "
+          "folder: run with TORCH_TRACE=<dir> and name it with --compiled-code";
+      continue;
+    }
+    out += code(f.function.function) + " (" + file + "): " + std::to_string(f.compiles) +
+           (f.compiles == 1 ? " compilation" : " compilations") + " in " + secs;
     if (f.graphs > 1) out += ", " + std::to_string(f.graphs) + " graphs";
     for (const auto& b : f.breaks) {
       out += ", graph break at line " + std::to_string(b.line);

@@ -252,6 +252,8 @@ void compileFindings(const source::SourceFile& file, const source::SourceIndex& 
       if (b.line < 1 || static_cast<uint32_t>(b.line) > count) continue;
       std::string message = "torch.compile breaks the graph of " + name + " here";
       if (!b.reason.empty()) message += ": " + b.reason;
+      if (f.profile_only)
+        message += " (the profile ran Dynamo's resume function for this line; a TORCH_TRACE=<dir> run records why)";
       message += "; it compiles as " + std::to_string(std::max(2, f.graphs)) +
                  " graphs and runs this line in Python between them";
       if (f.recompiles > 0) message += " (" + std::to_string(f.recompiles) + " recompiles followed)";

@@ -197,6 +197,36 @@ std::vector<CompiledFunctionSummary> summarizeCompiles(const model::CompiledCode
   return out;
 }
 
+void addProfileGraphBreaks(const model::Profile& profile, std::vector<CompiledFunctionSummary>& summaries) {
+  std::set<std::pair<model::StringId, model::StringId>> seen;  // (file, function)
+  for (const auto& f : profile.frames) seen.insert({f.file, f.function});
+  for (const auto& c : profile.calls)
+    if (c.kind == model::CallKind::Function) seen.insert({c.file, c.function});
+  for (const auto& [file, function] : seen) {
+    auto resume = resumeOf(profile.strings[function]);
+    const std::string parent = resume.first;
+    const int32_t line = resume.second;
+    if (parent.empty() || line <= 0) continue;
+    const std::string& path = profile.strings[file];
+    auto it = std::find_if(summaries.begin(), summaries.end(), [&](const CompiledFunctionSummary& s) {
+      return s.function.function == parent && s.function.file == path;
+    });
+    if (it == summaries.end()) {
+      CompiledFunctionSummary s;
+      s.function = {path, 0, parent};
+      s.profile_only = true;
+      summaries.push_back(std::move(s));
+      it = std::prev(summaries.end());
+    }
+    int32_t at = line;
+    if (std::none_of(it->breaks.begin(), it->breaks.end(), [&](const auto& b) { return b.line == at; })) {
+      it->breaks.push_back({at, "", "", 1});
+      std::sort(it->breaks.begin(), it->breaks.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
+    }
+    if (it->profile_only) it->graphs = static_cast<int>(it->breaks.size()) + 1;
+  }
+}
+
 std::vector<attribution::CompileWindow> compileWindows(const model::CompiledCode& code, model::Profile& profile) {
   std::vector<attribution::CompileWindow> out;
   if (profile.info.utc_start_ns <= 0) return out;

@@ -35,11 +35,17 @@ struct CompiledFunctionSummary {
     int count = 0;       // compilations that broke there
   };
   std::vector<Break> breaks;
-  int recompile_limit = 0;  // > 0: Dynamo hit its recompile limit (this value) and runs the code eagerly since
+  int recompile_limit = 0;    // > 0: Dynamo hit its recompile limit (this value) and runs the code eagerly since
+  bool profile_only = false;  // known from the profile's frames alone (no TORCH_TRACE records): its breaks
 };
 
 // The compiled functions of `code`, in the order they first compiled.
 std::vector<CompiledFunctionSummary> summarizeCompiles(const model::CompiledCode& code);
+
+// Graph breaks the profile's own frames show: Dynamo's resume functions
+// (`torch_dynamo_resume_in_forward_at_22` ran: forward broke at line 22), added to `summaries`
+// (a function without TORCH_TRACE records gets one of its own, `profile_only`).
+void addProfileGraphBreaks(const model::Profile& profile, std::vector<CompiledFunctionSummary>& summaries);
 
 // Each compilation's window on `profile`'s clock, charged to the user's line that called the
 // compiled function; empty when either clock is unknown. The profile's paths are interned.

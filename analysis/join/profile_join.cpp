@@ -24,6 +24,7 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
     compiles_ = summarizeCompiles(*options.compiled);
     attribution_options.compile_windows = compileWindows(*options.compiled, profile_);
   }
+  addProfileGraphBreaks(profile_, compiles_);
   CallSiteTables call_sites(env_.mapper, env_.normalize, env_.read_source);
   for (const auto& input : options.named) {
     auto sites = attribution::findNvtxSites(*input.file, *input.index, profile_.strings.intern(input.path));

@@ -166,6 +166,25 @@ TEST(CompiledReport, CompileCostGraphBreaksAndRecompiles) {
   EXPECT_GT(doc["step_summary"]["waits"]["compile"]["ns"].get<int64_t>(), 0);
 }
 
+// Without TORCH_TRACE the profile's own frames still show the graph break: Dynamo's resume
+// function for line 22 ran.
+TEST(CompiledReport, GraphBreakFromTheProfileAlone) {
+  std::string args = "--profile '" + dataProfile("compile/breaks/breaks.sqlite.xz") + "' '" +
+                     testDataPath("compile/breaks/train_breaks.py") + "'";
+  auto check = runSightline("check " + args, sourcePath(""));
+  EXPECT_NE(check.out.find("train_breaks.py:22:17: warning: torch.compile breaks the graph of `forward` here (the "
+                           "profile ran Dynamo's resume function for this line; a TORCH_TRACE=<dir> run records why)"),
+            std::string::npos)
+      << check.out;
+  EXPECT_EQ(check.out.find("[recompiles]"), std::string::npos) << check.out;  // that needs the records
+  auto report = runSightline("report " + args, sourcePath(""));
+  EXPECT_NE(headerLine(report.out, "Compile   ")
+                .find("forward (train_breaks.py): graph break at line 22 (Dynamo's resume function ran in the "
+                      "profile); its reason and the compile cost are in a TORCH_TRACE folder"),
+            std::string::npos)
+      << report.out;
+}
+
 TEST(CompiledReport, AMissingFolderIsNotAnError) {
   auto run = runSightline("report " + args("compiled_run") + " --compiled-code /nonexistent/cache", sourcePath(""));
   EXPECT_EQ(run.code, 0) << run.out;
