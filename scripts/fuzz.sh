@@ -36,6 +36,10 @@ make_seeds() {
   { printf '\1'; tail -c 30000 "$(find "$tree/inductor_cache" -maxdepth 2 -name 'c*.py' | sort | head -1)"; } \
     > "$seeds/inductor_fuzz/wrapper"
   { printf '\2'; head -c 80000 "$tree"/trace/*.log; } > "$seeds/inductor_fuzz/trace"
+  # A run's compilations, graph break and recompiles (compile/breaks).
+  mkdir -p "$tree/breaks" && tar -xJf "$ROOT/tests/data/compile/breaks/trace.tar.xz" -C "$tree/breaks"
+  grep -A 24 -E 'dynamo_graph_break_reason|"compilation_metrics"' "$tree"/breaks/trace/*.log > "$tree/breaks.log" || true
+  { printf '\2'; head -c 80000 "$tree/breaks.log"; } > "$seeds/inductor_fuzz/trace_breaks"
   rm -rf "$tree"
   local n=0 export_xz
   for export_xz in "$ROOT/examples/train_small_naive.sqlite.xz" "$ROOT/tests/data/verdict/item.sqlite.xz" \

@@ -1,12 +1,14 @@
 // torch.compile's generated code over any bytes: the first byte picks the reader (an FX graph
 // cache entry, a wrapper module with a post-grad graph after a NUL byte, a TORCH_TRACE log).
-// Seeded with the real cache and trace of tests/data/compile cut short (scripts/fuzz.sh).
+// Seeded with the real cache and traces of tests/data/compile cut short (scripts/fuzz.sh); a
+// trace log's compilations are also summarized (join/compile_summary.h).
 // Modules with unresolved launches or nothing at all, never a crash.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "analysis/ingest/inductor_reader.h"
+#include "analysis/join/compile_summary.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -27,6 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     default: {
       sightline::model::CompiledCode code;
       sightline::ingest::parseTraceLog(rest, "fuzz.log", code);
+      (void)sightline::join::summarizeCompiles(code);
       break;
     }
   }
