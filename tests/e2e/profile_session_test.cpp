@@ -543,5 +543,61 @@ TEST(ProfileSession, ALoadThatFailsIsShownToTheUserOnce) {
   fs::remove_all(w.root);
 }
 
+// A compiled run with its TORCH_TRACE folder and Inductor cache in the workspace (found
+// there): the compiled function's hover tells what compiling cost, the break and recompiles
+// are diagnostics, and the graph break's quick fix is offered.
+TEST(ProfileSession, CompiledRunShowsGraphBreakAndRecompiles) {
+  fs::path root = fs::temp_directory_path() / ("sightline-ws-breaks-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "runs");
+  fs::copy_file(testDataPath("compile/breaks/train_breaks.py"), root / "train_breaks.py");
+  fs::copy_file(dataProfile("compile/breaks/breaks.sqlite.xz"), root / "runs" / "breaks.sqlite");
+  fs::copy(dataTree("compile/breaks/trace.tar.xz") + "/trace", root / "runs" / "trace", fs::copy_options::recursive);
+  fs::copy(dataTree("compile/breaks/cache.tar.xz") + "/cache", root / "cache", fs::copy_options::recursive);
+  Workspace w;
+  w.root = root;
+  w.script_text = readFile(testDataPath("compile/breaks/train_breaks.py"));
+  w.script_uri = server::pathToUri((root / "train_breaks.py").string());
+  auto client = LspClient::spawnStdio();
+  start(*client, w, json::object());
+  auto s = status(*client);
+  ASSERT_TRUE(s) << client->stderrText();
+  ASSERT_EQ((*s)["params"]["loaded"], true) << s->dump();
+  auto hover = hoverText(*client, w.script_uri, 19, 8);  // def forward(self, x):
+  ASSERT_TRUE(hover);
+  EXPECT_NE(hover->find("**torch.compile:** `forward` (train_breaks.py:20): 10 compilations in 13.9 s, 2 graphs, "
+                        "graph break at line 22"),
+            std::string::npos)
+      << *hover;
+  bool graph_break = false, recompiles = false;
+  auto look = [&](const json& m) {
+    if (m.value("method", "") != "textDocument/publishDiagnostics") return;
+    for (const auto& diag : m["params"]["diagnostics"]) {
+      if (diag.value("code", "") == "graph-break" && diag["range"]["start"]["line"] == 21) graph_break = true;
+      if (diag.value("code", "") == "recompiles" && diag["range"]["start"]["line"] == 19) recompiles = true;
+    }
+  };
+  for (const auto& m : client->seen()) look(m);  // published while the hover was asked
+  for (int i = 0; i < 20 && !(graph_break && recompiles); ++i) {
+    auto d = client->waitForNotification("textDocument/publishDiagnostics", 10s);
+    if (!d) break;
+    look(*d);
+  }
+  EXPECT_TRUE(graph_break);
+  EXPECT_TRUE(recompiles);
+  auto id = client->request(
+      "textDocument/codeAction",
+      {{"textDocument", {{"uri", w.script_uri}}},
+       {"range", {{"start", {{"line", 21}, {"character", 0}}}, {"end", {{"line", 21}, {"character", 40}}}}},
+       {"context", {{"diagnostics", json::array()}}}});
+  auto actions = client->waitForResponse(id);
+  ASSERT_TRUE(actions);
+  bool fix = false;
+  for (const auto& a : (*actions)["result"])
+    if (a.value("title", "").find("capture_scalar_outputs") != std::string::npos) fix = true;
+  EXPECT_TRUE(fix) << actions->dump();
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace sightline::testing
