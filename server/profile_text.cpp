@@ -12,6 +12,7 @@ namespace sightline::server {
 namespace {
 
 using features::formatMilliseconds;
+using features::formatSeconds;
 
 std::string bytes(uint64_t n) {
   char buf[32];
@@ -323,8 +324,7 @@ std::string compileSummaryText(const std::vector<join::CompiledFunctionSummary>&
   auto code = [&](const std::string& s) { return markdown ? "`" + s + "`" : s; };
   for (size_t i = 0; i < compiles.size() && i < 3; ++i) {
     const auto& f = compiles[i];
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%.1f s", f.seconds);
+    std::string secs = formatSeconds(f.seconds);
     if (i) out += "; ";
     std::string file = std::filesystem::path(f.function.file).filename().string();
     if (f.function.line > 0) file += ":" + std::to_string(f.function.line);

@@ -98,6 +98,21 @@ void chargeWork(LineCost& cost, const model::GpuActivity& act, const model::ApiC
   }
 }
 
+// cudaGraphLaunch and its driver twin, decided by name once each rather than per call.
+class GraphLaunchNames {
+ public:
+  explicit GraphLaunchNames(const model::Profile& p) : p_(p) {}
+  bool operator()(model::StringId name) {
+    auto [it, added] = known_.try_emplace(name, false);
+    if (added) it->second = p_.strings[name].find("GraphLaunch") != std::string_view::npos;
+    return it->second;
+  }
+
+ private:
+  const model::Profile& p_;
+  std::unordered_map<model::StringId, bool> known_;
+};
+
 void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, LineResolver& resolver,
                       const RankTable& ranks, const StepWindow& window, std::vector<bool>& has_activity,
                       Attribution& out) {
@@ -111,11 +126,12 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
   // launch the graph recorded (LineResolver::replayedKernelLines).
   std::unordered_map<size_t, LineRef> replayed;
   if (resolver.hasCompiledSites()) {
+    GraphLaunchNames isGraphLaunch(p);
     std::map<size_t, std::vector<size_t>> by_launch;  // graph launch -> its kernels, in order
     for (size_t a = 0; a < p.activities.size(); ++a) {
       int64_t api = calls.callOf(p.activities[a]);
       if (api >= 0 && p.activities[a].kind == model::ActivityKind::Kernel &&
-          p.strings[p.api_calls[static_cast<size_t>(api)].name].find("GraphLaunch") != std::string::npos)
+          isGraphLaunch(p.api_calls[static_cast<size_t>(api)].name))
         by_launch[static_cast<size_t>(api)].push_back(a);
     }
     for (const auto& [api, acts] : by_launch) {
@@ -212,13 +228,7 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const Step
   std::map<std::pair<uint32_t, uint32_t>, LostRecords> by_thread;
   LineTally sync_lines;
   StepSummary& sum = out.step_summary;
-  // cudaGraphLaunch and its driver twin, by name once each rather than per call.
-  std::unordered_map<model::StringId, bool> graph_launch_names;
-  auto isGraphLaunch = [&](model::StringId name) {
-    auto [it, added] = graph_launch_names.try_emplace(name, false);
-    if (added) it->second = p.strings[name].find("GraphLaunch") != std::string_view::npos;
-    return it->second;
-  };
+  GraphLaunchNames isGraphLaunch(p);
   for (size_t i = 0; i < p.api_calls.size(); ++i) {
     const auto& call = p.api_calls[i];
     if (!call.launches && call.sync == model::SyncKind::None) continue;

@@ -153,22 +153,28 @@ bool hasTf32(const model::Profile& profile) {
   return false;
 }
 
-// Where `torch.set_float32_matmul_precision("high")` goes: after the file's last top-level import.
-std::vector<Fix> tf32Fix(const source::SourceFile& file, const source::SourceIndex& index) {
+// A fix that inserts `line` after the file's last top-level import, when the file imports
+// torch and does not mention `marker` already.
+std::vector<Fix> afterImportsFix(const source::SourceFile& file, const source::SourceIndex& index,
+                                 std::string_view marker, const std::string& line, std::string title, bool preferred) {
   size_t after = 0;
   bool torch = false;
   for (const auto& imp : index.imports) {
-    const auto& lines = file.lines();
-    if (lines.pointAt(imp.range.begin).column != 0) continue;  // top level only
+    if (file.lines().pointAt(imp.range.begin).column != 0) continue;  // top level only
     after = std::max(after, static_cast<size_t>(imp.range.end));
     torch = torch || imp.local_name == "torch";
   }
-  if (!torch || file.text().find("set_float32_matmul_precision") != std::string::npos) return {};
+  if (!torch || file.text().find(marker) != std::string::npos) return {};
   size_t at = file.text().find('\n', after);
   at = at == std::string::npos ? file.text().size() : at + 1;
-  TextEdit edit{{static_cast<uint32_t>(at), static_cast<uint32_t>(at)},
-                "torch.set_float32_matmul_precision(\"high\")\n"};
-  return {Fix{"Let fp32 matmuls use TF32 tensor cores (torch.set_float32_matmul_precision(\"high\"))", {edit}, true}};
+  TextEdit edit{{static_cast<uint32_t>(at), static_cast<uint32_t>(at)}, line + "\n"};
+  return {Fix{std::move(title), {edit}, preferred}};
+}
+
+// `torch.set_float32_matmul_precision("high")`, after the imports.
+std::vector<Fix> tf32Fix(const source::SourceFile& file, const source::SourceIndex& index) {
+  return afterImportsFix(file, index, "set_float32_matmul_precision", "torch.set_float32_matmul_precision(\"high\")",
+                         "Let fp32 matmuls use TF32 tensor cores (torch.set_float32_matmul_precision(\"high\"))", true);
 }
 
 // The step verdict on the training loop (the loop beneath which most steady GPU time runs),
@@ -223,22 +229,11 @@ void stepFindings(const source::SourceFile& file, const source::SourceIndex& ind
   add("step-verdict", loop_line, false, message);
 }
 
-// Inserts `torch._dynamo.config.capture_scalar_outputs = True` after the file's last top-level
-// import (Dynamo's own hint for a graph break at `.item()`), unless the file sets it.
+// `torch._dynamo.config.capture_scalar_outputs = True` after the imports: Dynamo's own hint for
+// a graph break at `.item()`.
 std::vector<Fix> scalarOutputsFix(const source::SourceFile& file, const source::SourceIndex& index) {
-  size_t after = 0;
-  bool torch = false;
-  for (const auto& imp : index.imports) {
-    if (file.lines().pointAt(imp.range.begin).column != 0) continue;
-    after = std::max(after, static_cast<size_t>(imp.range.end));
-    torch = torch || imp.local_name == "torch";
-  }
-  if (!torch || file.text().find("capture_scalar_outputs") != std::string::npos) return {};
-  size_t at = file.text().find('\n', after);
-  at = at == std::string::npos ? file.text().size() : at + 1;
-  TextEdit edit{{static_cast<uint32_t>(at), static_cast<uint32_t>(at)},
-                "torch._dynamo.config.capture_scalar_outputs = True\n"};
-  return {Fix{"Let torch.compile capture .item() in the graph (capture_scalar_outputs)", {edit}, false}};
+  return afterImportsFix(file, index, "capture_scalar_outputs", "torch._dynamo.config.capture_scalar_outputs = True",
+                         "Let torch.compile capture .item() in the graph (capture_scalar_outputs)", false);
 }
 
 // torch.compile's graph breaks at their lines, and recompiles at the compiled function's `def`.
@@ -265,8 +260,7 @@ void compileFindings(const source::SourceFile& file, const source::SourceIndex& 
     if ((f.recompiles == 0 && f.recompile_limit == 0) || f.function.line < 1 ||
         static_cast<uint32_t>(f.function.line) > count)
       continue;
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%.1f s", f.seconds);
+    std::string secs = formatSeconds(f.seconds);
     std::string message = "torch.compile recompiled " + name + " " + std::to_string(f.recompiles) +
                           (f.recompiles == 1 ? " time" : " times") + " (" + secs + " compiling in all)";
     for (size_t r = 0; r < f.recompile_reasons.size() && r < 3; ++r)

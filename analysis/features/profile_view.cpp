@@ -15,6 +15,12 @@ std::string formatMilliseconds(double ns) {
   return buf;
 }
 
+std::string formatSeconds(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+  return buf;
+}
+
 std::string shortKernelName(const std::string& name, size_t max_length) {
   std::string out;
   int angle = 0, paren = 0;

@@ -29,6 +29,8 @@ struct HintOptions {
 
 // "12.4", "0.41", "153": three significant figures, no unit.
 std::string formatMilliseconds(double ns);
+// "13.9 s": seconds with one decimal and the unit (compile times).
+std::string formatSeconds(double seconds);
 // Kernel names shortened for display: template arguments and parameter lists elided.
 std::string shortKernelName(const std::string& name, size_t max_length = 60);
 

@@ -99,8 +99,7 @@ std::string recompileText(const StepVerdict& v, const std::string& ms) {
   std::string waits = "the GPU waits " + ms + " while it compiles";
   if (!f) return "keep torch.compile from compiling inside the steps: " + waits;
   std::string name = f->function.function + " (" + fileLine(f->function.file, f->function.line) + ")";
-  char secs[32];
-  std::snprintf(secs, sizeof secs, "%.1f s", f->seconds);
+  std::string secs = formatSeconds(f->seconds);
   if (f->recompiles == 0)
     return "count steps after torch.compile's warm-up: " + name + " compiled " + std::to_string(f->compiles) +
            " graph" + (f->compiles == 1 ? "" : "s") + " in " + secs + " inside the steps; " + waits;

@@ -107,16 +107,26 @@ int recompileLimit(const std::string& fail_reason) {
   return limit > 0 ? limit : -1;
 }
 
+// The frame of a compile id ("1/3" -> "1").
+std::string frameOf(const std::string& id) { return id.substr(0, id.find('/')); }
+
+// The summary's break at `line`, added when it has none there.
+CompiledFunctionSummary::Break& breakAt(CompiledFunctionSummary& s, int32_t line) {
+  auto it = std::find_if(s.breaks.begin(), s.breaks.end(), [&](const auto& b) { return b.line == line; });
+  if (it != s.breaks.end()) return *it;
+  s.breaks.push_back({line, "", "", 0});
+  return s.breaks.back();
+}
+
 }  // namespace
 
 std::vector<CompiledFunctionSummary> summarizeCompiles(const model::CompiledCode& code) {
   std::vector<CompiledFunctionSummary> out;
   std::map<std::pair<std::string, std::string>, size_t> by_name;  // (file, function) -> summary
   std::map<std::string, size_t> by_frame;                         // "0" (frame id) -> summary
-  std::vector<std::map<std::string, int>> reasons;
   std::set<std::pair<size_t, std::string>> frames;
   auto summaryFor = [&](const model::CompileRecord& c) -> size_t {
-    std::string frame = c.id.substr(0, c.id.find('/'));
+    std::string frame = frameOf(c.id);
     if (auto f = by_frame.find(frame); f != by_frame.end() && !frame.empty()) return f->second;
     auto resume = resumeOf(c.function.function);
     const std::string parent = resume.first;
@@ -127,13 +137,8 @@ std::vector<CompiledFunctionSummary> summarizeCompiles(const model::CompiledCode
     if (added) {
       out.emplace_back();
       out.back().function = parent.empty() ? c.function : model::SourceLine{c.function.file, 0, parent};
-      reasons.emplace_back();
     }
-    if (!parent.empty() && line > 0) {
-      auto& s = out[it->second];
-      if (std::none_of(s.breaks.begin(), s.breaks.end(), [&](const auto& b) { return b.line == line; }))
-        s.breaks.push_back({line, "", "", 0});
-    }
+    if (!parent.empty() && line > 0) breakAt(out[it->second], line);
     if (!frame.empty()) by_frame[frame] = it->second;
     return it->second;
   };
@@ -148,44 +153,36 @@ std::vector<CompiledFunctionSummary> summarizeCompiles(const model::CompiledCode
     }
     ++s.compiles;
     s.seconds += c.seconds;
-    if (frames.insert({at, c.id.substr(0, c.id.find('/'))}).second) ++s.graphs;
+    if (frames.insert({at, frameOf(c.id)}).second) ++s.graphs;
     if (!c.recompile_reason.empty()) {
       ++s.recompiles;
       auto r = normalizeReason(c.recompile_reason);
-      auto [it, added] = reasons[at].try_emplace(r.text, 0);
-      ++it->second;
-      if (added) s.recompile_reasons.push_back(r);
+      auto same = std::find_if(s.recompile_reasons.begin(), s.recompile_reasons.end(),
+                               [&](const auto& x) { return x.text == r.text; });
+      if (same == s.recompile_reasons.end()) same = s.recompile_reasons.insert(same, std::move(r));
+      ++same->count;
     }
     if (auto call = callLine(c); call && std::find(s.calls.begin(), s.calls.end(), *call) == s.calls.end())
       s.calls.push_back(*call);
   }
-  for (size_t i = 0; i < out.size(); ++i) {
-    for (auto& r : out[i].recompile_reasons) r.count = reasons[i][r.text];
-    std::stable_sort(out[i].recompile_reasons.begin(), out[i].recompile_reasons.end(),
+  for (auto& f : out)
+    std::stable_sort(f.recompile_reasons.begin(), f.recompile_reasons.end(),
                      [](const auto& a, const auto& b) { return a.count > b.count; });
-  }
   // The breaks' reasons: Dynamo's graph break records, at their lines.
   for (const auto& b : code.graph_breaks) {
-    std::string frame = b.compile_id.substr(0, b.compile_id.find('/'));
     size_t at = SIZE_MAX;
-    if (auto f = by_frame.find(frame); f != by_frame.end()) at = f->second;
+    if (auto f = by_frame.find(frameOf(b.compile_id)); f != by_frame.end()) at = f->second;
     for (size_t i = 0; i < out.size() && at == SIZE_MAX; ++i)
       if (out[i].function.file == b.at.file && out[i].function.line <= b.at.line) at = i;
     if (at == SIZE_MAX) continue;
-    auto& s = out[at];
-    auto it = std::find_if(s.breaks.begin(), s.breaks.end(), [&](const auto& x) { return x.line == b.at.line; });
-    if (it == s.breaks.end()) {
-      s.breaks.push_back({b.at.line, "", "", 0});
-      it = std::prev(s.breaks.end());
-    }
-    ++it->count;
-    if (it->reason.empty()) splitReason(b.reason, it->reason, it->hint);
+    auto& at_line = breakAt(out[at], b.at.line);
+    ++at_line.count;
+    if (at_line.reason.empty()) splitReason(b.reason, at_line.reason, at_line.hint);
   }
   // Breaks known only from a resume function: the reason that restarted its parent's trace.
   for (const auto& c : code.compiles) {
     if (c.restart_reasons.empty()) continue;
-    std::string frame = c.id.substr(0, c.id.find('/'));
-    auto f = by_frame.find(frame);
+    auto f = by_frame.find(frameOf(c.id));
     if (f == by_frame.end()) continue;
     for (auto& b : out[f->second].breaks)
       if (b.reason.empty()) splitReason(c.restart_reasons.front(), b.reason, b.hint);
@@ -218,18 +215,16 @@ void addProfileGraphBreaks(const model::Profile& profile, std::vector<CompiledFu
       summaries.push_back(std::move(s));
       it = std::prev(summaries.end());
     }
-    int32_t at = line;
-    if (std::none_of(it->breaks.begin(), it->breaks.end(), [&](const auto& b) { return b.line == at; })) {
-      it->breaks.push_back({at, "", "", 1});
-      std::sort(it->breaks.begin(), it->breaks.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
-    }
+    auto& at_line = breakAt(*it, line);
+    at_line.count = std::max(at_line.count, 1);
+    std::sort(it->breaks.begin(), it->breaks.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
     if (it->profile_only) it->graphs = static_cast<int>(it->breaks.size()) + 1;
   }
 }
 
 std::vector<attribution::CompileWindow> compileWindows(const model::CompiledCode& code, model::Profile& profile) {
   std::vector<attribution::CompileWindow> out;
-  if (profile.info.utc_start_ns <= 0) return out;
+  if (profile.info.utc_start_ns <= 0 || code.compiles.empty()) return out;
   std::set<uint32_t> pids;
   for (const auto& a : profile.api_calls) pids.insert(a.pid);
   for (const auto& c : code.compiles) {

@@ -36,21 +36,21 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   attr_ = attribution::attribute(profile_, attribution_options);
   anchors_ = collectFunctionAnchors(profile_);
   story_ = stepStory(attr_, [this](model::StringId file) { return placeOf(file); });
-  if (story_ && !compiles_.empty()) {
+  // What torch.compile left behind, added to the story once.
+  bool generated = compiled_.generated_marks > 0 || compiled_.generated_calls > 0;
+  if (story_ && (generated || !compiles_.empty())) {
     auto story = std::make_shared<StepStory>(*story_);
     story->compiles = compiles_;
-    story_ = std::move(story);
-  }
-  if (story_ && (compiled_.generated_marks > 0 || compiled_.generated_calls > 0)) {
-    auto story = std::make_shared<StepStory>(*story_);
-    story->generated.stacks = compiled_.generated_marks;
-    story->generated.mapped = compiled_.mapped_marks;
-    story->generated.traced_calls = compiled_.generated_calls;
-    story->generated.mapped_calls = compiled_.mapped_calls;
-    story->generated.missing_modules = compiled_.missing_modules.size();
-    story->generated.provenance = compiled_.provenance;
-    if (compiled_code_) story->generated.read_from = compiled_code_->sources;
-    story->generated.run_from = compiled_.generated_dirs;
+    if (generated) {
+      story->generated.stacks = compiled_.generated_marks;
+      story->generated.mapped = compiled_.mapped_marks;
+      story->generated.traced_calls = compiled_.generated_calls;
+      story->generated.mapped_calls = compiled_.mapped_calls;
+      story->generated.missing_modules = compiled_.missing_modules.size();
+      story->generated.provenance = compiled_.provenance;
+      if (compiled_code_) story->generated.read_from = compiled_code_->sources;
+      story->generated.run_from = compiled_.generated_dirs;
+    }
     story_ = std::move(story);
   }
 }
