@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -742,8 +743,9 @@ bool parseHeader(std::string_view json, TraceRecord& r) {
           Status st = scalarText(c, v);
           if (st == Status::Ok && v != "null") {
             double d = std::atof(std::string(v).c_str());
+            if (!std::isfinite(d)) return st;  // "Infinity", "NaN": nothing to keep
             if (keyIs(k, "co_firstlineno"))
-              r.compile.function.line = static_cast<int32_t>(d);
+              r.compile.function.line = d >= 1 && d < 1e9 ? static_cast<int32_t>(d) : 0;
             else if (keyIs(k, "start_time"))
               r.compile.start_s = d;
             else

@@ -228,7 +228,8 @@ std::vector<attribution::CompileWindow> compileWindows(const model::CompiledCode
   std::set<uint32_t> pids;
   for (const auto& a : profile.api_calls) pids.insert(a.pid);
   for (const auto& c : code.compiles) {
-    if (c.start_s <= 0 || c.seconds <= 0) continue;
+    // Epoch seconds before 2286 and compiles under a day: anything else is not a clock reading.
+    if (!(c.start_s > 0 && c.start_s < 1e10 && c.seconds > 0 && c.seconds < 86400)) continue;
     attribution::CompileWindow w;
     w.start_ns = std::llround(c.start_s * 1e9) - profile.info.utc_start_ns;
     w.end_ns = w.start_ns + std::llround(c.seconds * 1e9);

@@ -168,6 +168,19 @@ TEST(InductorReader, BrokenInputIsSkippedWithAWarning) {
   EXPECT_FALSE(parseFxGraphEntry(std::string("\x80\x04\x95", 3)).has_value());
 }
 
+TEST(InductorReader, CompilationNumbersOutOfRangeAreDropped) {
+  // Found by inductor_fuzz: a first line past int's range, and times no clock gives.
+  model::CompiledCode code;
+  parseTraceLog(
+      "V1123 21:37:52.621000 479 torch/_dynamo/utils.py:1796] {\"compilation_metrics\": {\"compile_id\": \"0/0\", "
+      "\"co_name\": \"forward\", \"co_filename\": \"/a.py\", \"co_firstlineno\": 2.08889e+17, "
+      "\"start_time\": 1e300, \"entire_frame_compile_time_s\": Infinity}, \"frame_id\": 0}\n",
+      "t.log", code);
+  ASSERT_EQ(code.compiles.size(), 1u);
+  EXPECT_EQ(code.compiles[0].function.line, 0);
+  EXPECT_EQ(code.compiles[0].seconds, 0.0);
+}
+
 TEST(InductorReader, StackText) {
   auto frames = parseStackText(
       "  File \"/w/model.py\", line 63, in forward\n    x = block(x)\n"
