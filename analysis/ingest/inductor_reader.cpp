@@ -32,7 +32,52 @@ std::string_view trimLeft(std::string_view s) {
   return s.substr(i);
 }
 
-bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool isIdentChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// `text.find(needle, from)`, searching with memchr for the needle's rarest byte (a '.', a quote
+// or a parenthesis): std::string_view's find compares at every match of the first byte, slow on
+// the long lines of generated code where that byte is common.
+size_t findIn(std::string_view text, std::string_view needle, size_t from = 0) {
+  if (needle.empty() || from > text.size() || needle.size() > text.size() - from) return std::string_view::npos;
+  size_t anchor = 0;
+  for (size_t i = 0; i < needle.size(); ++i)
+    if (char c = needle[i]; c == '.' || c == '\'' || c == '(' || c == '=') {
+      anchor = i;
+      break;
+    }
+  const char* data = text.data();
+  const char* end = data + text.size();
+  for (const char* p = data + from + anchor; p < end;) {
+    const void* hit = std::memchr(p, needle[anchor], static_cast<size_t>(end - p));
+    if (!hit) break;
+    const char* h = static_cast<const char*>(hit);
+    size_t start = static_cast<size_t>(h - data) - anchor;
+    if (start + needle.size() > text.size()) break;
+    size_t i = 0;
+    while (i < needle.size() && data[start + i] == needle[i]) ++i;
+    if (i == needle.size()) return start;
+    p = h + 1;
+  }
+  return std::string_view::npos;
+}
+
+// The '\n' bytes of [begin, end), eight at a time.
+size_t countNewlines(const char* begin, const char* end) {
+  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL, kNewlines = 0x0a0a0a0a0a0a0a0aULL;
+  size_t n = 0;
+  const char* p = begin;
+  for (; end - p >= 8; p += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, 8);
+    uint64_t x = w ^ kNewlines;                                          // a zero byte where a newline was
+    uint64_t t = ~(((x & kLow7) + kLow7) | x | kLow7);                   // the high bit of each zero byte, exactly
+    n += static_cast<size_t>(((t >> 7) * 0x0101010101010101ULL) >> 56);  // its bytes' 0/1 summed
+  }
+  for (; p < end; ++p) n += *p == '\n';
+  return n;
+}
 
 // Splits text into lines (without their '\n'), 1-based by position + 1.
 std::vector<std::string_view> splitLines(std::string_view text) {
@@ -49,8 +94,8 @@ std::vector<std::string_view> splitLines(std::string_view text) {
 }
 
 // "a, b, c" inside [...] after `prefix` on the line, as names.
-std::vector<std::string> bracketList(std::string_view line, std::string_view prefix) {
-  std::vector<std::string> out;
+std::vector<std::string_view> bracketList(std::string_view line, std::string_view prefix) {
+  std::vector<std::string_view> out;
   size_t p = line.find(prefix);
   if (p == std::string_view::npos) return out;
   size_t open = line.find('[', p + prefix.size());
@@ -288,35 +333,44 @@ int walkPickle(std::string_view b, OnToken&& on) {
 
 struct GraphNode {
   int order = 0;
-  model::SourceLine at;  // file empty: no stack trace
-  std::string op;        // `torch.ops.aten.mm.default(...)`: "mm"
+  std::string_view file;  // empty: no stack trace
+  int32_t line = 0;
+  std::string_view function;
+  std::string_view op;  // `torch.ops.aten.mm.default(...)`: "mm"
+  model::SourceLine at() const { return {std::string(file), line, std::string(function)}; }
+  bool sameLine(const model::SourceLine& l) const { return line == l.line && file == l.file; }
 };
 
-std::unordered_map<std::string, GraphNode> graphNodes(std::string_view graph) {
-  std::unordered_map<std::string, GraphNode> nodes;
-  model::SourceLine current;
+// Views into `graph`, which outlives them.
+std::unordered_map<std::string_view, GraphNode> graphNodes(std::string_view graph) {
+  std::unordered_map<std::string_view, GraphNode> nodes;
+  nodes.reserve(graph.size() / 256);
+  GraphNode current;
   int order = 0;
-  for (std::string_view raw : splitLines(graph)) {
-    std::string_view l = trimLeft(raw);
+  for (size_t start = 0; start < graph.size();) {
+    size_t end = graph.find('\n', start);
+    if (end == std::string_view::npos) end = graph.size();
+    std::string_view l = trimLeft(graph.substr(start, end - start));
+    start = end + 1;
     if (l.empty()) {
       current = {};
       continue;
     }
-    if (l.starts_with("# File: ")) {
-      std::string_view rest = l.substr(8);
-      size_t in = rest.find(" in ");
-      size_t colon = in == std::string_view::npos ? in : rest.rfind(':', in);
-      current = {};
-      if (colon != std::string_view::npos) {
-        current.file = std::string(rest.substr(0, colon));
-        current.line = std::atoi(std::string(rest.substr(colon + 1, in - colon - 1)).c_str());
-        size_t comma = rest.find(',', in + 4);
-        current.function = std::string(rest.substr(in + 4, comma == std::string_view::npos ? comma : comma - in - 4));
+    if (l[0] == '#') {
+      if (l.starts_with("# File: ")) {
+        std::string_view rest = l.substr(8);
+        size_t in = rest.find(" in ");
+        size_t colon = in == std::string_view::npos ? in : rest.rfind(':', in);
+        current = {};
+        if (colon != std::string_view::npos) {
+          current.file = rest.substr(0, colon);
+          std::from_chars(rest.data() + colon + 1, rest.data() + in, current.line);
+          size_t comma = rest.find(',', in + 4);
+          current.function = rest.substr(in + 4, comma == std::string_view::npos ? comma : comma - in - 4);
+        }
+      } else if (l.find("No stacktrace") != std::string_view::npos) {
+        current = {};
       }
-      continue;
-    }
-    if (l.starts_with("#")) {
-      if (l.find("No stacktrace") != std::string_view::npos) current = {};
       continue;
     }
     size_t j = 0;
@@ -324,30 +378,61 @@ std::unordered_map<std::string, GraphNode> graphNodes(std::string_view graph) {
     if (j == 0 || std::isdigit(static_cast<unsigned char>(l[0]))) continue;
     std::string_view after = l.substr(j);
     if (!(after.starts_with(": ") || after.starts_with(" = "))) continue;
-    if (after.starts_with(": ") && after.find(" = ") == std::string_view::npos) continue;
-    std::string op;
-    if (size_t t = after.find("torch.ops.aten."); t != std::string_view::npos) {
-      size_t s = t + 15, e = s;
+    if (after.starts_with(": ") && findIn(after, " = ") == std::string_view::npos) continue;
+    GraphNode node = current;
+    node.order = order++;
+    node.op = {};
+    if (size_t t = findIn(after, "torch.ops.aten."); t != std::string_view::npos) {
+      size_t b = t + 15, e = b;
       while (e < after.size() && isIdentChar(after[e])) ++e;
-      op = std::string(after.substr(s, e - s));
+      node.op = after.substr(b, e - b);
     }
-    nodes[std::string(l.substr(0, j))] = {order++, current, std::move(op)};
+    nodes[l.substr(0, j)] = node;
   }
   return nodes;
+}
+
+// Calls `on(line, number, quoted)` for each line of a wrapper module outside its triple-quoted
+// strings (1-based numbers); `quoted`: the line opens or closes one. Lines inside a string are
+// skipped in one search for its end.
+template <class OnLine>
+void forEachCodeLine(std::string_view text, OnLine&& on) {
+  constexpr std::string_view kQuotes = "\'\'\'";
+  bool in_string = false;
+  int32_t number = 1;
+  for (size_t start = 0; start <= text.size();) {
+    if (in_string) {  // jump to the line that closes the string
+      size_t close = findIn(text, kQuotes, start);
+      if (close == std::string_view::npos) return;
+      number += static_cast<int32_t>(countNewlines(text.data() + start, text.data() + close));
+      size_t nl = text.rfind('\n', close);
+      if (nl != std::string_view::npos && nl >= start) start = nl + 1;
+    }
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view l = text.substr(start, end - start);
+    size_t quotes = 0;
+    for (size_t q = findIn(l, kQuotes); q != std::string_view::npos; q = findIn(l, kQuotes, q + 3)) ++quotes;
+    bool was_in_string = in_string;
+    if (quotes % 2 == 1) in_string = !in_string;
+    if (!was_in_string || quotes > 0) on(l, number, was_in_string || quotes > 0);
+    if (end == text.size()) break;
+    start = end + 1, ++number;
+  }
 }
 
 struct RawLaunch {
   int32_t line = 0;
   std::string kernel;
   bool triton = false;
-  std::vector<std::string> nodes;  // the launch's `Source Nodes`
-  std::string handle;              // provenance debug handle, "kernel:N"
+  std::vector<std::string_view> nodes;  // the launch's `Source Nodes` (views into the module)
+  std::string handle;                   // provenance debug handle, "kernel:N"
 };
 
 // The launched kernel of a call() line, or "".
 std::string launchedKernel(std::string_view l, bool& triton) {
   triton = false;
-  size_t run = l.find(".run(");
+  size_t run = findIn(l, ".run(");
   if (run != std::string_view::npos && run > 0) {
     size_t s = run;
     while (s > 0 && isIdentChar(l[s - 1])) --s;
@@ -357,7 +442,7 @@ std::string launchedKernel(std::string_view l, bool& triton) {
     }
   }
   for (std::string_view prefix : {std::string_view("extern_kernels."), std::string_view("torch.ops.aten.")}) {
-    size_t p = l.find(prefix);
+    size_t p = findIn(l, prefix);
     if (p == std::string_view::npos || (p > 0 && isIdentChar(l[p - 1]))) continue;
     size_t s = p + prefix.size(), e = s;
     while (e < l.size() && isIdentChar(l[e])) ++e;
@@ -455,27 +540,33 @@ model::CompiledModule parseWrapper(std::string_view name, std::string_view sourc
                                    const std::vector<std::pair<std::string, std::string>>& provenance) {
   model::CompiledModule m;
   m.name = std::string(name);
-  auto lines = splitLines(source);
-  if (!lines.empty() && lines[0].starts_with("# AOT ID: ")) {
-    auto ids = bracketList(lines[0], "# AOT ID:");
+  std::string_view first_line = source.substr(0, source.find('\n'));
+  if (first_line.starts_with("# AOT ID: ")) {
+    auto ids = bracketList(first_line, "# AOT ID:");
     if (!ids.empty()) m.graph = ids[0];
-    m.backward = lines[0].find("backward") != std::string_view::npos;
+    m.backward = first_line.find("backward") != std::string_view::npos;
   }
-  // Kernel definitions: `# Source node to ATen node mapping:` then `#   pre => post, post`.
-  std::map<std::string, std::vector<std::string>> kernel_nodes;  // triton kernel -> post-grad nodes
-  std::map<std::string, std::vector<std::string>> pre_to_post;   // module-wide
-  std::vector<std::string> pending;
+  // One pass over the lines outside the kernels' source strings (most of the module, skipped
+  // whole). Kernel definitions: `# Source node to ATen node mapping:`, `#   pre => post, post`,
+  // then `name = async_compile.triton('...', '''`. Launches: in call() and in the graph
+  // partitions it calls (`def partition_0(args):`), in functions' bodies, each with the Source
+  // Nodes comment before it.
+  // Views into `source`: triton kernel -> post-grad nodes, and pre-grad -> post-grad (module-wide).
+  std::unordered_map<std::string_view, std::vector<std::string_view>> kernel_nodes, pre_to_post;
+  std::vector<std::string_view> pending;
   bool in_mapping = false;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::string_view l = lines[i];
+  std::vector<RawLaunch> raw;
+  std::vector<std::string_view> nodes;
+  std::string handle;
+  forEachCodeLine(source, [&](std::string_view l, int32_t number, bool quoted) {
     if (l.starts_with("# Source node to ATen node mapping:")) {
       in_mapping = true, pending.clear();
-      continue;
+      return;
     }
     if (in_mapping && l.starts_with("#   ")) {
-      size_t arrow = l.find(" => ");
-      if (arrow == std::string_view::npos) continue;
-      std::string pre(trimLeft(l.substr(1, arrow - 1)));
+      size_t arrow = findIn(l, " => ");
+      if (arrow == std::string_view::npos) return;
+      std::string_view pre = trimLeft(l.substr(1, arrow - 1));
       auto& posts = pre_to_post[pre];
       std::string_view rest = l.substr(arrow + 4);
       size_t p = 0;
@@ -489,63 +580,53 @@ model::CompiledModule parseWrapper(std::string_view name, std::string_view sourc
         }
         p = q;
       }
-      continue;
+      return;
     }
     in_mapping = false;
-    size_t eq = l.find(" = async_compile.triton('");
+    size_t eq = quoted ? findIn(l, " = async_compile.triton('") : std::string_view::npos;
     if (eq != std::string_view::npos && !pending.empty()) {
-      kernel_nodes[std::string(l.substr(0, eq))] = std::move(pending);
+      kernel_nodes[l.substr(0, eq)] = std::move(pending);
       pending.clear();
     }
-  }
-  // Launches: in call() and in the graph partitions it calls (`def partition_0(args):`), outside
-  // the kernels' source strings; each with the Source Nodes comment before it.
-  std::vector<RawLaunch> raw;
-  std::vector<std::string> nodes;
-  std::string handle;
-  bool in_string = false;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::string_view l = lines[i];
-    size_t quotes = 0;
-    for (size_t q = l.find("\'\'\'"); q != std::string_view::npos; q = l.find("\'\'\'", q + 3)) ++quotes;
-    bool was_in_string = in_string;
-    if (quotes % 2 == 1) in_string = !in_string;
-    if (was_in_string || quotes > 0) continue;
+    if (quoted) return;
     std::string_view t = trimLeft(l);
-    if (t.empty() || t.size() == l.size()) continue;  // functions' bodies only
+    if (t.empty() || t.size() == l.size()) return;  // functions' bodies only
     if (t.starts_with("# Topologically Sorted Source Nodes:")) {
       nodes = bracketList(t, "Source Nodes:");
-      continue;
+      return;
     }
     if (t.starts_with("# [Provenance debug handles] ")) {
       handle = std::string(t.substr(29));
       while (!handle.empty() && (handle.back() == ' ' || handle.back() == '\r')) handle.pop_back();
-      continue;
+      return;
     }
-    if (t.starts_with("#")) continue;
+    if (t.starts_with("#")) return;
     bool triton = false;
     std::string kernel = launchedKernel(t, triton);
-    if (kernel.empty()) continue;
-    raw.push_back({static_cast<int32_t>(i + 1), kernel, triton, std::move(nodes), std::move(handle)});
+    if (kernel.empty()) return;
+    raw.push_back({number, kernel, triton, std::move(nodes), std::move(handle)});
     nodes.clear(), handle.clear();
-  }
+  });
   auto graph = graphNodes(post_grad_graph);
   std::map<std::string, std::string> stacks_by_handle;
   for (const auto& [key, stack] : provenance) stacks_by_handle[key] = stack;
   // Launch sites per kernel, and each op's nodes in graph order ("extern_kernels.mm" -> mm nodes).
   std::map<std::string, size_t> sites, ordinal;
   for (const auto& r : raw) ++sites[r.kernel];
-  std::map<std::string, std::vector<const GraphNode*>> ops;
+  std::unordered_map<std::string_view, std::vector<const GraphNode*>> ops;  // "mm" -> its nodes
   {
     std::vector<const GraphNode*> by_order;
     for (const auto& [n, node] : graph)
-      if (!node.op.empty() && !node.at.file.empty()) by_order.push_back(&node);
+      if (!node.op.empty() && !node.file.empty()) by_order.push_back(&node);
     std::sort(by_order.begin(), by_order.end(), [](auto* a, auto* b) { return a->order < b->order; });
-    for (const GraphNode* node : by_order) {
-      ops["extern_kernels." + node->op].push_back(node);
-      ops["aten." + node->op].push_back(node);
-    }
+    for (const GraphNode* node : by_order) ops[node->op].push_back(node);
   }
+  // An extern call's op: "extern_kernels.mm" and "aten.mm" are calls of "mm".
+  auto opOf = [](std::string_view kernel) {
+    for (std::string_view prefix : {std::string_view("extern_kernels."), std::string_view("aten.")})
+      if (kernel.starts_with(prefix)) return kernel.substr(prefix.size());
+    return std::string_view();
+  };
   for (const auto& r : raw) {
     model::CompiledLaunch launch;
     launch.line = r.line;
@@ -554,14 +635,15 @@ model::CompiledModule parseWrapper(std::string_view name, std::string_view sourc
     // through the module's mappings), else its Triton kernel's definition (a kernel launched
     // from several places lists the first place's nodes).
     std::vector<const GraphNode*> located;
-    auto add = [&](const std::string& n) {
+    auto add = [&](std::string_view n) {
       auto it = graph.find(n);
-      if (it != graph.end() && !it->second.at.file.empty()) located.push_back(&it->second);
+      if (it != graph.end() && !it->second.file.empty()) located.push_back(&it->second);
     };
     auto k = r.triton ? kernel_nodes.find(r.kernel) : kernel_nodes.end();
     if (k != kernel_nodes.end() && sites[r.kernel] == 1) {
       for (const auto& n : k->second) add(n);
-    } else if (auto op = ops.find(r.kernel); !r.triton && op != ops.end() && op->second.size() == sites[r.kernel]) {
+    } else if (auto op = r.triton ? ops.end() : ops.find(opOf(r.kernel));
+               op != ops.end() && op->second.size() == sites[r.kernel]) {
       located.push_back(op->second[ordinal[r.kernel]]);  // the k-th call of an op is its k-th node
     } else {
       for (const auto& n : r.nodes) {
@@ -589,16 +671,15 @@ model::CompiledModule parseWrapper(std::string_view name, std::string_view sourc
     if (!launch.stack.empty()) {
       m.provenance = true;
     } else if (last) {
-      launch.stack.push_back(last->at);
+      launch.stack.push_back(last->at());
     }
     if (r.triton && !launch.stack.empty()) {
       const auto& charged = launch.stack.back();
       for (const GraphNode* n : located) {
-        if (n->at.file == charged.file && n->at.line == charged.line) continue;
-        if (std::find_if(launch.fused.begin(), launch.fused.end(), [&](const model::SourceLine& f) {
-              return f.file == n->at.file && f.line == n->at.line;
-            }) == launch.fused.end())
-          launch.fused.push_back(n->at);
+        if (n->sameLine(charged)) continue;
+        if (std::find_if(launch.fused.begin(), launch.fused.end(),
+                         [&](const model::SourceLine& f) { return n->sameLine(f); }) == launch.fused.end())
+          launch.fused.push_back(n->at());
       }
       std::sort(launch.fused.begin(), launch.fused.end(),
                 [](const auto& a, const auto& b) { return std::tie(a.file, a.line) < std::tie(b.file, b.line); });
@@ -893,17 +974,10 @@ bool holdsCompiledCode(const std::string& folder) {
   return false;
 }
 
-model::CompiledCode readCompiledCode(const std::vector<std::string>& folders, const std::vector<std::string>& wanted) {
-  model::CompiledCode out;
-  std::set<std::string> want(wanted.begin(), wanted.end());
+CompiledCodeFiles listCompiledCode(const std::vector<std::string>& folders, const std::atomic<bool>* stop) {
+  CompiledCodeFiles out;
   constexpr size_t kMaxFiles = 200'000;
   constexpr uintmax_t kMaxBytes = 1ull << 30;
-  // The files to read: FX graph cache entries and TORCH_TRACE logs, in listing order.
-  struct Job {
-    fs::path path;
-    bool trace = false;
-  };
-  std::vector<Job> jobs;
   for (const auto& folder : folders) {
     std::error_code ec;
     if (!fs::is_directory(folder, ec)) {
@@ -914,6 +988,7 @@ model::CompiledCode readCompiledCode(const std::vector<std::string>& folders, co
     size_t seen = 0;
     auto opts = fs::directory_options::skip_permission_denied;
     for (fs::recursive_directory_iterator it(folder, opts, ec), end; !ec && it != end; it.increment(ec)) {
+      if (stop && stop->load(std::memory_order_relaxed)) break;
       if (++seen > kMaxFiles) {
         out.warnings.push_back("stopped after " + std::to_string(kMaxFiles) + " files in " + folder);
         break;
@@ -931,63 +1006,90 @@ model::CompiledCode readCompiledCode(const std::vector<std::string>& folders, co
         out.warnings.push_back("skipped (over 1 GiB): " + p.string());
         continue;
       }
-      jobs.push_back({p, trace_log});
+      out.files.push_back({p.string(), trace_log});
+      if (fx_entry) ++out.entries;
     }
     if (ec) out.warnings.push_back("cannot list " + folder + ": " + ec.message());
   }
+  return out;
+}
+
+model::CompiledCode readCompiledFile(const CompiledCodeFiles::File& file, const std::set<std::string>& want) {
+  model::CompiledCode part;
+  MappedFile mapped(file.path);
+  if (!mapped.ok()) {
+    part.warnings.push_back("cannot read " + file.path);
+    return part;
+  }
+  std::string_view bytes = mapped.bytes();
+  if (file.trace) {
+    parseTraceLog(bytes, file.path, part);
+    return part;
+  }
+  // An entry names its module near its start (`cache_key`): skip the ones not wanted.
+  if (!want.empty() &&
+      std::none_of(want.begin(), want.end(),
+                   [&](const std::string& w) { return bytes.substr(0, 4096).find(w) != std::string_view::npos; }) &&
+      bytes.substr(0, 4096).find("cache_key") != std::string_view::npos)
+    return part;
+  auto entry = parseFxGraphEntry(bytes);
+  if (!entry) {
+    part.warnings.push_back("not an FX graph cache entry: " + file.path);
+    return part;
+  }
+  if (!want.empty() && !want.count(entry->cache_key)) return part;
+  auto m = parseWrapper(entry->cache_key, entry->source_code, entry->post_grad_graph, entry->linemap);
+  m.path = file.path;
+  part.modules.push_back(std::move(m));
+  return part;
+}
+
+model::CompiledCode readCompiledFiles(const CompiledCodeFiles& files, const std::vector<std::string>& wanted,
+                                      size_t max_threads) {
+  model::CompiledCode out;
+  out.sources = files.sources;
+  out.warnings = files.warnings;
+  std::set<std::string> want(wanted.begin(), wanted.end());
+  const auto& jobs = files.files;
   // Each file on its own (entries are megabytes of pickle, a few of them wanted), on a few
   // threads; merged in listing order so the result does not depend on the threads.
   std::vector<model::CompiledCode> parts(jobs.size());
-  auto read = [&](size_t i) {
-    const fs::path& p = jobs[i].path;
-    auto& part = parts[i];
-    MappedFile mapped(p);
-    if (!mapped.ok()) {
-      part.warnings.push_back("cannot read " + p.string());
-      return;
-    }
-    std::string_view bytes = mapped.bytes();
-    if (jobs[i].trace) {
-      parseTraceLog(bytes, p.string(), part);
-      return;
-    }
-    // An entry names its module near its start (`cache_key`): skip the ones not wanted.
-    if (!want.empty() &&
-        std::none_of(want.begin(), want.end(),
-                     [&](const std::string& w) { return bytes.substr(0, 4096).find(w) != std::string_view::npos; }) &&
-        bytes.substr(0, 4096).find("cache_key") != std::string_view::npos)
-      return;
-    auto entry = parseFxGraphEntry(bytes);
-    if (!entry) {
-      part.warnings.push_back("not an FX graph cache entry: " + p.string());
-      return;
-    }
-    if (!want.empty() && !want.count(entry->cache_key)) return;
-    auto m = parseWrapper(entry->cache_key, entry->source_code, entry->post_grad_graph, entry->linemap);
-    m.path = p.string();
-    part.modules.push_back(std::move(m));
-  };
   size_t threads = std::min<size_t>(jobs.size(), std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8));
+  if (max_threads > 0) threads = std::min(threads, max_threads);
   if (threads <= 1) {
-    for (size_t i = 0; i < jobs.size(); ++i) read(i);
+    for (size_t i = 0; i < jobs.size(); ++i) parts[i] = readCompiledFile(jobs[i], want);
   } else {
     std::atomic<size_t> next{0};
     std::vector<std::thread> pool;
     for (size_t t = 0; t < threads; ++t)
       pool.emplace_back([&] {
-        for (size_t i; (i = next.fetch_add(1)) < jobs.size();) read(i);
+        for (size_t i; (i = next.fetch_add(1)) < jobs.size();) parts[i] = readCompiledFile(jobs[i], want);
       });
     for (auto& t : pool) t.join();
   }
-  for (auto& part : parts) {
-    out.warnings.insert(out.warnings.end(), part.warnings.begin(), part.warnings.end());
-    for (auto& m : part.modules) addModule(out, std::move(m));
-    out.compiles.insert(out.compiles.end(), part.compiles.begin(), part.compiles.end());
-    out.graph_breaks.insert(out.graph_breaks.end(), part.graph_breaks.begin(), part.graph_breaks.end());
-  }
-  if (!want.empty()) std::erase_if(out.modules, [&](const model::CompiledModule& m) { return !want.count(m.name); });
-  std::sort(out.modules.begin(), out.modules.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (auto& part : parts) mergeCompiledCode(out, std::move(part));
+  keepModules(out, wanted);
   return out;
+}
+
+void mergeCompiledCode(model::CompiledCode& into, model::CompiledCode from) {
+  for (auto& s : from.sources)
+    if (std::find(into.sources.begin(), into.sources.end(), s) == into.sources.end()) into.sources.push_back(s);
+  into.warnings.insert(into.warnings.end(), from.warnings.begin(), from.warnings.end());
+  for (auto& m : from.modules) addModule(into, std::move(m));
+  into.compiles.insert(into.compiles.end(), from.compiles.begin(), from.compiles.end());
+  into.graph_breaks.insert(into.graph_breaks.end(), from.graph_breaks.begin(), from.graph_breaks.end());
+  std::sort(into.modules.begin(), into.modules.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+}
+
+void keepModules(model::CompiledCode& code, const std::vector<std::string>& wanted) {
+  if (wanted.empty()) return;
+  std::set<std::string> want(wanted.begin(), wanted.end());
+  std::erase_if(code.modules, [&](const model::CompiledModule& m) { return !want.count(m.name); });
+}
+
+model::CompiledCode readCompiledCode(const std::vector<std::string>& folders, const std::vector<std::string>& wanted) {
+  return readCompiledFiles(listCompiledCode(folders), wanted);
 }
 
 }  // namespace sightline::ingest

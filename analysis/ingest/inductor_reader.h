@@ -13,8 +13,10 @@
 // rule for its line map); the other lines of its nodes are `fused`. Opens only the folders named.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +30,30 @@ namespace sightline::ingest {
 // `wanted` given, only the modules it names (a profile's) are kept.
 model::CompiledCode readCompiledCode(const std::vector<std::string>& folders,
                                      const std::vector<std::string>& wanted = {});
+
+// The reading in parts, so that it can start before the modules wanted are known: the files of
+// `folders` to read (FX graph cache entries and TORCH_TRACE logs, in listing order); one of
+// them read (a trace log whole; an entry's module when `wanted` is empty or names it); or all of
+// them, on up to `max_threads` threads (0: a few, by the machine), keeping the `wanted` modules.
+struct CompiledCodeFiles {
+  struct File {
+    std::string path;
+    bool trace = false;  // a TORCH_TRACE log, else an FX graph cache entry
+  };
+  std::vector<File> files;
+  size_t entries = 0;                 // FX graph cache entries among them
+  std::vector<std::string> sources;   // the folders listed
+  std::vector<std::string> warnings;  // folders missing or cut short
+};
+// `stop` set (another thread): the listing ends where it is.
+CompiledCodeFiles listCompiledCode(const std::vector<std::string>& folders, const std::atomic<bool>* stop = nullptr);
+model::CompiledCode readCompiledFile(const CompiledCodeFiles::File& file, const std::set<std::string>& wanted);
+model::CompiledCode readCompiledFiles(const CompiledCodeFiles& files, const std::vector<std::string>& wanted,
+                                      size_t max_threads = 0);
+// Adds `from` to `into` (one module per name: the one with whole stacks, else the one resolving
+// more launches), and keeps only the `wanted` modules (all when empty).
+void mergeCompiledCode(model::CompiledCode& into, model::CompiledCode from);
+void keepModules(model::CompiledCode& code, const std::vector<std::string>& wanted);
 
 // Whether a folder holds generated code to read (an fxgraph/ folder or a TORCH_TRACE log).
 bool holdsCompiledCode(const std::string& folder);
