@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -124,8 +125,9 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
   StepSummary& sum = out.step_summary;
   // Kernels replayed by CUDA graph launches of compiled functions: each on the line whose
   // launch the graph recorded (LineResolver::replayedKernelLines).
-  std::unordered_map<size_t, LineRef> replayed;
+  std::vector<std::optional<LineRef>> replayed;  // per activity, when placed
   if (resolver.hasCompiledSites()) {
+    replayed.resize(p.activities.size());
     GraphLaunchNames isGraphLaunch(p);
     std::map<size_t, std::vector<size_t>> by_launch;  // graph launch -> its kernels, in order
     for (size_t a = 0; a < p.activities.size(); ++a) {
@@ -147,7 +149,7 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
     int64_t api = calls.callOf(act);
     if (api >= 0) has_activity[static_cast<size_t>(api)] = true;
     LineRef ref = api >= 0 ? resolver.lineOfCall(static_cast<size_t>(api)) : LineRef{};
-    if (auto r = replayed.find(a); r != replayed.end()) ref = r->second;
+    if (a < replayed.size() && replayed[a]) ref = *replayed[a];
     out.activity_lines[a] = ref;
     int64_t host_t = api >= 0 ? p.api_calls[static_cast<size_t>(api)].start_ns : act.start_ns;
     if (Step* step = window.stepAt(act.pid, host_t)) {

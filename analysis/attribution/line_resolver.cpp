@@ -148,14 +148,31 @@ bool LineResolver::hasCompiledSites() const { return options_.compiled && !optio
 uint32_t LineResolver::siteContext(int32_t site, uint32_t mark) {
   const auto& map = *options_.compiled;
   // Its lines, under the frames above the wrapper (the loop's line).
-  std::vector<FrameLine> lines;
-  for (const auto& l : map.sites[site].stack) lines.push_back({l.first, l.second});
-  const auto& m = profile_.marks[mark];
-  for (uint32_t f = map.mark_outer[mark]; f < m.frame_count; ++f) {
-    const auto& frame = profile_.frames[m.first_frame + f];
-    if (frame.line > 0 && backtraces_.isUser(profile_.strings[frame.file])) lines.push_back({frame.file, frame.line});
+  auto [outer, added] = outer_of_mark_.try_emplace(mark);
+  if (added) {
+    std::vector<FrameLine> above;
+    const auto& m = profile_.marks[mark];
+    for (uint32_t f = map.mark_outer[mark]; f < m.frame_count; ++f) {
+      const auto& frame = profile_.frames[m.first_frame + f];
+      if (frame.line <= 0) continue;
+      auto [user, fresh] = user_files_.try_emplace(frame.file);
+      if (fresh) user->second = backtraces_.isUser(profile_.strings[frame.file]);
+      if (user->second) above.push_back({frame.file, frame.line});
+    }
+    auto [id, fresh] = outer_ids_.try_emplace(std::move(above), static_cast<uint32_t>(outer_lines_.size()));
+    if (fresh) outer_lines_.push_back(&id->first);
+    outer->second = id->second;
   }
-  return contexts_.intern(std::move(lines));
+  auto [context, fresh] = site_contexts_.try_emplace((static_cast<uint64_t>(site) << 32) | outer->second);
+  if (fresh) {
+    const auto& above = *outer_lines_[outer->second];
+    std::vector<FrameLine> lines;
+    lines.reserve(map.sites[site].stack.size() + above.size());
+    for (const auto& l : map.sites[site].stack) lines.push_back({l.first, l.second});
+    lines.insert(lines.end(), above.begin(), above.end());
+    context->second = contexts_.intern(std::move(lines));
+  }
+  return context->second;
 }
 
 std::vector<LineRef> LineResolver::replayedKernelLines(size_t api, const std::vector<model::StringId>& kernels) {
@@ -185,20 +202,29 @@ std::vector<LineRef> LineResolver::replayedKernelLines(size_t api, const std::ve
 }
 
 std::vector<int32_t> LineResolver::sitesOfKernels(int32_t first, int32_t last,
-                                                  const std::vector<model::StringId>& kernels) const {
+                                                  const std::vector<model::StringId>& kernels) {
   const auto& map = *options_.compiled;
   // Triton kernels by name, in order.
   std::vector<int32_t> site_of(kernels.size(), -1);
-  std::map<std::string, std::vector<int32_t>> by_name;
-  for (int32_t s = first; s <= last; ++s)
-    if (map.sites[s].single) by_name[map.sites[s].kernel].push_back(s);
-  std::map<std::string, size_t> seen;
+  auto [wrapper, fresh] = wrapper_sites_.try_emplace(first);
+  WrapperSites& w = wrapper->second;
+  if (fresh)
+    for (int32_t s = first; s <= last; ++s) {
+      if (!map.sites[s].single) continue;
+      auto [list, added] = w.list_of_name.try_emplace(map.sites[s].kernel, static_cast<int32_t>(w.lists.size()));
+      if (added) w.lists.emplace_back();
+      w.lists[static_cast<size_t>(list->second)].push_back(s);
+    }
+  std::vector<size_t> seen(w.lists.size());
   for (size_t k = 0; k < kernels.size(); ++k) {
-    const std::string& name = profile_.strings[kernels[k]];
-    auto it = by_name.find(name);
-    if (it == by_name.end()) continue;
-    size_t nth = seen[name]++;
-    if (nth < it->second.size()) site_of[k] = it->second[nth];
+    auto [list, added] = w.list_of_kernel.try_emplace(kernels[k], -1);
+    if (added)
+      if (auto it = w.list_of_name.find(profile_.strings[kernels[k]]); it != w.list_of_name.end())
+        list->second = it->second;
+    if (list->second < 0) continue;
+    const auto& sites = w.lists[static_cast<size_t>(list->second)];
+    size_t nth = seen[static_cast<size_t>(list->second)]++;
+    if (nth < sites.size()) site_of[k] = sites[nth];
   }
   // The rest: the extern sites between the Triton kernels around them.
   for (size_t k = 0; k < kernels.size();) {

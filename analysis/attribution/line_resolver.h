@@ -3,6 +3,7 @@
 // line during a GPU idle gap, and the forward op around a call.
 #pragma once
 
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -49,7 +50,7 @@ class LineResolver {
   // The sites of one wrapper, [first, last], that a sequence of its kernels ran from: a Triton
   // kernel by its name (the k-th of a name at the k-th site launching it), the rest at the
   // extern sites between those, evenly; -1 where none fits.
-  std::vector<int32_t> sitesOfKernels(int32_t first, int32_t last, const std::vector<model::StringId>& kernels) const;
+  std::vector<int32_t> sitesOfKernels(int32_t first, int32_t last, const std::vector<model::StringId>& kernels);
   // The lines of the launches inside traced calls of generated wrappers (PyTorch profiler
   // traces), once: each launch at its site by the name of its first kernel, in order.
   void placeTracedCalls();
@@ -74,6 +75,22 @@ class LineResolver {
   std::unordered_map<uint64_t, std::vector<uint32_t>> thread_launches_;  // thread -> its launching calls
   std::unordered_map<uint32_t, LineRef> traced_lines_;                   // API call -> its site (traced calls)
   bool traced_placed_ = false;
+  // siteContext's user frames above the wrapper: per mark, an id for each distinct list (the
+  // replays of one CUDA graph from one line share it), and the context of (site, that id).
+  std::unordered_map<uint32_t, uint32_t> outer_of_mark_;
+  std::map<std::vector<FrameLine>, uint32_t> outer_ids_;
+  std::vector<const std::vector<FrameLine>*> outer_lines_;
+  std::unordered_map<uint64_t, uint32_t> site_contexts_;
+  // sitesOfKernels' Triton sites of one wrapper (by its first site): per kernel name, in order,
+  // and the list of each of the profile's kernel names met (-1: none).
+  struct WrapperSites {
+    std::unordered_map<std::string_view, int32_t> list_of_name;
+    std::vector<std::vector<int32_t>> lists;
+    std::unordered_map<model::StringId, int32_t> list_of_kernel;
+  };
+  std::unordered_map<int32_t, WrapperSites> wrapper_sites_;
+  // Whether a string table entry names a user file, computed once per file.
+  std::unordered_map<model::StringId, bool> user_files_;
 };
 
 }  // namespace sightline::attribution
