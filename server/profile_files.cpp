@@ -48,6 +48,7 @@ std::string defaultCacheDir() {
 ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions& options) {
   ingest::LoadOptions load;
   load.progress = options.progress;
+  load.names_read = options.names_read;
   std::error_code ec;
   if (!endsWith(path, ".nsys-rep") || !fs::exists(path, ec)) return ingest::loadProfile(path, load);
   if (!onPath("nsys"))

@@ -14,6 +14,7 @@ namespace sightline::server {
 struct OpenProfileOptions {
   std::string cache_dir;          // where .nsys-rep exports go; "" = $XDG_CACHE_HOME or ~/.cache /sightline
   ingest::LoadProgress progress;  // on the loading thread
+  ingest::NamesRead names_read;   // on the loading thread, once per file
 };
 
 ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions& options = {});

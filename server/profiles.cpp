@@ -212,6 +212,9 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
         if (*generation == mine) stage(message, percent);
       });
     };
+    compiled.mapper = &env.mapper;
+    CompiledCodeReader compiled_code(std::move(compiled));  // reads while the profile loads
+    open_options.names_read = compiled_code.namesRead();
     auto result = openProfiles(paths, open_options);
     std::string error;
     if (result.profile) {
@@ -220,8 +223,7 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
       post([=] {
         if (*generation == mine) stage(rows, 70);
       });
-      compiled.mapper = &env.mapper;
-      options.compiled = findCompiledCode(*result.profile, compiled);
+      options.compiled = compiled_code.finish(*result.profile);
       loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);
     } else {
       error = result.error;

@@ -9,6 +9,7 @@
 namespace sightline::attribution {
 
 std::string generatedModuleName(std::string_view path) {
+  if (!path.ends_with(".py")) return "";  // first: most names are kernels' and functions'
   size_t slash = path.find_last_of("/\\");
   std::string_view file = slash == std::string_view::npos ? path : path.substr(slash + 1);
   if (!file.ends_with(".py") || file.size() < 3 + 30 || file[0] != 'c') return "";

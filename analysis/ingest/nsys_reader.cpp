@@ -291,12 +291,18 @@ class ActivityReader : Reader {
 // activity reader on a second connection meanwhile ("readers may use both cores").
 class ProfileReader : Reader {
  public:
-  ProfileReader(Database& db, const std::string& path, model::Profile& profile, const LoadProgress& progress)
-      : Reader(db, profile.info.warnings, string_ids_), path_(path), p_(profile), progress_(progress) {}
+  ProfileReader(Database& db, const std::string& path, model::Profile& profile, const LoadProgress& progress,
+                const NamesRead& names_read)
+      : Reader(db, profile.info.warnings, string_ids_),
+        path_(path),
+        p_(profile),
+        progress_(progress),
+        names_read_(names_read) {}
 
   void run() {
     readMetadata();
     readStrings();
+    if (names_read_) names_read_(p_.strings);
     report(std::to_string(string_ids_.size()) + " names read; reading GPU activities and CUDA API calls", 10);
     std::array<model::StringId, 6> copy_names{};
     for (auto k : {CopyKind::Unknown, CopyKind::HostToDevice, CopyKind::DeviceToHost, CopyKind::DeviceToDevice,
@@ -770,6 +776,7 @@ class ProfileReader : Reader {
   std::string path_;
   model::Profile& p_;
   const LoadProgress& progress_;
+  const NamesRead& names_read_;
   std::vector<RawFrame> raw_frames_;  // parallel to p_.frames: the ids they were decoded from
   std::unordered_multimap<uint64_t, std::pair<uint32_t, uint32_t>> stacks_;  // hash -> (first, count)
   std::unordered_map<uint64_t, size_t> layout_of_process_;                   // (pid, sampling?) -> index of its layout
@@ -807,7 +814,7 @@ bool decodeBacktracePayload(std::string_view blob, const PayloadLayout& layout, 
   return true;
 }
 
-LoadResult loadNsysSqlite(const std::string& path, const LoadProgress& progress) {
+LoadResult loadNsysSqlite(const std::string& path, const LoadProgress& progress, const NamesRead& names_read) {
   LoadResult result;
   std::string error;
   auto db = Database::openReadOnly(path, error);
@@ -821,7 +828,7 @@ LoadResult loadNsysSqlite(const std::string& path, const LoadProgress& progress)
     return result;
   }
   model::Profile profile;
-  ProfileReader(*db, path, profile, progress).run();
+  ProfileReader(*db, path, profile, progress, names_read).run();
   if (profile.activities.empty())
     profile.info.warnings.push_back("no GPU activity (kernels, copies, memsets, graphs) in the profile");
   result.profile = std::move(profile);

@@ -11,7 +11,7 @@
 
 namespace sightline::ingest {
 
-LoadResult loadNsysSqlite(const std::string& path, const LoadProgress& progress = {});
+LoadResult loadNsysSqlite(const std::string& path, const LoadProgress& progress = {}, const NamesRead& names_read = {});
 
 // Decodes one NVTX extended payload holding a Python backtrace. Exposed for tests.
 struct PayloadLayout {

@@ -41,7 +41,7 @@ LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
     kineto.progress = options.progress;
     return loadKinetoTrace(path, nullptr, kineto);
   }
-  return loadNsysSqlite(path, options.progress);
+  return loadNsysSqlite(path, options.progress, options.names_read);
 }
 
 }  // namespace sightline::ingest

@@ -13,6 +13,7 @@ namespace sightline::ingest {
 
 struct LoadOptions {
   LoadProgress progress;  // what the reader has read (on the loading thread)
+  NamesRead names_read;   // the profile's names, once read (nsys exports)
 };
 
 LoadResult loadProfile(const std::string& path, const LoadOptions& options = {});

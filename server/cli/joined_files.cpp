@@ -4,9 +4,6 @@
 #include <filesystem>
 
 #include "server/compiled_code.h"
-
-#include <filesystem>
-
 #include "server/local_files.h"
 #include "server/profile_files.h"
 #include "server/worker_pool.h"
@@ -36,7 +33,14 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
                                                      const std::vector<NamedFile>& named, int64_t idle_gap_ns,
                                                      std::string& error, bool all_steps,
                                                      const std::vector<std::string>& compiled_code) {
-  auto loaded = openProfiles(profile_paths);
+  CompiledCodeSearch search;
+  search.named = compiled_code;
+  search.roots = {std::filesystem::current_path().string()};
+  search.mapper = &mapper;
+  CompiledCodeReader compiled_reader(std::move(search));  // reads while the profile loads
+  OpenProfileOptions open_options;
+  open_options.names_read = compiled_reader.namesRead();
+  auto loaded = openProfiles(profile_paths, open_options);
   const std::string& profile_path = profile_paths.front();
   if (!loaded.profile) {
     error = loaded.error;
@@ -56,11 +60,7 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   options.idle_gap_ns = idle_gap_ns;
   options.all_steps = all_steps;
   for (const auto& f : named) options.named.push_back({f.absolute, f.file, f.index});
-  CompiledCodeSearch search;
-  search.named = compiled_code;
-  search.roots = {std::filesystem::current_path().string()};
-  search.mapper = &mapper;
-  options.compiled = findCompiledCode(*loaded.profile, search);
+  options.compiled = compiled_reader.finish(*loaded.profile);
   return std::make_unique<join::ProfileJoin>(std::move(*loaded.profile), localJoinEnvironment(mapper), options);
 }
 

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "analysis/ingest/sqlite.h"
 #include "tests/support/test_paths.h"
@@ -120,6 +122,33 @@ TEST(NsysReader, DecodesPythonBacktracesThroughThePayloadSchema) {
   for (const auto& r : p.ranges)
     if (p.strings[r.op] == "aten::conv2d" && r.seq >= 0 && r.op_id >= 0) conv = true;
   EXPECT_TRUE(conv);
+}
+
+TEST(NsysReader, HandsOverItsNamesBeforeReadingTheRest) {
+  // Once, with the file of every frame through generated code already there (the compiled run's
+  // modules: the generated code is read meanwhile, server/compiled_code.h).
+  auto moduleFile = [](const std::string& path) {
+    size_t slash = path.rfind('/');
+    return path.ends_with(".py") && slash != std::string::npos && path.compare(slash + 1, 1, "c") == 0 &&
+                   path.size() - slash > 40
+               ? path.substr(slash + 1)
+               : std::string();
+  };
+  int calls = 0;
+  std::set<std::string> early;
+  auto loaded =
+      loadNsysSqlite(testing::dataProfile("compile/compiled_prov.sqlite.xz"), {}, [&](const model::StringTable& table) {
+        ++calls;
+        for (model::StringId id = 0; id < table.size(); ++id)
+          if (auto m = moduleFile(table[id]); !m.empty()) early.insert(m);
+      });
+  ASSERT_TRUE(loaded.profile);
+  EXPECT_EQ(calls, 1);
+  std::set<std::string> ran;
+  for (const auto& f : loaded.profile->frames)
+    if (auto m = moduleFile(loaded.profile->strings[f.file]); !m.empty()) ran.insert(m);
+  EXPECT_EQ(ran.size(), 2u);
+  EXPECT_TRUE(std::includes(early.begin(), early.end(), ran.begin(), ran.end()));
 }
 
 TEST(NsysReader, KernelsKeepTheirLaunchShape) {
