@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "analysis/features/profile_view.h"
+#include "analysis/ingest/profile_loader.h"
 #include "server/profile_files.h"
 
 namespace sightline::server {
@@ -112,6 +113,8 @@ protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const s
   }
   status.warnings = info.warnings;
   if (auto lost = lostRecordsWarning(a, info); !lost.empty()) status.warnings.push_back(lost);
+  if (a.attributed_gpu_ns == 0 && a.total_gpu_ns > 0)
+    status.warnings.push_back("No GPU time could be put on source lines: " + ingest::captureAdvice(info));
   if (a.ranks.size() > 1)
     status.warnings.insert(status.warnings.begin(), std::to_string(a.ranks.size()) + " ranks (" +
                                                         std::to_string(loaded->parts.size()) +

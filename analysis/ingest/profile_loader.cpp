@@ -1,6 +1,7 @@
 // Profile loading by file name.
 #include "analysis/ingest/profile_loader.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace sightline::ingest {
@@ -21,6 +22,34 @@ std::string captureAdvice() {
          "  nsys export --type sqlite --include-blobs=true -o run.sqlite run.nsys-rep\n"
          "or with the PyTorch profiler: torch.profiler.profile(activities=[CPU, CUDA], with_stack=True) and\n"
          "  prof.export_chrome_trace(\"run.pt.trace.json.gz\")";
+}
+
+std::string captureAdvice(const model::ProfileInfo& info) {
+  auto has = [&](const char* capability) {
+    return std::find(info.capabilities.begin(), info.capabilities.end(), capability) != info.capabilities.end();
+  };
+  if (info.format == "kineto-json") {
+    if (has("python-functions") || has("call-stacks"))
+      return "the trace's Python stacks reach none of the script's lines: name the script that ran, or map the "
+             "trace's paths onto it with --map FROM=TO";
+    return "the trace has no Python stacks; record it with them:\n"
+           "  torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True)\n"
+           "  prof.export_chrome_trace(\"run.pt.trace.json.gz\")";
+  }
+  if (info.format != "nsys-sqlite") return captureAdvice();
+  if (has("python-backtraces") && !info.has_blobs)
+    return "the export has Python backtrace marks but not their frames; export the report again with them:\n"
+           "  nsys export --type sqlite --include-blobs=true -o run.sqlite run.nsys-rep";
+  if (has("python-backtraces"))
+    return "the profile's Python backtraces reach none of the script's lines: name the script that ran, or map "
+           "the profile's paths onto it with --map FROM=TO";
+  // Only what is missing: a capture with autograd ranges already had nvtx traced.
+  std::string flags = has("autograd-nvtx") ? "--python-backtrace=cuda --cudabacktrace=all"
+                                           : "--python-backtrace=cuda --cudabacktrace=all --pytorch=autograd-nvtx "
+                                             "(with nvtx in its --trace list)";
+  return "the capture has no Python backtraces: profile again adding " + flags +
+         " to its nsys profile command, then export the frames with it:\n"
+         "  nsys export --type sqlite --include-blobs=true -o run.sqlite run.nsys-rep";
 }
 
 LoadResult loadProfile(const std::string& path, const LoadOptions& options) {

@@ -18,7 +18,9 @@ struct LoadOptions {
 
 LoadResult loadProfile(const std::string& path, const LoadOptions& options = {});
 
-// What to run to get a profile Sightline can put on lines.
+// What to run to get a profile Sightline can put on lines; with the profile's info, only what
+// that capture lacks (never a flag it already used).
 std::string captureAdvice();
+std::string captureAdvice(const model::ProfileInfo& info);
 
 }  // namespace sightline::ingest

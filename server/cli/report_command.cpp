@@ -442,7 +442,7 @@ json reportJson(const ReportData& d) {
                       {"causes", causes},
                       {"changes", changes}};
   }
-  if (attr.attributed_gpu_ns == 0) doc["advice"] = ingest::captureAdvice();
+  if (attr.attributed_gpu_ns == 0) doc["advice"] = ingest::captureAdvice(profile.info);
   if (d.compare) {
     json files_before = json::array();
     for (const auto& [local, lines] : d.compare_lines) {
@@ -551,7 +551,7 @@ void writeHeader(const ReportData& d, std::ostream& out) {
   for (const auto& w : profile.info.warnings) out << "Warning   " << w << "\n";
   if (auto lost = lostRecordsWarning(attr, profile.info); !lost.empty()) out << "Warning   " << lost << "\n";
   if (attr.attributed_gpu_ns == 0)
-    out << "No GPU time could be put on source lines: " << ingest::captureAdvice() << "\n";
+    out << "No GPU time could be put on source lines: " << ingest::captureAdvice(profile.info) << "\n";
 }
 
 // Roll-ups on def and loop header lines (1-based line -> ns of the body).

@@ -60,6 +60,13 @@ void start(LspClient& client, const Workspace& w, json settings) {
 
 std::optional<json> status(LspClient& client) { return client.waitForNotification("sightline/profileStatus", 30s); }
 
+// A server on `w` whose profiles setting names runs/*.sqlite: the first status's params.
+std::optional<json> startOnRuns(LspClient& client, const Workspace& w) {
+  start(client, w, {{"profiles", {"runs/*.sqlite"}}});
+  auto s = status(client);
+  return s ? std::optional<json>((*s)["params"]) : std::nullopt;
+}
+
 // The status once the compareWith profile is loaded too.
 std::optional<json> compareStatus(LspClient& client) {
   return client.waitFor(
@@ -105,10 +112,9 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   SIGHTLINE_REQUIRE_PROFILE(naive, "h200-captures/nsys/train_small_naive.sqlite.xz");
   auto w = makeWorkspace("hints", naive);
   auto client = LspClient::spawnStdio();
-  start(*client, w, {{"profiles", {"runs/*.sqlite"}}});
-  auto s = status(*client);
+  auto s = startOnRuns(*client, w);
   ASSERT_TRUE(s) << client->stderrText();
-  const json& st = (*s)["params"];
+  const json& st = *s;
   EXPECT_EQ(st["loaded"], true) << st.dump();
   EXPECT_EQ(st["format"], "nsys-sqlite");
   EXPECT_EQ(st["steps"], 6);
@@ -350,6 +356,22 @@ TEST(ProfileSession, WarnsOnceWhenTheFileIsNotTheProfiledSource) {
     EXPECT_NE(d["message"].get<std::string>().find("differs from the source the profile measured"), std::string::npos);
   }
   EXPECT_EQ(count, 1);
+  fs::remove_all(w.root);
+}
+
+// A capture without Python backtraces: nothing lands on lines, and the status says what the
+// next capture must add (and not what this one already used).
+TEST(ProfileSession, StatusSaysWhatACaptureWithoutBacktracesLacks) {
+  SIGHTLINE_REQUIRE_PROFILE(plain, "h200-captures/nsys/train_small_naive_nobacktrace.sqlite.xz");
+  auto w = makeWorkspace("nobacktrace", plain);
+  auto client = LspClient::spawnStdio();
+  auto s = startOnRuns(*client, w);
+  ASSERT_TRUE(s && (*s)["loaded"] == true) << client->stderrText();
+  EXPECT_EQ((*s)["attributedShare"], 0.0) << s->dump();
+  std::string warnings = (*s)["warnings"].dump();
+  EXPECT_NE(warnings.find("No GPU time could be put on source lines"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("--python-backtrace=cuda"), std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find("--pytorch=autograd-nvtx"), std::string::npos) << warnings;
   fs::remove_all(w.root);
 }
 

@@ -180,6 +180,9 @@ TEST(Report, MapRulesAndMissingBacktraces) {
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("--python-backtrace=cuda"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--include-blobs=true"), std::string::npos);
+  // Never a flag the capture already used: it had autograd ranges and a capture range.
+  EXPECT_EQ(r.out.find("--pytorch=autograd-nvtx"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("--capture-range"), std::string::npos) << r.out;
 }
 
 TEST(Report, UserNvtxRangesWithoutBacktraces) {
