@@ -239,7 +239,7 @@ struct StepSummary {
   int64_t oneoff_gpu_ns = 0;         // outside steady steps: GPU time and idle gaps
   int64_t oneoff_idle_ns = 0;
   int64_t oneoff_compile_ns = 0;  // of those idle gaps, time torch.compile was compiling
-  bool all_steps = false;         // every step counted (Options::all_steps, or a capture range)
+  bool all_steps = false;         // every step counted (Options::all_steps, or a capture range without set-up steps)
 };
 
 struct IdleGap {

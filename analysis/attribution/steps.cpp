@@ -210,14 +210,22 @@ void fromLoopLine(const model::Profile& p, const BacktraceIndex& backtraces, Att
 // Warm-up and outlier steps. A step far above the median (1.5x, and 2 ms more) is an outlier;
 // outliers before the first ordinary one are warm-up, and so is the first step unless the
 // profiler's own schedule already left warm-up out (ProfilerStep ranges). Fewer than four
-// steps, or every step asked for: all steady.
-void classifySteps(Attribution::ProcessSteps& steps, bool all_steps, bool first_is_warmup) {
+// steps, or every step asked for: all steady. Steps a capture range chose are all counted,
+// but for leading ones that are no training step at all (5x the median and 100 ms more: the
+// compiles and lazy set-up of a range opened before the first step); returns how many.
+int classifySteps(Attribution::ProcessSteps& steps, bool all_steps, bool in_range, bool first_is_warmup) {
   auto& list = steps.list;
-  if (all_steps || list.size() < 4) return;
+  if (all_steps || list.size() < 4) return 0;
   std::vector<int64_t> lengths;
   lengths.reserve(list.size());
   for (const auto& s : list) lengths.push_back(model::spanNs(s.start_ns, s.end_ns));
   int64_t m = medianNs(lengths);
+  if (in_range) {
+    int setup = 0;
+    for (size_t i = 0; i < list.size() && lengths[i] > 5 * m && lengths[i] > m + 100'000'000; ++i, ++setup)
+      list[i].kind = StepKind::Warmup;
+    return setup;
+  }
   auto far = [&](size_t i) { return lengths[i] > m + std::max(m / 2, int64_t{2'000'000}); };
   bool leading = true;
   for (size_t i = 0; i < list.size(); ++i) {
@@ -227,6 +235,7 @@ void classifySteps(Attribution::ProcessSteps& steps, bool all_steps, bool first_
       list[i].kind = StepKind::Outlier;
     if (i > 0 && !far(i)) leading = false;
   }
+  return 0;
 }
 
 }  // namespace
@@ -241,12 +250,12 @@ void detectSteps(const model::Profile& profile, const Options& options, const Ba
                  Attribution& out) {
   bool scheduled = fromProfilerSteps(profile, out);
   if (!scheduled && !fromNvtxSites(profile, options, out)) fromLoopLine(profile, backtraces, out);
-  bool all = options.all_steps || std::find(profile.info.capabilities.begin(), profile.info.capabilities.end(),
-                                            "capture-range") != profile.info.capabilities.end();
-  out.step_summary.all_steps = all;
+  bool in_range = std::find(profile.info.capabilities.begin(), profile.info.capabilities.end(), "capture-range") !=
+                  profile.info.capabilities.end();
+  out.step_summary.all_steps = options.all_steps || in_range;
   int most = 0;
   for (auto& [pid, steps] : out.process_steps) {
-    classifySteps(steps, all, !scheduled);
+    if (classifySteps(steps, options.all_steps, in_range, !scheduled) > 0) out.step_summary.all_steps = false;
     int steady = 0;
     for (const auto& s : steps.list) steady += s.kind == StepKind::Steady ? 1 : 0;
     most = std::max(most, steady);
