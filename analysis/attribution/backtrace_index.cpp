@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "analysis/attribution/user_files.h"
+
 namespace sightline::attribution {
 
 namespace {
@@ -10,7 +12,7 @@ namespace {
 // Frames of a data-loading call: PyTorch's DataLoader, or a user function fetching batches.
 bool isInputFrame(const std::string& file, const std::string& function, bool user) {
   if (file.find("torch/utils/data/") != std::string::npos) return true;
-  return user && (function.find("batch") != std::string::npos || function == "__getitem__");
+  return user && (makesBatches(function) || function == "__getitem__");
 }
 
 }  // namespace

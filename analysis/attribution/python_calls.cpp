@@ -155,7 +155,7 @@ uint32_t PythonCalls::contextAbove(int frame, int32_t line, bool& input) {
     const auto& f = profile_.calls[static_cast<size_t>(up)];
     bool user = f.kind == model::CallKind::Function && user_files_.isUser(f.file);
     if (profile_.strings[f.file].find("torch/utils/data/") != std::string::npos ||
-        (user && profile_.strings[f.function].find("batch") != std::string::npos))
+        (user && makesBatches(profile_.strings[f.function])))
       input = true;
     if (!user) continue;
     Method method = Method::Function;
@@ -184,8 +184,7 @@ LineRef PythonCalls::lineAt(uint32_t pid, uint32_t tid, int64_t t) {
   if (line <= 0) return {};
   LineRef ref{profile_.calls[static_cast<size_t>(frame)].file, line, method, false};
   ref.context = contextAbove(frame, line, input);
-  ref.input =
-      input || profile_.strings[profile_.calls[static_cast<size_t>(frame)].function].find("batch") != std::string::npos;
+  ref.input = input || makesBatches(profile_.strings[profile_.calls[static_cast<size_t>(frame)].function]);
   return ref;
 }
 

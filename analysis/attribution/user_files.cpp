@@ -126,6 +126,15 @@ bool UserFiles::isUser(model::StringId file) {
 // Code that torch.compile generates: Inductor's output modules (`<cache>/xx/c<hash>.py`, under
 // /tmp/torchinductor_<user> by default or TORCHINDUCTOR_CACHE_DIR) are not the user's lines;
 // the user's call into the compiled model is.
+bool makesBatches(std::string_view function) {
+  while (function.starts_with('_')) function.remove_prefix(1);
+  if (!contains(function, "batch")) return false;
+  for (std::string_view verb : {"get", "load", "next", "fetch", "sample", "make", "prepare", "read", "gen", "build",
+                                "create", "random", "iter", "batch"})
+    if (function.starts_with(verb)) return true;
+  return false;
+}
+
 bool isGeneratedCode(std::string_view path) {
   if (contains(path, "torchinductor")) return true;
   auto slash = path.rfind('/');

@@ -18,6 +18,9 @@ bool isTrimmedLibraryPath(std::string_view path);
 // Inductor's generated modules (`<cache>/xx/c<hash>.py`, or anything under torchinductor_*):
 // never the user's lines, whatever finds them as source.
 bool isGeneratedCode(std::string_view path);
+// A user function that makes batches (`get_batch`, `load_batch`, `_next_batch`, `batchify`):
+// time under it is the input pipeline. Not one that takes them (`_run_batch`, `train_batch`).
+bool makesBatches(std::string_view function);
 
 // Answers for the Python-call path of traces, cached per interned file name: the options'
 // is_user_file, else whether a call-site table exists for it, else the defaults (and never a
