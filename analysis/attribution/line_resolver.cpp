@@ -137,42 +137,56 @@ LineRef LineResolver::lineFromCompiledSites(const model::ApiCall& c) {
   }
   if (n == 0) return {};
   size_t pick = n == between.size() ? k : std::min(between.size() - 1, k * between.size() / n);
-  const auto& site = map.sites[between[pick]];
-  LineRef ref{site.at.first, site.at.second, Method::Inferred, site.backward};
-  ref.context = siteContext(between[pick], prev);
+  SiteLine at = siteLine(between[pick], prev);
+  LineRef ref{at.at.first, at.at.second, Method::Inferred, map.sites[between[pick]].backward};
+  ref.context = at.context;
   return ref;
 }
 
 bool LineResolver::hasCompiledSites() const { return options_.compiled && !options_.compiled->sites.empty(); }
 
-uint32_t LineResolver::siteContext(int32_t site, uint32_t mark) {
+bool LineResolver::isUserFile(model::StringId file) {
+  auto [user, fresh] = user_files_.try_emplace(file);
+  if (fresh) user->second = backtraces_.isUser(profile_.strings[file]);
+  return user->second;
+}
+
+const std::vector<FrameLine>& LineResolver::userLinesOf(int32_t site) {
+  auto [lines, fresh] = site_user_lines_.try_emplace(site);
+  if (fresh)
+    for (const auto& l : options_.compiled->sites[site].stack)
+      if (isUserFile(l.first)) lines->second.push_back({l.first, l.second});
+  return lines->second;
+}
+
+LineResolver::SiteLine LineResolver::siteLine(int32_t site, uint32_t mark) {
   const auto& map = *options_.compiled;
-  // Its lines, under the frames above the wrapper (the loop's line).
+  // The user lines above the wrapper (the loop's line), innermost first, once per distinct list.
   auto [outer, added] = outer_of_mark_.try_emplace(mark);
   if (added) {
     std::vector<FrameLine> above;
     const auto& m = profile_.marks[mark];
     for (uint32_t f = map.mark_outer[mark]; f < m.frame_count; ++f) {
       const auto& frame = profile_.frames[m.first_frame + f];
-      if (frame.line <= 0) continue;
-      auto [user, fresh] = user_files_.try_emplace(frame.file);
-      if (fresh) user->second = backtraces_.isUser(profile_.strings[frame.file]);
-      if (user->second) above.push_back({frame.file, frame.line});
+      if (frame.line > 0 && isUserFile(frame.file)) above.push_back({frame.file, frame.line});
     }
     auto [id, fresh] = outer_ids_.try_emplace(std::move(above), static_cast<uint32_t>(outer_lines_.size()));
     if (fresh) outer_lines_.push_back(&id->first);
     outer->second = id->second;
   }
-  auto [context, fresh] = site_contexts_.try_emplace((static_cast<uint64_t>(site) << 32) | outer->second);
+  auto [line, fresh] = site_lines_.try_emplace((static_cast<uint64_t>(site) << 32) | outer->second);
   if (fresh) {
     const auto& above = *outer_lines_[outer->second];
-    std::vector<FrameLine> lines;
-    lines.reserve(map.sites[site].stack.size() + above.size());
-    for (const auto& l : map.sites[site].stack) lines.push_back({l.first, l.second});
+    std::vector<FrameLine> lines = userLinesOf(site);
+    if (!lines.empty())
+      line->second.at = {lines.back().file, lines.back().line};
+    else if (!above.empty())
+      line->second.at = {above.front().file, above.front().line};
+    // else none: the autograd engine's thread runs a model of a library; other methods place it
     lines.insert(lines.end(), above.begin(), above.end());
-    context->second = contexts_.intern(std::move(lines));
+    line->second.context = contexts_.intern(std::move(lines));
   }
-  return context->second;
+  return line->second;
 }
 
 std::vector<LineRef> LineResolver::replayedKernelLines(size_t api, const std::vector<model::StringId>& kernels) {
@@ -194,8 +208,13 @@ std::vector<LineRef> LineResolver::replayedKernelLines(size_t api, const std::ve
       out[k] = fallback;
       continue;
     }
-    out[k] = {map.sites[s].at.first, map.sites[s].at.second, Method::Stack, map.sites[s].backward};
-    out[k].context = siteContext(s, static_cast<uint32_t>(mark));
+    SiteLine at = siteLine(s, static_cast<uint32_t>(mark));
+    if (at.at.first == 0) {
+      out[k] = fallback;
+      continue;
+    }
+    out[k] = {at.at.first, at.at.second, Method::Stack, map.sites[s].backward};
+    out[k].context = at.context;
     if (out[k].backward) out[k] = withCaller(out[k], c);
   }
   return out;
@@ -305,11 +324,17 @@ void LineResolver::placeTracedCalls() {
     for (size_t k = 0; k < site_of.size(); ++k) {
       int32_t s = site_of[k];
       if (s < 0 || map.sites[s].at.first == 0) continue;
+      // As siteLine: the site's innermost user line, else the line the wrapper was called from.
       const auto& site = map.sites[s];
-      LineRef ref{site.at.first, site.at.second, Method::Aligned, site.backward};
-      std::vector<FrameLine> lines;
-      for (const auto& l : site.stack) lines.push_back({l.first, l.second});
-      ref.context = contexts_.intern(std::move(lines));
+      const auto& lines = userLinesOf(s);
+      LineRef ref{0, 0, Method::Aligned, site.backward};
+      if (!lines.empty())
+        ref.file = lines.back().file, ref.line = lines.back().line;
+      else if (above.file != 0)
+        ref.file = above.file, ref.line = above.line;
+      else
+        continue;
+      ref.context = contexts_.intern(lines);
       if (above.file != 0) ref.context = contexts_.merge(ref.context, above.context);
       traced_lines_[inside[t][k]] = ref;
     }

@@ -9,6 +9,7 @@
 
 #include "analysis/attribution/autograd_ranges.h"
 #include "analysis/attribution/backtrace_index.h"
+#include "analysis/attribution/compiled_frames.h"
 #include "analysis/attribution/nvtx_site_ranges.h"
 #include "analysis/attribution/python_calls.h"
 
@@ -45,8 +46,18 @@ class LineResolver {
   // A launch without a backtrace between two backtraced launches of one generated wrapper: the
   // wrapper's launch sites between those two, in order (cuBLAS and attention calls).
   LineRef lineFromCompiledSites(const model::ApiCall& call);
-  // The context of a site's lines under the frames above the wrapper in `mark`.
-  uint32_t siteContext(int32_t site, uint32_t mark);
+  // A site's line under the frames above the wrapper in `mark`, as a stack would give it: the
+  // innermost user line of the site's stack, else of the frames above (a model in a library,
+  // torchvision's: the user's call of it; none on the autograd engine's thread then); its
+  // context holds the user lines of both.
+  struct SiteLine {
+    LineKey at;
+    uint32_t context = 0;
+  };
+  SiteLine siteLine(int32_t site, uint32_t mark);
+  // The site's own user lines (outermost first) and whether a file is the user's, once each.
+  const std::vector<FrameLine>& userLinesOf(int32_t site);
+  bool isUserFile(model::StringId file);
   // The sites of one wrapper, [first, last], that a sequence of its kernels ran from: a Triton
   // kernel by its name (the k-th of a name at the k-th site launching it), the rest at the
   // extern sites between those, evenly; -1 where none fits.
@@ -75,12 +86,14 @@ class LineResolver {
   std::unordered_map<uint64_t, std::vector<uint32_t>> thread_launches_;  // thread -> its launching calls
   std::unordered_map<uint32_t, LineRef> traced_lines_;                   // API call -> its site (traced calls)
   bool traced_placed_ = false;
-  // siteContext's user frames above the wrapper: per mark, an id for each distinct list (the
-  // replays of one CUDA graph from one line share it), and the context of (site, that id).
+  // siteLine's user frames above the wrapper: per mark, an id for each distinct list (the
+  // replays of one CUDA graph from one line share it), the line of (site, that id), and each
+  // site's own user lines.
   std::unordered_map<uint32_t, uint32_t> outer_of_mark_;
   std::map<std::vector<FrameLine>, uint32_t> outer_ids_;
   std::vector<const std::vector<FrameLine>*> outer_lines_;
-  std::unordered_map<uint64_t, uint32_t> site_contexts_;
+  std::unordered_map<uint64_t, SiteLine> site_lines_;
+  std::unordered_map<int32_t, std::vector<FrameLine>> site_user_lines_;
   // sitesOfKernels' Triton sites of one wrapper (by its first site): per kernel name, in order,
   // and the list of each of the profile's kernel names met (-1: none).
   struct WrapperSites {
