@@ -297,7 +297,7 @@ std::string compiledCodeNote(const join::StepStory::Generated& g) {
   if (g.mapped > 0 || g.mapped_calls > 0) {
     out += " (model lines from the generated code in " + (g.read_from.empty() ? std::string("?") : g.read_from[0]);
     if (g.mapped == 0) out += ", each launch of a traced call placed by its kernel's name and order";
-    out += g.provenance ? ", with whole stacks from provenance tracking)"
+    out += g.provenance ? ", with whole stacks from Inductor's line map)"
                         : "; each kernel's innermost line only: run with INDUCTOR_PROVENANCE=1 for the lines above it)";
     if (g.missing_modules > 0)
       out += "; " + std::to_string(g.missing_modules) + " of the run's generated modules were not found there" +

@@ -28,7 +28,7 @@ struct CompiledMapping {
   uint64_t mapped_calls = 0;                      // of those, calls of modules read: their launches go to the sites
   std::vector<std::string> missing_modules;       // generated modules the profile ran that `code` lacks
   std::vector<std::string> generated_dirs;        // folders the profile's generated modules were in
-  bool provenance = false;                        // some mapped stacks are whole (provenance tracking)
+  bool provenance = false;                        // some mapped stacks are whole (Inductor's line map)
   std::map<LineKey, std::vector<LineKey>> fused;  // line charged -> other lines of its fused kernels
   // Every launch site of the modules read (module by module, in line order), and per profile
   // mark the site its stack was mapped from (-1: none) and where its frames above the wrapper

@@ -2,8 +2,9 @@
 // (model/compiled_code.h). Two kinds of folder, and any folder holding them:
 //   - an Inductor cache (TORCHINDUCTOR_CACHE_DIR, /tmp/torchinductor_<user> by default): each
 //     FX graph cache entry (fxgraph/xx/<key>/<entry>, a pickle) holds a generated wrapper's code,
-//     its post-grad graph (nodes under `# File: model.py:27 in forward` comments) and, with
-//     provenance tracking on (INDUCTOR_PROVENANCE=1), Inductor's line map (whole user stacks);
+//     its post-grad graph (nodes under `# File: model.py:27 in forward` comments) and, when
+//     Inductor keeps it (INDUCTOR_PROVENANCE=1; the ResNet capture of tests/data/compile/resnet
+//     has it without), Inductor's line map (whole user stacks);
 //   - a TORCH_TRACE folder (dedicated_log_torch_trace_*.log): the same code and graph as
 //     artifacts, provenance stack traces, and each compilation's metrics.
 // Which user line a launch computes, best source first: Inductor's line map; provenance stack

@@ -30,7 +30,7 @@ TEST(CompiledReport, NamedCacheFolderPutsKernelsOnModelLines) {
   std::string compiled = headerLine(run.out, "Compiled  ");
   EXPECT_NE(compiled.find("most on train_gpt.py:41"), std::string::npos) << compiled;
   EXPECT_NE(compiled.find("model lines from the generated code in " + cache), std::string::npos) << compiled;
-  EXPECT_NE(compiled.find("with whole stacks from provenance tracking"), std::string::npos) << compiled;
+  EXPECT_NE(compiled.find("with whole stacks from Inductor's line map"), std::string::npos) << compiled;
   // The reduce-overhead run loaded the entries compiled without provenance: innermost lines.
   auto plain = runSightline("report " + args("compiled_graphs") + " --compiled-code '" + cache + "'", sourcePath(""));
   EXPECT_NE(headerLine(plain.out, "Compiled  ").find("run with INDUCTOR_PROVENANCE=1"), std::string::npos) << plain.out;

@@ -305,7 +305,7 @@ TEST(CompiledNote, SaysWhereLinesCameFromOrWhatToKeep) {
             "INDUCTOR_PROVENANCE=1 for the lines above it)");
   g.provenance = true, g.mapped = 75, g.missing_modules = 1;
   EXPECT_EQ(compiledCodeNote(g),
-            " (model lines from the generated code in /p/.cache/inductor, with whole stacks from provenance tracking); "
+            " (model lines from the generated code in /p/.cache/inductor, with whole stacks from Inductor's line map); "
             "1 of the run's generated modules were not found there (their work stays on the compiled function)");
   // Not found: what to name, and (a cache under /tmp) what to set for the next run.
   join::StepStory::Generated missing;
