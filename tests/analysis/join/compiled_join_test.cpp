@@ -137,6 +137,58 @@ TEST_P(CompiledCaptures, TopLinesAreTheEagerRunsTopLines) {
 INSTANTIATE_TEST_SUITE_P(Captures, CompiledCaptures,
                          ::testing::Values("compiled_prov", "compiled_run", "compiled_graphs", "compiled_kineto"));
 
+// A model from an installed package (torchvision's ResNet-50, compiled under DDP, in the public
+// tutorial's script; tests/data/compile/resnet): its kernels stay on the line that calls it, as in
+// eager mode, however each launch is placed, and nothing lands on torchvision's lines.
+TEST(CompiledJoin, ALibraryModelStaysOnTheLineThatCallsIt) {
+  const std::string script = testDataPath("compile/resnet/train_ddp_compiled.py");
+  auto loaded = ingest::loadProfile(dataProfile("compile/resnet/resnet_compiled.sqlite.xz"));
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  JoinEnvironment env;
+  env.mapper.candidates = {script};
+  env.mapper.exists = [](const std::string& p) { return std::filesystem::exists(p); };
+  JoinOptions options;
+  options.compiled =
+      std::make_shared<model::CompiledCode>(ingest::readCompiledCode({dataTree("compile/resnet/cache.tar.xz")}));
+  ASSERT_EQ(options.compiled->modules.size(), 10u);  // DDP's optimizer split it into 5 graphs
+  ProfileJoin j(std::move(*loaded.profile), std::move(env), options);
+  // Every stack through generated code maps but those of the layout copies Inductor puts first
+  // in a graph (`Unsorted Source Nodes: []`: no user node), which stay on the compiled call.
+  EXPECT_GT(j.compiled().mapped_marks, 0u);
+  EXPECT_GE(j.compiled().mapped_marks, j.compiled().generated_marks * 98 / 100);
+  EXPECT_TRUE(j.compiled().missing_modules.empty());
+  const auto& p = j.profile();
+  const auto& attr = j.attribution();
+  int64_t triton = 0, on_call = 0, library = 0, placed_on_sites = 0;
+  for (size_t a = 0; a < p.activities.size(); ++a) {
+    const auto& ref = attr.activity_lines[a];
+    const std::string& file = p.strings[ref.file];
+    int64_t ns = p.activities[a].duration();
+    if (file.find("site-packages/") != std::string::npos) library += ns;
+    bool call_line = file.ends_with("train_ddp_compiled.py") && ref.line == 42;  // output = self.model(source)
+    if (ref.method == attribution::Method::Inferred && call_line) placed_on_sites += ns;
+    if (!p.strings[p.activities[a].name].starts_with("triton_")) continue;
+    triton += ns;
+    on_call += call_line ? ns : 0;
+  }
+  std::printf("resnet: Triton %.1f ms, on the model's call line %.1f ms; placed by site %.1f ms; library %.1f ms\n",
+              triton / 1e6, on_call / 1e6, placed_on_sites / 1e6, library / 1e6);
+  EXPECT_GT(triton, 0);
+  EXPECT_EQ(on_call, triton);
+  EXPECT_GT(placed_on_sites, 0);  // cuDNN and cuBLAS between the wrappers' backtraced launches
+  EXPECT_EQ(library, 0);
+  // The capture range opens before set-up: its first "step" (16 s of Dynamo and cache loads)
+  // is no training step, the other five are; `_run_batch` takes batches, it does not load them.
+  ASSERT_EQ(attr.process_steps.size(), 1u);
+  const auto& steps = attr.process_steps.begin()->second.list;
+  ASSERT_EQ(steps.size(), 6u);
+  EXPECT_EQ(steps[0].kind, attribution::StepKind::Warmup);
+  for (size_t i = 1; i < steps.size(); ++i) EXPECT_EQ(steps[i].kind, attribution::StepKind::Steady) << i;
+  EXPECT_FALSE(attr.step_summary.all_steps);
+  for (const auto& w : attr.step_summary.wait_lines[static_cast<size_t>(attribution::Wait::Input)])
+    EXPECT_NE(w.line.line, 42) << "the model's call line is no input pipeline";
+}
+
 TEST(CompiledJoin, WithoutTheCodeTheCompiledFunctionCarriesTheWork) {
   auto j = joined("compiled_run", false);
   ASSERT_TRUE(j);

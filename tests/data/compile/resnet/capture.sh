@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Makes this folder's capture on the device machine (one GPU; run from the repo root):
+#   tests/data/compile/resnet/capture.sh
+# As a user profiles a compiled run: torchrun (one process), the Inductor cache in its default
+# place (/tmp/torchinductor_root), warmed by one unprofiled run, no TORCH_TRACE; the capture is
+# the script's own cudaProfilerApi range (profiler.start() first thing in main: Dynamo's tracing
+# and the cache loads of the first step are inside it).
+set -uo pipefail
+HOST=/opt/nvidia/nsight-compute/2025.3.1/host
+mkdir -p /tmp/libs && for f in .debs/*.deb; do dpkg -x "$f" /tmp/libs; done
+export LD_LIBRARY_PATH=/tmp/libs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export PATH=$HOST/linux-desktop-glibc_2_11_3-x64:$HOST/target-linux-x64:$PATH
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
+OUT=${OUT:-/tmp/out}; W=/tmp/cap; mkdir -p "$W" "$OUT"
+cd tests/data/compile/resnet
+rm -rf /tmp/torchinductor_root
+echo "=== warm-up $(date +%T)"
+SAMPLES=64 timeout 300 torchrun --nproc_per_node=1 train_ddp_compiled.py 1 32 2>&1 | tail -2
+echo "=== capture $(date +%T)"
+SAMPLES=192 timeout 300 nsys profile -t cuda,nvtx,osrt --pytorch=autograd-nvtx --python-backtrace=cuda \
+  --cudabacktrace=all --capture-range=cudaProfilerApi -f true -o "$W/resnet_compiled" \
+  torchrun --nproc_per_node=1 train_ddp_compiled.py 1 32 2>&1 | grep -v '^\[1/1\]' | tail -3
+echo "=== export $(date +%T)"
+nsys export --type sqlite --include-blobs=true -f true -o "$W/resnet_compiled.sqlite" "$W/resnet_compiled.nsys-rep" >/dev/null 2>&1
+python3 ../../scrub.py "$W/resnet_compiled.sqlite"
+xz -T0 -9 -c "$W/resnet_compiled.sqlite" >"$OUT/resnet_compiled.sqlite.xz"
+# The generated wrappers and FX graph cache entries (not Triton's binaries).
+(cd /tmp/torchinductor_root && { find . -maxdepth 2 -name 'c*.py'; find fxgraph -type f; } >"$W/keep" &&
+  tar cf - -T "$W/keep" | xz -T0 -9 >"$OUT/cache.tar.xz")
+ls -la "$W" "$OUT"
+echo "=== end $(date +%T)"
