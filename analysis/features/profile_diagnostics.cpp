@@ -204,6 +204,7 @@ void stepFindings(const source::SourceFile& file, const source::SourceIndex& ind
   }
   auto verdict = stepVerdict(costs.story.get());
   if (!verdict || index.loops.empty()) return;
+  verdict->loader = loaderSettings(index);
   int best = -1;
   int64_t best_ns = 0;
   for (size_t l = 0; l < index.loops.size(); ++l) {

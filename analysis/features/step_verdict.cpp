@@ -111,7 +111,47 @@ std::string recompileText(const StepVerdict& v, const std::string& ms) {
   return out + "; " + waits;
 }
 
+// What to change in the input pipeline: only what the script's DataLoader lacks, when known.
+std::string loaderText(const std::optional<LoaderSettings>& loader) {
+  if (!loader)
+    return "load data in DataLoader workers (where not set yet: num_workers, pin_memory=True, "
+           "persistent_workers=True)";
+  std::vector<std::string> missing;
+  if (!loader->workers) missing.push_back("num_workers");
+  if (!loader->pin_memory) missing.push_back("pin_memory=True");
+  if (!loader->persistent) missing.push_back("persistent_workers=True");
+  if (missing.empty() || (missing.size() == 1 && loader->workers && loader->pin_memory))
+    return std::string(
+               "the DataLoader's workers do not keep up: more of them (num_workers), a larger prefetch_factor") +
+           (loader->persistent ? "" : ", persistent_workers=True") + ", or less work per sample in the Dataset";
+  std::string list;
+  for (size_t i = 0; i < missing.size(); ++i) list += (i ? ", " : "") + missing[i];
+  return "load data in DataLoader workers (" + list + ")";
+}
+
 }  // namespace
+
+std::optional<LoaderSettings> loaderSettings(const source::SourceIndex& index) {
+  bool found = false, workers = true, pin = true, persistent = true;
+  for (const auto& call : index.calls) {
+    bool is_loader = call.resolved == "torch.utils.data.DataLoader" ||
+                     (call.method == "DataLoader" && call.resolved.find("DataLoader") != std::string::npos);
+    if (!is_loader) continue;
+    if (std::any_of(call.args.begin(), call.args.end(), [](const auto& a) { return a.is_splat; })) return std::nullopt;
+    found = true;
+    auto value = [&](std::string_view keyword) -> std::string {
+      for (const auto& a : call.args)
+        if (a.keyword == keyword) return a.value_text;
+      return "";
+    };
+    std::string w = value("num_workers");
+    workers = workers && !w.empty() && w != "0";
+    pin = pin && value("pin_memory") == "True";
+    persistent = persistent && value("persistent_workers") == "True";
+  }
+  if (!found) return std::nullopt;
+  return LoaderSettings{workers, pin, persistent};
+}
 
 std::string changeText(const VerdictChange& c, const StepVerdict& v) {
   std::string ms = formatMilliseconds(c.ns) + " ms/step";
@@ -132,9 +172,7 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
                " until the host queues new work; keep values on the GPU and read them every N steps";
       return "sync less often: the host blocks " + ms + at + "; keep values on the GPU and read them every N steps";
     case Change::LoaderWorkers:
-      return "load data in DataLoader workers (num_workers, pin_memory=True, persistent_workers=True): the loop "
-             "waits " +
-             ms + " for data" + at;
+      return loaderText(v.loader) + ": the loop waits " + ms + " for data" + at;
     case Change::MoveHostWork:
       return "move host work out of the step or overlap it with GPU work: the GPU idles " + ms + at;
     case Change::HostPace:

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/join/file_costs.h"
+#include "analysis/source/source_index.h"
 
 namespace sightline::features {
 
@@ -49,6 +50,14 @@ struct VerdictChange {
   std::optional<join::PlacedLine> line;
 };
 
+// What a file's DataLoader calls already ask for (each of them), so the advice for a step that
+// waits for data names only what is missing; none when the file makes no DataLoader or passes
+// one its arguments through `**kwargs`.
+struct LoaderSettings {
+  bool workers = false, pin_memory = false, persistent = false;
+};
+std::optional<LoaderSettings> loaderSettings(const source::SourceIndex& index);
+
 struct StepVerdict {
   int steady = 0, warmup = 0, outliers = 0, all_steps = 0;
   double wall_ns = 0, wall_min_ns = 0, wall_max_ns = 0;  // steady step: median, min, max
@@ -75,6 +84,7 @@ struct StepVerdict {
   bool all_counted = false;                             // every step counted as steady (setting, or a capture range)
   std::vector<join::CompiledFunctionSummary> compiles;  // torch.compile's compilations (TORCH_TRACE)
   int64_t oneoff_compile_ns = 0;                        // GPU idle outside steady steps while compiling
+  std::optional<LoaderSettings> loader;                 // set by a caller that has the training script's source
 };
 
 // What a cause of idle time is called ("host launch overhead").

@@ -251,6 +251,19 @@ struct ReportData {
   std::map<std::string, join::FileCosts> measured;  // absolute path -> the file's costs
 };
 
+// The step verdict, with what the named files' DataLoader already asks for (the first file that
+// makes one), so its advice names only what is missing.
+std::optional<features::StepVerdict> reportVerdict(const ReportData& d) {
+  auto v = features::stepVerdict(d.main.story().get());
+  if (!v) return v;
+  for (const auto& f : d.sources)
+    if (auto loader = features::loaderSettings(*f.index)) {
+      v->loader = loader;
+      break;
+    }
+  return v;
+}
+
 std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportArgs& into, std::ostream& out,
                                    std::ostream& err) {
   cli::CommandLine command_line("report", kUsage);
@@ -420,7 +433,7 @@ json reportJson(const ReportData& d) {
   if (d.main.compiled().generated_marks > 0 || d.main.compiled().generated_calls > 0)
     doc["generated_code"] = generatedJson(d.main);
   if (!d.main.compiles().empty()) doc["compiles"] = compilesJson(d.main.compiles());
-  if (auto v = features::stepVerdict(d.main.story().get())) {
+  if (auto v = reportVerdict(d)) {
     auto placed = [](const std::vector<join::PlacedLine>& lines) {
       json out = json::array();
       for (const auto& l : lines) out.push_back({{"path", l.path}, {"line", l.line}, {"ns", l.ns}, {"count", l.count}});
@@ -514,7 +527,7 @@ void writeHeader(const ReportData& d, std::ostream& out) {
   out << "Profile   " << d.args.profile_path << " (" << (profile.info.format == "nsys-sqlite" ? "Nsight Systems " : "")
       << profile.info.tool_version << ")\n";
   writeMachine(d, out);
-  auto verdict = features::stepVerdict(d.main.story().get());
+  auto verdict = reportVerdict(d);
   out << "Steps     ";
   if (verdict)
     out << verdict->all_steps << " (" << attr.steps_source << "): " << verdict->steady << " steady, " << verdict->warmup
