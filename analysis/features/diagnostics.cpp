@@ -7,6 +7,22 @@
 #include <functional>
 
 namespace sightline::features {
+
+const source::Argument* keywordArg(const source::CallInfo& call, std::string_view keyword) {
+  for (const auto& a : call.args)
+    if (a.keyword == keyword) return &a;
+  return nullptr;
+}
+
+bool hasSplat(const source::CallInfo& call) {
+  return std::any_of(call.args.begin(), call.args.end(), [](const auto& a) { return a.is_splat; });
+}
+
+bool isDataLoaderCall(const source::CallInfo& call) {
+  return call.resolved == "torch.utils.data.DataLoader" ||
+         (call.method == "DataLoader" && call.resolved.find("DataLoader") != std::string::npos);
+}
+
 namespace {
 
 using source::CallInfo;
@@ -20,16 +36,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
   return out;
-}
-
-const source::Argument* keywordArg(const CallInfo& call, std::string_view keyword) {
-  for (const auto& a : call.args)
-    if (a.keyword == keyword) return &a;
-  return nullptr;
-}
-
-bool hasSplat(const CallInfo& call) {
-  return std::any_of(call.args.begin(), call.args.end(), [](const auto& a) { return a.is_splat; });
 }
 
 const source::Argument* firstPositional(const CallInfo& call) {
@@ -113,9 +119,7 @@ class RuleRunner {
   bool inLoop(const CallInfo& call) const { return call.loop >= 0 || index_.inTrainingContext(-1, call.function); }
 
   void checkDataLoader(const CallInfo& call) {
-    bool is_loader = call.resolved == "torch.utils.data.DataLoader" ||
-                     (call.method == "DataLoader" && call.resolved.find("DataLoader") != std::string::npos);
-    if (!is_loader || hasSplat(call)) return;
+    if (!isDataLoaderCall(call) || hasSplat(call)) return;
     const auto* pin = keywordArg(call, "pin_memory");
     if (moves_to_gpu_ && (!pin || pin->value_text == "False")) {
       add("dataloader-pin-memory", call.range,

@@ -29,6 +29,12 @@ struct Finding {
 std::vector<Finding> computeDiagnostics(const source::SourceFile& file, const source::SourceIndex& index,
                                         const RuleConfig& config);
 
+// A call's keyword argument (null: not given); whether it passes `*args`/`**kwargs`; whether it
+// makes a torch.utils.data.DataLoader.
+const source::Argument* keywordArg(const source::CallInfo& call, std::string_view keyword);
+bool hasSplat(const source::CallInfo& call);
+bool isDataLoaderCall(const source::CallInfo& call);
+
 // True when a `# sightline: ignore` / `# sightline: ignore[a, b]` comment on one of the
 // range's lines names `code` (or names nothing).
 bool isSuppressed(const source::SourceFile& file, const source::SourceIndex& index, ByteRange range,

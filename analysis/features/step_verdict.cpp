@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "analysis/features/diagnostics.h"
 #include "analysis/features/profile_view.h"
 
 namespace sightline::features {
@@ -134,15 +135,12 @@ std::string loaderText(const std::optional<LoaderSettings>& loader) {
 std::optional<LoaderSettings> loaderSettings(const source::SourceIndex& index) {
   bool found = false, workers = true, pin = true, persistent = true;
   for (const auto& call : index.calls) {
-    bool is_loader = call.resolved == "torch.utils.data.DataLoader" ||
-                     (call.method == "DataLoader" && call.resolved.find("DataLoader") != std::string::npos);
-    if (!is_loader) continue;
-    if (std::any_of(call.args.begin(), call.args.end(), [](const auto& a) { return a.is_splat; })) return std::nullopt;
+    if (!isDataLoaderCall(call)) continue;
+    if (hasSplat(call)) return std::nullopt;
     found = true;
-    auto value = [&](std::string_view keyword) -> std::string {
-      for (const auto& a : call.args)
-        if (a.keyword == keyword) return a.value_text;
-      return "";
+    auto value = [&](std::string_view keyword) {
+      const auto* a = keywordArg(call, keyword);
+      return a ? a->value_text : std::string();
     };
     std::string w = value("num_workers");
     workers = workers && !w.empty() && w != "0";
