@@ -6,12 +6,7 @@
 # project does. Nsight Systems 2025.3.1 as installed there; its importer needs libdw1 and
 # libelf1 (Debian .deb files in .debs/, unpacked to /tmp/libs).
 set -uo pipefail
-HOST=/opt/nvidia/nsight-compute/2025.3.1/host
-mkdir -p /tmp/libs && for f in .debs/*.deb; do dpkg -x "$f" /tmp/libs; done
-export LD_LIBRARY_PATH=/tmp/libs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-export PATH=$HOST/linux-desktop-glibc_2_11_3-x64:$HOST/target-linux-x64:$PATH
-export PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/out}; W=/tmp/cap; mkdir -p "$W" "$OUT"
+source tests/data/device_env.sh  # nsys on PATH, OUT and W
 cd tests/data/compile
 export TORCHINDUCTOR_CACHE_DIR=$PWD/inductor_cache
 FLAGS="-t cuda,nvtx,osrt --pytorch=autograd-shapes-nvtx --python-backtrace=cuda --cudabacktrace=all"

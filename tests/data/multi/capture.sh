@@ -5,13 +5,8 @@
 # Nsight Systems 2025.3.1 as installed on the device machine; its importer needs libdw1 and
 # libelf1 (Debian .deb files in .debs/, unpacked to /tmp/libs).
 set -uo pipefail
-HOST=/opt/nvidia/nsight-compute/2025.3.1/host
-mkdir -p /tmp/libs && for f in .debs/*.deb; do dpkg -x "$f" /tmp/libs; done
-export LD_LIBRARY_PATH=/tmp/libs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-export PATH=$HOST/linux-desktop-glibc_2_11_3-x64:$HOST/target-linux-x64:$PATH
+source tests/data/device_env.sh  # nsys on PATH, OUT and W
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/out}; W=/tmp/cap; mkdir -p "$W" "$OUT"
 cd tests/data/multi
 FLAGS="-t cuda,nvtx,osrt --pytorch=autograd-shapes-nvtx --python-backtrace=cuda --cudabacktrace=all"
 RANGE="--capture-range=cudaProfilerApi --capture-range-end=stop"

@@ -6,12 +6,8 @@
 # the script's own cudaProfilerApi range (profiler.start() first thing in main: Dynamo's tracing
 # and the cache loads of the first step are inside it).
 set -uo pipefail
-HOST=/opt/nvidia/nsight-compute/2025.3.1/host
-mkdir -p /tmp/libs && for f in .debs/*.deb; do dpkg -x "$f" /tmp/libs; done
-export LD_LIBRARY_PATH=/tmp/libs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-export PATH=$HOST/linux-desktop-glibc_2_11_3-x64:$HOST/target-linux-x64:$PATH
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-OUT=${OUT:-/tmp/out}; W=/tmp/cap; mkdir -p "$W" "$OUT"
+source tests/data/device_env.sh  # nsys on PATH, OUT and W
+export NCCL_NVLS_ENABLE=0
 cd tests/data/compile/resnet
 rm -rf /tmp/torchinductor_root
 echo "=== warm-up $(date +%T)"
