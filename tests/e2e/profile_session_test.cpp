@@ -60,11 +60,25 @@ void start(LspClient& client, const Workspace& w, json settings) {
 
 std::optional<json> status(LspClient& client) { return client.waitForNotification("sightline/profileStatus", 30s); }
 
-// A server on `w` whose profiles setting names runs/*.sqlite: the first status's params.
-std::optional<json> startOnRuns(LspClient& client, const Workspace& w) {
-  start(client, w, {{"profiles", {"runs/*.sqlite"}}});
+// A server started on `w` with `settings`: the first status's params.
+std::optional<json> started(LspClient& client, const Workspace& w, json settings) {
+  start(client, w, std::move(settings));
   auto s = status(client);
   return s ? std::optional<json>((*s)["params"]) : std::nullopt;
+}
+
+// The same whose profiles setting names runs/*.sqlite.
+std::optional<json> startOnRuns(LspClient& client, const Workspace& w) {
+  return started(client, w, {{"profiles", {"runs/*.sqlite"}}});
+}
+
+// A workspace at `root` (made already) whose open script is `script` there.
+Workspace workspaceAt(const fs::path& root, const std::string& script) {
+  Workspace w;
+  w.root = root;
+  w.script_text = readFile((root / script).string());
+  w.script_uri = server::pathToUri((root / script).string());
+  return w;
 }
 
 // The status once the compareWith profile is loaded too.
@@ -446,15 +460,11 @@ TEST(ProfileSession, KinetoTraceGivesHintsOnCallLines) {
   fs::copy_file(testDataPath("h200/kineto/train_small.py"), root / "train_small.py");
   fs::copy_file(testDataPath("h200/kineto/train_small_naive.pt.trace.json.gz"),
                 root / "traces" / "worker0.pt.trace.json.gz");
-  Workspace w;
-  w.root = root;
-  w.script_text = readFile(testDataPath("h200/kineto/train_small.py"));
-  w.script_uri = server::pathToUri((root / "train_small.py").string());
+  Workspace w = workspaceAt(root, "train_small.py");
   auto client = LspClient::spawnStdio();
-  start(*client, w, json::object());
-  auto s = status(*client);
+  auto s = started(*client, w, json::object());
   ASSERT_TRUE(s) << client->stderrText();
-  const json& st = (*s)["params"];
+  const json& st = *s;
   EXPECT_EQ(st["loaded"], true) << st.dump();
   EXPECT_EQ(st["format"], "kineto-json");
   EXPECT_EQ(st["steps"], 6);
@@ -576,15 +586,10 @@ TEST(ProfileSession, CompiledRunShowsGraphBreakAndRecompiles) {
   fs::copy_file(dataProfile("compile/breaks/breaks.sqlite.xz"), root / "runs" / "breaks.sqlite");
   fs::copy(dataTree("compile/breaks/trace.tar.xz") + "/trace", root / "runs" / "trace", fs::copy_options::recursive);
   fs::copy(dataTree("compile/breaks/cache.tar.xz") + "/cache", root / "cache", fs::copy_options::recursive);
-  Workspace w;
-  w.root = root;
-  w.script_text = readFile(testDataPath("compile/breaks/train_breaks.py"));
-  w.script_uri = server::pathToUri((root / "train_breaks.py").string());
+  Workspace w = workspaceAt(root, "train_breaks.py");
   auto client = LspClient::spawnStdio();
-  start(*client, w, json::object());
-  auto s = status(*client);
-  ASSERT_TRUE(s) << client->stderrText();
-  ASSERT_EQ((*s)["params"]["loaded"], true) << s->dump();
+  auto s = started(*client, w, json::object());
+  ASSERT_TRUE(s && (*s)["loaded"] == true) << client->stderrText();
   auto hover = hoverText(*client, w.script_uri, 19, 8);  // def forward(self, x):
   ASSERT_TRUE(hover);
   EXPECT_NE(hover->find("**torch.compile:** `forward` (train_breaks.py:20): 10 compilations in 13.9 s, 2 graphs, "
