@@ -2,8 +2,6 @@
 #include "server/compiled_code.h"
 
 #include <pwd.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,14 +43,6 @@ void discover(const fs::path& root, int depth, std::vector<std::string>& out, co
   }
 }
 
-// The calling thread's scheduling priority, lowered as far as it goes (Linux: nice 19 for
-// this thread alone); elsewhere unchanged.
-void lowerThreadPriority() {
-#ifdef __linux__
-  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
-#endif
-}
-
 // A folder once, canonical, when it exists.
 void addFolder(std::vector<std::string>& folders, const std::string& folder) {
   std::error_code ec;
@@ -65,13 +55,10 @@ void addFolder(std::vector<std::string>& folders, const std::string& folder) {
 }  // namespace
 
 CompiledCodeReader::CompiledCodeReader(CompiledCodeSearch search) : search_(std::move(search)) {
-  // In the background: one thread at the lowest priority, so the profile's own loading keeps
-  // the cores it needs; finish reads what is left at full speed.
+  // In the background, one thread: the profile's own loading keeps the other cores; finish
+  // reads what is left on all of them.
   try {
-    thread_ = std::thread([this] {
-      lowerThreadPriority();
-      readEarly();
-    });
+    thread_ = std::thread([this] { readEarly(); });
   } catch (const std::system_error&) {  // no thread to be had: finish reads it all
   }
 }

@@ -33,7 +33,7 @@ struct CompiledCodeSearch {
 
 // Reads the generated code while the profile loads. Constructed before the load, it finds the
 // folders that do not depend on the profile (the named ones, those in the workspace), lists
-// them and reads them on a thread of its own at the lowest priority: every TORCH_TRACE log, and
+// them and reads them on a thread of its own: every TORCH_TRACE log, and
 // the cache entries of the modules the profile runs once `expect` names them (the nsys reader's
 // names, early in the load: `namesRead`), else, while they are unknown, up to
 // kSpeculativeEntries entries in listing order. `finish` (after the load) stops that thread,

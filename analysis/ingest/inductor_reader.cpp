@@ -1044,8 +1044,7 @@ model::CompiledCode readCompiledFile(const CompiledCodeFiles::File& file, const 
   return part;
 }
 
-model::CompiledCode readCompiledFiles(const CompiledCodeFiles& files, const std::vector<std::string>& wanted,
-                                      size_t max_threads) {
+model::CompiledCode readCompiledFiles(const CompiledCodeFiles& files, const std::vector<std::string>& wanted) {
   model::CompiledCode out;
   out.sources = files.sources;
   out.warnings = files.warnings;
@@ -1055,7 +1054,6 @@ model::CompiledCode readCompiledFiles(const CompiledCodeFiles& files, const std:
   // threads; merged in listing order so the result does not depend on the threads.
   std::vector<model::CompiledCode> parts(jobs.size());
   size_t threads = std::min<size_t>(jobs.size(), std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8));
-  if (max_threads > 0) threads = std::min(threads, max_threads);
   if (threads <= 1) {
     for (size_t i = 0; i < jobs.size(); ++i) parts[i] = readCompiledFile(jobs[i], want);
   } else {

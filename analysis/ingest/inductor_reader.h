@@ -35,7 +35,7 @@ model::CompiledCode readCompiledCode(const std::vector<std::string>& folders,
 // The reading in parts, so that it can start before the modules wanted are known: the files of
 // `folders` to read (FX graph cache entries and TORCH_TRACE logs, in listing order); one of
 // them read (a trace log whole; an entry's module when `wanted` is empty or names it); or all of
-// them, on up to `max_threads` threads (0: a few, by the machine), keeping the `wanted` modules.
+// them, on a few threads, keeping the `wanted` modules.
 struct CompiledCodeFiles {
   struct File {
     std::string path;
@@ -49,8 +49,7 @@ struct CompiledCodeFiles {
 // `stop` set (another thread): the listing ends where it is.
 CompiledCodeFiles listCompiledCode(const std::vector<std::string>& folders, const std::atomic<bool>* stop = nullptr);
 model::CompiledCode readCompiledFile(const CompiledCodeFiles::File& file, const std::set<std::string>& wanted);
-model::CompiledCode readCompiledFiles(const CompiledCodeFiles& files, const std::vector<std::string>& wanted,
-                                      size_t max_threads = 0);
+model::CompiledCode readCompiledFiles(const CompiledCodeFiles& files, const std::vector<std::string>& wanted);
 // Adds `from` to `into` (one module per name: the one with whole stacks, else the one resolving
 // more launches), and keeps only the `wanted` modules (all when empty).
 void mergeCompiledCode(model::CompiledCode& into, model::CompiledCode from);
