@@ -159,6 +159,16 @@ const std::vector<FrameLine>& LineResolver::userLinesOf(int32_t site) {
   return lines->second;
 }
 
+namespace {
+
+// The line a site is charged to: its innermost user line, else the user line above the wrapper
+// (file 0: none).
+FrameLine chargedLine(const std::vector<FrameLine>& site_lines, FrameLine above) {
+  return site_lines.empty() ? above : site_lines.back();
+}
+
+}  // namespace
+
 LineResolver::SiteLine LineResolver::siteLine(int32_t site, uint32_t mark) {
   const auto& map = *options_.compiled;
   // The user lines above the wrapper (the loop's line), innermost first, once per distinct list.
@@ -178,11 +188,9 @@ LineResolver::SiteLine LineResolver::siteLine(int32_t site, uint32_t mark) {
   if (fresh) {
     const auto& above = *outer_lines_[outer->second];
     std::vector<FrameLine> lines = userLinesOf(site);
-    if (!lines.empty())
-      line->second.at = {lines.back().file, lines.back().line};
-    else if (!above.empty())
-      line->second.at = {above.front().file, above.front().line};
-    // else none: the autograd engine's thread runs a model of a library; other methods place it
+    // None on the autograd engine's thread running a library's model: other methods place it.
+    FrameLine at = chargedLine(lines, above.empty() ? FrameLine{} : above.front());
+    line->second.at = {at.file, at.line};
     lines.insert(lines.end(), above.begin(), above.end());
     line->second.context = contexts_.intern(std::move(lines));
   }
@@ -325,15 +333,10 @@ void LineResolver::placeTracedCalls() {
       int32_t s = site_of[k];
       if (s < 0 || map.sites[s].at.first == 0) continue;
       // As siteLine: the site's innermost user line, else the line the wrapper was called from.
-      const auto& site = map.sites[s];
       const auto& lines = userLinesOf(s);
-      LineRef ref{0, 0, Method::Aligned, site.backward};
-      if (!lines.empty())
-        ref.file = lines.back().file, ref.line = lines.back().line;
-      else if (above.file != 0)
-        ref.file = above.file, ref.line = above.line;
-      else
-        continue;
+      FrameLine at = chargedLine(lines, {above.file, above.line});
+      if (at.file == 0) continue;
+      LineRef ref{at.file, at.line, Method::Aligned, map.sites[s].backward};
       ref.context = contexts_.intern(lines);
       if (above.file != 0) ref.context = contexts_.merge(ref.context, above.context);
       traced_lines_[inside[t][k]] = ref;
