@@ -125,12 +125,12 @@ int main(int argc, char** argv) {
   std::printf("peak RSS       %.0f MiB (%.2f of the file's JSON size)\n", rss, rss * 1.048576 / mb);
   std::printf("attributed     %.2f%% of %.1f ms GPU time (aligned %.2f%%, function %.2f%%), %d steps\n",
               100.0 * static_cast<double>(attr.attributed_gpu_ns) /
-                  static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns)),
-              static_cast<double>(attr.total_gpu_ns) / 1e6,
+                  static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns)),
+              static_cast<double>(attr.steady_gpu_ns) / 1e6,
               100.0 * static_cast<double>(attr.by_method[static_cast<size_t>(attribution::Method::Aligned)]) /
-                  static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns)),
+                  static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns)),
               100.0 * static_cast<double>(attr.by_method[static_cast<size_t>(attribution::Method::Function)]) /
-                  static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns)),
+                  static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns)),
               attr.steps);
   std::fflush(stdout);
   if (std::getenv("KINETO_BENCH_SAX") && !path.ends_with(".gz")) {

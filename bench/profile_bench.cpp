@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   std::printf("peak RSS       %.1f MiB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
   std::printf("attributed     %.2f%% of %.3f s GPU time\n",
               100.0 * static_cast<double>(attr.attributed_gpu_ns) /
-                  static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns)),
-              static_cast<double>(attr.total_gpu_ns) / 1e9);
+                  static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns)),
+              static_cast<double>(attr.steady_gpu_ns) / 1e9);
   return 0;
 }

@@ -283,6 +283,24 @@ std::string lostRecordsWarning(const attribution::Attribution& attr, const model
   return out;
 }
 
+std::vector<std::string> profileWarnings(const attribution::Attribution& attr, const model::ProfileInfo& info) {
+  std::vector<std::string> out = info.warnings;
+  if (auto lost = lostRecordsWarning(attr, info); !lost.empty()) out.push_back(std::move(lost));
+  return out;
+}
+
+std::string confidenceReason(const features::StepVerdict& v) {
+  if (!v.low_confidence) return {};
+  std::string out = "the capture lost GPU records in its steps";
+  if (v.lost_steps > 0)
+    out += ": " + std::to_string(v.lost_steps) + " of " + std::to_string(v.all_steps) + " steps had " +
+           "almost none and are left out";
+  if (v.lost_share > 0.0005)
+    out +=
+        (v.lost_steps > 0 ? ", and " : ": ") + formatShare(v.lost_share) + " of the counted steps' launches have none";
+  return out + "; what those launches ran is missing from the figures";
+}
+
 std::string verdictSummary(const features::StepVerdict& v) {
   return "GPU " + formatShare(v.busy_share) + " busy · " + features::boundName(v.bound);
 }
@@ -368,6 +386,8 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
   out += label + ms(v.wall_ns) + " median over " + std::to_string(v.steady) + " steady steps (" +
          formatMilliseconds(v.wall_min_ns) + "–" + ms(v.wall_max_ns) + "), GPU busy " + formatShare(v.busy_share) +
          " · " + (markdown ? "**" : "") + features::boundName(v.bound) + (markdown ? "**" : "") + nl;
+  if (v.low_confidence)
+    out += (markdown ? "- confidence low: " : "          confidence low: ") + confidenceReason(v) + "\n";
   for (const auto& c : v.causes) {
     out += (markdown ? "- " : "          ") + features::causeName(c.kind) + " " + formatMilliseconds(c.ns) + " ms/step";
     if (!c.lines.empty()) {

@@ -18,6 +18,8 @@ std::string formatDelta(double delta_ns);
 // The warning for launches whose GPU records are missing, with counts per thread and the remedy
 // that fits how the profile was captured; "" when none are missing.
 std::string lostRecordsWarning(const attribution::Attribution& attr, const model::ProfileInfo& info);
+// Every warning about a loaded profile, as each output shows them: the reader's, then lost records.
+std::vector<std::string> profileWarnings(const attribution::Attribution& attr, const model::ProfileInfo& info);
 // "81%" from 0.81; one decimal below 9.5% ("0.6%").
 std::string formatShare(double share);
 
@@ -39,6 +41,8 @@ std::string findingMarkdown(const features::Finding& finding);
 
 // "GPU 15% busy · launch-bound" (the status bar).
 std::string verdictSummary(const features::StepVerdict& v);
+// Why the verdict's confidence is low (records lost in the steps); "" when it is not.
+std::string confidenceReason(const features::StepVerdict& v);
 // "`verdict.py:66` 8.93" with a link where the path is local (Markdown) or plain.
 std::string placedLine(const join::PlacedLine& l, bool markdown);
 // The verdict as lines of text (`report`'s header: "Step      ...") or Markdown (the summary).

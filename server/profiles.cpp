@@ -103,30 +103,29 @@ protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const s
   status.steps = a.steps;
   status.stepsSource = a.steps_source;
   status.totalGpuNs = a.total_gpu_ns;
-  status.gpuNsPerStep = a.steps > 0 ? a.total_gpu_ns / a.steps : a.total_gpu_ns;
+  status.gpuNsPerStep = a.steps > 0 ? a.steady_gpu_ns / a.steps : a.steady_gpu_ns;
   status.attributedShare =
-      a.total_gpu_ns > 0 ? static_cast<double>(a.attributed_gpu_ns) / static_cast<double>(a.total_gpu_ns) : 0;
+      a.steady_gpu_ns > 0 ? static_cast<double>(a.attributed_gpu_ns) / static_cast<double>(a.steady_gpu_ns) : 0;
   if (auto v = features::stepVerdict(loaded->join->story().get())) {
     status.verdict = verdictSummary(*v);
     status.stepWallNs = static_cast<int64_t>(v->wall_ns);
     status.gpuBusyShare = v->busy_share;
   }
-  status.warnings = info.warnings;
-  if (auto lost = lostRecordsWarning(a, info); !lost.empty()) status.warnings.push_back(lost);
-  if (a.attributed_gpu_ns == 0 && a.total_gpu_ns > 0)
+  status.warnings = profileWarnings(a, info);
+  if (a.attributed_gpu_ns == 0 && a.steady_gpu_ns > 0)
     status.warnings.push_back("No GPU time could be put on source lines: " + ingest::captureAdvice(info));
   if (a.ranks.size() > 1)
     status.warnings.insert(status.warnings.begin(), std::to_string(a.ranks.size()) + " ranks (" +
                                                         std::to_string(loaded->parts.size()) +
                                                         (loaded->parts.size() == 1 ? " report" : " reports") +
-                                                        "): times on lines add up all ranks");
+                                                        "): times per step are per GPU, the mean over the ranks");
   return status;
 }
 
 std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
   const auto& a = loaded.attr();
   const auto& p = loaded.profile();
-  double total = static_cast<double>(std::max<int64_t>(1, a.total_gpu_ns));
+  double total = static_cast<double>(std::max<int64_t>(1, a.steady_gpu_ns));
   auto pct = [&](int64_t ns) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * static_cast<double>(ns) / total);
@@ -138,23 +137,24 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
   md += "- format: " + p.info.format + " " + p.info.tool_version + "\n";
   for (const auto& gpu : p.info.gpus) md += "- GPU: " + gpu + "\n";
   if (a.ranks.size() > 1) {
-    md +=
-        "\n| rank | GPU ms | busy | NCCL ms | exposed ms | steps | median step ms "
-        "|\n|---|---:|---:|---:|---:|---:|---:|\n";
-    for (const auto& r : a.ranks) {
-      char busy[16] = "";
-      if (r.span_ns > 0)
-        std::snprintf(busy, sizeof busy, "%.0f%%",
-                      100.0 * static_cast<double>(r.busy_ns) / static_cast<double>(r.span_ns));
-      md += "| " + r.label + " | " + ms(r.gpu_ns) + " | " + busy + " | " + ms(r.comm_ns) + " | " +
-            ms(r.comm_exposed_ns) + " | " + std::to_string(r.steps) + " | " + ms(r.median_step_ns) + " |\n";
+    auto rows = features::rankRows(a.ranks);
+    bool per_step = std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.per_step; });
+    std::string unit = per_step ? " ms/step" : " ms";
+    md += "\n| rank | GPU" + unit + " | busy | NCCL" + unit + " | exposed" + unit +
+          " | steps | median step ms |\n|---|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& row : rows) {
+      const auto& r = *row.rank;
+      md += "| " + r.label + " | " + features::formatMilliseconds(row.gpu_ns) + " | " + formatShare(row.busy_share) +
+            " | " + features::formatMilliseconds(row.comm_ns) + " | " +
+            features::formatMilliseconds(row.comm_exposed_ns) + " | " + std::to_string(r.steady_steps) + " | " +
+            ms(r.median_step_ns) + " |\n";
     }
     md += "\n";
   }
   md += "- steps: " + (a.steps > 0 ? std::to_string(a.steps) + " steady (" + a.steps_source + ")" : "not detected") +
         "\n";
   md += "- GPU time: " + ms(a.total_gpu_ns) + " ms";
-  if (a.steps > 0) md += ", " + ms(a.total_gpu_ns / a.steps) + " ms/step";
+  if (a.steps > 0) md += ", " + ms(a.steady_gpu_ns / a.steps) + " ms/step";
   md += "\n- on source lines: " + pct(a.attributed_gpu_ns) + ", unattributed " + pct(a.unattributed_gpu_ns) + "\n";
   md += "- methods:";
   for (size_t m = 0; m < attribution::kMethodCount; ++m)
@@ -172,11 +172,9 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
     md += "| " + fs::path(p.strings[file]).filename().string() + " | " + std::to_string(line) + " | " +
           ms(a.steps > 0 ? ns / a.steps : ns) + " | " + pct(ns) + " |\n";
   }
-  std::string lost = lostRecordsWarning(a, p.info);
-  if (!p.info.warnings.empty() || !lost.empty()) {
+  if (auto warnings = profileWarnings(a, p.info); !warnings.empty()) {
     md += "\n## Warnings\n\n";
-    for (const auto& w : p.info.warnings) md += "- " + w + "\n";
-    if (!lost.empty()) md += "- " + lost + "\n";
+    for (const auto& w : warnings) md += "- " + w + "\n";
   }
   return md;
 }

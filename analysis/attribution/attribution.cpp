@@ -114,9 +114,47 @@ class GraphLaunchNames {
   std::unordered_map<model::StringId, bool> known_;
 };
 
-void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, LineResolver& resolver,
-                      const RankTable& ranks, const StepWindow& window, std::vector<bool>& has_activity,
-                      Attribution& out) {
+// Per activity, the API call that launched it (-1: none recorded); per call, whether any
+// activity names it (a launch without one lost its GPU records).
+struct LaunchLinks {
+  std::vector<int64_t> call_of;
+  std::vector<bool> has_activity;
+  LaunchLinks(const model::Profile& p, const CallsByCorrelation& calls)
+      : call_of(p.activities.size(), -1), has_activity(p.api_calls.size(), false) {
+    for (size_t a = 0; a < p.activities.size(); ++a) {
+      call_of[a] = calls.callOf(p.activities[a]);
+      if (call_of[a] >= 0) has_activity[static_cast<size_t>(call_of[a])] = true;
+    }
+  }
+  bool lost(const model::ApiCall& call, size_t i) const {
+    return call.launches && call.correlation > 0 && !has_activity[i];
+  }
+};
+
+// Steps whose launches mostly have no GPU record (nsys ended the app, or CUPTI dropped its
+// buffers): Lost, so no per-step figure describes work that is missing.
+void markLostSteps(const model::Profile& p, const LaunchLinks& links, Attribution& out) {
+  std::map<const Step*, std::pair<uint32_t, uint32_t>> counts;  // step -> (launches, lost)
+  StepWindow window(out);
+  for (size_t i = 0; i < p.api_calls.size(); ++i) {
+    const auto& call = p.api_calls[i];
+    if (!call.launches || call.correlation <= 0) continue;
+    if (Step* step = window.stepAt(call.pid, call.start_ns)) {
+      auto& c = counts[step];
+      ++c.first;
+      c.second += links.lost(call, i) ? 1 : 0;
+    }
+  }
+  for (auto& [pid, steps] : out.process_steps)
+    for (auto& step : steps.list) {
+      auto it = counts.find(&step);
+      if (it != counts.end() && 2 * it->second.second >= it->second.first && it->second.second > 0)
+        step.kind = StepKind::Lost;
+    }
+}
+
+void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineResolver& resolver, const RankTable& ranks,
+                      const StepWindow& window, Attribution& out) {
   out.activity_lines.resize(p.activities.size());
   size_t rank_count = ranks.ranks.size();
   std::map<std::tuple<uint32_t, model::StringId, int32_t>, ContextCost> contexts;
@@ -131,7 +169,7 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
     GraphLaunchNames isGraphLaunch(p);
     std::map<size_t, std::vector<size_t>> by_launch;  // graph launch -> its kernels, in order
     for (size_t a = 0; a < p.activities.size(); ++a) {
-      int64_t api = calls.callOf(p.activities[a]);
+      int64_t api = links.call_of[a];
       if (api >= 0 && p.activities[a].kind == model::ActivityKind::Kernel &&
           isGraphLaunch(p.api_calls[static_cast<size_t>(api)].name))
         by_launch[static_cast<size_t>(api)].push_back(a);
@@ -146,8 +184,8 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
   for (size_t a = 0; a < p.activities.size(); ++a) {
     const auto& act = p.activities[a];
     int64_t ns = act.duration();
-    int64_t api = calls.callOf(act);
-    if (api >= 0) has_activity[static_cast<size_t>(api)] = true;
+    int64_t api = links.call_of[a];
+    out.total_gpu_ns += ns;
     LineRef ref = api >= 0 ? resolver.lineOfCall(static_cast<size_t>(api)) : LineRef{};
     if (a < replayed.size() && replayed[a]) ref = *replayed[a];
     out.activity_lines[a] = ref;
@@ -164,7 +202,10 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
       if (ref.file != 0) out.files[ref.file][ref.line].oneoff_ns += ns;
       continue;
     }
-    out.total_gpu_ns += ns;
+    out.steady_gpu_ns += ns;
+    RankInfo& rank = out.ranks[ranks.activity_rank[a]];
+    rank.steady_gpu_ns += ns;
+    if (ranks.exposed_ns[a] >= 0) rank.steady_comm_ns += ns, rank.steady_comm_exposed_ns += ranks.exposed_ns[a];
     // Compute kernels: NCCL's run as long as the slowest rank makes them wait.
     if (act.kind == model::ActivityKind::Kernel && !isCommunicationKernel(p.strings[act.name])) {
       ++sum.kernels;
@@ -226,15 +267,15 @@ void chargeActivities(const model::Profile& p, const CallsByCorrelation& calls, 
 // Host-side costs: launches and synchronizations, on the line of the call. A launch with a
 // correlation id and no GPU record is lost (counted per thread and on its line).
 void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const StepWindow& window,
-                     const std::vector<bool>& has_activity, Attribution& out) {
+                     const LaunchLinks& links, Attribution& out) {
   std::map<std::pair<uint32_t, uint32_t>, LostRecords> by_thread;
-  LineTally sync_lines;
+  LineTally sync_lines, lost_lines;
   StepSummary& sum = out.step_summary;
   GraphLaunchNames isGraphLaunch(p);
   for (size_t i = 0; i < p.api_calls.size(); ++i) {
     const auto& call = p.api_calls[i];
     if (!call.launches && call.sync == model::SyncKind::None) continue;
-    bool lost = call.launches && call.correlation > 0 && !has_activity[i];
+    bool lost = links.lost(call, i);
     if (call.launches) {
       auto& t = by_thread[{call.pid, call.tid}];
       t.pid = call.pid, t.tid = call.tid;
@@ -245,6 +286,11 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const Step
     bool steady = window.steady(call.pid, call.start_ns);
     int64_t call_ns = model::spanNs(call.start_ns, call.end_ns);
     if (steady && call.launches) ++sum.launches, sum.launch_api_ns += call_ns;
+    if (steady && lost) {
+      ++sum.lost_launches;
+      auto& w = lost_lines[{ref.file, ref.line}];
+      w.line = ref, ++w.count, ++w.ns;
+    }
     if (steady && isGraphLaunch(call.name)) ++sum.graph_launches;
     // Syncs on a line of the user's code block the loop; those of other threads (compile
     // workers, NCCL's watchdog) have none and do not.
@@ -265,6 +311,7 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const Step
     }
   }
   sum.sync_lines = costliestFirst(sync_lines);
+  sum.lost_lines = costliestFirst(lost_lines);
   for (const auto& [key, t] : by_thread) {
     out.launches += t.launches;
     out.lost_launches += t.lost;
@@ -374,9 +421,14 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
     if (p.api_calls[i].sync != model::SyncKind::None) syncs[p.api_calls[i].pid].emplace_back(p.api_calls[i].end_ns, i);
   for (auto& [pid, list] : syncs) std::sort(list.begin(), list.end());
   std::vector<int64_t> walls, busies;
+  std::vector<double> shares;
   std::map<std::tuple<Wait, model::StringId, int32_t>, WaitLine> lines;
   for (auto& [pid, steps] : out.process_steps) {
     if (steps.list.empty()) continue;
+    RankInfo* rank = nullptr;
+    for (auto& r : out.ranks)
+      if (r.pid == pid) rank = &r;
+    std::vector<double> rank_shares;
     struct Busy {
       int64_t start, end;
       uint32_t first;  // the activity that starts it
@@ -395,6 +447,7 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
       bool steady = step.kind == StepKind::Steady;
       if (step.kind == StepKind::Warmup) ++sum.warmup;
       if (step.kind == StepKind::Outlier) ++sum.outliers;
+      if (step.kind == StepKind::Lost) ++sum.lost;
       // The GPU's side of the step where it launched work, else the host's.
       int64_t s = step.start_ns, e = step.end_ns, busy_ns = 0;
       bool last = k + 1 == steps.list.size();
@@ -438,12 +491,20 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
       step.compile_ns = compileOverlap(options.compile_windows, pid, std::min(s, step.start_ns), e).ns;
       if (!steady) continue;
       ++sum.steady;
+      if (rank) ++rank->steady_steps;
       sum.gpu_ns += step.gpu_ns;
       if (last && steps.list.size() > 3) continue;  // cut short where the loop ends: no median figure
       walls.push_back(model::spanNs(s, e));
       busies.push_back(busy_ns);
+      if (int64_t wall = model::spanNs(s, e); wall > 0) {
+        double share = std::min(1.0, static_cast<double>(busy_ns) / static_cast<double>(wall));
+        shares.push_back(share), rank_shares.push_back(share);
+      }
+      if (rank) rank->steady_wall_ns += model::spanNs(s, e), rank->steady_busy_ns += busy_ns;
     }
+    if (rank) rank->busy_share = median(rank_shares);
   }
+  sum.busy_share = median(shares);
   for (const auto& [key, w] : lines)
     if (w.line.file != 0) sum.wait_lines[static_cast<size_t>(std::get<0>(key))].push_back(w);
   for (auto& list : sum.wait_lines)
@@ -482,6 +543,8 @@ const char* stepKindName(StepKind k) {
       return "warm-up";
     case StepKind::Outlier:
       return "outlier";
+    case StepKind::Lost:
+      return "lost";
   }
   return "?";
 }
@@ -577,11 +640,13 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   for (const auto& c : profile.api_calls)
     if (c.pid != last) pids.insert(last = c.pid);
   out.processes = static_cast<uint32_t>(pids.size());
-  std::vector<bool> has_activity(profile.api_calls.size(), false);
+  LaunchLinks links(profile, calls);
   detectSteps(profile, options, resolver.backtraces(), out);
+  markLostSteps(profile, links, out);
+  countSteadySteps(out);
   StepWindow window(out);
-  chargeActivities(profile, calls, resolver, ranks, window, has_activity, out);
-  chargeHostCalls(profile, resolver, window, has_activity, out);
+  chargeActivities(profile, links, resolver, ranks, window, out);
+  chargeHostCalls(profile, resolver, window, links, out);
   for (auto& r : out.ranks)
     if (auto it = out.process_steps.find(r.pid); it != out.process_steps.end())
       r.steps = it->second.count, r.median_step_ns = it->second.median_ns;

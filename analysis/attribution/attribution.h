@@ -87,15 +87,22 @@ struct RankInfo {
   std::string label;    // "rank 1", else "GPU 1", else "pid 4242"
   std::string process;  // its name ("python3"), when known
   std::vector<uint32_t> devices;
-  int64_t gpu_ns = 0;   // sum of its activities
-  int64_t busy_ns = 0;  // time at least one of its activities ran
+  int64_t gpu_ns = 0;   // sum of its activities, over the whole profile
+  int64_t busy_ns = 0;  // time at least one of its activities ran, over the whole profile
   int64_t span_ns = 0;  // from its first activity's start to its last one's end
-  int64_t comm_ns = 0;
+  int64_t comm_ns = 0;  // NCCL kernels, over the whole profile
   int64_t comm_exposed_ns = 0;
-  int steps = 0;
+  int steps = 0;  // steps found in it, steady or not
   int64_t median_step_ns = 0;
   uint32_t launches = 0;
   uint32_t lost_launches = 0;
+  // Its steady steps (every per-step figure of the rank table divides these by steady_steps).
+  int steady_steps = 0;
+  int64_t steady_gpu_ns = 0;
+  int64_t steady_wall_ns = 0;  // the steps' walls, summed (GPU side, as StepSummary::wall_ns)
+  int64_t steady_busy_ns = 0;  // of that wall, GPU busy
+  double busy_share = 0;       // median over its steady steps of busy / wall (as StepSummary::busy_share)
+  int64_t steady_comm_ns = 0, steady_comm_exposed_ns = 0;
 };
 
 // Launches on one thread whose GPU records are missing (an app ended before CUPTI flushed).
@@ -182,7 +189,9 @@ struct Options {
 // Steps: the steady ones give every per-step figure; warm-up steps (the first ones, and any
 // far above the median at the start) and outliers (far above the median later: evaluation,
 // checkpoints, recompiles) are one-off costs.
-enum class StepKind : uint8_t { Steady, Warmup, Outlier };
+// Lost: most of its launches have no GPU record (the capture ended before CUPTI delivered
+// them); its GPU figures would describe work that is missing, so it is left out like an outlier.
+enum class StepKind : uint8_t { Steady, Warmup, Outlier, Lost };
 const char* stepKindName(StepKind k);
 
 struct Step {
@@ -215,13 +224,18 @@ using LineTally = std::map<std::pair<model::StringId, int32_t>, WaitLine>;
 std::vector<WaitLine> costliestFirst(const LineTally& tally);
 
 // The steady steps in numbers (totals over every steady step of every process; divide by
-// `steady` for per-step figures, except the medians).
+// `steady` for per-step figures, except the medians). Per-step figures are per GPU: a run of
+// several ranks counts each rank's steps, so they are the mean over ranks, as the rank table's.
 struct StepSummary {
   int steady = 0;                // steady steps, over all processes
   int warmup = 0, outliers = 0;  // one-off steps
+  int lost = 0;                  // steps left out because their GPU records are missing (StepKind::Lost)
   int64_t wall_ns = 0;           // median steady step
   int64_t wall_min_ns = 0, wall_max_ns = 0;
   int64_t busy_ns = 0;                        // median GPU busy time of a steady step
+  double busy_share = 0;                      // median over steady steps (of every rank) of busy / wall
+  uint64_t lost_launches = 0;                 // of `launches`: no GPU record
+  std::vector<WaitLine> lost_lines;           // lines with lost launches in steady steps, most first (count)
   int64_t gpu_ns = 0;                         // GPU time launched in steady steps
   uint64_t kernels = 0, launches = 0;         // in steady steps (kernels: compute, NCCL left out)
   int64_t kernel_ns = 0;                      // time of those kernels
@@ -250,16 +264,20 @@ struct IdleGap {
 };
 
 struct Attribution {
-  int64_t total_gpu_ns = 0;
-  int64_t attributed_gpu_ns = 0;
-  int64_t unattributed_gpu_ns = 0;
+  int64_t total_gpu_ns = 0;         // every activity of the profile
+  int64_t steady_gpu_ns = 0;        // of it, launched in steady steps (all of it when no steps are known)
+  int64_t attributed_gpu_ns = 0;    // of steady_gpu_ns: on a line
+  int64_t unattributed_gpu_ns = 0;  // of steady_gpu_ns: on none
   std::array<int64_t, kMethodCount> by_method{};
   std::map<model::StringId, std::map<int32_t, LineCost>> files;  // profile path -> line -> cost
   std::vector<LineRef> activity_lines;                           // parallel to Profile::activities
   std::vector<IdleGap> idle_gaps;                                // by device, then time
-  // Iterations detected (0: unknown); with steps known, every figure above covers the steady
+  // Steady steps, over every rank: the divisor of every per-step figure (0: no steps known, and
+  // figures are totals). With steps known, every figure above but total_gpu_ns covers the steady
   // steps only (step_summary), and what ran outside them is LineCost::oneoff_*.
   int steps = 0;
+  int steps_per_rank = 0;    // the most steady steps of one process
+  int step_ranks = 0;        // processes whose steps count
   std::string steps_source;  // how they were found
   struct ProcessSteps {
     int count = 0;

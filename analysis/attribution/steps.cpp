@@ -240,6 +240,12 @@ int classifySteps(Attribution::ProcessSteps& steps, bool all_steps, bool in_rang
 
 }  // namespace
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 int64_t medianNs(std::vector<int64_t> v) {
   if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
@@ -253,14 +259,21 @@ void detectSteps(const model::Profile& profile, const Options& options, const Ba
   bool in_range = std::find(profile.info.capabilities.begin(), profile.info.capabilities.end(), "capture-range") !=
                   profile.info.capabilities.end();
   out.step_summary.all_steps = options.all_steps || in_range;
-  int most = 0;
-  for (auto& [pid, steps] : out.process_steps) {
+  for (auto& [pid, steps] : out.process_steps)
     if (classifySteps(steps, options.all_steps, in_range, !scheduled) > 0) out.step_summary.all_steps = false;
+}
+
+void countSteadySteps(Attribution& out) {
+  int total = 0, most = 0, ranks = 0;
+  for (const auto& [pid, steps] : out.process_steps) {
     int steady = 0;
     for (const auto& s : steps.list) steady += s.kind == StepKind::Steady ? 1 : 0;
-    most = std::max(most, steady);
+    if (steps.list.empty()) steady = steps.count;  // counts known without their times
+    total += steady, most = std::max(most, steady), ranks += steady > 0 ? 1 : 0;
   }
-  if (most > 0) out.steps = most;
+  out.steps = total;
+  out.steps_per_rank = most;
+  out.step_ranks = ranks;
 }
 
 }  // namespace sightline::attribution

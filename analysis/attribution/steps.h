@@ -10,9 +10,15 @@ namespace sightline::attribution {
 
 // The median of `v` (0 when empty).
 int64_t medianNs(std::vector<int64_t> v);
+double median(std::vector<double> v);
 
-// Sets out.steps and out.steps_source (0 and "" when no steps are found).
+// Finds each process's steps and their kinds (steady, warm-up, outlier), and steps_source
+// ("" when no steps are found).
 void detectSteps(const model::Profile& profile, const Options& options, const BacktraceIndex& backtraces,
                  Attribution& out);
+
+// Sets out.steps (steady steps over every process), steps_per_rank and step_ranks from the
+// steps' kinds, once they are final.
+void countSteadySteps(Attribution& out);
 
 }  // namespace sightline::attribution

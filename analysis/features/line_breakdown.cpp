@@ -37,13 +37,18 @@ LineBreakdown breakdownOf(const attribution::LineCost& c, const FileCosts& costs
   std::sort(ops.rbegin(), ops.rend());
   for (size_t i = 0; i < ops.size() && i < 6; ++i) b.autograd_ops.push_back(profile.strings[ops[i].second]);
   if (costs.ranks.size() > 1 && c.rank_ns.size() == costs.ranks.size()) {
-    for (size_t r = 0; r < c.rank_ns.size(); ++r)
-      b.ranks.push_back({costs.ranks[r].label, static_cast<double>(c.rank_ns[r]) / s.divisor});
-    RankSpread spread = rankSpread(c.rank_ns);
+    // Each rank per step of its own, as the rank table shows them.
+    std::vector<int64_t> per_rank;
+    for (size_t r = 0; r < c.rank_ns.size(); ++r) {
+      double ns = static_cast<double>(c.rank_ns[r]);
+      per_rank.push_back(static_cast<int64_t>(s.per_step ? perRankStep(costs.ranks[r], ns) : ns));
+      b.ranks.push_back({costs.ranks[r].label, static_cast<double>(per_rank.back())});
+    }
+    RankSpread spread = rankSpread(per_rank);
     b.slowest = costs.ranks[spread.slowest].label;
-    b.rank_min_ns = spread.min_ns / s.divisor;
-    b.rank_median_ns = spread.median_ns / s.divisor;
-    b.rank_max_ns = spread.max_ns / s.divisor;
+    b.rank_min_ns = spread.min_ns;
+    b.rank_median_ns = spread.median_ns;
+    b.rank_max_ns = spread.max_ns;
   }
   b.comm_ns = static_cast<double>(c.comm_ns) / s.divisor;
   b.comm_exposed_ns = static_cast<double>(c.comm_exposed_ns) / s.divisor;

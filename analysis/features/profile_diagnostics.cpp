@@ -91,19 +91,26 @@ void rankRules(const LineCost& c, const FileCosts& costs, const source::SourceFi
                const ProfileRuleThresholds& t, Add&& add) {
   size_t n = costs.ranks.size();
   if (n > 1 && c.rank_ns.size() == n) {
-    RankSpread spread = rankSpread(c.rank_ns);
+    // Each rank per step of its own (the rank table's figures), or totals.
+    std::vector<int64_t> per_rank;
+    for (size_t r = 0; r < n; ++r) {
+      double ns = static_cast<double>(c.rank_ns[r]);
+      per_rank.push_back(static_cast<int64_t>(s.steps > 1 ? perRankStep(costs.ranks[r], ns) : ns));
+    }
+    RankSpread spread = rankSpread(per_rank);
     size_t slowest = spread.slowest, fastest = spread.fastest;
     double median = spread.median_ns;
-    double over = static_cast<double>(c.rank_ns[slowest]) - median;
+    double over = static_cast<double>(per_rank[slowest]) - median;
+    auto ms = [&](double ns) { return formatMilliseconds(ns) + " " + s.unit; };
     // Communication waits for the slowest rank: its time is not the line's own work.
     if (c.comm_ns == 0 && over >= t.rank_imbalance_min_share * median &&
-        over / s.steps >= static_cast<double>(t.rank_imbalance_min_ns)) {
+        over >= static_cast<double>(t.rank_imbalance_min_ns)) {
       char ratio[32];
-      std::snprintf(ratio, sizeof ratio, "%.1f×", static_cast<double>(c.rank_ns[slowest]) / std::max(1.0, median));
+      std::snprintf(ratio, sizeof ratio, "%.1f×", static_cast<double>(per_rank[slowest]) / std::max(1.0, median));
       add("rank-imbalance",
-          costs.ranks[slowest].label + " spends " + s.ms(c.rank_ns[slowest]) + " on this line, " + ratio +
-              " the median of " + std::to_string(n) + " ranks (" + formatMilliseconds(median / s.steps) + " " + s.unit +
-              "; fastest " + costs.ranks[fastest].label + " " + s.ms(c.rank_ns[fastest]) +
+          costs.ranks[slowest].label + " spends " + ms(static_cast<double>(per_rank[slowest])) + " on this line, " +
+              ratio + " the median of " + std::to_string(n) + " ranks (" + ms(median) + "; fastest " +
+              costs.ranks[fastest].label + " " + ms(static_cast<double>(per_rank[fastest])) +
               "): the other ranks wait for it at the next collective; give every rank the same work here");
     }
   }

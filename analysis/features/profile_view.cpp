@@ -82,6 +82,33 @@ RankSpread rankSpread(const std::vector<int64_t>& per_rank) {
   return out;
 }
 
+double perRankStep(const attribution::RankInfo& rank, double ns) {
+  return rank.steady_steps > 0 ? ns / rank.steady_steps : ns;
+}
+
+std::vector<RankRow> rankRows(const std::vector<attribution::RankInfo>& ranks) {
+  std::vector<RankRow> rows;
+  for (const auto& r : ranks) {
+    RankRow row;
+    row.rank = &r;
+    row.per_step = r.steady_steps > 0;
+    if (row.per_step) {
+      double n = r.steady_steps;
+      row.gpu_ns = static_cast<double>(r.steady_gpu_ns) / n;
+      row.comm_ns = static_cast<double>(r.steady_comm_ns) / n;
+      row.comm_exposed_ns = static_cast<double>(r.steady_comm_exposed_ns) / n;
+      row.busy_share = r.busy_share;
+    } else {
+      row.gpu_ns = static_cast<double>(r.gpu_ns);
+      row.comm_ns = static_cast<double>(r.comm_ns);
+      row.comm_exposed_ns = static_cast<double>(r.comm_exposed_ns);
+      row.busy_share = r.span_ns > 0 ? static_cast<double>(r.busy_ns) / static_cast<double>(r.span_ns) : 0;
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 Inclusive inclusiveOver(const FileCosts& costs, int32_t first, int32_t last) {
   Inclusive out;
   if (costs.spans.empty()) {

@@ -42,6 +42,17 @@ struct RankSpread {
 };
 RankSpread rankSpread(const std::vector<int64_t>& per_rank);
 
+// One rank of the rank table, per step of its own steady steps (totals where it has none): the
+// figures whose mean over the ranks the step verdict gives, so table, header and findings agree.
+struct RankRow {
+  const attribution::RankInfo* rank = nullptr;
+  bool per_step = false;  // divided by its steady steps
+  double gpu_ns = 0, busy_share = 0, comm_ns = 0, comm_exposed_ns = 0;
+};
+std::vector<RankRow> rankRows(const std::vector<attribution::RankInfo>& ranks);
+// `ns` of one rank (a line's LineCost::rank_ns entry), per step of that rank when it has steps.
+double perRankStep(const attribution::RankInfo& rank, double ns);
+
 // Inclusive time: the work launched beneath 1-based lines [first, last] of the file (through
 // calls into any file, and the backward of their forward work), each piece once. Without
 // inclusive data (FileCosts::spans empty) the lines' own time.

@@ -25,6 +25,8 @@ const char* boundName(Bound b) {
       return "communication-bound";
     case Bound::Compile:
       return "compile-bound";
+    case Bound::Unknown:
+      return "bound unknown";
   }
   return "?";
 }
@@ -45,6 +47,8 @@ std::string causeName(Bound b) {
       return "exposed communication";
     case Bound::Compile:
       return "torch.compile compiling";
+    case Bound::Unknown:
+      return "lost records";
   }
   return "?";
 }
@@ -206,10 +210,14 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   double n = s.steady;
   v.steady = s.steady, v.warmup = s.warmup, v.outliers = s.outliers, v.all_steps = story->all_steps;
   v.all_counted = s.all_steps;
+  v.lost_steps = s.lost;
+  v.lost_share = s.launches ? static_cast<double>(s.lost_launches) / static_cast<double>(s.launches) : 0;
+  // A few percent of lost launches, or a tenth of the steps lost whole, and the figures miss work.
+  v.low_confidence = v.lost_share > 0.02 || (s.lost > 0 && 10 * s.lost >= story->all_steps);
   v.wall_ns = static_cast<double>(s.wall_ns);
   v.wall_min_ns = static_cast<double>(s.wall_min_ns), v.wall_max_ns = static_cast<double>(s.wall_max_ns);
   v.busy_ns = static_cast<double>(s.busy_ns);
-  v.busy_share = v.wall_ns > 0 ? std::min(1.0, v.busy_ns / v.wall_ns) : 0;
+  v.busy_share = std::min(1.0, s.busy_share);
   v.kernels = static_cast<double>(s.kernels) / n;
   v.mean_kernel_ns = s.kernels ? static_cast<double>(s.kernel_ns) / static_cast<double>(s.kernels) : 0;
   v.mean_queue_ns = s.kernels ? static_cast<double>(s.queue_ns) / static_cast<double>(s.kernels) : 0;
@@ -236,7 +244,17 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   auto wait = [&](attribution::Wait w) { return static_cast<double>(s.wait_ns[static_cast<size_t>(w)]) / n; };
   auto lines = [&](attribution::Wait w) { return story->wait_lines[static_cast<size_t>(w)]; };
   double floor = std::max(0.05 * v.wall_ns, 200e3);
+  // A line whose launches lost their GPU records idles the GPU only on paper: no cause there.
+  auto lost = [&](const join::PlacedLine& l) {
+    return std::any_of(story->lost_lines.begin(), story->lost_lines.end(),
+                       [&](const join::PlacedLine& x) { return x.line == l.line && x.path == l.path; });
+  };
   auto add = [&](Bound kind, double ns, std::vector<join::PlacedLine> l) {
+    for (auto it = l.begin(); it != l.end();)
+      if (lost(*it))
+        ns -= static_cast<double>(it->ns) / n, it = l.erase(it);
+      else
+        ++it;
     if (ns >= floor) v.causes.push_back({kind, ns, std::move(l)});
   };
   add(Bound::Launch, wait(attribution::Wait::Launch), lines(attribution::Wait::Launch));
@@ -255,6 +273,8 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
     v.bound = Bound::Comm;
   else if (v.sync_ns >= 0.5 * v.wall_ns)
     v.bound = Bound::Sync;
+  else if (v.busy_share < 0.8 && v.causes.empty() && v.low_confidence)
+    v.bound = Bound::Unknown;
   else if (v.busy_share >= 0.8 || v.causes.empty())
     v.bound = Bound::Gpu;
   else
@@ -291,6 +311,7 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
         v.changes.push_back({Change::Recompiles, c.ns, first(c.lines)});
         break;
       case Bound::Gpu:
+      case Bound::Unknown:
         break;
     }
   }

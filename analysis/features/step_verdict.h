@@ -22,6 +22,7 @@ enum class Bound : uint8_t {
   Host,     // other host work between steps (logging, sleeps, Python)
   Comm,     // NCCL communication not hidden behind compute (a slower rank, no overlap)
   Compile,  // torch.compile compiling (recompiles) inside the steps
+  Unknown,  // the GPU idles, but the records that would say why were lost
 };
 const char* boundName(Bound b);
 
@@ -60,6 +61,9 @@ std::optional<LoaderSettings> loaderSettings(const source::SourceIndex& index);
 
 struct StepVerdict {
   int steady = 0, warmup = 0, outliers = 0, all_steps = 0;
+  int lost_steps = 0;           // steps left out because their GPU records are missing
+  double lost_share = 0;        // of the steady steps' launches, those without a GPU record
+  bool low_confidence = false;  // the capture lost records in the steps (lost_steps, lost_share)
   double wall_ns = 0, wall_min_ns = 0, wall_max_ns = 0;  // steady step: median, min, max
   double busy_ns = 0, busy_share = 0;                    // GPU busy in a steady step (median)
   Bound bound = Bound::Gpu;

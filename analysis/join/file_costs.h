@@ -43,6 +43,7 @@ struct StepStory {
   std::string steps_source;
   std::array<std::vector<PlacedLine>, attribution::kWaitCount> wait_lines;
   std::vector<PlacedLine> sync_lines;
+  std::vector<PlacedLine> lost_lines;      // lines whose launches in steady steps lost GPU records (count)
   std::vector<PlacedLine> compiled_lines;  // where torch.compile's kernels landed, costliest first
   // torch.compile's generated code: whether the profile's stacks through it reached the model's
   // lines (ProfileJoin::compiled), and where the code was or was looked for.
@@ -73,7 +74,7 @@ struct StepStory {
 
 struct FileCosts {
   std::map<int32_t, attribution::LineCost> lines;           // 1-based line -> cost
-  int64_t total_gpu_ns = 0;                                 // of the whole profile (shares are of this)
+  int64_t total_gpu_ns = 0;                                 // the steady steps' GPU time (shares are of this)
   int steps = 0;                                            // 0: unknown (per-step figures become totals)
   std::vector<attribution::RankInfo> ranks;                 // of the whole profile; LineCost::rank_ns indexes it
   std::vector<ContextSpan> spans;                           // inclusive time: work beneath this file's lines
@@ -92,7 +93,7 @@ template <class MapsHere, class Place>
 FileCosts fileCosts(const model::Profile& profile, const attribution::Attribution& attr, MapsHere&& maps_here,
                     Place&& place) {
   FileCosts out;
-  out.total_gpu_ns = attr.total_gpu_ns;
+  out.total_gpu_ns = attr.steady_gpu_ns;
   out.steps = attr.steps;
   out.ranks = attr.ranks;
   std::map<model::StringId, bool> here;
@@ -136,9 +137,13 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
   };
   for (size_t w = 0; w < attribution::kWaitCount; ++w) story->wait_lines[w] = placed(sum.wait_lines[w]);
   story->sync_lines = placed(sum.sync_lines);
+  story->lost_lines.clear();
+  for (const auto& w : sum.lost_lines)
+    if (w.line.file != 0) story->lost_lines.push_back({place(w.line.file), w.line.line, w.ns, w.count});
   story->compiled_lines = placed(sum.compiled_lines);
   for (auto& w : story->summary.wait_lines) w.clear();
   story->summary.sync_lines.clear();
+  story->summary.lost_lines.clear();
   story->summary.compiled_lines.clear();
   // The lines where `ns_of(cost)` is positive, costliest first.
   auto linesBy = [&](auto&& ns_of) {

@@ -102,7 +102,8 @@ json topKernels(const model::Profile& p, const LineCost& c, size_t n) {
 
 json ranksJson(const attribution::Attribution& attr) {
   json out = json::array();
-  for (const auto& r : attr.ranks)
+  for (const auto& row : features::rankRows(attr.ranks)) {
+    const auto& r = *row.rank;
     out.push_back({{"label", r.label},
                    {"rank", r.rank >= 0 ? json(r.rank) : json(nullptr)},
                    {"pid", r.pid},
@@ -116,7 +117,19 @@ json ranksJson(const attribution::Attribution& attr) {
                    {"steps", r.steps},
                    {"median_step_ns", r.median_step_ns},
                    {"launches", r.launches},
-                   {"lost_launches", r.lost_launches}});
+                   {"lost_launches", r.lost_launches},
+                   {"steady_steps", r.steady_steps},
+                   {"steady_gpu_ns", r.steady_gpu_ns},
+                   {"steady_wall_ns", r.steady_wall_ns},
+                   {"steady_busy_ns", r.steady_busy_ns},
+                   {"steady_comm_ns", r.steady_comm_ns},
+                   {"steady_comm_exposed_ns", r.steady_comm_exposed_ns},
+                   {"per_step", row.per_step},
+                   {"gpu_ns_per_step", row.gpu_ns},
+                   {"busy_share", row.busy_share},
+                   {"comm_ns_per_step", row.comm_ns},
+                   {"comm_exposed_ns_per_step", row.comm_exposed_ns}});
+  }
   return out;
 }
 
@@ -195,6 +208,9 @@ json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
   return {{"steady", s.steady},
           {"warmup", s.warmup},
           {"outliers", s.outliers},
+          {"lost", s.lost},
+          {"lost_launches", s.lost_launches},
+          {"busy_share", s.busy_share},
           {"all_steps", s.all_steps},
           {"wall_ns", s.wall_ns},
           {"wall_min_ns", s.wall_min_ns},
@@ -415,11 +431,15 @@ json reportJson(const ReportData& d) {
                 {"schema_version", profile.info.schema_version},
                 {"gpus", profile.info.gpus},
                 {"capabilities", profile.info.capabilities},
-                {"warnings", profile.info.warnings}}},
+                {"warnings", profileWarnings(attr, profile.info)}}},
+              {"warnings", profileWarnings(attr, profile.info)},
               {"total_gpu_ns", attr.total_gpu_ns},
+              {"steady_gpu_ns", attr.steady_gpu_ns},
               {"attributed_gpu_ns", attr.attributed_gpu_ns},
               {"unattributed_gpu_ns", attr.unattributed_gpu_ns},
               {"steps", attr.steps},
+              {"steps_per_rank", attr.steps_per_rank},
+              {"step_ranks", attr.step_ranks},
               {"steps_source", attr.steps_source},
               {"step_summary", stepsJson(profile, attr)},
               {"by_method", methodsJson(attr.by_method)},
@@ -449,6 +469,9 @@ json reportJson(const ReportData& d) {
       changes.push_back(
           {{"change", features::changeName(c.change)}, {"ns_per_step", c.ns}, {"text", features::changeText(c, *v)}});
     doc["verdict"] = {{"bound", features::boundName(v->bound)},
+                      {"confidence", v->low_confidence ? "low" : "normal"},
+                      {"confidence_reason", confidenceReason(*v)},
+                      {"lost_steps", v->lost_steps},
                       {"busy_share", v->busy_share},
                       {"wall_ns", v->wall_ns},
                       {"comm_exposed_ns_per_step", v->comm_exposed_ns},
@@ -467,6 +490,7 @@ json reportJson(const ReportData& d) {
     for (const auto& [local, how] : d.compare_aligned) aligned[local] = how;
     doc["compare"] = {{"path", d.args.compare_path},
                       {"total_gpu_ns", d.compare->attribution().total_gpu_ns},
+                      {"steady_gpu_ns", d.compare->attribution().steady_gpu_ns},
                       {"steps", d.compare->attribution().steps},
                       {"files", files_before},
                       {"aligned", aligned}};
@@ -504,16 +528,17 @@ void writeMachine(const ReportData& d, std::ostream& out) {
   bool recorded = std::all_of(attr.ranks.begin(), attr.ranks.end(), [](const auto& r) { return r.rank >= 0; });
   out << "Ranks     " << attr.ranks.size() << " (" << attr.processes << " processes, " << attr.ranks.size()
       << " with GPU work" << (recorded ? "" : "; no distributed rank recorded, named by GPU") << ")\n";
-  out << "          " << pad("rank", 10, true) << pad("GPU ms", 10) << pad("busy", 8) << pad("comm ms", 10)
+  auto rows = features::rankRows(attr.ranks);
+  bool per_step = std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.per_step; });
+  std::string unit = per_step ? " ms/step" : " ms";
+  out << "          " << pad("rank", 10, true) << pad("GPU" + unit, 13) << pad("busy", 8) << pad("comm" + unit, 14)
       << pad("exposed", 10) << pad("steps", 7) << pad("median step", 13) << "\n";
-  for (const auto& r : attr.ranks) {
-    std::string busy =
-        r.span_ns > 0 ? formatPercent(static_cast<double>(r.busy_ns) / static_cast<double>(r.span_ns)) : "";
-    out << "          " << pad(r.label, 10, true)
-        << pad(features::formatMilliseconds(static_cast<double>(r.gpu_ns)), 10) << pad(busy, 8)
-        << pad(features::formatMilliseconds(static_cast<double>(r.comm_ns)), 10)
-        << pad(features::formatMilliseconds(static_cast<double>(r.comm_exposed_ns)), 10)
-        << pad(r.steps > 0 ? std::to_string(r.steps) : "", 7)
+  for (const auto& row : rows) {
+    const auto& r = *row.rank;
+    out << "          " << pad(r.label, 10, true) << pad(features::formatMilliseconds(row.gpu_ns), 13)
+        << pad(formatPercent(row.busy_share), 8) << pad(features::formatMilliseconds(row.comm_ns), 14)
+        << pad(features::formatMilliseconds(row.comm_exposed_ns), 10)
+        << pad(r.steady_steps > 0 ? std::to_string(r.steady_steps) : "", 7)
         << pad(r.median_step_ns > 0 ? features::formatMilliseconds(static_cast<double>(r.median_step_ns)) + " ms" : "",
                13)
         << "\n";
@@ -523,23 +548,27 @@ void writeMachine(const ReportData& d, std::ostream& out) {
 void writeHeader(const ReportData& d, std::ostream& out) {
   const model::Profile& profile = d.main.profile();
   const attribution::Attribution& attr = d.main.attribution();
-  double total_ns = static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns));
+  double total_ns = static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns));
   out << "Profile   " << d.args.profile_path << " (" << (profile.info.format == "nsys-sqlite" ? "Nsight Systems " : "")
       << profile.info.tool_version << ")\n";
   writeMachine(d, out);
   auto verdict = reportVerdict(d);
   out << "Steps     ";
-  if (verdict)
-    out << verdict->all_steps << " (" << attr.steps_source << "): " << verdict->steady << " steady, " << verdict->warmup
-        << " warm-up, " << verdict->outliers << " outlier" << (verdict->outliers == 1 ? "" : "s");
-  else if (attr.steps > 0)
+  if (verdict) {
+    out << verdict->all_steps
+        << (attr.step_ranks > 1 ? " per rank on " + std::to_string(attr.step_ranks) + " ranks" : "") << " ("
+        << attr.steps_source << "): " << verdict->steady << " steady, " << verdict->warmup << " warm-up, "
+        << verdict->outliers << " outlier" << (verdict->outliers == 1 ? "" : "s");
+    if (verdict->lost_steps > 0) out << ", " << verdict->lost_steps << " without GPU records";
+  } else if (attr.steps > 0)
     out << attr.steps << " (" << attr.steps_source << ")";
   else
     out << "not detected";
-  out << "\nGPU time  " << features::formatMilliseconds(static_cast<double>(attr.total_gpu_ns)) << " ms "
+  out << "\nGPU time  " << features::formatMilliseconds(static_cast<double>(attr.steady_gpu_ns)) << " ms "
       << (verdict ? "in steady steps" : "total");
   if (attr.steps > 0)
-    out << ", " << features::formatMilliseconds(static_cast<double>(attr.total_gpu_ns) / attr.steps) << " ms/step";
+    out << ", " << features::formatMilliseconds(static_cast<double>(attr.steady_gpu_ns) / attr.steps) << " ms/step"
+        << (attr.step_ranks > 1 ? " per GPU" : "");
   out << "\n";
   if (verdict) out << verdictText(*verdict, false);
   if (!attr.files.empty()) {
@@ -553,16 +582,15 @@ void writeHeader(const ReportData& d, std::ostream& out) {
   if (d.compare) {
     bool per_step = comparePerStep(d);
     double before =
-        static_cast<double>(d.compare->attribution().total_gpu_ns) / (per_step ? d.compare->attribution().steps : 1);
-    double now = static_cast<double>(attr.total_gpu_ns) / (per_step ? attr.steps : 1);
+        static_cast<double>(d.compare->attribution().steady_gpu_ns) / (per_step ? d.compare->attribution().steps : 1);
+    double now = static_cast<double>(attr.steady_gpu_ns) / (per_step ? attr.steps : 1);
     out << "Compare   " << d.args.compare_path << ": " << features::formatMilliseconds(before) << " -> "
         << features::formatMilliseconds(now) << (per_step ? " ms/step" : " ms in total") << ", "
         << formatDelta(now - before) << "\n";
     for (const auto& [local, how] : d.compare_aligned)
       out << "          " << fs::path(local).filename().string() << " changed since the compared run: " << how << "\n";
   }
-  for (const auto& w : profile.info.warnings) out << "Warning   " << w << "\n";
-  if (auto lost = lostRecordsWarning(attr, profile.info); !lost.empty()) out << "Warning   " << lost << "\n";
+  for (const auto& w : profileWarnings(attr, profile.info)) out << "Warning   " << w << "\n";
   if (attr.attributed_gpu_ns == 0)
     out << "No GPU time could be put on source lines: " << ingest::captureAdvice(profile.info) << "\n";
 }
@@ -617,7 +645,7 @@ std::string marginFor(const std::map<int32_t, LineCost>& lines, const std::map<i
 
 void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::ostream& out) {
   const attribution::Attribution& attr = d.main.attribution();
-  double total_ns = static_cast<double>(std::max<int64_t>(1, attr.total_gpu_ns));
+  double total_ns = static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns));
   const auto& lines = d.measured.at(local.absolute).lines;
   int64_t this_file = 0;
   for (const auto& [line, c] : lines) this_file += c.gpu_ns;
@@ -709,8 +737,8 @@ int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::
   json merged = {
       {"profile", {{"path", paths.front()}, {"parts", paths}, {"format", "merged"}, {"warnings", json::array()}}},
       {"ranks", json::array()}};
-  for (const char* key : {"total_gpu_ns", "attributed_gpu_ns", "unattributed_gpu_ns", "comm_ns", "comm_exposed_ns",
-                          "launches", "lost_launches", "processes"})
+  for (const char* key : {"total_gpu_ns", "steady_gpu_ns", "attributed_gpu_ns", "unattributed_gpu_ns", "comm_ns",
+                          "comm_exposed_ns", "launches", "lost_launches", "processes"})
     merged[key] = 0;
   merged["steps"] = 0;
   std::map<std::string, std::map<int, json>> files;  // local (else profile) path -> line -> merged line
@@ -718,8 +746,8 @@ int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::
   size_t first_rank = 0;
   for (size_t k = 0; k < docs.size(); ++k) {
     const json& d = docs[k];
-    for (const char* key : {"total_gpu_ns", "attributed_gpu_ns", "unattributed_gpu_ns", "comm_ns", "comm_exposed_ns",
-                            "launches", "lost_launches", "processes"})
+    for (const char* key : {"total_gpu_ns", "steady_gpu_ns", "attributed_gpu_ns", "unattributed_gpu_ns", "comm_ns",
+                            "comm_exposed_ns", "launches", "lost_launches", "processes"})
       merged[key] = merged[key].get<int64_t>() + d.value(key, int64_t{0});
     merged["steps"] = std::max(merged["steps"].get<int>(), d.value("steps", 0));
     for (const auto& w : d["profile"].value("warnings", json::array()))

@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sqlite3.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <numeric>
+#include <set>
 
 #include "tests/support/test_paths.h"
 
@@ -24,7 +28,7 @@ double userShare(const json& doc) {
   int64_t user = 0;
   for (const auto& f : doc["files"])
     if (!f["local_path"].is_null()) user += f["gpu_ns"].get<int64_t>();
-  return static_cast<double>(user) / static_cast<double>(doc["total_gpu_ns"].get<int64_t>());
+  return static_cast<double>(user) / static_cast<double>(doc["steady_gpu_ns"].get<int64_t>());
 }
 
 const json* lineOf(const json& doc, int line) {
@@ -55,7 +59,8 @@ TEST_P(MultiCaptures, PutsNearlyAllGpuTimeOnTheUsersLines) {
   // profile and per line.
   int64_t ranks = 0;
   for (const auto& r : doc["ranks"]) ranks += r["gpu_ns"].get<int64_t>();
-  EXPECT_EQ(ranks, doc["total_gpu_ns"].get<int64_t>() + doc["step_summary"]["oneoff_gpu_ns"].get<int64_t>());
+  EXPECT_EQ(ranks, doc["total_gpu_ns"].get<int64_t>());
+  EXPECT_EQ(ranks, doc["steady_gpu_ns"].get<int64_t>() + doc["step_summary"]["oneoff_gpu_ns"].get<int64_t>());
   for (const auto& f : doc["files"])
     for (const auto& l : f["lines"])
       if (l.contains("rank_ns")) {
@@ -81,7 +86,8 @@ TEST(MultiProcess, OneReportOfTwoRanksReadsAsTwoRanks) {
   ASSERT_EQ(doc["ranks"].size(), 2u);
   EXPECT_EQ(doc["ranks"][0]["label"], "GPU 0");
   EXPECT_EQ(doc["ranks"][1]["label"], "GPU 1");
-  EXPECT_EQ(doc["steps"], 5) << "gradient-accumulation micro-steps are not steps";
+  EXPECT_EQ(doc["steps_per_rank"], 5) << "gradient-accumulation micro-steps are not steps";
+  EXPECT_EQ(doc["steps"], 10) << "per-step figures are per GPU: each rank's steps count";
   const json* backward = lineOf(doc, 150);
   ASSERT_NE(backward, nullptr);
   EXPECT_GT((*backward)["comm_ns"].get<int64_t>(), 0);
@@ -159,6 +165,61 @@ TEST(MultiProcess, LostRecordsAreCountedAndSilenceTheirLines) {
         EXPECT_EQ(check.out.find("train_resnet.py:" + std::to_string(l["line"].get<int>()) + ":"), std::string::npos)
             << check.out;
       }
+}
+
+// The killed capture with the GPU records of two long stretches removed, as CUPTI loses whole
+// buffers when nsys ends an app that queued far ahead: most steps have launches and no GPU work.
+std::string lossyCopy(const std::string& from) {
+  std::string to = (std::filesystem::temp_directory_path() / "sightline_lossy.sqlite").string();
+  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(to.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT MIN(start), MAX(\"end\") FROM CUPTI_ACTIVITY_KIND_KERNEL", -1, &st, nullptr);
+  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+  int64_t lo = sqlite3_column_int64(st, 0), span = sqlite3_column_int64(st, 1) - lo;
+  sqlite3_finalize(st);
+  for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+    std::string sql = std::string("DELETE FROM ") + table + " WHERE start BETWEEN " + std::to_string(lo + span / 5) +
+                      " AND " + std::to_string(lo + span * 9 / 20) + " OR start BETWEEN " +
+                      std::to_string(lo + span * 3 / 5) + " AND " + std::to_string(lo + span * 19 / 20);
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  }
+  sqlite3_close(db);
+  return to;
+}
+
+// Steps whose launches lost their GPU records leave the steady set; the verdict says its
+// confidence is low and why, names no cause on a line whose kernels were lost, and the JSON
+// carries every warning the text shows.
+TEST(MultiProcess, StepsWithoutGpuRecordsLeaveTheSteadySet) {
+  std::string profile = lossyCopy(repoProfile("tests/data/multi/killed/killed.sqlite.xz"));
+  json doc = reportJson(profile, "tests/data/multi/killed/train_resnet.py");
+  const auto& steps = doc["step_summary"];
+  EXPECT_GE(steps["lost"].get<int>(), 5) << steps.dump();
+  EXPECT_LE(steps["steady"].get<int>(), 4);
+  for (const auto& p : steps["processes"])
+    for (const auto& st : p["steps"])
+      if (st["kind"] == "steady") {
+        EXPECT_GT(st["gpu_ns"].get<int64_t>(), 0) << "a steady step has GPU records";
+      }
+  ASSERT_TRUE(doc.contains("verdict"));
+  EXPECT_EQ(doc["verdict"]["confidence"], "low");
+  EXPECT_NE(doc["verdict"]["confidence_reason"].get<std::string>().find("left out"), std::string::npos);
+  std::set<int> lost;
+  for (const auto& f : doc["files"])
+    for (const auto& l : f["lines"])
+      if (l["lost_launches"].get<int>() > 0) lost.insert(l["line"].get<int>());
+  for (const auto& c : doc["verdict"]["causes"])
+    for (const auto& l : c["lines"]) EXPECT_FALSE(lost.count(l["line"].get<int>())) << c.dump();
+  ASSERT_FALSE(doc["warnings"].empty());
+  EXPECT_EQ(doc["warnings"], doc["profile"]["warnings"]);
+  auto text =
+      runSightline("report --profile '" + profile + "' tests/data/multi/killed/train_resnet.py", sourcePath(""));
+  EXPECT_NE(text.out.find("confidence low"), std::string::npos) << text.out.substr(0, 1500);
+  for (const auto& w : doc["warnings"])
+    EXPECT_NE(text.out.find("Warning   " + w.get<std::string>()), std::string::npos) << w;
+  std::filesystem::remove(profile);
 }
 
 // A capture range that closed in time loses nothing, and says nothing about it.

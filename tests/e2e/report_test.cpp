@@ -57,7 +57,7 @@ TEST(Report, KinetoTraceOnCallLines) {
   auto j = nlohmann::json::parse(json_out.out);
   EXPECT_EQ(j["profile"]["format"], "kineto-json");
   EXPECT_EQ(j["files"][0]["path"], "train_small.py");
-  EXPECT_EQ(j["by_method"]["aligned"], j["total_gpu_ns"]);
+  EXPECT_EQ(j["by_method"]["aligned"], j["steady_gpu_ns"]);
   // A trace that is not there: a clear error, no crash.
   auto bad = run("report --profile tests/data/broken.py.pt.trace.json tests/data/h200/kineto/train_small.py");
   EXPECT_EQ(bad.code, 2) << bad.out;
@@ -70,7 +70,7 @@ TEST(Report, JsonForEveryFile) {
   ASSERT_EQ(r.code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["attributed_gpu_ns"].get<int64_t>() + j["unattributed_gpu_ns"].get<int64_t>(),
-            j["total_gpu_ns"].get<int64_t>());
+            j["steady_gpu_ns"].get<int64_t>());
   EXPECT_EQ(j["steps"], 6);
   ASSERT_EQ(j["files"].size(), 1u);
   const auto& f = j["files"][0];

@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto loaded = sightline::ingest::loadNsysSqlite(path);
   if (loaded.profile) {
     auto attr = sightline::attribution::attribute(*loaded.profile);
-    if (attr.attributed_gpu_ns > attr.total_gpu_ns) __builtin_trap();
+    if (attr.attributed_gpu_ns > attr.steady_gpu_ns || attr.steady_gpu_ns > attr.total_gpu_ns) __builtin_trap();
   }
   return 0;
 }

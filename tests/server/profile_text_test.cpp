@@ -204,6 +204,7 @@ TEST(HoverCards, RanksCommunicationAndLostRecords) {
   costs.steps = 10;
   costs.ranks.resize(3);
   costs.ranks[0].label = "rank 0", costs.ranks[1].label = "rank 1", costs.ranks[2].label = "rank 2";
+  for (auto& r : costs.ranks) r.steady_steps = 10;  // per-rank figures per step of that rank
   LineCost c = cost(30'000'000, 30'000'000, 0);
   c.rank_ns = {5'000'000, 20'000'000, 5'000'000};
   c.comm_ns = 10'000'000;

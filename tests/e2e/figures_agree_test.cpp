@@ -1,0 +1,106 @@
+// One set of figures: for every bundled capture, the report's text header shows the numbers its
+// JSON holds (step, busy share, causes, GPU time per step, the rank table), and the header's
+// per-step figures are the mean of the rank table's. Text is parsed back, so a figure computed
+// twice (and differently) fails here.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <regex>
+#include <sstream>
+
+#include "tests/support/test_paths.h"
+
+namespace sightline::testing {
+namespace {
+
+using nlohmann::json;
+
+struct Capture {
+  const char* profile;
+  const char* script;
+};
+
+// |shown - value| within the three significant figures formatMilliseconds prints.
+void expectShown(double shown, double value, const std::string& what) {
+  EXPECT_NEAR(shown, value, std::max(0.006 * std::abs(value), 0.006)) << what;
+}
+
+class FiguresAgree : public ::testing::TestWithParam<Capture> {};
+
+TEST_P(FiguresAgree, TextShowsTheJsonFigures) {
+  std::string profile = repoProfile(GetParam().profile);
+  std::string args = "--profile '" + profile + "' " + GetParam().script;
+  auto text = runSightline("report " + args, sourcePath(""));
+  auto js = runSightline("report --format json " + args, sourcePath(""));
+  ASSERT_EQ(text.code, 0) << text.out;
+  ASSERT_EQ(js.code, 0) << js.out;
+  json doc = json::parse(js.out);
+  std::smatch m;
+  std::string out = text.out;
+  // GPU time: the steady steps' total and per step.
+  ASSERT_TRUE(
+      std::regex_search(out, m, std::regex(R"(GPU time  ([0-9.]+) ms (in steady steps|total)(, ([0-9.]+) ms/step)?)")));
+  double steady = doc["steady_gpu_ns"].get<double>();
+  expectShown(std::stod(m[1]), steady / 1e6, "GPU time");
+  if (m[4].matched) expectShown(std::stod(m[4]), steady / doc["steps"].get<double>() / 1e6, "GPU time per step");
+  if (!doc.contains("verdict")) return;
+  const json& v = doc["verdict"];
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(Step      ([0-9.]+) ms median .*GPU busy ([0-9.]+)%)")));
+  expectShown(std::stod(m[1]), v["wall_ns"].get<double>() / 1e6, "step");
+  EXPECT_NEAR(std::stod(m[2]), 100 * v["busy_share"].get<double>(), 0.51) << "busy";
+  // Each cause, in order, with its figure.
+  std::istringstream lines(out.substr(m.position(0)));
+  std::string line;
+  std::getline(lines, line);
+  size_t cause = 0;
+  while (std::getline(lines, line) && line.rfind("          ", 0) == 0) {
+    std::smatch c;
+    if (!std::regex_search(line, c, std::regex(R"(^          ([a-z][a-z .\-]*[a-z]) ([0-9.]+) ms/step)"))) continue;
+    ASSERT_LT(cause, v["causes"].size()) << line;
+    EXPECT_EQ(c[1].str(), v["causes"][cause]["cause"].get<std::string>()) << line;
+    expectShown(std::stod(c[2]), v["causes"][cause]["ns_per_step"].get<double>() / 1e6, line);
+    ++cause;
+  }
+  EXPECT_EQ(cause, v["causes"].size());
+  // The rank table: each row per step of its rank, and the header's exposed communication the
+  // mean of the rows (steps weighted).
+  if (doc["ranks"].size() < 2) return;
+  double exposed = 0, steps = 0;
+  for (const auto& r : doc["ranks"]) {
+    std::regex row("          " + r["label"].get<std::string>() + R"( +([0-9.]+) +([0-9.]+)% +([0-9.]+) +([0-9.]+))");
+    ASSERT_TRUE(std::regex_search(out, m, row)) << r.dump();
+    expectShown(std::stod(m[1]), r["gpu_ns_per_step"].get<double>() / 1e6, "rank GPU");
+    EXPECT_NEAR(std::stod(m[2]), 100 * r["busy_share"].get<double>(), 0.051);
+    expectShown(std::stod(m[3]), r["comm_ns_per_step"].get<double>() / 1e6, "rank comm");
+    expectShown(std::stod(m[4]), r["comm_exposed_ns_per_step"].get<double>() / 1e6, "rank exposed");
+    exposed += r["steady_comm_exposed_ns"].get<double>(), steps += r["steady_steps"].get<double>();
+  }
+  EXPECT_NEAR(v["comm_exposed_ns_per_step"].get<double>(), exposed / steps, 1e3);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bundled, FiguresAgree,
+    ::testing::Values(
+        Capture{"examples/train_small_naive.sqlite.xz", "examples/train_small.py"},
+        Capture{"tests/data/h100-nvtx/train_small_nvtx_backtrace.sqlite.xz", "tests/data/h100-nvtx/train_small.py"},
+        Capture{"tests/data/h100-nvtx/train_small_nvtx_only.sqlite.xz", "tests/data/h100-nvtx/train_small.py"},
+        Capture{"tests/data/h200/kineto/train_small_naive.pt.trace.json.gz", "tests/data/h200/kineto/train_small.py"},
+        Capture{"tests/data/h200/nsys-edited/train_small_tuned_edited.sqlite.xz",
+                "tests/data/h200/nsys-edited/train_small.py"},
+        Capture{"tests/data/multi/ddp/ddp_one.sqlite.xz", "tests/data/multi/ddp/train_ddp.py"},
+        Capture{"tests/data/multi/ddp/ddp_rank0.sqlite.xz", "tests/data/multi/ddp/train_ddp.py"},
+        Capture{"tests/data/multi/ddp/ddp_rank1.pt.trace.json.gz", "tests/data/multi/ddp/train_ddp.py"},
+        Capture{"tests/data/multi/loader/loader.sqlite.xz", "tests/data/multi/loader/train_resnet.py"},
+        Capture{"tests/data/multi/killed/killed.sqlite.xz", "tests/data/multi/killed/train_resnet.py"},
+        Capture{"tests/data/multi/compile/compile.sqlite.xz", "tests/data/multi/compile/train_ddp.py"},
+        Capture{"tests/data/verdict/sleep.sqlite.xz", "tests/data/verdict/verdict.py"},
+        Capture{"tests/data/verdict/loader.sqlite.xz", "tests/data/verdict/verdict.py"},
+        Capture{"tests/data/verdict/tiny.sqlite.xz", "tests/data/verdict/verdict.py"},
+        Capture{"tests/data/verdict/item.sqlite.xz", "tests/data/verdict/verdict.py"},
+        Capture{"tests/data/verdict/fp32.sqlite.xz", "tests/data/verdict/verdict.py"},
+        Capture{"tests/data/compile/compiled_run.sqlite.xz", "tests/data/compile/train_gpt.py"},
+        Capture{"tests/data/compile/eager.sqlite.xz", "tests/data/compile/train_gpt.py"},
+        Capture{"tests/data/compile/compiled_kineto.pt.trace.json.gz", "tests/data/compile/train_gpt.py"}));
+
+}  // namespace
+}  // namespace sightline::testing
