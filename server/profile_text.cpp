@@ -302,7 +302,78 @@ std::string confidenceReason(const features::StepVerdict& v) {
 }
 
 std::string verdictSummary(const features::StepVerdict& v) {
+  if (v.capture.applied)
+    return "GPU " + formatShare(v.capture.busy_share) + " busy without the profiler · " + features::boundName(v.bound);
   return "GPU " + formatShare(v.busy_share) + " busy · " + features::boundName(v.bound);
+}
+
+std::string captureEventLabel(model::CaptureEvent e) {
+  switch (e) {
+    case model::CaptureEvent::RuntimeCall:
+    case model::CaptureEvent::DriverCall:
+    case model::CaptureEvent::TraceApi:
+      return "CUDA API tracing";
+    case model::CaptureEvent::NativeBacktrace:
+      return "native backtraces (--cudabacktrace)";
+    case model::CaptureEvent::PythonBacktrace:
+      return "Python backtraces";
+    case model::CaptureEvent::AutogradRange:
+      return "autograd ranges";
+    case model::CaptureEvent::ShapesRange:
+      return "autograd ranges' shapes";
+    case model::CaptureEvent::TraceOp:
+      return "operator events";
+    case model::CaptureEvent::TraceShapes:
+      return "record_shapes";
+    case model::CaptureEvent::TracePython:
+      return "with_stack";
+  }
+  return "?";
+}
+
+std::string captureCostText(const features::StepVerdict& v) {
+  const auto& cap = v.capture;
+  if (!cap.estimated || cap.overhead_ns < std::max(0.01 * v.wall_ns, 50e3)) return {};
+  auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
+  std::string out;
+  if (cap.calibrated && cap.logged_step_ns > 0)
+    out = "the capture added " + ms(std::max(0.0, v.wall_ns - cap.logged_step_ns)) + "/step: " + ms(v.wall_ns) +
+          " captured, " + ms(cap.logged_step_ns) + " in the script's own log without it";
+  else
+    out = "the capture added ≈ " + ms(cap.overhead_ns) + "/step to the host";
+  // The costliest kinds, CUDA API tracing counted once.
+  std::vector<std::pair<std::string, double>> parts;
+  for (const auto& [e, ns] : cap.by_event) {
+    std::string label = captureEventLabel(e);
+    auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == label; });
+    if (it == parts.end())
+      parts.emplace_back(label, ns * (cap.calibrated ? 1 : 1));
+    else
+      it->second += ns;
+  }
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  out += " (";
+  for (size_t i = 0; i < parts.size() && i < 4; ++i)
+    out += (i ? ", " : "") + parts[i].first + " " + formatMilliseconds(parts[i].second);
+  out += ")";
+  if (!cap.applied) out += "; the step holds without it (the GPU hides it)";
+  return out;
+}
+
+std::string lightCaptureAdvice(const features::StepVerdict& v) {
+  const auto& cap = v.capture;
+  if (!cap.applied || cap.light || cap.calibrated) return {};
+  std::string light = formatMilliseconds(cap.light_overhead_ns);
+  std::string load =
+      "; load both (`sightline report --profile THIS --timing LIGHT`), or give the script's own log "
+      "of a run without the profiler (--step-log)";
+  if (cap.kineto)
+    return "for the step's own time, trace without with_stack and record_shapes (≈ " + light +
+           " ms/step of tracing here) or capture with `nsys profile -t cuda,nvtx --sample=none --cpuctxsw=none`" + load;
+  // Only the flags to change: the capture range, where there was one, stays as it was.
+  return "for the step's own time, capture again with `-t cuda,nvtx --sample=none --cpuctxsw=none` in place of this "
+         "capture's trace, stack and range options (≈ " +
+         light + " ms/step of tracing here instead of " + formatMilliseconds(cap.overhead_ns) + ")" + load;
 }
 
 std::string placedLine(const join::PlacedLine& l, bool markdown) {
@@ -383,11 +454,24 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
   auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
   std::string out;
   std::string label = markdown ? "**Step** " : "Step      ";
+  const auto& cap = v.capture;
+  std::string bold = markdown ? "**" : "";
+  // With the profiler's cost taken out, the bound below the Step line is the estimate's.
   out += label + ms(v.wall_ns) + " median over " + std::to_string(v.steady) + " steady steps (" +
          formatMilliseconds(v.wall_min_ns) + "–" + ms(v.wall_max_ns) + "), GPU busy " + formatShare(v.busy_share) +
-         " · " + (markdown ? "**" : "") + features::boundName(v.bound) + (markdown ? "**" : "") + nl;
+         " · " +
+         (cap.applied ? features::boundName(cap.captured_bound) + std::string(" as captured")
+                      : bold + features::boundName(v.bound) + bold) +
+         nl;
   if (v.low_confidence)
     out += (markdown ? "- confidence low: " : "          confidence low: ") + confidenceReason(v) + "\n";
+  if (auto text = captureCostText(v); !text.empty()) {
+    out += (markdown ? "**Profiler:** " : "Profiler  ") + text;
+    if (cap.applied)
+      out += "; without it ≈ " + ms(cap.wall_ns) + ", GPU busy " + formatShare(cap.busy_share) + " · " + bold +
+             features::boundName(v.bound) + bold;
+    out += nl;
+  }
   for (const auto& c : v.causes) {
     out += (markdown ? "- " : "          ") + features::causeName(c.kind) + " " + formatMilliseconds(c.ns) + " ms/step";
     if (!c.lines.empty()) {
@@ -404,6 +488,8 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
     out += std::string(markdown ? (i == 0 ? "**Try:**\n\n1. " : std::to_string(i + 1) + ". ")
                                 : (i == 0 ? "Try       " : "          ")) +
            features::changeText(v.changes[i], v) + (markdown ? "\n" : "\n");
+  if (auto light = lightCaptureAdvice(v); !light.empty())
+    out += std::string(markdown ? "**Timing:** " : "Timing    ") + light + nl;
   if (markdown && !v.changes.empty()) out += "\n";
   if (v.triton_ns > 0) {
     char kernels[32];

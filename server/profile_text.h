@@ -41,6 +41,11 @@ std::string findingMarkdown(const features::Finding& finding);
 
 // "GPU 15% busy · launch-bound" (the status bar).
 std::string verdictSummary(const features::StepVerdict& v);
+// What the capture itself cost the step ("the capture added ≈ 63.2 ms/step to the host (...)");
+// "" when it cost too little to say.
+std::string captureCostText(const features::StepVerdict& v);
+// The lighter capture to time the step with, when this one changed it; "" otherwise.
+std::string lightCaptureAdvice(const features::StepVerdict& v);
 // Why the verdict's confidence is low (records lost in the steps); "" when it is not.
 std::string confidenceReason(const features::StepVerdict& v);
 // "`verdict.py:66` 8.93" with a link where the path is local (Markdown) or plain.

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/attribution/capture_overhead.h"
 #include "analysis/attribution/line_resolver.h"
 #include "analysis/attribution/ranks.h"
 #include "analysis/attribution/steps.h"
@@ -408,7 +409,7 @@ std::pair<Wait, LineRef> classifyGap(const model::Profile& p, int64_t ga, int64_
 // Per step: GPU busy time; over the steady steps: wall and busy medians, and GPU idle time by
 // cause with its lines.
 void summarizeSteps(const model::Profile& p, const Options& options, const CallsByCorrelation& calls,
-                    LineResolver& resolver, Attribution& out) {
+                    LineResolver& resolver, std::vector<GapCause>& gap_cause, Attribution& out) {
   int64_t gap_ns = options.idle_gap_ns;
   StepSummary& sum = out.step_summary;
   std::map<uint32_t, std::vector<uint32_t>> acts;  // pid -> its activities, by start
@@ -481,9 +482,14 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
             auto [wait, line] =
                 classifyGap(p, ga, gb, it != busy.end() ? int64_t{it->first} : -1, gap_ns, pid_syncs, calls, resolver);
             sum.wait_ns[static_cast<size_t>(wait)] += piece;
+            if (it != busy.end()) gap_cause[it->first].wait = static_cast<int8_t>(wait);
             auto& w = lines[{wait, line.file, line.line}];
             w.line = line, w.ns += piece, ++w.count;
           }
+          // The compiler's part of the gap stays its part in the replay.
+          if (it != busy.end() && compiling.ns > 0)
+            gap_cause[it->first].compile = static_cast<uint8_t>(
+                std::min<int64_t>(255, 255 * compiling.ns / std::max<int64_t>(1, next_start - cursor)));
         }
         cursor = next_start;
       }
@@ -627,6 +633,27 @@ void addCost(LineCost& into, const LineCost& from) {
   into.lost_launches += from.lost_launches;
 }
 
+// The steady steps without the profiler (capture_overhead.h), with the measured costs, or
+// scaled so the replay takes as long as the step the script's own log gives.
+void estimateWithoutProfiler(const ReplayInput& in, const Options& options, Attribution& out) {
+  const CaptureCosts& costs = options.capture_costs ? *options.capture_costs : measuredCaptureCosts();
+  estimateUnprofiled(in, costs, 1.0, out);
+  auto& u = out.step_summary.unprofiled;
+  if (!u.estimated || options.logged_step_ns <= 0) return;
+  // Fewer costs, longer steps: bisect the factor (0 keeps the capture's own steps).
+  double lo = 0, hi = 4;
+  estimateUnprofiled(in, costs, hi, out);
+  if (u.wall_ns > options.logged_step_ns) lo = hi;
+  for (int i = 0; i < 14 && hi - lo > 1e-3; ++i) {
+    double mid = (lo + hi) / 2;
+    estimateUnprofiled(in, costs, mid, out);
+    (u.wall_ns > options.logged_step_ns ? lo : hi) = mid;
+  }
+  estimateUnprofiled(in, costs, (lo + hi) / 2, out);
+  u.calibrated = true;
+  u.logged_step_ns = options.logged_step_ns;
+}
+
 Attribution attribute(const model::Profile& profile, const Options& options) {
   Attribution out;
   CallsByCorrelation calls(profile);
@@ -641,7 +668,7 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
     if (c.pid != last) pids.insert(last = c.pid);
   out.processes = static_cast<uint32_t>(pids.size());
   LaunchLinks links(profile, calls);
-  detectSteps(profile, options, resolver.backtraces(), out);
+  detectSteps(profile, options, resolver.backtraces(), links.call_of, out);
   markLostSteps(profile, links, out);
   countSteadySteps(out);
   StepWindow window(out);
@@ -651,7 +678,9 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
     if (auto it = out.process_steps.find(r.pid); it != out.process_steps.end())
       r.steps = it->second.count, r.median_step_ns = it->second.median_ns;
   chargeIdleGaps(profile, options, calls, resolver, window, out);
-  summarizeSteps(profile, options, calls, resolver, out);
+  std::vector<GapCause> gap_cause(profile.activities.size());
+  summarizeSteps(profile, options, calls, resolver, gap_cause, out);
+  if (options.estimate_unprofiled) estimateWithoutProfiler({profile, links.call_of, gap_cause}, options, out);
   out.contexts = resolver.contexts().release();
   if (options.fused_lines) {
     for (const auto& [at, others] : *options.fused_lines) {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -149,6 +150,9 @@ struct NvtxSite {
 
 struct CompiledMapping;  // compiled_frames.h
 
+// Host time one profiler event of each kind (model::CaptureEvent) costs the program, in ns.
+using CaptureCosts = std::array<double, model::kCaptureEventKinds>;
+
 // A torch.compile compilation on the profile's clock (join/compile_summary.h), charged to the
 // user's line that called the compiled function.
 struct CompileWindow {
@@ -184,6 +188,13 @@ struct Options {
   bool all_steps = false;
   // torch.compile's compilations, by start: GPU idle inside one is waiting for the compiler.
   std::vector<CompileWindow> compile_windows;
+  // The steady steps without the profiler (capture_overhead.h): estimated unless turned off,
+  // with the measured costs per event unless `capture_costs` gives others (bench/ fits them).
+  bool estimate_unprofiled = true;
+  std::optional<CaptureCosts> capture_costs;
+  // The median step the same script takes without a profiler, from its own log (0: unknown):
+  // the model's costs are scaled so the replayed steps take that long.
+  int64_t logged_step_ns = 0;
 };
 
 // Steps: the steady ones give every per-step figure; warm-up steps (the first ones, and any
@@ -223,6 +234,25 @@ struct WaitLine {
 using LineTally = std::map<std::pair<model::StringId, int32_t>, WaitLine>;
 std::vector<WaitLine> costliestFirst(const LineTally& tally);
 
+// The steady steps without the profiler: what the capture cost the host, and the steps replayed
+// without that cost (capture_overhead.h). Totals over the steady steps unless said otherwise.
+struct UnprofiledSteps {
+  bool estimated = false;  // the capture recorded what it costs, and the steps were replayed
+  std::array<int64_t, model::kCaptureEventKinds> overhead_ns{};  // the capture's host cost, by event kind
+  int64_t overhead_total_ns = 0;
+  double scale = 1;         // the measured costs' factor: 1, or what makes the replay match a step log
+  bool calibrated = false;  // scale comes from the script's own log (Options::logged_step_ns)
+  int64_t logged_step_ns = 0;
+  int steps = 0;        // replayed steps with a wall (all but each process's last)
+  int64_t wall_ns = 0;  // median replayed step
+  int64_t wall_min_ns = 0, wall_max_ns = 0;
+  double busy_share = 0;  // median over replayed steps of busy / wall
+  int64_t busy_ns = 0;    // median GPU busy per replayed step
+  // GPU idle left in the replayed steps, by cause: totals over all steady steps (the replayed
+  // steps' mean times their number), as StepSummary::wait_ns.
+  std::array<int64_t, kWaitCount> wait_ns{};
+};
+
 // The steady steps in numbers (totals over every steady step of every process; divide by
 // `steady` for per-step figures, except the medians). Per-step figures are per GPU: a run of
 // several ranks counts each rank's steps, so they are the mean over ranks, as the rank table's.
@@ -254,6 +284,8 @@ struct StepSummary {
   int64_t oneoff_idle_ns = 0;
   int64_t oneoff_compile_ns = 0;  // of those idle gaps, time torch.compile was compiling
   bool all_steps = false;         // every step counted (Options::all_steps, or a capture range without set-up steps)
+  bool capture_range = false;     // the capture was limited to a range (cudaProfilerApi)
+  UnprofiledSteps unprofiled;
 };
 
 struct IdleGap {

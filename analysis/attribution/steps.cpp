@@ -207,6 +207,73 @@ void fromLoopLine(const model::Profile& p, const BacktraceIndex& backtraces, Att
   }
 }
 
+// Steps of a capture that knows no Python and no step ranges (nsys -t cuda,nvtx): per process,
+// the launches repeat once per step. The anchor is a GPU work name launched at an even spacing
+// whose stretch of launches repeats (90% of the names at the same offsets); of those, the
+// longest spacing is the step (a transformer's layers repeat within it), and of equal ones the
+// anchor launched most often right after a sync (the loop's top after `loss.item()`).
+bool fromRepetition(const model::Profile& p, const std::vector<int64_t>& call_of, Attribution& out) {
+  std::vector<model::StringId> call_name(p.api_calls.size(), 0);
+  for (size_t a = 0; a < p.activities.size(); ++a)
+    if (call_of[a] >= 0 && call_name[static_cast<size_t>(call_of[a])] == 0)
+      call_name[static_cast<size_t>(call_of[a])] = p.activities[a].name;
+  std::map<uint32_t, std::vector<uint32_t>> launches;  // pid -> its launch calls with GPU work, in order
+  for (uint32_t i = 0; i < p.api_calls.size(); ++i)
+    if (call_name[i] != 0) launches[p.api_calls[i].pid].push_back(i);
+  bool any = false;
+  for (const auto& [pid, seq] : launches) {
+    if (seq.size() < 30) continue;
+    std::unordered_map<model::StringId, std::vector<uint32_t>> at;  // name -> positions in seq
+    for (uint32_t k = 0; k < seq.size(); ++k) at[call_name[seq[k]]].push_back(k);
+    struct Best {
+      size_t period = 0, after_sync = 0;
+      const std::vector<uint32_t>* positions = nullptr;
+    } best;
+    for (const auto& [name, pos] : at) {
+      if (pos.size() < 3 || pos.size() > seq.size() / 4) continue;
+      std::vector<int64_t> spacing;
+      for (size_t i = 0; i + 1 < pos.size(); ++i) spacing.push_back(pos[i + 1] - pos[i]);
+      auto period = static_cast<size_t>(medianNs(spacing));
+      if (period < 4) continue;
+      size_t even = 0;
+      for (int64_t d : spacing) even += std::abs(d - static_cast<int64_t>(period)) * 10 <= static_cast<int64_t>(period);
+      if (even * 10 < spacing.size() * 9) continue;
+      // The stretch after each occurrence repeats after the next one.
+      size_t same = 0, compared = 0;
+      for (size_t i = 0; i + 1 < pos.size() && i < 32; ++i)
+        for (size_t j = 0; j < period && j < 64 && pos[i + 1] + j < seq.size(); ++j, ++compared)
+          same += call_name[seq[pos[i] + j]] == call_name[seq[pos[i + 1] + j]];
+      if (compared == 0 || same * 10 < compared * 9) continue;
+      size_t after_sync = 0;
+      for (uint32_t k : pos) {
+        uint32_t call = seq[k];
+        for (uint32_t c = call; c-- > 0 && call - c < 64;)
+          if (p.api_calls[c].pid == pid) {
+            after_sync += p.api_calls[c].sync != model::SyncKind::None;
+            break;
+          }
+      }
+      if (period > best.period || (period == best.period && after_sync > best.after_sync))
+        best = {period, after_sync, &pos};
+    }
+    if (!best.positions) continue;
+    std::vector<Step> steps;
+    const auto& pos = *best.positions;
+    for (size_t i = 0; i < pos.size(); ++i) {
+      int64_t start = p.api_calls[seq[pos[i]]].start_ns;
+      int64_t end = i + 1 < pos.size() ? p.api_calls[seq[pos[i + 1]]].start_ns : p.api_calls[seq.back()].end_ns;
+      steps.push_back({start, end});
+    }
+    std::vector<int64_t> lengths;
+    for (size_t i = 0; i + 1 < steps.size(); ++i) lengths.push_back(model::spanNs(steps[i].start_ns, steps[i].end_ns));
+    int count = static_cast<int>(steps.size());
+    out.process_steps[pid] = {count, medianNs(lengths), std::move(steps)};
+    any = true;
+  }
+  if (any) out.steps_source = "launches that repeat once per step (no Python stacks or step ranges)";
+  return any;
+}
+
 // Warm-up and outlier steps. A step far above the median (1.5x, and 2 ms more) is an outlier;
 // outliers before the first ordinary one are warm-up, and so is the first step unless the
 // profiler's own schedule already left warm-up out (ProfilerStep ranges). Fewer than four
@@ -253,12 +320,16 @@ int64_t medianNs(std::vector<int64_t> v) {
 }
 
 void detectSteps(const model::Profile& profile, const Options& options, const BacktraceIndex& backtraces,
-                 Attribution& out) {
+                 const std::vector<int64_t>& call_of, Attribution& out) {
   bool scheduled = fromProfilerSteps(profile, out);
-  if (!scheduled && !fromNvtxSites(profile, options, out)) fromLoopLine(profile, backtraces, out);
+  if (!scheduled && !fromNvtxSites(profile, options, out)) {
+    fromLoopLine(profile, backtraces, out);
+    if (out.process_steps.empty()) fromRepetition(profile, call_of, out);
+  }
   bool in_range = std::find(profile.info.capabilities.begin(), profile.info.capabilities.end(), "capture-range") !=
                   profile.info.capabilities.end();
   out.step_summary.all_steps = options.all_steps || in_range;
+  out.step_summary.capture_range = in_range;
   for (auto& [pid, steps] : out.process_steps)
     if (classifySteps(steps, options.all_steps, in_range, !scheduled) > 0) out.step_summary.all_steps = false;
 }

@@ -13,9 +13,10 @@ int64_t medianNs(std::vector<int64_t> v);
 double median(std::vector<double> v);
 
 // Finds each process's steps and their kinds (steady, warm-up, outlier), and steps_source
-// ("" when no steps are found).
+// ("" when no steps are found). `call_of` gives each activity's launching call (-1: none), for
+// captures without Python or step ranges: their steps come from the launches that repeat.
 void detectSteps(const model::Profile& profile, const Options& options, const BacktraceIndex& backtraces,
-                 Attribution& out);
+                 const std::vector<int64_t>& call_of, Attribution& out);
 
 // Sets out.steps (steady steps over every process), steps_per_rank and step_ranks from the
 // steps' kinds, once they are final.

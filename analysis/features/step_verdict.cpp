@@ -210,6 +210,8 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   double n = s.steady;
   v.steady = s.steady, v.warmup = s.warmup, v.outliers = s.outliers, v.all_steps = story->all_steps;
   v.all_counted = s.all_steps;
+  v.steps_source = story->steps_source;
+  v.timing_from = story->timing_from;
   v.lost_steps = s.lost;
   v.lost_share = s.launches ? static_cast<double>(s.lost_launches) / static_cast<double>(s.launches) : 0;
   // A few percent of lost launches, or a tenth of the steps lost whole, and the figures miss work.
@@ -239,46 +241,108 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   v.compiles = story->compiles;
   v.oneoff_compile_ns = s.oneoff_compile_ns;
 
-  // Where the idle time goes; a sync costs the host's blocked time or the idle it leaves,
-  // whichever is more.
-  auto wait = [&](attribution::Wait w) { return static_cast<double>(s.wait_ns[static_cast<size_t>(w)]) / n; };
+  // The step without the profiler: when the capture changed it by a tenth or more, every cause
+  // and change below is the replayed step's (the host's own time, not the profiler's).
+  const auto& u = s.unprofiled;
+  auto& cap = v.capture;
+  if (u.estimated) {
+    cap.estimated = true;
+    cap.kineto = u.overhead_ns[static_cast<size_t>(model::CaptureEvent::TraceApi)] > 0;
+    for (size_t e = 0; e < model::kCaptureEventKinds; ++e)
+      if (u.overhead_ns[e] > 0) cap.by_event.emplace_back(static_cast<model::CaptureEvent>(e), u.overhead_ns[e] / n);
+    std::sort(cap.by_event.begin(), cap.by_event.end(),
+              [](const auto& a, const auto& b) { return a.second > b.second; });
+    cap.overhead_ns = static_cast<double>(u.overhead_total_ns) / n;
+    auto api = [&](model::CaptureEvent e) { return static_cast<double>(u.overhead_ns[static_cast<size_t>(e)]) / n; };
+    cap.light_overhead_ns = cap.kineto ? api(model::CaptureEvent::TraceApi)
+                                       : api(model::CaptureEvent::RuntimeCall) + api(model::CaptureEvent::DriverCall);
+    cap.light = cap.overhead_ns <= cap.light_overhead_ns * 1.01;
+    cap.wall_ns = static_cast<double>(u.wall_ns);
+    cap.wall_min_ns = static_cast<double>(u.wall_min_ns), cap.wall_max_ns = static_cast<double>(u.wall_max_ns);
+    cap.busy_share = std::min(1.0, u.busy_share);
+    cap.calibrated = u.calibrated, cap.logged_step_ns = static_cast<double>(u.logged_step_ns), cap.scale = u.scale;
+    cap.applied = u.steps > 0 && v.wall_ns > 0 && (v.wall_ns - cap.wall_ns) >= 0.1 * v.wall_ns;
+    cap.capture_range = s.capture_range;
+  }
+  // The causes of idle time and the bound, from one set of figures: the capture's, or the
+  // replayed steps'. A sync costs the host's blocked time or the idle it leaves, whichever is
+  // more (the replay knows only the idle).
+  struct Figures {
+    double wall, busy, steps, blocked;
+    const std::array<int64_t, attribution::kWaitCount>& waits;
+  };
   auto lines = [&](attribution::Wait w) { return story->wait_lines[static_cast<size_t>(w)]; };
-  double floor = std::max(0.05 * v.wall_ns, 200e3);
   // A line whose launches lost their GPU records idles the GPU only on paper: no cause there.
   auto lost = [&](const join::PlacedLine& l) {
     return std::any_of(story->lost_lines.begin(), story->lost_lines.end(),
                        [&](const join::PlacedLine& x) { return x.line == l.line && x.path == l.path; });
   };
-  auto add = [&](Bound kind, double ns, std::vector<join::PlacedLine> l) {
-    for (auto it = l.begin(); it != l.end();)
-      if (lost(*it))
-        ns -= static_cast<double>(it->ns) / n, it = l.erase(it);
-      else
-        ++it;
-    if (ns >= floor) v.causes.push_back({kind, ns, std::move(l)});
+  auto causesOf = [&](const Figures& f, const std::vector<VerdictCause>* captured) {
+    std::vector<VerdictCause> causes;
+    double floor = std::max(0.05 * f.wall, 200e3);
+    auto wait = [&](attribution::Wait w) { return static_cast<double>(f.waits[static_cast<size_t>(w)]) / f.steps; };
+    auto add = [&](Bound kind, double ns, std::vector<join::PlacedLine> l) {
+      for (auto it = l.begin(); it != l.end();)
+        if (lost(*it))
+          ns -= static_cast<double>(it->ns) / n, it = l.erase(it);
+        else
+          ++it;
+      // The replayed step's lines keep their share of the cause: scaled from the capture's.
+      if (captured) {
+        auto it = std::find_if(captured->begin(), captured->end(), [&](const auto& c) { return c.kind == kind; });
+        double was = it != captured->end() ? it->ns : 0;
+        for (auto& line : l) line.ns = was > 0 ? static_cast<int64_t>(static_cast<double>(line.ns) * ns / was) : 0;
+      }
+      if (ns >= floor) causes.push_back({kind, ns, std::move(l)});
+    };
+    add(Bound::Launch, wait(attribution::Wait::Launch), lines(attribution::Wait::Launch));
+    add(Bound::Sync, std::max(f.blocked, wait(attribution::Wait::Sync)),
+        f.blocked >= wait(attribution::Wait::Sync) && !story->sync_lines.empty() ? story->sync_lines
+                                                                                 : lines(attribution::Wait::Sync));
+    add(Bound::Input, wait(attribution::Wait::Input), lines(attribution::Wait::Input));
+    add(Bound::Host, wait(attribution::Wait::Host), lines(attribution::Wait::Host));
+    add(Bound::Comm, v.comm_exposed_ns, story->comm_lines);
+    add(Bound::Compile, wait(attribution::Wait::Compile), lines(attribution::Wait::Compile));
+    std::sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
+    return causes;
   };
-  add(Bound::Launch, wait(attribution::Wait::Launch), lines(attribution::Wait::Launch));
-  add(Bound::Sync, std::max(v.sync_ns, wait(attribution::Wait::Sync)),
-      v.sync_ns >= wait(attribution::Wait::Sync) ? story->sync_lines : lines(attribution::Wait::Sync));
-  add(Bound::Input, wait(attribution::Wait::Input), lines(attribution::Wait::Input));
-  add(Bound::Host, wait(attribution::Wait::Host), lines(attribution::Wait::Host));
-  add(Bound::Comm, v.comm_exposed_ns, story->comm_lines);
-  add(Bound::Compile, wait(attribution::Wait::Compile), lines(attribution::Wait::Compile));
-  std::sort(v.causes.begin(), v.causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
-
   // What bounds the step: communication the GPU waits in for a third of the step (its busy
   // time then is not compute); a host blocked for half the step waits on the GPU every step; a
   // GPU busy 80% of it is the limit; else the largest cause of idle time.
-  if (v.comm_exposed_ns >= v.wall_ns / 3)
-    v.bound = Bound::Comm;
-  else if (v.sync_ns >= 0.5 * v.wall_ns)
-    v.bound = Bound::Sync;
-  else if (v.busy_share < 0.8 && v.causes.empty() && v.low_confidence)
-    v.bound = Bound::Unknown;
-  else if (v.busy_share >= 0.8 || v.causes.empty())
-    v.bound = Bound::Gpu;
-  else
-    v.bound = v.causes.front().kind;
+  auto boundOf = [&](const Figures& f, const std::vector<VerdictCause>& causes) {
+    if (v.comm_exposed_ns >= f.wall / 3) return Bound::Comm;
+    if (f.blocked >= 0.5 * f.wall) return Bound::Sync;
+    if (f.busy < 0.8 && causes.empty() && v.low_confidence) return Bound::Unknown;
+    if (f.busy >= 0.8 || causes.empty()) return Bound::Gpu;
+    return causes.front().kind;
+  };
+  Figures captured{v.wall_ns, v.busy_share, n, v.sync_ns, s.wait_ns};
+  v.causes = causesOf(captured, nullptr);
+  v.bound = cap.captured_bound = boundOf(captured, v.causes);
+  if (cap.applied) {
+    // Every cause of the capture, however small, so each replayed line has its capture's share.
+    Figures all{0, v.busy_share, n, v.sync_ns, s.wait_ns};
+    auto was = causesOf(all, nullptr);
+    Figures replayed{cap.wall_ns, cap.busy_share, n, 0, u.wait_ns};
+    v.causes = causesOf(replayed, &was);
+    // Waits are means over the steps and the wall a median: one long step must not give the
+    // typical replayed step more idle time than it has.
+    // (Communication is GPU time spent in collectives, not idle: it keeps its figure.)
+    double idle = cap.wall_ns * (1 - cap.busy_share), sum = 0;
+    for (const auto& c : v.causes)
+      if (c.kind != Bound::Comm) sum += c.ns;
+    if (sum > idle && sum > 0) {
+      double k = idle / sum;
+      for (auto& c : v.causes) {
+        if (c.kind == Bound::Comm) continue;
+        c.ns *= k;
+        for (auto& line : c.lines) line.ns = static_cast<int64_t>(static_cast<double>(line.ns) * k);
+      }
+      double floor = std::max(0.05 * cap.wall_ns, 200e3);
+      std::erase_if(v.causes, [&](const VerdictCause& c) { return c.kind != Bound::Comm && c.ns < floor; });
+    }
+    v.bound = boundOf(replayed, v.causes);
+  }
 
   auto first = [](const std::vector<join::PlacedLine>& l) {
     return l.empty() ? std::nullopt : std::optional<join::PlacedLine>(l.front());

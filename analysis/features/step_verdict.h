@@ -59,6 +59,25 @@ struct LoaderSettings {
 };
 std::optional<LoaderSettings> loaderSettings(const source::SourceIndex& index);
 
+// The profiler's own cost on the host (attribution/capture_overhead.h) and the step without it.
+struct CaptureCost {
+  bool estimated = false;  // the capture recorded what it costs and its steps were replayed
+  // The verdict's bound, causes and changes are the estimate's: the capture changed the step by
+  // a tenth or more. Then nothing is advised for time the profiler itself added.
+  bool applied = false;
+  double overhead_ns = 0;                                        // per step: host time the capture added
+  std::vector<std::pair<model::CaptureEvent, double>> by_event;  // per step, largest first
+  double light_overhead_ns = 0;  // per step: what a capture tracing only CUDA calls would add
+  bool light = false;            // the capture traced nothing else (no stacks, ranges or trace ops)
+  bool kineto = false;           // a PyTorch profiler trace
+  double wall_ns = 0, wall_min_ns = 0, wall_max_ns = 0;  // the step without the profiler (median, range)
+  double busy_share = 0;
+  bool calibrated = false;  // the costs were scaled to the script's own step log
+  double logged_step_ns = 0, scale = 1;
+  Bound captured_bound = Bound::Gpu;  // what the captured step looks bound by
+  bool capture_range = false;         // the capture was limited to a cudaProfilerApi range
+};
+
 struct StepVerdict {
   int steady = 0, warmup = 0, outliers = 0, all_steps = 0;
   int lost_steps = 0;           // steps left out because their GPU records are missing
@@ -89,6 +108,9 @@ struct StepVerdict {
   std::vector<join::CompiledFunctionSummary> compiles;  // torch.compile's compilations (TORCH_TRACE)
   int64_t oneoff_compile_ns = 0;                        // GPU idle outside steady steps while compiling
   std::optional<LoaderSettings> loader;                 // set by a caller that has the training script's source
+  CaptureCost capture;                                  // the profiler's own cost, and the step without it
+  std::string steps_source;                             // how the steps were found
+  std::string timing_from;                              // a light capture the figures come from, else ""
 };
 
 // What a cause of idle time is called ("host launch overhead").

@@ -66,6 +66,7 @@ void Builder::add(const RawEvent& e) {
       c.sync = syncKindOf(name);
       c.launches = launchesWork(name);
       p_.api_calls.push_back(c);
+      p_.capture.add(pid, start, model::CaptureEvent::TraceApi);
       return;
     }
     case Category::Op:
@@ -77,6 +78,8 @@ void Builder::add(const RawEvent& e) {
       r.tid = tid;
       r.text = p_.strings.intern(e.name);
       if (cat == Category::Op) {
+        p_.capture.add(pid, start, model::CaptureEvent::TraceOp);
+        if (e.shapes) p_.capture.add(pid, start, model::CaptureEvent::TraceShapes);
         r.op = r.text;
         r.seq = e.seq >= 0 && e.seq <= INT32_MAX ? static_cast<int32_t>(e.seq) : -1;
         if (!e.call_stack.empty()) addCallStack(e.call_stack, start, pid, tid);
@@ -92,6 +95,7 @@ void Builder::add(const RawEvent& e) {
       call.pid = pid;
       call.tid = tid;
       describePython(e.name, call);
+      p_.capture.add(pid, start, model::CaptureEvent::TracePython);
       pc.id = e.python_id;
       pc.parent_id = e.python_parent;
       pending_.push_back(pc);
@@ -186,6 +190,7 @@ void Builder::absorb(Builder& other, model::Profile& part) {
     pending_.push_back(pc);
   }
   saw_call_stacks_ = saw_call_stacks_ || other.saw_call_stacks_;
+  p_.capture.addAll(part.capture, [](uint32_t pid) { return pid; });
   other.pending_.clear();
 }
 

@@ -19,6 +19,10 @@ Status parseArgs(Cursor& c, RawEvent& e) {
     if (keyIs(key, "bytes")) return parseInteger(c, e.bytes, e.misc_scratch, 0);
     if (keyIs(key, "grid")) return parseTriple(c, e.grid, e.misc_scratch);
     if (keyIs(key, "block")) return parseTriple(c, e.block, e.misc_scratch);
+    if (keyIs(key, "Input Dims")) {
+      e.shapes = true;
+      return skipValue(c);
+    }
     if (keyIs(key, "Call stack")) {
       if (skipSpace(c) != Status::Ok) return Status::Short;
       return *c.p == '"' ? parseString(c, e.call_stack, e.stack_scratch) : skipValue(c);

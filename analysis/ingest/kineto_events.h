@@ -21,6 +21,7 @@ struct RawEvent {
   bool has_ts = false, has_dur = false;
   int64_t correlation = -1, python_id = -1, python_parent = -1;
   int64_t seq = -1, stream = -1, device = -1, bytes = 0;
+  bool shapes = false;  // an operator recorded with its input shapes (record_shapes)
   std::array<uint32_t, 3> grid{}, block{};
   std::string name_scratch, cat_scratch, stack_scratch, misc_scratch;
 
@@ -32,6 +33,7 @@ struct RawEvent {
     has_ts = has_dur = false;
     correlation = python_id = python_parent = seq = stream = device = -1;
     bytes = 0;
+    shapes = false;
     grid = block = {};
   }
 };

@@ -24,6 +24,9 @@ using model::MemoryKind;
 using model::SyncKind;
 
 constexpr int64_t kNvtxMark = 34;
+// CUPTI_ACTIVITY_KIND_RUNTIME.eventClass: a driver call, and --cudabacktrace's twin row.
+constexpr int64_t kDriverClass = 1;
+constexpr int64_t kBacktraceClass = 67;
 constexpr const char* kBacktraceDomain = "Python Backtrace on CUDA";
 constexpr const char* kSamplingDomain = "Python Periodic Sampling";
 
@@ -400,6 +403,12 @@ class ProfileReader : Reader {
                    c.tid = static_cast<uint32_t>(tidOf(g));
                    c.correlation = s.int64(3, -1);
                    model::StringId raw = str(s, 4);
+                   // What the capture cost the host: each traced call, and each native stack.
+                   int64_t event_class = s.int64(5, 0);
+                   p_.capture.add(c.pid, c.start_ns,
+                                  event_class == kBacktraceClass             ? model::CaptureEvent::NativeBacktrace
+                                  : !expected || event_class == kDriverClass ? model::CaptureEvent::DriverCall
+                                                                             : model::CaptureEvent::RuntimeCall);
                    auto it = names.find(raw);
                    if (it == names.end()) {
                      std::string_view name = stripVersion(p_.strings[raw]);
@@ -613,6 +622,8 @@ class ProfileReader : Reader {
       if (type == kNvtxMark) {
         if (domain.python == Domain::Other) return;
         ++python_marks;
+        if (domain.python == Domain::Backtrace)
+          p_.capture.add(static_cast<uint32_t>(pidOf(g)), s.int64(0), model::CaptureEvent::PythonBacktrace);
         std::string_view blob = s.blob(7);
         if (blob.empty()) {
           ++marks_without_blob;
@@ -645,6 +656,9 @@ class ProfileReader : Reader {
       if (text.empty()) text = p_.strings[str(s, 5)];
       if (parseAutogradText(text, r, p_.strings)) {
         autograd = autograd || r.seq >= 0;
+        p_.capture.add(r.pid, r.start_ns, model::CaptureEvent::AutogradRange);
+        if (text.find("sizes = ") != std::string_view::npos)
+          p_.capture.add(r.pid, r.start_ns, model::CaptureEvent::ShapesRange);
         if (r.seq < 0 && !enclosesCall(r)) {
           ++dropped;
           return;

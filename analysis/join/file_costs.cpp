@@ -3,6 +3,29 @@
 
 namespace sightline::join {
 
+std::shared_ptr<const StepStory> timedStory(const StepStory& lines, const StepStory& timing,
+                                            const std::string& timing_name) {
+  auto out = std::make_shared<StepStory>(lines);
+  out->summary = timing.summary;
+  out->all_steps = timing.all_steps;
+  out->steps_source = timing.steps_source;
+  out->comm_exposed_ns = timing.comm_exposed_ns;
+  out->ranks = timing.ranks;
+  out->oneoff_steps = timing.oneoff_steps;
+  out->timing_from = timing_name;
+  // Lines carry totals over the story's steady steps: the full capture's share of each, times
+  // the light capture's total.
+  auto rescale = [](std::vector<PlacedLine>& v, int64_t total) {
+    int64_t sum = 0;
+    for (const auto& l : v) sum += l.ns;
+    for (auto& l : v) l.ns = sum > 0 ? static_cast<int64_t>(static_cast<double>(l.ns) * total / sum) : 0;
+  };
+  for (size_t w = 0; w < attribution::kWaitCount; ++w) rescale(out->wait_lines[w], timing.summary.wait_ns[w]);
+  rescale(out->sync_lines, timing.summary.sync_ns);
+  rescale(out->comm_lines, timing.comm_exposed_ns);
+  return out;
+}
+
 FileCosts remapCosts(const FileCosts& costs, const source::LineTracker& tracker) {
   if (tracker.unchanged()) return costs;
   FileCosts out;

@@ -70,6 +70,7 @@ struct StepStory {
   };
   std::vector<OneOffStep> oneoff_steps;
   std::vector<CompiledFunctionSummary> compiles;  // torch.compile's compilations (TORCH_TRACE), by function
+  std::string timing_from;  // a second, light capture the figures come from (timedStory); "" for this one's
 };
 
 struct FileCosts {
@@ -171,6 +172,13 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
   }
   return story;
 }
+
+// The story of a light capture of the script (`timing`, named `timing_name`: its steps, walls,
+// busy time, idle by cause and the profiler's cost, measured with little tracing) told with the
+// lines of a full capture of it (`lines`): each cause's lines are the full capture's, scaled to
+// add up to the light capture's figure for that cause.
+std::shared_ptr<const StepStory> timedStory(const StepStory& lines, const StepStory& timing,
+                                            const std::string& timing_name);
 
 // `costs` moved onto the current lines of an edited document (1-based both ways): a line
 // inserted above shifts them, a deleted line's cost is dropped, an edited line keeps its cost

@@ -20,6 +20,7 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   attribution_options.compiled = &compiled_;
   attribution_options.idle_gap_ns = options.idle_gap_ns;
   attribution_options.all_steps = options.all_steps;
+  attribution_options.logged_step_ns = options.logged_step_ns;
   if (options.compiled) {
     compiles_ = summarizeCompiles(*options.compiled);
     attribution_options.compile_windows = compileWindows(*options.compiled, profile_);
@@ -64,6 +65,10 @@ std::function<bool(const std::string&)> ProfileJoin::mapsOnto(const std::string&
     auto mapped = mapper.map(profile_path);
     return mapped && normalize(*mapped) == here;
   };
+}
+
+void ProfileJoin::setTiming(const ProfileJoin& timing, const std::string& name) {
+  if (story_ && timing.story()) story_ = timedStory(*story_, *timing.story(), name);
 }
 
 std::optional<std::string> ProfileJoin::localPathOf(model::StringId profile_file) const {

@@ -47,6 +47,9 @@ struct JoinOptions {
   std::vector<SourceInput> named;  // files the user named; may be empty
   int64_t idle_gap_ns = 1'000'000;
   bool all_steps = false;  // every step counts (no warm-up or outlier steps left out)
+  // The median step of the same script run without a profiler, from its own log (0: none):
+  // the capture's cost is scaled to it (attribution::Options::logged_step_ns).
+  int64_t logged_step_ns = 0;
   // What torch.compile generated for the run (ingest/inductor_reader.h): kernels launched from
   // its wrappers go to the model lines they compute. Null: they stay on the compiled function.
   std::shared_ptr<const model::CompiledCode> compiled;
@@ -75,6 +78,9 @@ class ProfileJoin {
   std::string placeOf(model::StringId profile_file) const;
   // The steady steps' story (null when no steps are known).
   const std::shared_ptr<const StepStory>& story() const { return story_; }
+  // Tells the step story with `timing`'s figures (a light capture of the same script, joined
+  // on its own), this profile's lines (timedStory). Call before sharing the join.
+  void setTiming(const ProfileJoin& timing, const std::string& name);
   // The (function, line) pairs the profile names in the files that map onto `local_path`.
   std::vector<FunctionAnchor> anchors(const std::string& local_path) const;
 

@@ -21,6 +21,94 @@ void StringTable::reindex() {
   for (size_t i = 0; i < values_.size(); ++i) ids_.emplace(std::string_view(values_[i]), static_cast<StringId>(i));
 }
 
+const char* captureEventName(CaptureEvent e) {
+  switch (e) {
+    case CaptureEvent::RuntimeCall:
+      return "runtime-calls";
+    case CaptureEvent::DriverCall:
+      return "driver-calls";
+    case CaptureEvent::NativeBacktrace:
+      return "native-backtraces";
+    case CaptureEvent::PythonBacktrace:
+      return "python-backtraces";
+    case CaptureEvent::AutogradRange:
+      return "autograd-ranges";
+    case CaptureEvent::ShapesRange:
+      return "autograd-shapes";
+    case CaptureEvent::TraceOp:
+      return "trace-ops";
+    case CaptureEvent::TraceShapes:
+      return "trace-shapes";
+    case CaptureEvent::TracePython:
+      return "trace-python";
+    case CaptureEvent::TraceApi:
+      return "trace-api-calls";
+  }
+  return "?";
+}
+
+namespace {
+int64_t binOf(int64_t t_ns) {
+  return t_ns >= 0 ? t_ns / CaptureEvents::kBinNs : -((-t_ns + CaptureEvents::kBinNs - 1) / CaptureEvents::kBinNs);
+}
+}  // namespace
+
+void CaptureEvents::add(uint32_t pid, int64_t t_ns, CaptureEvent kind) {
+  auto [it, added] = processes_.try_emplace(pid);
+  Process& p = it->second;
+  int64_t bin = binOf(t_ns);
+  if (added) p.first_bin = bin;
+  auto& v = p.bins[static_cast<size_t>(kind)];
+  if (bin < p.first_bin) {  // rare: an event before the first one seen; shift every kind
+    auto shift = static_cast<size_t>(p.first_bin - bin);
+    if (shift > (size_t{1} << 26)) return;  // a corrupt time far before the rest: not counted
+    for (auto& b : p.bins)
+      if (!b.empty()) b.insert(b.begin(), shift, 0);
+    p.first_bin = bin;
+  }
+  auto at = static_cast<uint64_t>(bin - p.first_bin);
+  if (at >= (uint64_t{1} << 26)) return;  // over 18 hours after the first event: corrupt
+  if (v.size() <= at) v.resize(at + 1, 0);
+  if (v[at] < UINT16_MAX) ++v[at];
+}
+
+void CaptureEvents::addProcess(uint32_t pid, const Process& from) {
+  for (size_t k = 0; k < kCaptureEventKinds; ++k) {
+    const auto& v = from.bins[k];
+    for (size_t i = 0; i < v.size(); ++i)
+      for (uint16_t n = 0; n < v[i]; ++n)
+        add(pid, (from.first_bin + static_cast<int64_t>(i)) * kBinNs, static_cast<CaptureEvent>(k));
+  }
+}
+
+double CaptureEvents::count(uint32_t pid, CaptureEvent kind, int64_t a_ns, int64_t b_ns) const {
+  auto it = processes_.find(pid);
+  if (it == processes_.end() || b_ns <= a_ns) return 0;
+  const auto& v = it->second.bins[static_cast<size_t>(kind)];
+  double n = 0;
+  for (int64_t bin = binOf(a_ns); bin <= binOf(b_ns - 1); ++bin) {
+    int64_t at = bin - it->second.first_bin;
+    if (at < 0) continue;
+    if (static_cast<uint64_t>(at) >= v.size()) break;
+    int64_t lo = std::max(a_ns, bin * kBinNs), hi = std::min(b_ns, (bin + 1) * kBinNs);
+    n += v[static_cast<size_t>(at)] * static_cast<double>(hi - lo) / kBinNs;
+  }
+  return n;
+}
+
+uint64_t CaptureEvents::total(CaptureEvent kind) const {
+  uint64_t n = 0;
+  for (const auto& [pid, p] : processes_)
+    for (uint16_t c : p.bins[static_cast<size_t>(kind)]) n += c;
+  return n;
+}
+
+CaptureEvents::Bins CaptureEvents::bins(uint32_t pid, CaptureEvent kind) const {
+  auto it = processes_.find(pid);
+  if (it == processes_.end() || it->second.bins[static_cast<size_t>(kind)].empty()) return {};
+  return {it->second.first_bin * kBinNs, &it->second.bins[static_cast<size_t>(kind)]};
+}
+
 int64_t Profile::totalGpuNs() const {
   int64_t total = 0;
   for (const auto& a : activities) total += a.duration();
@@ -83,6 +171,7 @@ Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>
     auto frames = static_cast<uint32_t>(out.frames.size());
     for (auto f : p.frames) f.function = id[f.function], f.file = id[f.file], out.frames.push_back(f);
     for (auto m : p.marks) m.pid = pid[m.pid], m.first_frame += frames, out.marks.push_back(m);
+    out.capture.addAll(p.capture, [&](uint32_t old) { return pid[old]; });
     auto calls = static_cast<int32_t>(out.calls.size());
     for (auto c : p.calls) {
       c.pid = pid[c.pid], c.file = id[c.file], c.function = id[c.function];

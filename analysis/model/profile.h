@@ -163,6 +163,56 @@ struct ProcessInfo {
   int32_t world_size = -1;
 };
 
+// What the profiler itself did on the host, the work it adds to the program it measures: the
+// events it recorded that cost host time, by kind (attribution/capture_overhead.h holds the
+// cost of each). Counted per process in 1 ms bins (16-bit counts, saturating), so a long
+// capture of millions of calls and ranges costs a few bytes per millisecond.
+enum class CaptureEvent : uint8_t {
+  RuntimeCall,      // nsys: a CUDA runtime API call traced by CUPTI
+  DriverCall,       // nsys: a CUDA driver API call traced by CUPTI
+  NativeBacktrace,  // nsys --cudabacktrace: a native stack unwound at a CUDA call
+  PythonBacktrace,  // nsys --python-backtrace: a Python stack taken at a CUDA call
+  AutogradRange,    // nsys --pytorch=autograd-nvtx: an NVTX range per autograd op
+  ShapesRange,      // of those, with input shapes formatted (autograd-shapes-nvtx)
+  TraceOp,          // PyTorch profiler: an operator event
+  TraceShapes,      // of those, with input shapes (record_shapes)
+  TracePython,      // PyTorch profiler with_stack: a Python function event
+  TraceApi,         // PyTorch profiler: a CUDA runtime or driver event
+};
+inline constexpr size_t kCaptureEventKinds = 10;
+const char* captureEventName(CaptureEvent e);
+
+class CaptureEvents {
+ public:
+  static constexpr int64_t kBinNs = 1'000'000;
+  void add(uint32_t pid, int64_t t_ns, CaptureEvent kind);
+  // Events of `kind` of process `pid` in [a_ns, b_ns), prorated within the bins at the ends.
+  double count(uint32_t pid, CaptureEvent kind, int64_t a_ns, int64_t b_ns) const;
+  uint64_t total(CaptureEvent kind) const;
+  bool empty() const { return processes_.empty(); }
+  // The process's bins of one kind from the bin holding `from_ns` (one count per kBinNs), for a
+  // caller that walks them in order; `first_ns` is that first bin's start.
+  struct Bins {
+    int64_t first_ns = 0;
+    const std::vector<uint16_t>* counts = nullptr;  // null: no event of that kind
+  };
+  Bins bins(uint32_t pid, CaptureEvent kind) const;
+  // Adds another reader's events (a trace read in two halves, a report of another rank), its
+  // pids renamed by `pid_of`.
+  template <class PidOf>
+  void addAll(const CaptureEvents& other, PidOf&& pid_of) {
+    for (const auto& [pid, proc] : other.processes_) addProcess(pid_of(pid), proc);
+  }
+
+ private:
+  struct Process {
+    int64_t first_bin = 0;  // index of bins[k][0], in kBinNs since time 0 (may be negative)
+    std::array<std::vector<uint16_t>, kCaptureEventKinds> bins;
+  };
+  void addProcess(uint32_t pid, const Process& from);
+  std::unordered_map<uint32_t, Process> processes_;
+};
+
 struct ProfileInfo {
   std::string format;        // "nsys-sqlite", "kineto-json"
   std::string tool_version;  // e.g. "2025.3.2.0"
@@ -193,6 +243,7 @@ struct Profile {
   std::vector<Frame> frames;
   std::vector<PythonCall> calls;  // sorted by (pid, tid, start_ns, longest first); parents point into it
   std::vector<LaunchConfig> launch_configs{LaunchConfig{}};
+  CaptureEvents capture;  // the profiler's own work on the host (capture_overhead.h)
 
   int64_t totalGpuNs() const;
   void sortAll();

@@ -41,6 +41,10 @@ constexpr const char* kUsage =
     "  --map FROM=TO              map profile paths starting with FROM onto TO (repeatable)\n"
     "  --compiled-code DIR        torch.compile's generated code (an Inductor cache or TORCH_TRACE\n"
     "                             folder, repeatable), for compiled kernels on the model's lines\n"
+    "  --timing LIGHT             a light capture of the same script (nsys -t cuda,nvtx): the step\n"
+    "                             verdict's figures come from it, the lines from --profile\n"
+    "  --step-log FILE            the script's own log of a run without the profiler: its step time\n"
+    "                             measures what the capture added (docs/capture-overhead.md)\n"
     "  --threshold NAME=NUMBER    a profile rule's threshold (repeatable): gpuIdleGapMs (1),\n"
     "                             gpuIdleMsPerStep (0.5), pageableKiBPerStep (64), syncApiMsPerStep\n"
     "                             (0.1), launchBoundKernelsPerStep (50), launchBoundMeanUs (10),\n"
@@ -118,6 +122,8 @@ struct CheckArgs {
   std::vector<std::string> profile_paths;  // one, or one report per rank of a run
   attribution::PathMapper mapper;
   std::vector<std::string> compiled_code;  // --compiled-code folders
+  std::string step_log;                    // --step-log
+  std::string timing_path;                 // --timing
 };
 
 std::string disableRule(Settings& settings, const std::string& code) {
@@ -171,6 +177,8 @@ std::optional<int> parseCheckArgs(const std::vector<std::string>& args, CheckArg
                 into.compiled_code.push_back(v);
                 return std::string();
               })
+      .option("--step-log", cli::valueInto(into.step_log))
+      .option("--timing", cli::valueInto(into.timing_path))
       .option("--threshold", [&settings](const std::string& v) { return setThreshold(settings, v); })
       .positional(&into.paths);
   if (auto code = command_line.parse(args, out, err)) return code;
@@ -241,8 +249,25 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
   if (!parsed.profile_path.empty()) {
     cli::mapOntoFiles(parsed.mapper, parsed.paths);
     std::string error;
-    profile = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, named,
-                                     parsed.settings.thresholds.gpu_idle_gap_ns, error, false, parsed.compiled_code);
+    cli::JoinRequest request;
+    request.idle_gap_ns = parsed.settings.thresholds.gpu_idle_gap_ns;
+    request.compiled_code = parsed.compiled_code;
+    if (!parsed.step_log.empty()) {
+      request.logged_step_ns = cli::readStepLog(parsed.step_log, error);
+      if (request.logged_step_ns <= 0) {
+        err << "sightline check: --step-log " << error << "\n";
+        return 2;
+      }
+    }
+    profile = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, named, request, error);
+    if (profile && !parsed.timing_path.empty()) {
+      auto timing = cli::loadJoinedProfile({parsed.timing_path}, parsed.mapper, named, request, error);
+      if (!timing) {
+        err << "sightline check: --timing: " << error << "\n";
+        return 2;
+      }
+      profile->setTiming(*timing, std::filesystem::path(parsed.timing_path).filename().string());
+    }
     if (!profile) {
       err << "sightline check: " << error << "\n";
       return 2;

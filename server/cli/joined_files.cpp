@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "analysis/ingest/step_log.h"
 #include "server/compiled_code.h"
 #include "server/local_files.h"
 #include "server/profile_files.h"
@@ -28,13 +29,24 @@ std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, con
   return out;
 }
 
+int64_t readStepLog(const std::string& path, std::string& error) {
+  auto text = readTextFile(path);
+  if (!text) {
+    error = path + ": cannot read the step log";
+    return 0;
+  }
+  auto log = ingest::parseStepLog(*text);
+  if (log.median_ns <= 0)
+    error = path + ": no step times found (lines such as `iter 12: loss 4.2, time 17.2ms` or `step 12 ... 0.123 s`)";
+  return log.median_ns;
+}
+
 std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,
                                                      const attribution::PathMapper& mapper,
-                                                     const std::vector<NamedFile>& named, int64_t idle_gap_ns,
-                                                     std::string& error, bool all_steps,
-                                                     const std::vector<std::string>& compiled_code) {
+                                                     const std::vector<NamedFile>& named, const JoinRequest& request,
+                                                     std::string& error) {
   CompiledCodeSearch search;
-  search.named = compiled_code;
+  search.named = request.compiled_code;
   search.roots = {std::filesystem::current_path().string()};
   search.mapper = &mapper;
   CompiledCodeReader compiled_reader(std::move(search));  // reads while the profile loads
@@ -57,8 +69,9 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
     return nullptr;
   }
   join::JoinOptions options;
-  options.idle_gap_ns = idle_gap_ns;
-  options.all_steps = all_steps;
+  options.idle_gap_ns = request.idle_gap_ns;
+  options.all_steps = request.all_steps;
+  options.logged_step_ns = request.logged_step_ns;
   for (const auto& f : named) options.named.push_back({f.absolute, f.file, f.index});
   options.compiled = compiled_reader.finish(*loaded.profile);
   return std::make_unique<join::ProfileJoin>(std::move(*loaded.profile), localJoinEnvironment(mapper), options);

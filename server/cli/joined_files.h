@@ -28,10 +28,19 @@ std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, con
 // set when it cannot be read or holds no GPU activity. torch.compile's generated code is looked
 // for in `compiled_code` (--compiled-code), then where the run kept it, under the current
 // directory and in this user's default cache (server/compiled_code.h).
+struct JoinRequest {
+  int64_t idle_gap_ns = 1'000'000;
+  bool all_steps = false;
+  std::vector<std::string> compiled_code;  // --compiled-code folders
+  int64_t logged_step_ns = 0;              // --step-log: the step of a run without the profiler
+};
 std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,
                                                      const attribution::PathMapper& mapper,
-                                                     const std::vector<NamedFile>& named, int64_t idle_gap_ns,
-                                                     std::string& error, bool all_steps = false,
-                                                     const std::vector<std::string>& compiled_code = {});
+                                                     const std::vector<NamedFile>& named, const JoinRequest& request,
+                                                     std::string& error);
+
+// The median step time a training log reports (`--step-log`), in ns; 0 with `error` set when the
+// file cannot be read or names no step time.
+int64_t readStepLog(const std::string& path, std::string& error);
 
 }  // namespace sightline::server::cli

@@ -45,6 +45,10 @@ constexpr const char* kUsage =
     "                      are left out of per-step figures unless this is given\n"
     "  --compare PATH      a second profile (before a change): adds each line's change from it\n"
     "  --map FROM=TO       map profile paths starting with FROM onto TO (repeatable)\n"
+    "  --timing LIGHT      a light capture of the same script (nsys -t cuda,nvtx, no stacks or ranges):\n"
+    "                      the step's figures come from it, the lines from --profile\n"
+    "  --step-log FILE     the script's own log of a run without the profiler (iteration lines with\n"
+    "                      a time): its step measures what the capture added to the step\n"
     "  --compiled-code DIR torch.compile's generated code: an Inductor cache folder\n"
     "                      (TORCHINDUCTOR_CACHE_DIR) or a TORCH_TRACE folder (repeatable); without\n"
     "                      it the folder the run used, ones under the current directory and\n"
@@ -186,6 +190,29 @@ json compilesJson(const std::vector<join::CompiledFunctionSummary>& compiles) {
   return out;
 }
 
+// The steady steps replayed without the profiler (totals over the steady steps).
+json unprofiledJson(const attribution::UnprofiledSteps& u) {
+  json by_kind = json::object();
+  for (size_t k = 0; k < model::kCaptureEventKinds; ++k)
+    if (u.overhead_ns[k] > 0) by_kind[model::captureEventName(static_cast<model::CaptureEvent>(k))] = u.overhead_ns[k];
+  json waits = json::object();
+  for (size_t w = 0; w < attribution::kWaitCount; ++w)
+    waits[attribution::waitName(static_cast<attribution::Wait>(w))] = u.wait_ns[w];
+  return {{"estimated", u.estimated},
+          {"overhead_ns", u.overhead_total_ns},
+          {"overhead_by_event", by_kind},
+          {"scale", u.scale},
+          {"calibrated", u.calibrated},
+          {"logged_step_ns", u.logged_step_ns},
+          {"steps", u.steps},
+          {"wall_ns", u.wall_ns},
+          {"wall_min_ns", u.wall_min_ns},
+          {"wall_max_ns", u.wall_max_ns},
+          {"busy_ns", u.busy_ns},
+          {"busy_share", u.busy_share},
+          {"waits", waits}};
+}
+
 // The steps: each process's, with its kind, and the steady steps' summary.
 json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
   const auto& s = attr.step_summary;
@@ -233,6 +260,7 @@ json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
           {"oneoff_gpu_ns", s.oneoff_gpu_ns},
           {"oneoff_idle_ns", s.oneoff_idle_ns},
           {"oneoff_compile_ns", s.oneoff_compile_ns},
+          {"unprofiled", unprofiledJson(s.unprofiled)},
           {"processes", processes}};
 }
 
@@ -247,6 +275,8 @@ struct ReportArgs {
   std::string compare_path, format = "text";
   std::vector<std::string> merge_paths;    // --merge: JSON reports to add up
   std::vector<std::string> compiled_code;  // --compiled-code: Inductor cache / TORCH_TRACE folders
+  std::string step_log;                    // --step-log: a log of the script run without the profiler
+  std::string timing_path;                 // --timing: a light capture of the same script
   bool total = false, all_steps = false;
   std::vector<std::string> files;
   attribution::PathMapper mapper;
@@ -297,6 +327,8 @@ std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportA
               })
       .option("--format", cli::choiceInto(into.format, {"text", "json"}, "format"))
       .option("--compare", cli::valueInto(into.compare_path))
+      .option("--step-log", cli::valueInto(into.step_log))
+      .option("--timing", cli::valueInto(into.timing_path))
       .flag("--total", [&into] { into.total = true; })
       .flag("--all-steps", [&into] { into.all_steps = true; })
       .option("--map", cli::mapRuleInto(into.mapper))
@@ -468,7 +500,20 @@ json reportJson(const ReportData& d) {
     for (const auto& c : v->changes)
       changes.push_back(
           {{"change", features::changeName(c.change)}, {"ns_per_step", c.ns}, {"text", features::changeText(c, *v)}});
+    const auto& cap = v->capture;
+    json by_event = json::object();
+    for (const auto& [e, ns] : cap.by_event) by_event[model::captureEventName(e)] = ns;
     doc["verdict"] = {{"bound", features::boundName(v->bound)},
+                      {"captured_bound", features::boundName(cap.captured_bound)},
+                      {"capture_estimated", cap.estimated},
+                      {"estimate_applied", cap.applied},
+                      {"capture_overhead_ns", cap.overhead_ns},
+                      {"capture_overhead_by_event", by_event},
+                      {"light_capture_overhead_ns", cap.light_overhead_ns},
+                      {"unprofiled_wall_ns", cap.estimated ? json(cap.wall_ns) : json(nullptr)},
+                      {"unprofiled_busy_share", cap.estimated ? json(cap.busy_share) : json(nullptr)},
+                      {"calibrated", cap.calibrated},
+                      {"logged_step_ns", cap.calibrated ? json(cap.logged_step_ns) : json(nullptr)},
                       {"confidence", v->low_confidence ? "low" : "normal"},
                       {"confidence_reason", confidenceReason(*v)},
                       {"lost_steps", v->lost_steps},
@@ -557,8 +602,10 @@ void writeHeader(const ReportData& d, std::ostream& out) {
   if (verdict) {
     out << verdict->all_steps
         << (attr.step_ranks > 1 ? " per rank on " + std::to_string(attr.step_ranks) + " ranks" : "") << " ("
-        << attr.steps_source << "): " << verdict->steady << " steady, " << verdict->warmup << " warm-up, "
-        << verdict->outliers << " outlier" << (verdict->outliers == 1 ? "" : "s");
+        << verdict->steps_source
+        << (verdict->timing_from.empty() ? "" : "; figures from the light capture " + verdict->timing_from)
+        << "): " << verdict->steady << " steady, " << verdict->warmup << " warm-up, " << verdict->outliers << " outlier"
+        << (verdict->outliers == 1 ? "" : "s");
     if (verdict->lost_steps > 0) out << ", " << verdict->lost_steps << " without GPU records";
   } else if (attr.steps > 0)
     out << attr.steps << " (" << attr.steps_source << ")";
@@ -800,16 +847,36 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   cli::mapOntoFiles(parsed.mapper, parsed.files);
   std::string error;
   if (!parsed.merge_paths.empty()) return mergeReports(parsed.merge_paths, out, err);
-  auto main = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, sources, 1'000'000, error, parsed.all_steps,
-                                     parsed.compiled_code);
+  cli::JoinRequest request;
+  request.all_steps = parsed.all_steps;
+  request.compiled_code = parsed.compiled_code;
+  if (!parsed.step_log.empty()) {
+    request.logged_step_ns = cli::readStepLog(parsed.step_log, error);
+    if (request.logged_step_ns <= 0) {
+      err << "sightline report: --step-log " << error << "\n";
+      return 2;
+    }
+  }
+  auto main = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, sources, request, error);
   if (!main) {
     err << "sightline report: " << error << "\n";
     return 2;
   }
+  if (!parsed.timing_path.empty()) {
+    cli::JoinRequest timing_request = request;
+    timing_request.logged_step_ns = request.logged_step_ns;
+    auto timing = cli::loadJoinedProfile({parsed.timing_path}, parsed.mapper, sources, timing_request, error);
+    if (!timing) {
+      err << "sightline report: --timing: " << error << "\n";
+      return 2;
+    }
+    main->setTiming(*timing, fs::path(parsed.timing_path).filename().string());
+  }
   std::unique_ptr<join::ProfileJoin> compare;
   if (!parsed.compare_path.empty()) {
-    compare = cli::loadJoinedProfile({parsed.compare_path}, parsed.mapper, sources, 1'000'000, error, parsed.all_steps,
-                                     parsed.compiled_code);
+    cli::JoinRequest compare_request = request;
+    compare_request.logged_step_ns = 0;  // the log is of the main profile's script
+    compare = cli::loadJoinedProfile({parsed.compare_path}, parsed.mapper, sources, compare_request, error);
     if (!compare) {
       err << "sightline report: --compare: " << error << "\n";
       return 2;

@@ -53,7 +53,18 @@ TEST_P(FiguresAgree, TextShowsTheJsonFigures) {
   std::string line;
   std::getline(lines, line);
   size_t cause = 0;
-  while (std::getline(lines, line) && line.rfind("          ", 0) == 0) {
+  // The profiler's own cost, and the step without it.
+  std::smatch p;
+  if (std::regex_search(out, p, std::regex(R"(\nProfiler  the capture added ≈ ([0-9.]+) ms/step)")))
+    expectShown(std::stod(p[1]), v["capture_overhead_ns"].get<double>() / 1e6, "capture overhead");
+  if (std::regex_search(out, p, std::regex(R"(without it ≈ ([0-9.]+) ms, GPU busy ([0-9.]+)%)"))) {
+    EXPECT_TRUE(v["estimate_applied"].get<bool>());
+    expectShown(std::stod(p[1]), v["unprofiled_wall_ns"].get<double>() / 1e6, "step without the profiler");
+    EXPECT_NEAR(std::stod(p[2]), 100 * v["unprofiled_busy_share"].get<double>(), 0.51);
+  } else {
+    EXPECT_FALSE(v["estimate_applied"].get<bool>()) << out.substr(0, 2000);
+  }
+  while (std::getline(lines, line) && (line.rfind("          ", 0) == 0 || line.rfind("Profiler  ", 0) == 0)) {
     std::smatch c;
     if (!std::regex_search(line, c, std::regex(R"(^          ([a-z][a-z .\-]*[a-z]) ([0-9.]+) ms/step)"))) continue;
     ASSERT_LT(cause, v["causes"].size()) << line;

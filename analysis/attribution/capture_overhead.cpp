@@ -1,0 +1,237 @@
+// The capture's own cost and the replay of the steps without it.
+#include "analysis/attribution/capture_overhead.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "analysis/attribution/steps.h"
+
+namespace sightline::attribution {
+namespace {
+
+using model::CaptureEvent;
+
+// A process's capture cost as a running total over time: the cost of every event up to t,
+// events spread evenly over their 1 ms bin.
+class CostCurve {
+ public:
+  CostCurve(const model::CaptureEvents& events, uint32_t pid, const CaptureCosts& costs, double scale) {
+    for (size_t k = 0; k < model::kCaptureEventKinds; ++k) {
+      auto bins = events.bins(pid, static_cast<CaptureEvent>(k));
+      if (!bins.counts || costs[k] <= 0) continue;
+      if (bin_cost_.empty()) first_ns_ = bins.first_ns;
+      if (bin_cost_.size() < bins.counts->size()) bin_cost_.resize(bins.counts->size(), 0);
+      for (size_t i = 0; i < bins.counts->size(); ++i) bin_cost_[i] += costs[k] * scale * (*bins.counts)[i];
+    }
+    prefix_.assign(bin_cost_.size() + 1, 0);
+    for (size_t i = 0; i < bin_cost_.size(); ++i) prefix_[i + 1] = prefix_[i] + bin_cost_[i];
+  }
+  // The cost of the events in (a, b].
+  double between(int64_t a, int64_t b) const { return b > a ? upTo(b) - upTo(a) : 0; }
+
+ private:
+  double upTo(int64_t t) const {
+    if (bin_cost_.empty() || t <= first_ns_) return 0;
+    auto bin = static_cast<uint64_t>((t - first_ns_) / model::CaptureEvents::kBinNs);
+    if (bin >= bin_cost_.size()) return prefix_.back();
+    double within = static_cast<double>((t - first_ns_) % model::CaptureEvents::kBinNs) / model::CaptureEvents::kBinNs;
+    return prefix_[bin] + bin_cost_[bin] * within;
+  }
+  int64_t first_ns_ = 0;
+  std::vector<double> bin_cost_, prefix_;
+};
+
+struct Replayed {
+  int64_t start = -1, end = -1;
+};
+
+// One process's steps, replayed: the new start and end of every activity its calls in
+// [from, to) launched. A call keeps the time the host spent in it and before it, less the
+// capture's cost of the events there; cost that does not fit in one gap (a backtrace recorded
+// after its call returned) is taken from the next ones, up to the next sync. A sync ends when
+// the replayed GPU work before it does.
+void replayProcess(const ReplayInput& in, uint32_t pid, int64_t from, int64_t to, const CostCurve& cost,
+                   const std::unordered_map<uint32_t, std::vector<uint32_t>>& launched, std::vector<Replayed>& acts) {
+  const auto& p = in.profile;
+  constexpr int64_t kMinCallNs = 4000;
+  int64_t orig_prev = -1, now = 0, done = 0;
+  double debt = 0;
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> stream_free;  // (device, stream) -> replayed time
+  auto first = std::lower_bound(p.api_calls.begin(), p.api_calls.end(), from,
+                                [](const model::ApiCall& c, int64_t t) { return c.start_ns < t; });
+  for (auto it = first; it != p.api_calls.end() && it->start_ns < to; ++it) {
+    const auto& call = *it;
+    if (call.pid != pid) continue;
+    if (orig_prev < 0) orig_prev = call.start_ns, now = call.start_ns, done = call.start_ns;
+    int64_t gap = std::max<int64_t>(0, call.start_ns - orig_prev);
+    int64_t dur = model::spanNs(std::max(call.start_ns, orig_prev), call.end_ns);
+    debt += cost.between(orig_prev, std::max(orig_prev, call.end_ns));
+    bool waits = call.sync != model::SyncKind::None;
+    int64_t start_new = 0, end_new = 0;
+    if (waits) {  // the host's own time before it shrinks; the wait is the replayed GPU's
+      auto take = static_cast<int64_t>(std::min<double>(debt, static_cast<double>(gap)));
+      debt -= static_cast<double>(take);
+      start_new = now + gap - take;
+      end_new = std::max(start_new + kMinCallNs, done);
+      // Cost that found no host time before the sync is not carried past it: had the profiler
+      // cost that much, the host would have waited here anyway (and the costs are averages).
+      debt = 0;
+    } else {
+      int64_t span = gap + dur;
+      auto take =
+          static_cast<int64_t>(std::min<double>(debt, static_cast<double>(std::max<int64_t>(0, span - kMinCallNs))));
+      debt -= static_cast<double>(take);
+      end_new = now + span - take;
+      start_new = end_new - std::min(dur, end_new - now);
+    }
+    auto l = launched.find(static_cast<uint32_t>(it - p.api_calls.begin()));
+    if (l != launched.end()) {
+      for (uint32_t a : l->second) {
+        const auto& act = p.activities[a];
+        int64_t& free = stream_free[{act.device, act.stream}];
+        int64_t s = std::max(waits ? start_new : end_new, free);
+        acts[a] = {s, s + act.duration()};
+        free = acts[a].end;
+        done = std::max(done, free);
+        // A blocking copy returns when its copy is done.
+        if (call.sync == model::SyncKind::BlockingMemcpy) end_new = std::max(end_new, free);
+      }
+    }
+    now = std::max(now, end_new);
+    orig_prev = std::max(orig_prev, call.end_ns);
+  }
+}
+
+}  // namespace
+
+const CaptureCosts& measuredCaptureCosts() {
+  // Fitted on our H100 captures (docs/capture-overhead.md, tests/data/overhead): nsys 2025.3.1,
+  // PyTorch 2.11, the per-event host time each option adds to a training step.
+  static const CaptureCosts costs = [] {
+    CaptureCosts c{};
+    c[static_cast<size_t>(CaptureEvent::RuntimeCall)] = 10'700;
+    c[static_cast<size_t>(CaptureEvent::DriverCall)] = 2'800;
+    c[static_cast<size_t>(CaptureEvent::NativeBacktrace)] = 78'500;
+    c[static_cast<size_t>(CaptureEvent::PythonBacktrace)] = 900;
+    c[static_cast<size_t>(CaptureEvent::AutogradRange)] = 3'900;
+    c[static_cast<size_t>(CaptureEvent::ShapesRange)] = 5'100;
+    c[static_cast<size_t>(CaptureEvent::TraceOp)] = 2'900;
+    c[static_cast<size_t>(CaptureEvent::TraceShapes)] = 2'100;
+    c[static_cast<size_t>(CaptureEvent::TracePython)] = 2'400;
+    c[static_cast<size_t>(CaptureEvent::TraceApi)] = 3'100;
+    return c;
+  }();
+  return costs;
+}
+
+void estimateUnprofiled(const ReplayInput& in, const CaptureCosts& costs, double scale, Attribution& out) {
+  const auto& p = in.profile;
+  UnprofiledSteps& u = out.step_summary.unprofiled;
+  u = UnprofiledSteps{};
+  u.scale = scale;
+  if (p.capture.empty()) return;
+  // The activities each call launched, for the processes with steps.
+  std::unordered_map<uint32_t, std::vector<uint32_t>> launched;
+  for (uint32_t a = 0; a < p.activities.size(); ++a)
+    if (in.call_of[a] >= 0 && out.process_steps.count(p.activities[a].pid))
+      launched[static_cast<uint32_t>(in.call_of[a])].push_back(a);
+  std::vector<Replayed> acts(p.activities.size());
+  std::vector<int64_t> walls, busies;
+  std::vector<double> shares;
+  for (const auto& [pid, steps] : out.process_steps) {
+    const auto& list = steps.list;
+    size_t first = list.size(), last = 0;
+    for (size_t k = 0; k < list.size(); ++k)
+      if (list[k].kind == StepKind::Steady) first = std::min(first, k), last = k;
+    if (first == list.size()) continue;
+    // The capture's cost in the steady steps, by kind.
+    for (size_t k = first; k <= last; ++k) {
+      if (list[k].kind != StepKind::Steady) continue;
+      for (size_t e = 0; e < model::kCaptureEventKinds; ++e) {
+        double n = p.capture.count(pid, static_cast<CaptureEvent>(e), list[k].start_ns, list[k].end_ns);
+        auto ns = static_cast<int64_t>(n * costs[e] * scale);
+        u.overhead_ns[e] += ns, u.overhead_total_ns += ns;
+      }
+    }
+    // Replay from the step before the first steady one (the GPU's queue at its start), to the
+    // end of the step after the last.
+    int64_t from = list[first > 0 ? first - 1 : first].start_ns;
+    int64_t to = list[std::min(last + 1, list.size() - 1)].end_ns;
+    CostCurve cost(p.capture, pid, costs, scale);
+    replayProcess(in, pid, from, to, cost, launched, acts);
+    // Each step's first GPU work, replayed.
+    std::vector<int64_t> step_start(list.size(), -1);
+    for (size_t k = 0; k < list.size(); ++k) {
+      if (list[k].gpu_start_ns < 0) continue;
+      auto lo = std::lower_bound(p.api_calls.begin(), p.api_calls.end(), list[k].start_ns,
+                                 [](const model::ApiCall& c, int64_t t) { return c.start_ns < t; });
+      int64_t best_orig = INT64_MAX;
+      for (auto it = lo; it != p.api_calls.end() && it->start_ns < list[k].end_ns; ++it) {
+        if (it->pid != pid) continue;
+        auto l = launched.find(static_cast<uint32_t>(it - p.api_calls.begin()));
+        if (l == launched.end()) continue;
+        for (uint32_t a : l->second)
+          if (acts[a].start >= 0 && p.activities[a].start_ns < best_orig)
+            best_orig = p.activities[a].start_ns, step_start[k] = acts[a].start;
+      }
+    }
+    // Busy intervals of the replay, each with the activity that opens it.
+    struct Busy {
+      int64_t start, end;
+      uint32_t first;
+    };
+    std::vector<std::pair<int64_t, uint32_t>> order;
+    for (const auto& [call, list_of] : launched)
+      for (uint32_t a : list_of)
+        if (p.activities[a].pid == pid && acts[a].start >= 0) order.emplace_back(acts[a].start, a);
+    std::sort(order.begin(), order.end());
+    std::vector<Busy> busy;
+    for (const auto& [s, a] : order) {
+      if (!busy.empty() && s <= busy.back().end)
+        busy.back().end = std::max(busy.back().end, acts[a].end);
+      else
+        busy.push_back({s, acts[a].end, a});
+    }
+    for (size_t k = first; k <= last && k + 1 < list.size(); ++k) {
+      if (list[k].kind != StepKind::Steady || step_start[k] < 0 || step_start[k + 1] <= step_start[k]) continue;
+      int64_t s = step_start[k], e = step_start[k + 1], busy_ns = 0;
+      auto it = std::lower_bound(busy.begin(), busy.end(), s, [](const Busy& b, int64_t t) { return b.end <= t; });
+      for (int64_t cursor = s; cursor < e;) {
+        if (it != busy.end() && it->start <= cursor) {
+          busy_ns += std::min(e, it->end) - cursor;
+          cursor = it->end;
+          ++it;
+          continue;
+        }
+        int64_t next = it != busy.end() ? std::min(e, it->start) : e;
+        GapCause cause = it != busy.end() ? in.gap_cause[it->first] : GapCause{};
+        int64_t piece = next - cursor, compiling = piece * cause.compile / 255;
+        u.wait_ns[static_cast<size_t>(Wait::Compile)] += compiling;
+        u.wait_ns[cause.wait >= 0 ? static_cast<size_t>(cause.wait) : static_cast<size_t>(Wait::Launch)] +=
+            piece - compiling;
+        cursor = next;
+      }
+      walls.push_back(e - s);
+      busies.push_back(busy_ns);
+      shares.push_back(std::min(1.0, static_cast<double>(busy_ns) / static_cast<double>(e - s)));
+    }
+  }
+  if (walls.empty()) return;
+  // Idle totals over every steady step, as the capture's are (the last step of each process has
+  // no wall and was not replayed): the replayed steps' mean per step, times the steady steps.
+  int steady = 0;
+  for (const auto& [pid, steps] : out.process_steps)
+    for (const auto& st : steps.list) steady += st.kind == StepKind::Steady ? 1 : 0;
+  for (auto& w : u.wait_ns)
+    w = static_cast<int64_t>(static_cast<double>(w) * steady / static_cast<double>(walls.size()));
+  u.estimated = true;
+  u.steps = static_cast<int>(walls.size());
+  u.wall_ns = medianNs(walls);
+  u.wall_min_ns = *std::min_element(walls.begin(), walls.end());
+  u.wall_max_ns = *std::max_element(walls.begin(), walls.end());
+  u.busy_ns = medianNs(busies);
+  u.busy_share = median(shares);
+}
+
+}  // namespace sightline::attribution
