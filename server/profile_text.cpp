@@ -126,7 +126,9 @@ std::string breakdownMarkdown(const features::LineBreakdown& b) {
     md += "per rank: min " + formatMilliseconds(b.rank_min_ns) + " / median " + formatMilliseconds(b.rank_median_ns) +
           " / max " + formatMilliseconds(b.rank_max_ns) + " " + unit + ", slowest **" + b.slowest + "** (";
     for (size_t i = 0; i < b.ranks.size() && i < 8; ++i)
-      md += (i ? ", " : "") + b.ranks[i].label + " " + formatMilliseconds(b.ranks[i].ns);
+      md +=
+          (i ? ", " : "") + b.ranks[i].label + " " + formatMilliseconds(b.ranks[i].ns) +
+          (b.ranks[i].wait_ns > 0 ? " of which waiting for other ranks " + formatMilliseconds(b.ranks[i].wait_ns) : "");
     if (b.ranks.size() > 8) md += ", …";
     md += ")\n\n";
   }

@@ -207,6 +207,16 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
     RankInfo& rank = out.ranks[ranks.activity_rank[a]];
     rank.steady_gpu_ns += ns;
     if (ranks.exposed_ns[a] >= 0) rank.steady_comm_ns += ns, rank.steady_comm_exposed_ns += ranks.exposed_ns[a];
+    if (int64_t wait = ranks.wait_ns[a]; wait >= 0) {
+      rank.steady_comm_wait_ns += wait, rank.steady_comm_transfer_ns += ns - wait;
+      sum.comm_wait_ns += wait, sum.comm_transfer_ns += ns - wait;
+      ++rank.steady_paired_collectives;
+      if (ranks.caused_ns[a] >= 0) {
+        // This rank arrived last (its kernel waited least): the others' waits are its doing.
+        rank.steady_caused_wait_ns += ranks.caused_ns[a];
+        ++rank.steady_late_collectives;
+      }
+    }
     // Compute kernels: NCCL's run as long as the slowest rank makes them wait.
     if (act.kind == model::ActivityKind::Kernel && !isCommunicationKernel(p.strings[act.name])) {
       ++sum.kernels;
@@ -246,6 +256,11 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
     if (ranks.exposed_ns[a] >= 0) {
       cost.comm_ns += ns;
       cost.comm_exposed_ns += ranks.exposed_ns[a];
+      if (ranks.wait_ns[a] > 0) {
+        cost.comm_wait_ns += ranks.wait_ns[a];
+        cost.rank_wait_ns.resize(rank_count);
+        cost.rank_wait_ns[ranks.activity_rank[a]] += ranks.wait_ns[a];
+      }
     }
     auto& stat = cost.by_name[act.name];
     ++stat.count;
@@ -628,8 +643,11 @@ void addCost(LineCost& into, const LineCost& from) {
   for (const auto& [name, n] : from.autograd_ops) into.autograd_ops[name] += n;
   if (into.rank_ns.size() < from.rank_ns.size()) into.rank_ns.resize(from.rank_ns.size());
   for (size_t r = 0; r < from.rank_ns.size(); ++r) into.rank_ns[r] += from.rank_ns[r];
+  if (into.rank_wait_ns.size() < from.rank_wait_ns.size()) into.rank_wait_ns.resize(from.rank_wait_ns.size());
+  for (size_t r = 0; r < from.rank_wait_ns.size(); ++r) into.rank_wait_ns[r] += from.rank_wait_ns[r];
   into.comm_ns += from.comm_ns;
   into.comm_exposed_ns += from.comm_exposed_ns;
+  into.comm_wait_ns += from.comm_wait_ns;
   into.lost_launches += from.lost_launches;
 }
 
@@ -672,6 +690,24 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   markLostSteps(profile, links, out);
   countSteadySteps(out);
   StepWindow window(out);
+  {
+    std::vector<int32_t> step_of(profile.activities.size(), -1);
+    for (size_t a = 0; a < profile.activities.size(); ++a) {
+      if (ranks.exposed_ns[a] < 0) continue;
+      const auto& act = profile.activities[a];
+      int64_t api = links.call_of[a];
+      int64_t host_t = api >= 0 ? profile.api_calls[static_cast<size_t>(api)].start_ns : act.start_ns;
+      if (const Step* step = window.stepAt(act.pid, host_t))
+        step_of[a] = static_cast<int32_t>(step - out.process_steps[act.pid].list.data());
+    }
+    pairCollectives(profile, step_of, ranks);
+    for (size_t r = 0; r < ranks.ranks.size(); ++r) {
+      auto& to = out.ranks[r];
+      const auto& from = ranks.ranks[r];
+      to.comm_wait_ns = from.comm_wait_ns, to.comm_transfer_ns = from.comm_transfer_ns;
+      to.paired_collectives = from.paired_collectives, to.late_collectives = from.late_collectives;
+    }
+  }
   chargeActivities(profile, links, resolver, ranks, window, out);
   chargeHostCalls(profile, resolver, window, links, out);
   for (auto& r : out.ranks)

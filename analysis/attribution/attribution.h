@@ -69,9 +69,11 @@ struct LineCost {
   std::map<model::StringId, uint32_t> sync_apis;
   std::map<model::StringId, uint32_t> autograd_ops;  // forward op names seen for this line
   std::vector<int64_t> rank_ns;                      // gpu_ns per rank (Attribution::ranks), when there are several
-  int64_t comm_ns = 0;                               // of gpu_ns: communication kernels (NCCL)
-  int64_t comm_exposed_ns = 0;                       // of comm_ns: while no other kernel ran on that GPU
-  uint32_t lost_launches = 0;                        // launches whose GPU records are missing from the profile
+  std::vector<int64_t> rank_wait_ns;  // of rank_ns, waiting in collectives for another rank (same size, or empty)
+  int64_t comm_ns = 0;                // of gpu_ns: communication kernels (NCCL)
+  int64_t comm_exposed_ns = 0;        // of comm_ns: while no other kernel ran on that GPU
+  int64_t comm_wait_ns = 0;    // of comm_ns: waiting for another rank to arrive (collectives paired across ranks)
+  uint32_t lost_launches = 0;  // launches whose GPU records are missing from the profile
   // Outside the steady steps (start-up, warm-up, evaluation passes, ...; see Attribution::steps):
   // never divided into per-step figures, and counted in none of the fields above.
   int64_t oneoff_ns = 0;       // GPU time launched from the line
@@ -80,6 +82,12 @@ struct LineCost {
   // (Options::fused_lines).
   std::vector<std::pair<model::StringId, int32_t>> fused_with;
 };
+
+// A rank's own work on a line: its GPU time less the time it waited in collectives for others.
+inline int64_t rankWorkNs(const LineCost& c, size_t rank) {
+  int64_t wait = rank < c.rank_wait_ns.size() ? c.rank_wait_ns[rank] : 0;
+  return rank < c.rank_ns.size() ? c.rank_ns[rank] - wait : 0;
+}
 
 // A process with GPU work: one rank of a distributed run (or the one process of a plain run).
 struct RankInfo {
@@ -104,6 +112,13 @@ struct RankInfo {
   int64_t steady_busy_ns = 0;  // of that wall, GPU busy
   double busy_share = 0;       // median over its steady steps of busy / wall (as StepSummary::busy_share)
   int64_t steady_comm_ns = 0, steady_comm_exposed_ns = 0;
+  // Collectives paired across ranks (pairCollectives): of comm_ns, waiting for the last rank to
+  // arrive and moving data; how many it took part in and arrived last at; the same over the
+  // steady steps, with the other ranks' waits its late arrivals caused.
+  int64_t comm_wait_ns = 0, comm_transfer_ns = 0;
+  uint32_t paired_collectives = 0, late_collectives = 0;
+  int64_t steady_comm_wait_ns = 0, steady_comm_transfer_ns = 0, steady_caused_wait_ns = 0;
+  uint32_t steady_late_collectives = 0, steady_paired_collectives = 0;
 };
 
 // Launches on one thread whose GPU records are missing (an app ended before CUPTI flushed).
@@ -262,16 +277,19 @@ struct StepSummary {
   int lost = 0;                  // steps left out because their GPU records are missing (StepKind::Lost)
   int64_t wall_ns = 0;           // median steady step
   int64_t wall_min_ns = 0, wall_max_ns = 0;
-  int64_t busy_ns = 0;                        // median GPU busy time of a steady step
-  double busy_share = 0;                      // median over steady steps (of every rank) of busy / wall
-  uint64_t lost_launches = 0;                 // of `launches`: no GPU record
-  std::vector<WaitLine> lost_lines;           // lines with lost launches in steady steps, most first (count)
-  int64_t gpu_ns = 0;                         // GPU time launched in steady steps
-  uint64_t kernels = 0, launches = 0;         // in steady steps (kernels: compute, NCCL left out)
-  int64_t kernel_ns = 0;                      // time of those kernels
-  int64_t launch_api_ns = 0;                  // host time in launch calls
-  int64_t queue_ns = 0;                       // summed launch-to-start delay of those kernels
-  int64_t fp32_matmul_ns = 0;                 // of kernel_ns: matrix multiplies in fp32 without tensor cores
+  int64_t busy_ns = 0;                 // median GPU busy time of a steady step
+  double busy_share = 0;               // median over steady steps (of every rank) of busy / wall
+  uint64_t lost_launches = 0;          // of `launches`: no GPU record
+  std::vector<WaitLine> lost_lines;    // lines with lost launches in steady steps, most first (count)
+  int64_t gpu_ns = 0;                  // GPU time launched in steady steps
+  uint64_t kernels = 0, launches = 0;  // in steady steps (kernels: compute, NCCL left out)
+  int64_t kernel_ns = 0;               // time of those kernels
+  int64_t launch_api_ns = 0;           // host time in launch calls
+  int64_t queue_ns = 0;                // summed launch-to-start delay of those kernels
+  int64_t fp32_matmul_ns = 0;          // of kernel_ns: matrix multiplies in fp32 without tensor cores
+  // Collectives paired across ranks, summed over every rank's steady steps: waiting for the
+  // last rank, and moving data (0 both: none paired, e.g. one rank's report alone).
+  int64_t comm_wait_ns = 0, comm_transfer_ns = 0;
   uint64_t triton_kernels = 0;                // of kernels: generated by torch.compile (Inductor's triton_*)
   int64_t triton_ns = 0;                      // their time
   std::vector<WaitLine> compiled_lines;       // where that time landed, costliest first

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
+#include <tuple>
 
 namespace sightline::attribution {
 namespace {
@@ -117,6 +119,48 @@ RankTable buildRanks(const model::Profile& p) {
     t.ranks[r].comm_exposed_ns += exposed;
   }
   return t;
+}
+
+void pairCollectives(const model::Profile& p, const std::vector<int32_t>& step_of, RankTable& t) {
+  t.wait_ns.assign(p.activities.size(), -1);
+  t.caused_ns.assign(p.activities.size(), -1);
+  if (t.ranks.size() < 2) return;
+  // (step, name, nth of that name in the step) -> per rank, the activity.
+  using Key = std::tuple<int32_t, std::string_view, uint32_t>;
+  std::map<Key, std::map<uint16_t, size_t>> groups;
+  std::map<std::tuple<uint16_t, int32_t, std::string_view>, uint32_t> seen;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < p.activities.size(); ++i)
+    if (t.exposed_ns[i] >= 0) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto &x = p.activities[a], &y = p.activities[b];
+    return std::tie(x.start_ns, x.end_ns) < std::tie(y.start_ns, y.end_ns);
+  });
+  for (size_t i : order) {
+    uint16_t r = t.activity_rank[i];
+    int32_t step = i < step_of.size() ? step_of[i] : -1;
+    std::string_view name = p.strings[p.activities[i].name];
+    uint32_t nth = seen[{r, step, name}]++;
+    groups[{step, name, nth}].emplace(r, i);
+  }
+  for (const auto& [key, by_rank] : groups) {
+    if (by_rank.size() < 2) continue;
+    size_t last = by_rank.begin()->second;
+    for (const auto& [r, i] : by_rank)
+      if (p.activities[i].duration() < p.activities[last].duration()) last = i;
+    int64_t transfer = p.activities[last].duration();
+    int64_t caused = 0;
+    for (const auto& [r, i] : by_rank) {
+      int64_t wait = p.activities[i].duration() - transfer;
+      t.wait_ns[i] = wait;
+      caused += wait;
+      t.ranks[r].comm_wait_ns += wait;
+      t.ranks[r].comm_transfer_ns += transfer;
+    }
+    t.caused_ns[last] = caused;
+    ++t.ranks[t.activity_rank[last]].late_collectives;
+    for (const auto& [r, i] : by_rank) ++t.ranks[r].paired_collectives;
+  }
 }
 
 }  // namespace sightline::attribution

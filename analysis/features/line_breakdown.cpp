@@ -37,12 +37,17 @@ LineBreakdown breakdownOf(const attribution::LineCost& c, const FileCosts& costs
   std::sort(ops.rbegin(), ops.rend());
   for (size_t i = 0; i < ops.size() && i < 6; ++i) b.autograd_ops.push_back(profile.strings[ops[i].second]);
   if (costs.ranks.size() > 1 && c.rank_ns.size() == costs.ranks.size()) {
-    // Each rank per step of its own, as the rank table shows them.
+    // Each rank per step of its own, as the rank table shows them; the slowest by its own work
+    // (a rank waiting in a collective for another is not slow).
     std::vector<int64_t> per_rank;
     for (size_t r = 0; r < c.rank_ns.size(); ++r) {
-      double ns = static_cast<double>(c.rank_ns[r]);
-      per_rank.push_back(static_cast<int64_t>(s.per_step ? perRankStep(costs.ranks[r], ns) : ns));
-      b.ranks.push_back({costs.ranks[r].label, static_cast<double>(per_rank.back())});
+      auto scaled = [&](int64_t v) {
+        double ns = static_cast<double>(v);
+        return s.per_step ? perRankStep(costs.ranks[r], ns) : ns;
+      };
+      per_rank.push_back(static_cast<int64_t>(scaled(attribution::rankWorkNs(c, r))));
+      b.ranks.push_back(
+          {costs.ranks[r].label, scaled(c.rank_ns[r]), r < c.rank_wait_ns.size() ? scaled(c.rank_wait_ns[r]) : 0.0});
     }
     RankSpread spread = rankSpread(per_rank);
     b.slowest = costs.ranks[spread.slowest].label;

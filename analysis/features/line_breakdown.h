@@ -50,6 +50,7 @@ struct LineBreakdown {
   struct RankTime {
     std::string label;
     double ns = 0;
+    double wait_ns = 0;  // of ns, waiting in collectives for another rank
   };
   std::vector<RankTime> ranks;  // in rank order; empty with one rank
   double rank_min_ns = 0, rank_median_ns = 0, rank_max_ns = 0;

@@ -118,6 +118,12 @@ void rankRules(const LineCost& c, const FileCosts& costs, const source::SourceFi
     const std::string& text = file.text();
     std::string message = s.ms(c.comm_ns) + " of NCCL communication launched from this line, " +
                           s.ms(c.comm_exposed_ns) + " of it exposed (no compute on its GPU meanwhile)";
+    // Collectives paired across ranks: the part spent waiting for the last rank is not
+    // communication, and no communication setting shortens it.
+    bool waiting = c.comm_wait_ns * 2 > c.comm_ns;
+    if (c.comm_wait_ns > 0)
+      message += "; of the NCCL time, " + s.ms(c.comm_wait_ns) + " is ranks waiting for the last one to arrive and " +
+                 s.ms(c.comm_ns - c.comm_wait_ns) + " moves data";
     if (n > 1) {
       const attribution::RankInfo* most = &costs.ranks.front();
       const attribution::RankInfo* least = &costs.ranks.front();
@@ -128,14 +134,31 @@ void rankRules(const LineCost& c, const FileCosts& costs, const source::SourceFi
       message += "; exposed per rank over the profile: ";
       for (size_t i = 0; i < n; ++i)
         message += (i ? ", " : "") + costs.ranks[i].label + " " + s.ms(costs.ranks[i].comm_exposed_ns);
-      if (most->comm_exposed_ns > 2 * std::max<int64_t>(least->comm_exposed_ns, 1) &&
-          most->gpu_ns - most->comm_ns < least->gpu_ns - least->comm_ns)
+      if (waiting) {
+        const attribution::RankInfo* late = &costs.ranks.front();
+        for (const auto& r : costs.ranks)
+          if (r.late_collectives * late->paired_collectives > late->late_collectives * r.paired_collectives) late = &r;
+        if (late->paired_collectives > 0 && 4 * late->late_collectives >= 3 * late->paired_collectives)
+          message += " — the others wait for " + late->label + ", last to arrive at " +
+                     std::to_string(100 * late->late_collectives / late->paired_collectives) +
+                     "% of the collectives: balance the ranks' work before it";
+        else
+          message += " — each rank is late in turn: the ranks' steps vary; even them out";
+      } else if (most->comm_exposed_ns > 2 * std::max<int64_t>(least->comm_exposed_ns, 1) &&
+                 most->gpu_ns - most->comm_ns < least->gpu_ns - least->comm_ns)
         message += " — " + most->label + " waits for " + least->label +
                    ", which has more work to do before the collective: balance the ranks first";
     }
     std::vector<std::string> cures;
-    if (text.find("no_sync") == std::string::npos)
-      cures.push_back("skip the all-reduce in gradient-accumulation micro-steps with `model.no_sync()`");
+    if (waiting) {
+      add("exposed-communication", std::move(message));
+      return;
+    }
+    // Every way a script skips DDP's all-reduce in accumulation micro-steps.
+    bool skips = text.find("no_sync") != std::string::npos ||
+                 text.find("require_backward_grad_sync") != std::string::npos ||
+                 text.find("set_requires_gradient_sync") != std::string::npos;
+    if (!skips) cures.push_back("skip the all-reduce in gradient-accumulation micro-steps with `model.no_sync()`");
     if (text.find("bucket_cap_mb") == std::string::npos)
       cures.push_back("fewer, larger all-reduces with `DDP(..., bucket_cap_mb=...)`");
     if (text.find("gradient_as_bucket_view") == std::string::npos)

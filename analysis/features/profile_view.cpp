@@ -98,11 +98,19 @@ std::vector<RankRow> rankRows(const std::vector<attribution::RankInfo>& ranks) {
       row.comm_ns = static_cast<double>(r.steady_comm_ns) / n;
       row.comm_exposed_ns = static_cast<double>(r.steady_comm_exposed_ns) / n;
       row.busy_share = r.busy_share;
+      row.paired = r.steady_paired_collectives > 0;
+      row.comm_wait_ns = static_cast<double>(r.steady_comm_wait_ns) / n;
+      row.comm_transfer_ns = static_cast<double>(r.steady_comm_transfer_ns) / n;
+      if (row.paired) row.late_share = static_cast<double>(r.steady_late_collectives) / r.steady_paired_collectives;
     } else {
       row.gpu_ns = static_cast<double>(r.gpu_ns);
       row.comm_ns = static_cast<double>(r.comm_ns);
       row.comm_exposed_ns = static_cast<double>(r.comm_exposed_ns);
       row.busy_share = r.span_ns > 0 ? static_cast<double>(r.busy_ns) / static_cast<double>(r.span_ns) : 0;
+      row.paired = r.paired_collectives > 0;
+      row.comm_wait_ns = static_cast<double>(r.comm_wait_ns);
+      row.comm_transfer_ns = static_cast<double>(r.comm_transfer_ns);
+      if (row.paired) row.late_share = static_cast<double>(r.late_collectives) / r.paired_collectives;
     }
     rows.push_back(row);
   }

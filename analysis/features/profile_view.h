@@ -48,6 +48,10 @@ struct RankRow {
   const attribution::RankInfo* rank = nullptr;
   bool per_step = false;  // divided by its steady steps
   double gpu_ns = 0, busy_share = 0, comm_ns = 0, comm_exposed_ns = 0;
+  // Collectives paired across ranks (paired false: none): of comm_ns, waiting for the last rank
+  // to arrive and moving data; the share of them it arrived last at.
+  bool paired = false;
+  double comm_wait_ns = 0, comm_transfer_ns = 0, late_share = 0;
 };
 std::vector<RankRow> rankRows(const std::vector<attribution::RankInfo>& ranks);
 // `ns` of one rank (a line's LineCost::rank_ns entry), per step of that rank when it has steps.

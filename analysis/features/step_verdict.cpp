@@ -2,6 +2,7 @@
 #include "analysis/features/step_verdict.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "analysis/features/diagnostics.h"
@@ -23,6 +24,8 @@ const char* boundName(Bound b) {
       return "host-bound";
     case Bound::Comm:
       return "communication-bound";
+    case Bound::Ranks:
+      return "bound by waiting ranks";
     case Bound::Compile:
       return "compile-bound";
     case Bound::Unknown:
@@ -45,6 +48,8 @@ std::string causeName(Bound b) {
       return "other host work";
     case Bound::Comm:
       return "exposed communication";
+    case Bound::Ranks:
+      return "ranks waiting for each other";
     case Bound::Compile:
       return "torch.compile compiling";
     case Bound::Unknown:
@@ -73,6 +78,8 @@ const char* changeName(Change c) {
       return "cuda-graphs";
     case Change::Recompiles:
       return "fewer-recompiles";
+    case Change::BalanceRanks:
+      return "balance-ranks";
   }
   return "?";
 }
@@ -183,7 +190,29 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
              " should keep it busy, yet it runs dry between them for " + ms + at +
              " (the host spends longer than the kernel before the next launch: Python work, small copies, syncs); "
              "move that work off the step's path";
+    case Change::BalanceRanks: {
+      std::string wait = "the ranks wait " + ms + " for each other in collectives" + at;
+      const auto& late = v.late;
+      if (late && late->share >= 0.75) {
+        std::string text = "even out the ranks: " + wait + ", for " + late->label + ", last to arrive at " +
+                           std::to_string(static_cast<int>(std::lround(late->share * 100))) + "% of them";
+        if (!late->line.path.empty())
+          text += "; " + late->line.path.substr(late->line.path.find_last_of('/') + 1) + ":" +
+                  std::to_string(late->line.line) + " runs " + formatMilliseconds(static_cast<double>(late->line.ns)) +
+                  " ms/step longer on " + late->label + " than on the others: give every rank the same work there";
+        return text + " (communication settings would not help: moving the data takes " +
+               formatMilliseconds(v.comm_transfer_ns) + " ms/step)";
+      }
+      return "even out the steps: " + wait +
+             ", each rank late in turn (no rank arrives last at most of them), so the ranks' steps vary: "
+             "look for work that differs between steps (data, host work, syncs) before communication settings; "
+             "moving the data takes " +
+             formatMilliseconds(v.comm_transfer_ns) + " ms/step";
+    }
     case Change::Overlap:
+      if (v.comm_paired)
+        return "overlap communication with compute: " + ms + " of NCCL transfer is exposed" + at +
+               " (fewer, larger all-reduces with DDP's bucket_cap_mb, or launch independent compute before waiting)";
       return "overlap communication with compute, or even out the ranks: " + ms + " of NCCL time is exposed" + at +
              (v.ranks > 1 ? " (the ranks table shows which rank is slower)"
                           : "; a slower rank makes this one wait here (profile every rank, nsys -o run_%q{RANK}, "
@@ -227,6 +256,11 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   v.sync_ns = static_cast<double>(s.sync_ns) / n;
   v.fp32_matmul_ns = static_cast<double>(s.fp32_matmul_ns) / n;
   v.comm_exposed_ns = static_cast<double>(story->comm_exposed_ns) / n;
+  v.comm_paired = s.comm_wait_ns + s.comm_transfer_ns > 0;
+  v.comm_wait_ns = static_cast<double>(s.comm_wait_ns) / n;
+  v.comm_transfer_ns = static_cast<double>(s.comm_transfer_ns) / n;
+  v.comm_exposed_wait_ns = static_cast<double>(story->comm_exposed_wait_ns) / n;
+  v.late = story->late;
   v.ranks = story->ranks;
   v.triton_kernels = static_cast<double>(s.triton_kernels) / n;
   v.compiled = s.kernels > 0 && s.triton_kernels * 10 >= s.kernels;
@@ -301,7 +335,9 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
                                                                                  : lines(attribution::Wait::Sync));
     add(Bound::Input, wait(attribution::Wait::Input), lines(attribution::Wait::Input));
     add(Bound::Host, wait(attribution::Wait::Host), lines(attribution::Wait::Host));
-    add(Bound::Comm, v.comm_exposed_ns, story->comm_lines);
+    // Paired collectives split the exposed time: ranks waiting for each other, and moving data.
+    add(Bound::Comm, v.comm_exposed_ns - v.comm_exposed_wait_ns, story->comm_lines);
+    if (v.comm_exposed_wait_ns > 0) add(Bound::Ranks, v.comm_exposed_wait_ns, story->comm_lines);
     add(Bound::Compile, wait(attribution::Wait::Compile), lines(attribution::Wait::Compile));
     std::sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
     return causes;
@@ -310,7 +346,8 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   // time then is not compute); a host blocked for half the step waits on the GPU every step; a
   // GPU busy 80% of it is the limit; else the largest cause of idle time.
   auto boundOf = [&](const Figures& f, const std::vector<VerdictCause>& causes) {
-    if (v.comm_exposed_ns >= f.wall / 3) return Bound::Comm;
+    if (v.comm_exposed_ns >= f.wall / 3)
+      return v.comm_exposed_wait_ns * 2 > v.comm_exposed_ns ? Bound::Ranks : Bound::Comm;
     if (f.blocked >= 0.5 * f.wall) return Bound::Sync;
     if (f.busy < 0.8 && causes.empty() && v.low_confidence) return Bound::Unknown;
     if (f.busy >= 0.8 || causes.empty()) return Bound::Gpu;
@@ -330,16 +367,18 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
     // (Communication is GPU time spent in collectives, not idle: it keeps its figure.)
     double idle = cap.wall_ns * (1 - cap.busy_share), sum = 0;
     for (const auto& c : v.causes)
-      if (c.kind != Bound::Comm) sum += c.ns;
+      if (c.kind != Bound::Comm && c.kind != Bound::Ranks) sum += c.ns;
     if (sum > idle && sum > 0) {
       double k = idle / sum;
       for (auto& c : v.causes) {
-        if (c.kind == Bound::Comm) continue;
+        if (c.kind == Bound::Comm || c.kind == Bound::Ranks) continue;
         c.ns *= k;
         for (auto& line : c.lines) line.ns = static_cast<int64_t>(static_cast<double>(line.ns) * k);
       }
       double floor = std::max(0.05 * cap.wall_ns, 200e3);
-      std::erase_if(v.causes, [&](const VerdictCause& c) { return c.kind != Bound::Comm && c.ns < floor; });
+      std::erase_if(v.causes, [&](const VerdictCause& c) {
+        return c.kind != Bound::Comm && c.kind != Bound::Ranks && c.ns < floor;
+      });
     }
     v.bound = boundOf(replayed, v.causes);
   }
@@ -360,7 +399,12 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
         break;
       }
       case Bound::Comm:
+        // Transfer advice only where moving data, not waiting for a rank, is most of it.
+        if (v.comm_paired && v.comm_exposed_wait_ns >= c.ns) break;
         v.changes.push_back({Change::Overlap, c.ns, first(c.lines)});
+        break;
+      case Bound::Ranks:
+        v.changes.push_back({Change::BalanceRanks, c.ns, first(c.lines)});
         break;
       case Bound::Sync:
         v.changes.push_back({Change::DropSync, c.ns, first(c.lines)});

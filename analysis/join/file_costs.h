@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -60,7 +61,18 @@ struct StepStory {
   std::vector<PlacedLine> oneoff_lines;  // costliest first: GPU time + idle outside steady steps
   int64_t comm_exposed_ns = 0;           // NCCL time in steady steps not hidden behind compute
   std::vector<PlacedLine> comm_lines;    // its lines, most exposed first
-  int ranks = 0;                         // processes with GPU work in the profile
+  // Collectives paired across ranks (summary.comm_wait_ns / comm_transfer_ns): of the exposed
+  // time, the part spent waiting for the last rank (the rest moved data), and the rank that
+  // arrives last most often, with the line it spends longest on beyond the other ranks.
+  int64_t comm_exposed_wait_ns = 0;
+  struct LateRank {
+    std::string label;
+    double share = 0;       // of the steady collectives it took part in, those it arrived last at
+    int64_t caused_ns = 0;  // the other ranks' waits for it, over the steady steps
+    PlacedLine line;        // path empty: none found; ns: per step of its own, beyond the others' median
+  };
+  std::optional<LateRank> late;
+  int ranks = 0;  // processes with GPU work in the profile
   struct OneOffStep {
     int index = 0;  // 1-based, in its process
     attribution::StepKind kind = attribution::StepKind::Warmup;
@@ -159,6 +171,40 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
   for (const auto& w : comm) story->comm_exposed_ns += w.ns;
   story->comm_lines = placed(comm);
   story->ranks = static_cast<int>(attr.ranks.size());
+  if (sum.comm_wait_ns + sum.comm_transfer_ns > 0) {
+    // Within a collective the wait comes first and the transfer last: the exposed time is
+    // transfer up to the transfer's total, waiting beyond it.
+    story->comm_exposed_wait_ns = std::max<int64_t>(0, story->comm_exposed_ns - sum.comm_transfer_ns);
+    story->comm_exposed_wait_ns = std::min(story->comm_exposed_wait_ns, sum.comm_wait_ns);
+    size_t late = 0;
+    for (size_t r = 1; r < attr.ranks.size(); ++r)
+      if (attr.ranks[r].steady_caused_wait_ns > attr.ranks[late].steady_caused_wait_ns) late = r;
+    const auto& rank = attr.ranks[late];
+    if (rank.steady_paired_collectives > 0 && rank.steady_caused_wait_ns > 0) {
+      StepStory::LateRank l;
+      l.label = rank.label;
+      l.share = static_cast<double>(rank.steady_late_collectives) / rank.steady_paired_collectives;
+      l.caused_ns = rank.steady_caused_wait_ns;
+      // Its line: the most GPU time per step beyond the other ranks' median on that line.
+      auto per_step = [&](size_t r, int64_t ns) {
+        int n = attr.ranks[r].steady_steps;
+        return n > 0 ? static_cast<double>(ns) / n : static_cast<double>(ns);
+      };
+      double best = 0;
+      for (const auto& [file, lines] : attr.files)
+        for (const auto& [line, cost] : lines) {
+          if (cost.comm_ns > 0 || cost.rank_ns.size() != attr.ranks.size()) continue;
+          std::vector<double> others;
+          for (size_t r = 0; r < attr.ranks.size(); ++r)
+            if (r != late) others.push_back(per_step(r, cost.rank_ns[r]));
+          std::sort(others.begin(), others.end());
+          double median = others.empty() ? 0 : others[others.size() / 2];
+          double over = per_step(late, cost.rank_ns[late]) - median;
+          if (over > best) best = over, l.line = {place(file), line, static_cast<int64_t>(over), 1};
+        }
+      story->late = std::move(l);
+    }
+  }
   for (const auto& [pid, steps] : attr.process_steps) {
     story->all_steps = std::max(story->all_steps, static_cast<int>(steps.list.size()));
     for (size_t i = 0; i < steps.list.size(); ++i) {

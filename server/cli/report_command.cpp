@@ -104,6 +104,15 @@ json topKernels(const model::Profile& p, const LineCost& c, size_t n) {
   return out;
 }
 
+// The rank the others wait for in collectives, with the line it spends longest on beyond them.
+json lateRankJson(const features::StepVerdict& v) {
+  if (!v.late) return nullptr;
+  json out = {{"label", v.late->label}, {"late_share", v.late->share}, {"caused_wait_ns", v.late->caused_ns}};
+  if (!v.late->line.path.empty())
+    out["line"] = {{"path", v.late->line.path}, {"line", v.late->line.line}, {"ns_per_step", v.late->line.ns}};
+  return out;
+}
+
 json ranksJson(const attribution::Attribution& attr) {
   json out = json::array();
   for (const auto& row : features::rankRows(attr.ranks)) {
@@ -132,7 +141,17 @@ json ranksJson(const attribution::Attribution& attr) {
                    {"gpu_ns_per_step", row.gpu_ns},
                    {"busy_share", row.busy_share},
                    {"comm_ns_per_step", row.comm_ns},
-                   {"comm_exposed_ns_per_step", row.comm_exposed_ns}});
+                   {"comm_exposed_ns_per_step", row.comm_exposed_ns},
+                   {"comm_wait_ns", r.comm_wait_ns},
+                   {"comm_transfer_ns", r.comm_transfer_ns},
+                   {"paired_collectives", r.paired_collectives},
+                   {"late_collectives", r.late_collectives},
+                   {"steady_comm_wait_ns", r.steady_comm_wait_ns},
+                   {"steady_comm_transfer_ns", r.steady_comm_transfer_ns},
+                   {"steady_caused_wait_ns", r.steady_caused_wait_ns},
+                   {"comm_wait_ns_per_step", row.paired ? json(row.comm_wait_ns) : json(nullptr)},
+                   {"comm_transfer_ns_per_step", row.paired ? json(row.comm_transfer_ns) : json(nullptr)},
+                   {"late_share", row.paired ? json(row.late_share) : json(nullptr)}});
   }
   return out;
 }
@@ -520,6 +539,10 @@ json reportJson(const ReportData& d) {
                       {"busy_share", v->busy_share},
                       {"wall_ns", v->wall_ns},
                       {"comm_exposed_ns_per_step", v->comm_exposed_ns},
+                      {"comm_wait_ns_per_step", v->comm_paired ? json(v->comm_wait_ns) : json(nullptr)},
+                      {"comm_transfer_ns_per_step", v->comm_paired ? json(v->comm_transfer_ns) : json(nullptr)},
+                      {"comm_exposed_wait_ns_per_step", v->comm_paired ? json(v->comm_exposed_wait_ns) : json(nullptr)},
+                      {"late_rank", lateRankJson(*v)},
                       {"causes", causes},
                       {"changes", changes}};
   }
@@ -576,14 +599,20 @@ void writeMachine(const ReportData& d, std::ostream& out) {
   auto rows = features::rankRows(attr.ranks);
   bool per_step = std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.per_step; });
   std::string unit = per_step ? " ms/step" : " ms";
+  bool paired = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.paired; });
   out << "          " << pad("rank", 10, true) << pad("GPU" + unit, 13) << pad("busy", 8) << pad("comm" + unit, 14)
-      << pad("exposed", 10) << pad("steps", 7) << pad("median step", 13) << "\n";
+      << pad("exposed", 10) << (paired ? pad("waiting", 9) + pad("moving", 8) + pad("last in", 9) : "")
+      << pad("steps", 7) << pad("median step", 13) << "\n";
   for (const auto& row : rows) {
     const auto& r = *row.rank;
     out << "          " << pad(r.label, 10, true) << pad(features::formatMilliseconds(row.gpu_ns), 13)
         << pad(formatPercent(row.busy_share), 8) << pad(features::formatMilliseconds(row.comm_ns), 14)
-        << pad(features::formatMilliseconds(row.comm_exposed_ns), 10)
-        << pad(r.steady_steps > 0 ? std::to_string(r.steady_steps) : "", 7)
+        << pad(features::formatMilliseconds(row.comm_exposed_ns), 10);
+    if (paired)
+      out << pad(row.paired ? features::formatMilliseconds(row.comm_wait_ns) : "", 9)
+          << pad(row.paired ? features::formatMilliseconds(row.comm_transfer_ns) : "", 8)
+          << pad(row.paired ? formatPercent(row.late_share) : "", 9);
+    out << pad(r.steady_steps > 0 ? std::to_string(r.steady_steps) : "", 7)
         << pad(r.median_step_ns > 0 ? features::formatMilliseconds(static_cast<double>(r.median_step_ns)) + " ms" : "",
                13)
         << "\n";
@@ -739,7 +768,8 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     if (!ranked) return "";
     auto n = lines.find(line);
     if (n == lines.end() || n->second.rank_ns.size() != attr.ranks.size() || n->second.gpu_ns == 0) return pad("", 14);
-    std::vector<int64_t> v = n->second.rank_ns;
+    std::vector<int64_t> v;  // each rank's own work: waits for other ranks left out
+    for (size_t r = 0; r < attr.ranks.size(); ++r) v.push_back(attribution::rankWorkNs(n->second, r));
     size_t slowest = static_cast<size_t>(std::max_element(v.begin(), v.end()) - v.begin());
     int64_t max = v[slowest];
     std::sort(v.begin(), v.end());

@@ -121,7 +121,11 @@ TEST(MultiProcess, StragglerAndExposedCommunicationOnTheLinesThatCauseThem) {
     ASSERT_NE(exposed, std::string::npos) << r.out;
     std::string line = r.out.substr(exposed, r.out.find('\n', exposed) - exposed);
     EXPECT_NE(line.find("[exposed-communication]"), std::string::npos) << line;
-    EXPECT_NE(line.find("GPU 0 waits for GPU 1"), std::string::npos) << line;
+    // Paired across the ranks, the NCCL time is GPU 0 waiting for GPU 1: no transfer advice.
+    EXPECT_NE(line.find("the others wait for GPU 1, last to arrive at 100% of the collectives"), std::string::npos)
+        << line;
+    EXPECT_NE(line.find("is ranks waiting for the last one to arrive"), std::string::npos) << line;
+    EXPECT_EQ(line.find("bucket_cap_mb"), std::string::npos) << line;
     // The script already uses no_sync(): the message does not advise it.
     EXPECT_EQ(line.find("no_sync"), std::string::npos) << line;
     // The threshold is a setting: 2x the median is no straggler at 500%.

@@ -56,3 +56,74 @@ TEST(LoaderAdvice, UnknownLoadersGetTheGeneralAdvice) {
 
 }  // namespace
 }  // namespace sightline::features
+
+namespace sightline::features {
+namespace {
+
+// Two ranks, 4 steady steps each, 20 ms steps with 12 ms of exposed NCCL time of which 11 ms is
+// waiting for the other rank; `late` arrives last at `share` of the collectives.
+StepVerdict pairedVerdict(double share) {
+  join::StepStory story;
+  auto& s = story.summary;
+  s.steady = 8, s.wall_ns = 20'000'000, s.busy_ns = 18'000'000, s.busy_share = 0.9;
+  s.gpu_ns = 8 * 18'000'000, s.kernels = 800, s.kernel_ns = 8 * 6'000'000;
+  s.comm_wait_ns = 8 * 11'000'000, s.comm_transfer_ns = 8 * 1'000'000;
+  story.comm_exposed_ns = 8 * 12'000'000;
+  story.comm_exposed_wait_ns = 8 * 11'000'000;
+  story.comm_lines = {{"/w/train.py", 150, 8 * 12'000'000, 8}};
+  story.ranks = 2;
+  join::StepStory::LateRank late;
+  late.label = "rank 1", late.share = share, late.caused_ns = 8 * 11'000'000;
+  late.line = {"/w/train.py", 72, 9'000'000, 1};
+  story.late = late;
+  auto v = stepVerdict(&story);
+  EXPECT_TRUE(v);
+  return v ? *v : StepVerdict{};
+}
+
+TEST(RanksWaiting, AStragglerIsNamedWithItsLine) {
+  auto v = pairedVerdict(1.0);
+  EXPECT_EQ(v.bound, Bound::Ranks);
+  ASSERT_FALSE(v.changes.empty());
+  EXPECT_EQ(v.changes[0].change, Change::BalanceRanks);
+  std::string text = changeText(v.changes[0], v);
+  EXPECT_TRUE(has(text, "the ranks wait 11.0 ms/step for each other")) << text;
+  EXPECT_TRUE(has(text, "for rank 1, last to arrive at 100%")) << text;
+  EXPECT_TRUE(has(text, "train.py:72 runs 9.00 ms/step longer on rank 1")) << text;
+  EXPECT_FALSE(has(text, "bucket_cap_mb")) << text;
+}
+
+TEST(RanksWaiting, RanksLateInTurnGetNoTransferAdvice) {
+  auto v = pairedVerdict(0.5);
+  EXPECT_EQ(v.bound, Bound::Ranks);
+  ASSERT_FALSE(v.changes.empty());
+  std::string text = changeText(v.changes[0], v);
+  EXPECT_TRUE(has(text, "the ranks wait 11.0 ms/step for each other")) << text;
+  EXPECT_TRUE(has(text, "each rank late in turn")) << text;
+  EXPECT_FALSE(has(text, "rank 1")) << "no rank is a straggler: " << text;
+  for (const auto& c : v.changes) {
+    EXPECT_NE(c.change, Change::Overlap) << "1 ms/step of transfer is below the floor of a cause";
+    EXPECT_FALSE(has(changeText(c, v), "bucket_cap_mb"));
+  }
+}
+
+// Transfer dominates: the communication advice, with the settings that shorten it.
+TEST(RanksWaiting, TransferAdviceWhereTransferDominates) {
+  join::StepStory story;
+  auto& s = story.summary;
+  s.steady = 8, s.wall_ns = 20'000'000, s.busy_ns = 18'000'000, s.busy_share = 0.9;
+  s.gpu_ns = 8 * 18'000'000, s.kernels = 800, s.kernel_ns = 8 * 6'000'000;
+  s.comm_wait_ns = 8 * 1'000'000, s.comm_transfer_ns = 8 * 11'000'000;
+  story.comm_exposed_ns = 8 * 12'000'000;
+  story.comm_exposed_wait_ns = 8 * 1'000'000;
+  story.ranks = 2;
+  auto v = stepVerdict(&story);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->bound, Bound::Comm);
+  ASSERT_FALSE(v->changes.empty());
+  EXPECT_EQ(v->changes[0].change, Change::Overlap);
+  EXPECT_TRUE(has(changeText(v->changes[0], *v), "of NCCL transfer is exposed"));
+}
+
+}  // namespace
+}  // namespace sightline::features
