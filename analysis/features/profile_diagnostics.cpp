@@ -64,6 +64,16 @@ std::string evidence(const std::string& code, const LineCost& c, const model::Pr
   return {};
 }
 
+// The time behind a static finding's evidence (evidence()), over the profile.
+double measuredNs(const std::string& code, const LineCost& c) {
+  if (code == "sync-in-loop" || code == "cuda-synchronize-in-loop") return static_cast<double>(c.sync_ns);
+  if (code == "missing-non-blocking" || code == "cpu-tensor-then-copy")
+    return static_cast<double>(c.memcpy_ns + c.sync_ns);
+  return static_cast<double>(c.gpu_ns);
+}
+// Below this per step (or in all, without steps) a confirmed habit costs too little to warn.
+constexpr double kSmallMeasuredNs = 100e3;
+
 // The call on a 0-based line that best stands for its cost (a copy for copies), or the line's
 // text without indentation.
 source::ByteRange rangeOnLine(const source::SourceFile& file, const source::SourceIndex& index, uint32_t line,
@@ -235,6 +245,7 @@ void stepFindings(const source::SourceFile& file, const source::SourceIndex& ind
   auto verdict = stepVerdict(costs.story.get());
   if (!verdict || index.loops.empty()) return;
   verdict->loader = loaderSettings(index);
+  verdict->no_loader = file.text().find("DataLoader") == std::string::npos;
   int best = -1;
   int64_t best_ns = 0;
   for (size_t l = 0; l < index.loops.size(); ++l) {
@@ -326,7 +337,13 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
     std::string e = evidence(f.code, *c, profile, s);
     if (e.empty()) continue;
     f.message += " — " + e;
-    f.severity = std::min(f.severity, Severity::Warning);  // lower enum = more severe
+    // Severity follows what was measured: a habit that costs next to nothing here is a note.
+    if (measuredNs(f.code, *c) / s.steps < kSmallMeasuredNs) {
+      f.message += ", too little to matter in this run";
+      f.severity = std::max(f.severity, Severity::Information);
+    } else {
+      f.severity = std::min(f.severity, Severity::Warning);  // lower enum = more severe
+    }
   }
   // Fixes for pageable copies: the pin_memory fix of the loader finding, when there is one.
   std::vector<Fix> pin_fixes;

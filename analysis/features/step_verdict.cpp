@@ -124,7 +124,11 @@ std::string recompileText(const StepVerdict& v, const std::string& ms) {
 }
 
 // What to change in the input pipeline: only what the script's DataLoader lacks, when known.
-std::string loaderText(const std::optional<LoaderSettings>& loader) {
+std::string loaderText(const std::optional<LoaderSettings>& loader, bool no_loader) {
+  if (no_loader)
+    return "build the next batch while the GPU works: the script makes its batches on the step's path (no "
+           "DataLoader); load them in a DataLoader with workers and pin_memory=True, or prefetch the next batch to "
+           "the GPU before the step";
   if (!loader)
     return "load data in DataLoader workers (where not set yet: num_workers, pin_memory=True, "
            "persistent_workers=True)";
@@ -181,7 +185,7 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
                " until the host queues new work; keep values on the GPU and read them every N steps";
       return "sync less often: the host blocks " + ms + at + "; keep values on the GPU and read them every N steps";
     case Change::LoaderWorkers:
-      return loaderText(v.loader) + ": the loop waits " + ms + " for data" + at;
+      return loaderText(v.loader, v.no_loader) + ": the loop waits " + ms + " for data" + at;
     case Change::MoveHostWork:
       return "move host work out of the step or overlap it with GPU work: the GPU idles " + ms + at;
     case Change::HostPace:

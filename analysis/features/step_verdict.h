@@ -115,6 +115,7 @@ struct StepVerdict {
   std::vector<join::CompiledFunctionSummary> compiles;  // torch.compile's compilations (TORCH_TRACE)
   int64_t oneoff_compile_ns = 0;                        // GPU idle outside steady steps while compiling
   std::optional<LoaderSettings> loader;                 // set by a caller that has the training script's source
+  bool no_loader = false;                               // that source makes no DataLoader at all
   CaptureCost capture;                                  // the profiler's own cost, and the step without it
   std::string steps_source;                             // how the steps were found
   std::string timing_from;                              // a light capture the figures come from, else ""

@@ -41,6 +41,7 @@ constexpr const char* kUsage =
     "                      jobs whose reports stay where they were made; prints the merged JSON\n"
     "  --format text|json  annotated source (default) or JSON for every file (docs/report-json.md)\n"
     "  --total             times over the whole profile instead of per step\n"
+    "  --all-lines         print every line of files over 150 lines (default: the lines with costs)\n"
     "  --all-steps         count every step: warm-up and outlier steps (evaluation, checkpoints)\n"
     "                      are left out of per-step figures unless this is given\n"
     "  --compare PATH      a second profile (before a change): adds each line's change from it\n"
@@ -297,6 +298,7 @@ struct ReportArgs {
   std::string step_log;                    // --step-log: a log of the script run without the profiler
   std::string timing_path;                 // --timing: a light capture of the same script
   bool total = false, all_steps = false;
+  bool all_lines = false;  // --all-lines: every line of a long file, not only those with costs
   std::vector<std::string> files;
   attribution::PathMapper mapper;
 };
@@ -326,8 +328,15 @@ std::optional<features::StepVerdict> reportVerdict(const ReportData& d) {
       v->loader = loader;
       break;
     }
+  // Named scripts none of which makes a DataLoader: advice about its workers would not apply.
+  v->no_loader = !d.sources.empty() && std::none_of(d.sources.begin(), d.sources.end(), [](const cli::NamedFile& f) {
+    return f.file->text().find("DataLoader") != std::string::npos;
+  });
   return v;
 }
+
+// Files longer than this print their lines with costs only, unless --all-lines.
+constexpr uint32_t kWholeFileLines = 150;
 
 std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportArgs& into, std::ostream& out,
                                    std::ostream& err) {
@@ -350,6 +359,7 @@ std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportA
       .option("--timing", cli::valueInto(into.timing_path))
       .flag("--total", [&into] { into.total = true; })
       .flag("--all-steps", [&into] { into.all_steps = true; })
+      .flag("--all-lines", [&into] { into.all_lines = true; })
       .option("--map", cli::mapRuleInto(into.mapper))
       .option("--compiled-code",
               [&into](const std::string& v) {
@@ -730,6 +740,21 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
       << local.path << ": " << formatPercent(static_cast<double>(this_file) / total_ns) << " of GPU time on its lines, "
       << formatPercent(static_cast<double>(other) / total_ns) << " on other files, "
       << formatPercent(static_cast<double>(attr.unattributed_gpu_ns) / total_ns) << " unattributed\n";
+  // A file the profile never ran: say so, and name the one it ran.
+  bool seen = std::any_of(d.mapped.begin(), d.mapped.end(),
+                          [&](const MappedFile& m) { return m.local_path && *m.local_path == local.absolute; });
+  if (!seen && this_file == 0 && other > 0) {
+    std::map<model::StringId, int64_t> by_file;
+    for (const auto& [file, file_lines] : attr.files)
+      for (const auto& [line, c] : file_lines) by_file[file] += c.gpu_ns;
+    auto top = std::max_element(by_file.begin(), by_file.end(),
+                                [](const auto& a, const auto& b) { return a.second < b.second; });
+    out << "Notice    the profile never ran this file: no stack in it passes through " << local.path
+        << "; most of its GPU time is on " << d.main.profile().strings[top->first] << " ("
+        << formatPercent(static_cast<double>(top->second) / total_ns)
+        << "). Name that script (a copy of it in this workspace), or map its path with --map "
+           "PROFILE_PREFIX=LOCAL_PREFIX\n";
+  }
   auto rollup = rollups(local, d.measured.at(local.absolute));
   // Work beneath a line through calls (`model(x)`), where it adds to the line's own time.
   std::map<int32_t, int64_t> beneath;
@@ -784,13 +809,31 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
   if (ranked) out << "  " << pad("slowest rank", 12, true);
   out << " │\n";
   const source::SourceFile& src = *local.file;
-  for (uint32_t l = 0; l < src.lines().lineCount(); ++l) {
+  uint32_t count = src.lines().lineCount();
+  if (count > 0 && src.lines().lineRange(count - 1).begin == src.lines().lineRange(count - 1).end) --count;
+  // A long file shows its lines with costs (hot lines), each run of the others as one marker.
+  bool hot_only = !d.args.all_lines && count > kWholeFileLines;
+  uint32_t skipped = 0;
+  auto flushSkipped = [&] {
+    if (skipped == 0) return;
+    out << std::string(11, ' ') << "⋮ " << skipped << (skipped == 1 ? " line" : " lines") << " without cost\n";
+    skipped = 0;
+  };
+  for (uint32_t l = 0; l < count; ++l) {
     auto r = src.lines().lineRange(l);
-    if (l + 1 == src.lines().lineCount() && r.begin == r.end) break;
     auto line = static_cast<int32_t>(l + 1);
-    out << marginFor(lines, rollup, beneath, line, steps, total_ns) << deltaColumn(line) << rankColumn(line) << " │"
-        << pad(std::to_string(line), 5) << "  " << src.text().substr(r.begin, r.end - r.begin) << "\n";
+    std::string columns =
+        marginFor(lines, rollup, beneath, line, steps, total_ns) + deltaColumn(line) + rankColumn(line);
+    if (hot_only && columns.find_first_not_of(' ') == std::string::npos) {
+      ++skipped;
+      continue;
+    }
+    flushSkipped();
+    out << columns << " │" << pad(std::to_string(line), 5) << "  " << src.text().substr(r.begin, r.end - r.begin)
+        << "\n";
   }
+  flushSkipped();
+  if (hot_only) out << "(lines with costs only; --all-lines prints the whole file)\n";
 }
 
 // --merge: the JSON reports of single ranks, added up into one multi-rank report. Ranks are

@@ -127,3 +127,20 @@ TEST(RanksWaiting, TransferAdviceWhereTransferDominates) {
 
 }  // namespace
 }  // namespace sightline::features
+
+namespace sightline::features {
+namespace {
+
+// A script that builds its batches itself (no DataLoader) gets no advice about DataLoader
+// settings it does not have, but the advice to build the next batch off the step's path.
+TEST(LoaderAdvice, AScriptWithoutADataLoaderGetsNoWorkerSettings) {
+  StepVerdict v;
+  v.no_loader = true;
+  std::string text = changeText({Change::LoaderWorkers, 8e6, std::nullopt}, v);
+  EXPECT_TRUE(has(text, "no DataLoader")) << text;
+  EXPECT_FALSE(has(text, "persistent_workers")) << text;
+  EXPECT_FALSE(has(text, "num_workers")) << text;
+}
+
+}  // namespace
+}  // namespace sightline::features
