@@ -4,6 +4,7 @@
 #include "analysis/features/step_verdict.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <set>
 
@@ -301,6 +302,17 @@ void compileFindings(const source::SourceFile& file, const source::SourceIndex& 
     }
     if ((f.recompiles == 0 && f.recompile_limit == 0) || f.function.line < 1 ||
         static_cast<uint32_t>(f.function.line) > count)
+      continue;
+    // A graph for grad mode off (`@torch.no_grad()` evaluation) is one expected recompile per
+    // mode, not a cost to fix.
+    auto gradMode = [](const join::CompiledFunctionSummary::Reason& r) {
+      std::string t = r.text;
+      std::transform(t.begin(), t.end(), t.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      return t.find("grad_mode") != std::string::npos || t.find("global_state") != std::string::npos ||
+             t.find("grad mode") != std::string::npos;
+    };
+    if (f.recompile_limit == 0 && f.recompiles <= 2 && !f.recompile_reasons.empty() &&
+        std::all_of(f.recompile_reasons.begin(), f.recompile_reasons.end(), gradMode))
       continue;
     std::string secs = formatSeconds(f.seconds);
     std::string message = "torch.compile recompiled " + name + " " + std::to_string(f.recompiles) +

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "analysis/features/hover.h"
 #include "analysis/features/inlay_hints.h"
 #include "analysis/features/profile_diagnostics.h"
@@ -140,6 +142,26 @@ TEST(ProfileView, CompiledFunctionHoverAndFindings) {
                                      "mismatch at index 0`; mark that dimension dynamic"),
             std::string::npos)
       << recompiles->message;
+}
+
+// A no_grad evaluation graph recompiles once for the grad mode: expected, no finding; a size
+// guard beside it still is one.
+TEST(ProfileView, GradModeRecompileIsExpected) {
+  Fixture f;
+  join::CompiledFunctionSummary fn;
+  fn.function = {"train.py", 1, "forward"};
+  fn.compiles = 2, fn.graphs = 1, fn.recompiles = 1, fn.seconds = 3;
+  fn.recompile_reasons = {{"GLOBAL_STATE changed: grad_mode", false, 1}};
+  f.costs.compiled_functions = {fn};
+  RuleConfig config;
+  auto count = [&] {
+    auto findings = confirmWithProfile({}, f.file, f.index, f.costs, f.profile, config);
+    return std::count_if(findings.begin(), findings.end(), [](const Finding& x) { return x.code == "recompiles"; });
+  };
+  EXPECT_EQ(count(), 0);
+  f.costs.compiled_functions[0].recompiles = 2;
+  f.costs.compiled_functions[0].recompile_reasons.push_back({"tensor 'x' size mismatch at index 0", false, 1});
+  EXPECT_EQ(count(), 1);
 }
 
 TEST(ProfileDiagnostics, EvidenceAndProfileOnlyRules) {
