@@ -228,14 +228,26 @@ async function main() {
   log(`screenshot ${args.screenshot}`);
 
   // Palette commands. Toggle Hints: the hint leaves line 33, and comes back.
+  // The workbench's page, or the newest one when code-server replaced it (a path typed into
+  // its file dialog can open a new window and close this one: seen once in CI).
+  const current = async () => {
+    if (!page.isClosed()) return page;
+    const open = context.pages().filter((p) => !p.isClosed());
+    const next = open.at(-1) ?? (await context.newPage());
+    log(`the workbench page closed; going on in ${next.url() || "a new page"}`);
+    if (!next.url() || next.url() === "about:blank") await next.goto(page.url());
+    await next.locator(".monaco-workbench").waitFor({ timeout: 60000 });
+    return next;
+  };
   const palette = async (title) => {
-    await page.keyboard.press("Escape");
-    await page.locator(".monaco-editor .view-lines:visible").first().click({ timeout: 3000 }).catch(() => {});
-    await page.keyboard.press("F1");
-    await page.locator(".quick-input-widget input").waitFor({ timeout: 20000 });
-    await page.keyboard.type(title);
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 20000 });
-    await page.keyboard.press("Enter");
+    const p = await current();
+    await p.keyboard.press("Escape");
+    await p.locator(".monaco-editor .view-lines:visible").first().click({ timeout: 3000 }).catch(() => {});
+    await p.keyboard.press("F1");
+    await p.locator(".quick-input-widget input").waitFor({ timeout: 20000 });
+    await p.keyboard.type(title);
+    await p.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 20000 });
+    await p.keyboard.press("Enter");
   };
   const hintShown = async () =>
     (((await hotLine.textContent().catch(() => "")) ?? "").replace(/\u00a0/g, " ")).includes("▮");
@@ -243,7 +255,7 @@ async function main() {
   const waitFor = async (condition, tries = 40) => {
     for (let i = 0; i < tries; i++) {
       if (await condition()) return true;
-      await page.waitForTimeout(250);
+      await new Promise((r) => setTimeout(r, 250));
     }
     return false;
   };
@@ -274,26 +286,28 @@ async function main() {
   // picked file gets loaded and shown.
   let picked = false;
   for (let attempt = 0; attempt < 3 && !picked; attempt++) {
-    await page.keyboard.press("Escape");
+    await (await current()).keyboard.press("Escape");
     await palette("Sightline: Load Profile…");
-    const pathBox = page.locator(".quick-input-widget input");
+    const dialog = await current();
+    const pathBox = dialog.locator(".quick-input-widget input");
     await pathBox.waitFor({ timeout: 20000 });
     await pathBox.fill(copy);
-    await page
+    await dialog
       .locator(".quick-input-list .monaco-list-row", { hasText: "again.sqlite" })
       .first()
       .waitFor({ timeout: 10000 })
       .catch(() => {});
-    await page.waitForTimeout(500);
-    await page.keyboard.press("Enter");
-    picked = await waitFor(async () => (await loaded.count()) > 0, 60);
+    await dialog.waitForTimeout(500);
+    await dialog.keyboard.press("Enter");
+    picked = await waitFor(async () => (await loaded.count().catch(() => 0)) > 0, 60);
   }
   check(picked, "Load Profile… loads the picked file", (await page.locator(".statusbar").innerText()).replace(/\s+/g, " "));
 
   // Restart Server: a new server loads the profile again and the status comes back.
   await palette("Sightline: Restart Server");
-  const statusAgain = page.locator(".statusbar .statusbar-item", { hasText: "ms/step" });
-  await page.waitForTimeout(500);
+  const after = await current();
+  const statusAgain = after.locator(".statusbar .statusbar-item", { hasText: "ms/step" });
+  await after.waitForTimeout(500);
   check(await waitFor(async () => (await statusAgain.count()) > 0), "Restart Server: the new server's status arrives");
 }
 
