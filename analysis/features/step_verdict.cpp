@@ -236,11 +236,60 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
   return "";
 }
 
-std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
-  if (!story || story->summary.steady == 0) return std::nullopt;
-  const auto& s = story->summary;
-  StepVerdict v;
+namespace {
+
+// The capture's own cost per steady step, and the step replayed without it (`wall_ns`: the
+// captured step's median, to judge whether the estimate changes it).
+CaptureCost captureCost(const attribution::StepSummary& s, double wall_ns) {
+  CaptureCost cap;
+  const auto& u = s.unprofiled;
+  if (!u.estimated) return cap;
   double n = s.steady;
+  cap.estimated = true;
+  cap.kineto = u.overhead_ns[static_cast<size_t>(model::CaptureEvent::TraceApi)] > 0;
+  for (size_t e = 0; e < model::kCaptureEventKinds; ++e)
+    if (u.overhead_ns[e] > 0) cap.by_event.emplace_back(static_cast<model::CaptureEvent>(e), u.overhead_ns[e] / n);
+  std::sort(cap.by_event.begin(), cap.by_event.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  cap.overhead_ns = static_cast<double>(u.overhead_total_ns) / n;
+  auto api = [&](model::CaptureEvent e) { return static_cast<double>(u.overhead_ns[static_cast<size_t>(e)]) / n; };
+  cap.light_overhead_ns = cap.kineto ? api(model::CaptureEvent::TraceApi)
+                                     : api(model::CaptureEvent::RuntimeCall) + api(model::CaptureEvent::DriverCall);
+  cap.light = cap.overhead_ns <= cap.light_overhead_ns * 1.01;
+  cap.wall_ns = static_cast<double>(u.wall_ns);
+  cap.wall_min_ns = static_cast<double>(u.wall_min_ns), cap.wall_max_ns = static_cast<double>(u.wall_max_ns);
+  cap.busy_share = std::min(1.0, u.busy_share);
+  cap.calibrated = u.calibrated, cap.logged_step_ns = static_cast<double>(u.logged_step_ns), cap.scale = u.scale;
+  cap.applied = u.steps > 0 && wall_ns > 0 && (wall_ns - cap.wall_ns) >= 0.1 * wall_ns;
+  cap.capture_range = s.capture_range;
+  return cap;
+}
+
+// Waits are means over the steps and the wall a median: one long step must not give the
+// typical replayed step more idle time than it has. The idle causes are scaled to fit it (and
+// dropped below the floor of a cause); communication is GPU time spent in collectives, not
+// idle, and keeps its figure.
+void fitToIdle(std::vector<VerdictCause>& causes, double wall_ns, double busy_share) {
+  auto idleCause = [](const VerdictCause& c) { return c.kind != Bound::Comm && c.kind != Bound::Ranks; };
+  double idle = wall_ns * (1 - busy_share), sum = 0;
+  for (const auto& c : causes)
+    if (idleCause(c)) sum += c.ns;
+  if (sum <= idle || sum <= 0) return;
+  double k = idle / sum;
+  for (auto& c : causes) {
+    if (!idleCause(c)) continue;
+    c.ns *= k;
+    for (auto& line : c.lines) line.ns = static_cast<int64_t>(static_cast<double>(line.ns) * k);
+  }
+  double floor = std::max(0.05 * wall_ns, 200e3);
+  std::erase_if(causes, [&](const VerdictCause& c) { return idleCause(c) && c.ns < floor; });
+}
+
+// The verdict's figures, per steady step, as the story gives them (no causes, bound or changes).
+StepVerdict storyFigures(const join::StepStory& st) {
+  const join::StepStory* story = &st;
+  const auto& s = story->summary;
+  double n = s.steady;
+  StepVerdict v;
   v.steady = s.steady, v.warmup = s.warmup, v.outliers = s.outliers, v.all_steps = story->all_steps;
   v.all_counted = s.all_steps;
   v.steps_source = story->steps_source;
@@ -279,29 +328,78 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   v.compiles = story->compiles;
   v.oneoff_compile_ns = s.oneoff_compile_ns;
 
+  return v;
+}
+
+// The changes that would help, one per cause of `v` (largest first), with TF32 where fp32
+// matmuls cost enough; at most three.
+std::vector<VerdictChange> changesFor(const StepVerdict& v) {
+  std::vector<VerdictChange> changes;
+  auto first = [](const std::vector<join::PlacedLine>& l) {
+    return l.empty() ? std::nullopt : std::optional<join::PlacedLine>(l.front());
+  };
+  for (const auto& c : v.causes) {
+    switch (c.kind) {
+      case Bound::Launch: {  // fusing helps short kernels; between long ones the host is slow
+        // Never advise what the run already does: compiled → graphs; graphs too → host pace.
+        Change change = Change::HostPace;
+        if (v.mean_kernel_ns < 50e3 && !v.compiled)
+          change = Change::CompileOrGraphs;
+        else if (v.mean_kernel_ns < 50e3 && !v.graphs)
+          change = Change::CudaGraphs;
+        changes.push_back({change, c.ns, first(c.lines)});
+        break;
+      }
+      case Bound::Comm:
+        // Transfer advice only where moving data, not waiting for a rank, is most of it.
+        if (v.comm_paired && v.comm_exposed_wait_ns >= c.ns) break;
+        changes.push_back({Change::Overlap, c.ns, first(c.lines)});
+        break;
+      case Bound::Ranks:
+        changes.push_back({Change::BalanceRanks, c.ns, first(c.lines)});
+        break;
+      case Bound::Sync:
+        changes.push_back({Change::DropSync, c.ns, first(c.lines)});
+        break;
+      case Bound::Input:
+        changes.push_back({Change::LoaderWorkers, c.ns, first(c.lines)});
+        break;
+      case Bound::Host:
+        changes.push_back({Change::MoveHostWork, c.ns, first(c.lines)});
+        break;
+      case Bound::Compile:
+        changes.push_back({Change::Recompiles, c.ns, first(c.lines)});
+        break;
+      case Bound::Gpu:
+      case Bound::Unknown:
+        break;
+    }
+  }
+  // On a busy GPU, fp32 matmuls on CUDA cores are the time to win first.
+  if (v.fp32_matmul_ns >= std::max(0.1 * v.busy_ns, 500e3)) {
+    VerdictChange tf32{Change::Tf32, v.fp32_matmul_ns, std::nullopt};
+    if (v.bound == Bound::Gpu)
+      changes.insert(changes.begin(), tf32);
+    else
+      changes.push_back(tf32);
+  }
+  if (changes.size() > 3) changes.resize(3);
+  return changes;
+}
+
+}  // namespace
+
+std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
+  if (!story || story->summary.steady == 0) return std::nullopt;
+  const auto& s = story->summary;
+  double n = s.steady;
+  StepVerdict v = storyFigures(*story);
+
   // The step without the profiler: when the capture changed it by a tenth or more, every cause
   // and change below is the replayed step's (the host's own time, not the profiler's).
+  v.capture = captureCost(s, v.wall_ns);
   const auto& u = s.unprofiled;
   auto& cap = v.capture;
-  if (u.estimated) {
-    cap.estimated = true;
-    cap.kineto = u.overhead_ns[static_cast<size_t>(model::CaptureEvent::TraceApi)] > 0;
-    for (size_t e = 0; e < model::kCaptureEventKinds; ++e)
-      if (u.overhead_ns[e] > 0) cap.by_event.emplace_back(static_cast<model::CaptureEvent>(e), u.overhead_ns[e] / n);
-    std::sort(cap.by_event.begin(), cap.by_event.end(),
-              [](const auto& a, const auto& b) { return a.second > b.second; });
-    cap.overhead_ns = static_cast<double>(u.overhead_total_ns) / n;
-    auto api = [&](model::CaptureEvent e) { return static_cast<double>(u.overhead_ns[static_cast<size_t>(e)]) / n; };
-    cap.light_overhead_ns = cap.kineto ? api(model::CaptureEvent::TraceApi)
-                                       : api(model::CaptureEvent::RuntimeCall) + api(model::CaptureEvent::DriverCall);
-    cap.light = cap.overhead_ns <= cap.light_overhead_ns * 1.01;
-    cap.wall_ns = static_cast<double>(u.wall_ns);
-    cap.wall_min_ns = static_cast<double>(u.wall_min_ns), cap.wall_max_ns = static_cast<double>(u.wall_max_ns);
-    cap.busy_share = std::min(1.0, u.busy_share);
-    cap.calibrated = u.calibrated, cap.logged_step_ns = static_cast<double>(u.logged_step_ns), cap.scale = u.scale;
-    cap.applied = u.steps > 0 && v.wall_ns > 0 && (v.wall_ns - cap.wall_ns) >= 0.1 * v.wall_ns;
-    cap.capture_range = s.capture_range;
-  }
   // The causes of idle time and the bound, from one set of figures: the capture's, or the
   // replayed steps'. A sync costs the host's blocked time or the idle it leaves, whichever is
   // more (the replay knows only the idle).
@@ -366,76 +464,11 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
     auto was = causesOf(all, nullptr);
     Figures replayed{cap.wall_ns, cap.busy_share, n, 0, u.wait_ns};
     v.causes = causesOf(replayed, &was);
-    // Waits are means over the steps and the wall a median: one long step must not give the
-    // typical replayed step more idle time than it has.
-    // (Communication is GPU time spent in collectives, not idle: it keeps its figure.)
-    double idle = cap.wall_ns * (1 - cap.busy_share), sum = 0;
-    for (const auto& c : v.causes)
-      if (c.kind != Bound::Comm && c.kind != Bound::Ranks) sum += c.ns;
-    if (sum > idle && sum > 0) {
-      double k = idle / sum;
-      for (auto& c : v.causes) {
-        if (c.kind == Bound::Comm || c.kind == Bound::Ranks) continue;
-        c.ns *= k;
-        for (auto& line : c.lines) line.ns = static_cast<int64_t>(static_cast<double>(line.ns) * k);
-      }
-      double floor = std::max(0.05 * cap.wall_ns, 200e3);
-      std::erase_if(v.causes, [&](const VerdictCause& c) {
-        return c.kind != Bound::Comm && c.kind != Bound::Ranks && c.ns < floor;
-      });
-    }
+    fitToIdle(v.causes, cap.wall_ns, cap.busy_share);
     v.bound = boundOf(replayed, v.causes);
   }
 
-  auto first = [](const std::vector<join::PlacedLine>& l) {
-    return l.empty() ? std::nullopt : std::optional<join::PlacedLine>(l.front());
-  };
-  for (const auto& c : v.causes) {
-    switch (c.kind) {
-      case Bound::Launch: {  // fusing helps short kernels; between long ones the host is slow
-        // Never advise what the run already does: compiled → graphs; graphs too → host pace.
-        Change change = Change::HostPace;
-        if (v.mean_kernel_ns < 50e3 && !v.compiled)
-          change = Change::CompileOrGraphs;
-        else if (v.mean_kernel_ns < 50e3 && !v.graphs)
-          change = Change::CudaGraphs;
-        v.changes.push_back({change, c.ns, first(c.lines)});
-        break;
-      }
-      case Bound::Comm:
-        // Transfer advice only where moving data, not waiting for a rank, is most of it.
-        if (v.comm_paired && v.comm_exposed_wait_ns >= c.ns) break;
-        v.changes.push_back({Change::Overlap, c.ns, first(c.lines)});
-        break;
-      case Bound::Ranks:
-        v.changes.push_back({Change::BalanceRanks, c.ns, first(c.lines)});
-        break;
-      case Bound::Sync:
-        v.changes.push_back({Change::DropSync, c.ns, first(c.lines)});
-        break;
-      case Bound::Input:
-        v.changes.push_back({Change::LoaderWorkers, c.ns, first(c.lines)});
-        break;
-      case Bound::Host:
-        v.changes.push_back({Change::MoveHostWork, c.ns, first(c.lines)});
-        break;
-      case Bound::Compile:
-        v.changes.push_back({Change::Recompiles, c.ns, first(c.lines)});
-        break;
-      case Bound::Gpu:
-      case Bound::Unknown:
-        break;
-    }
-  }
-  // On a busy GPU, fp32 matmuls on CUDA cores are the time to win first.
-  if (v.fp32_matmul_ns >= std::max(0.1 * v.busy_ns, 500e3)) {
-    VerdictChange tf32{Change::Tf32, v.fp32_matmul_ns, std::nullopt};
-    if (v.bound == Bound::Gpu)
-      v.changes.insert(v.changes.begin(), tf32);
-    else
-      v.changes.push_back(tf32);
-  }
-  if (v.changes.size() > 3) v.changes.resize(3);
+  v.changes = changesFor(v);
   return v;
 }
 

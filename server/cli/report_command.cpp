@@ -416,6 +416,50 @@ std::map<model::StringId, std::map<int32_t, features::Inclusive>> inclusiveByLin
   return out;
 }
 
+// The step verdict's JSON (docs/report-json.md).
+json verdictJson(const features::StepVerdict& v) {
+  auto placed = [](const std::vector<join::PlacedLine>& lines) {
+    json out = json::array();
+    for (const auto& l : lines) out.push_back({{"path", l.path}, {"line", l.line}, {"ns", l.ns}, {"count", l.count}});
+    return out;
+  };
+  json causes = json::array(), changes = json::array();
+  for (const auto& c : v.causes)
+    causes.push_back({{"cause", features::causeName(c.kind)},
+                      {"bound", features::boundName(c.kind)},
+                      {"ns_per_step", c.ns},
+                      {"lines", placed(c.lines)}});
+  for (const auto& c : v.changes)
+    changes.push_back(
+        {{"change", features::changeName(c.change)}, {"ns_per_step", c.ns}, {"text", features::changeText(c, v)}});
+  const auto& cap = v.capture;
+  json by_event = json::object();
+  for (const auto& [e, ns] : cap.by_event) by_event[model::captureEventName(e)] = ns;
+  return {{"bound", features::boundName(v.bound)},
+          {"captured_bound", features::boundName(cap.captured_bound)},
+          {"capture_estimated", cap.estimated},
+          {"estimate_applied", cap.applied},
+          {"capture_overhead_ns", cap.overhead_ns},
+          {"capture_overhead_by_event", by_event},
+          {"light_capture_overhead_ns", cap.light_overhead_ns},
+          {"unprofiled_wall_ns", cap.estimated ? json(cap.wall_ns) : json(nullptr)},
+          {"unprofiled_busy_share", cap.estimated ? json(cap.busy_share) : json(nullptr)},
+          {"calibrated", cap.calibrated},
+          {"logged_step_ns", cap.calibrated ? json(cap.logged_step_ns) : json(nullptr)},
+          {"confidence", v.low_confidence ? "low" : "normal"},
+          {"confidence_reason", confidenceReason(v)},
+          {"lost_steps", v.lost_steps},
+          {"busy_share", v.busy_share},
+          {"wall_ns", v.wall_ns},
+          {"comm_exposed_ns_per_step", v.comm_exposed_ns},
+          {"comm_wait_ns_per_step", v.comm_paired ? json(v.comm_wait_ns) : json(nullptr)},
+          {"comm_transfer_ns_per_step", v.comm_paired ? json(v.comm_transfer_ns) : json(nullptr)},
+          {"comm_exposed_wait_ns_per_step", v.comm_paired ? json(v.comm_exposed_wait_ns) : json(nullptr)},
+          {"late_rank", lateRankJson(v)},
+          {"causes", causes},
+          {"changes", changes}};
+}
+
 json reportJson(const ReportData& d) {
   const model::Profile& profile = d.main.profile();
   const attribution::Attribution& attr = d.main.attribution();
@@ -514,48 +558,7 @@ json reportJson(const ReportData& d) {
   if (d.main.compiled().generated_marks > 0 || d.main.compiled().generated_calls > 0)
     doc["generated_code"] = generatedJson(d.main);
   if (!d.main.compiles().empty()) doc["compiles"] = compilesJson(d.main.compiles());
-  if (auto v = reportVerdict(d)) {
-    auto placed = [](const std::vector<join::PlacedLine>& lines) {
-      json out = json::array();
-      for (const auto& l : lines) out.push_back({{"path", l.path}, {"line", l.line}, {"ns", l.ns}, {"count", l.count}});
-      return out;
-    };
-    json causes = json::array(), changes = json::array();
-    for (const auto& c : v->causes)
-      causes.push_back({{"cause", features::causeName(c.kind)},
-                        {"bound", features::boundName(c.kind)},
-                        {"ns_per_step", c.ns},
-                        {"lines", placed(c.lines)}});
-    for (const auto& c : v->changes)
-      changes.push_back(
-          {{"change", features::changeName(c.change)}, {"ns_per_step", c.ns}, {"text", features::changeText(c, *v)}});
-    const auto& cap = v->capture;
-    json by_event = json::object();
-    for (const auto& [e, ns] : cap.by_event) by_event[model::captureEventName(e)] = ns;
-    doc["verdict"] = {{"bound", features::boundName(v->bound)},
-                      {"captured_bound", features::boundName(cap.captured_bound)},
-                      {"capture_estimated", cap.estimated},
-                      {"estimate_applied", cap.applied},
-                      {"capture_overhead_ns", cap.overhead_ns},
-                      {"capture_overhead_by_event", by_event},
-                      {"light_capture_overhead_ns", cap.light_overhead_ns},
-                      {"unprofiled_wall_ns", cap.estimated ? json(cap.wall_ns) : json(nullptr)},
-                      {"unprofiled_busy_share", cap.estimated ? json(cap.busy_share) : json(nullptr)},
-                      {"calibrated", cap.calibrated},
-                      {"logged_step_ns", cap.calibrated ? json(cap.logged_step_ns) : json(nullptr)},
-                      {"confidence", v->low_confidence ? "low" : "normal"},
-                      {"confidence_reason", confidenceReason(*v)},
-                      {"lost_steps", v->lost_steps},
-                      {"busy_share", v->busy_share},
-                      {"wall_ns", v->wall_ns},
-                      {"comm_exposed_ns_per_step", v->comm_exposed_ns},
-                      {"comm_wait_ns_per_step", v->comm_paired ? json(v->comm_wait_ns) : json(nullptr)},
-                      {"comm_transfer_ns_per_step", v->comm_paired ? json(v->comm_transfer_ns) : json(nullptr)},
-                      {"comm_exposed_wait_ns_per_step", v->comm_paired ? json(v->comm_exposed_wait_ns) : json(nullptr)},
-                      {"late_rank", lateRankJson(*v)},
-                      {"causes", causes},
-                      {"changes", changes}};
-  }
+  if (auto v = reportVerdict(d)) doc["verdict"] = verdictJson(*v);
   if (attr.attributed_gpu_ns == 0) doc["advice"] = ingest::captureAdvice(profile.info);
   if (d.compare) {
     json files_before = json::array();
