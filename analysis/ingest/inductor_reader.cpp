@@ -12,8 +12,10 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
+#include <type_traits>
 
 #include <cstdio>
 #include <unordered_map>
@@ -130,161 +132,173 @@ bool readLe(std::string_view b, size_t& p, T& out) {
 }
 
 // Walks a pickle's opcodes (never running it), handing each object it pushes to `on` as a
-// token; `on` returns false to stop. 1: reached STOP; 0: stopped by `on`; -1: not a pickle or
-// cut short.
+// token; `on` returns false to stop.
 template <class OnToken>
-int walkPickle(std::string_view b, OnToken&& on) {
-  std::vector<Token> memo;
-  bool stopped = false;
-  Token last;
-  size_t p = 0;
-  auto line = [&](std::string_view& out) {
-    size_t e = b.find('\n', p);
+class PickleWalker {
+ public:
+  PickleWalker(std::string_view b, OnToken& on) : b_(b), on_(on) {}
+
+  // 1: reached STOP; 0: stopped by `on`; -1: not a pickle or cut short.
+  int run() {
+    while (p_ < b_.size()) {
+      auto op = static_cast<uint8_t>(b_[p_++]);
+      if (op == '.') return 1;  // STOP
+      std::optional<bool> ok = valueOp(op);
+      if (!ok) ok = stateOp(op);
+      if (!ok || !*ok) return -1;  // an unknown opcode, or cut short
+      if (stopped_) return 0;
+    }
+    return -1;  // no STOP: truncated
+  }
+
+ private:
+  void push(Token t) {
+    last_ = t;
+    stopped_ = stopped_ || !on_(last_);
+  }
+  void other() { push(Token{}); }
+  bool line(std::string_view& out) {
+    size_t e = b_.find('\n', p_);
     if (e == std::string_view::npos) return false;
-    out = b.substr(p, e - p);
-    p = e + 1;
+    out = b_.substr(p_, e - p_);
+    p_ = e + 1;
     return true;
-  };
-  auto string = [&](uint64_t n) {
-    if (n > b.size() - p) return false;
-    last = {Token::Str, b.substr(p, n), 0};
-    stopped = stopped || !on(last);
-    p += n;
+  }
+  bool string(uint64_t n) {
+    if (n > b_.size() - p_) return false;
+    push({Token::Str, b_.substr(p_, n), 0});
+    p_ += n;
     return true;
-  };
-  auto integer = [&](int64_t v) {
-    last = {Token::Int, {}, v};
-    stopped = stopped || !on(last);
-  };
-  auto other = [&] {
-    last = Token{};
-    stopped = stopped || !on(last);
-  };
-  auto memoGet = [&](uint64_t idx) {
-    last = idx < memo.size() ? memo[idx] : Token{};
-    stopped = stopped || !on(last);
-  };
-  auto memoPut = [&](uint64_t idx) {
+  }
+  template <class T>
+  bool sized() {  // a string whose length comes first, as T
+    T n = 0;
+    return readLe(b_, p_, n) && string(n);
+  }
+  template <class T>
+  bool integer() {
+    T v = 0;
+    if (!readLe(b_, p_, v)) return false;
+    push({Token::Int, {}, static_cast<int64_t>(v)});
+    return true;
+  }
+  template <class T>
+  bool skipped() {  // an object this walk does not read: T bytes of argument
+    T v = 0;
+    bool ok = readLe(b_, p_, v);
+    other();
+    return ok;
+  }
+  template <class T>
+  bool longInt() {  // LONG1, LONG4: a length, then that many bytes
+    T n = 0;
+    bool ok = readLe(b_, p_, n) && n <= b_.size() - p_;
+    if (ok) p_ += n;
+    other();
+    return ok;
+  }
+  bool memoGet(uint64_t idx) {
+    push(idx < memo_.size() ? memo_[idx] : Token{});
+    return true;
+  }
+  bool memoPut(uint64_t idx) {
     if (idx > 10'000'000) return false;
-    if (memo.size() <= idx) memo.resize(idx + 1);
-    memo[idx] = last;
+    if (memo_.size() <= idx) memo_.resize(idx + 1);
+    memo_[idx] = last_;
     return true;
-  };
-  while (p < b.size()) {
-    auto op = static_cast<uint8_t>(b[p++]);
-    uint8_t u8 = 0;
-    uint16_t u16 = 0;
-    uint32_t u32 = 0;
-    int32_t i32 = 0;
-    uint64_t u64 = 0;
+  }
+  template <class T>
+  bool memoAt(bool put) {
+    T idx = 0;
+    return readLe(b_, p_, idx) && (put ? memoPut(idx) : memoGet(idx));
+  }
+  bool textIndex(bool put) {  // PUT, GET: the index as a text line
     std::string_view text;
-    bool ok = true;
+    if (!line(text)) return false;
+    auto idx = static_cast<uint64_t>(std::atoll(std::string(text).c_str()));
+    return put ? memoPut(idx) : memoGet(idx);
+  }
+  bool textLines(int n) {  // opcodes whose argument is n text lines
+    std::string_view text;
+    bool ok = line(text) && (n < 2 || line(text));
+    other();
+    return ok;
+  }
+
+  // Opcodes that push strings, numbers and the like; nullopt: not one of them.
+  std::optional<bool> valueOp(uint8_t op) {
     switch (op) {
-      case 0x80:
-        ok = readLe(b, p, u8);
-        break;  // PROTO
-      case 0x95:
-        ok = readLe(b, p, u64);
-        break;  // FRAME
-      case 0x8c:
-        ok = readLe(b, p, u8) && string(u8);
-        break;  // SHORT_BINUNICODE
-      case 'X':
-        ok = readLe(b, p, u32) && string(u32);
-        break;  // BINUNICODE
-      case 0x8d:
-        ok = readLe(b, p, u64) && string(u64);
-        break;  // BINUNICODE8
-      case 'U':
-      case 'C':
-        ok = readLe(b, p, u8) && string(u8);
-        break;  // SHORT_BINSTRING/BYTES
-      case 'T':
-      case 'B':
-        ok = readLe(b, p, u32) && string(u32);
-        break;  // BINSTRING/BYTES
-      case 0x8e:
-      case 0x96:
-        ok = readLe(b, p, u64) && string(u64);
-        break;  // BINBYTES8, BYTEARRAY8
+      case 0x8c:  // SHORT_BINUNICODE
+      case 'U':   // SHORT_BINSTRING
+      case 'C':   // SHORT_BINBYTES
+        return sized<uint8_t>();
+      case 'X':  // BINUNICODE
+      case 'T':  // BINSTRING
+      case 'B':  // BINBYTES
+        return sized<uint32_t>();
+      case 0x8d:  // BINUNICODE8
+      case 0x8e:  // BINBYTES8
+      case 0x96:  // BYTEARRAY8
+        return sized<uint64_t>();
       case 'K':
-        ok = readLe(b, p, u8);
-        integer(u8);
-        break;
+        return integer<uint8_t>();
       case 'M':
-        ok = readLe(b, p, u16);
-        integer(u16);
-        break;
+        return integer<uint16_t>();
       case 'J':
-        ok = readLe(b, p, i32);
-        integer(i32);
-        break;
+        return integer<int32_t>();
       case 0x8a:
-        ok = readLe(b, p, u8) && u8 <= b.size() - p;
-        p += u8;
-        other();
-        break;  // LONG1
+        return longInt<uint8_t>();
       case 0x8b:
-        ok = readLe(b, p, u32) && u32 <= b.size() - p;
-        p += u32;
-        other();
-        break;  // LONG4
-      case 'G':
-        ok = readLe(b, p, u64);
-        other();
-        break;  // BINFLOAT
-      case 0x94:
-        memo.push_back(last);
-        break;  // MEMOIZE
-      case 'q':
-        ok = readLe(b, p, u8) && memoPut(u8);
-        break;
-      case 'r':
-        ok = readLe(b, p, u32) && memoPut(u32);
-        break;
-      case 'h':
-        ok = readLe(b, p, u8);
-        memoGet(u8);
-        break;
-      case 'j':
-        ok = readLe(b, p, u32);
-        memoGet(u32);
-        break;
-      case 'c':
-      case 'i':
-        ok = line(text) && line(text);
-        other();
-        break;  // GLOBAL, INST
+        return longInt<uint32_t>();
+      case 'G':  // BINFLOAT
+        return skipped<uint64_t>();
+      case 0x82:  // EXT1
+        return skipped<uint8_t>();
+      case 0x83:  // EXT2
+        return skipped<uint16_t>();
+      case 0x84:  // EXT4
+        return skipped<uint32_t>();
+      case 'c':  // GLOBAL
+      case 'i':  // INST
+        return textLines(2);
       case 'I':
       case 'L':
       case 'F':
       case 'S':
       case 'V':
       case 'P':
-        ok = line(text);
-        other();
-        break;
+        return textLines(1);
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // Framing, the memo, and opcodes that build containers or call; nullopt: unknown.
+  std::optional<bool> stateOp(uint8_t op) {
+    switch (op) {
+      case 0x80: {  // PROTO
+        uint8_t v = 0;
+        return readLe(b_, p_, v);
+      }
+      case 0x95: {  // FRAME
+        uint64_t v = 0;
+        return readLe(b_, p_, v);
+      }
+      case 0x94:  // MEMOIZE
+        memo_.push_back(last_);
+        return true;
+      case 'q':
+        return memoAt<uint8_t>(true);
+      case 'r':
+        return memoAt<uint32_t>(true);
+      case 'h':
+        return memoAt<uint8_t>(false);
+      case 'j':
+        return memoAt<uint32_t>(false);
       case 'p':
-        ok = line(text) && memoPut(static_cast<uint64_t>(std::atoll(std::string(text).c_str())));
-        break;
+        return textIndex(true);
       case 'g':
-        ok = line(text);
-        memoGet(static_cast<uint64_t>(std::atoll(std::string(text).c_str())));
-        break;
-      case 0x82:
-        ok = readLe(b, p, u8);
-        other();
-        break;  // EXT1
-      case 0x83:
-        ok = readLe(b, p, u16);
-        other();
-        break;  // EXT2
-      case 0x84:
-        ok = readLe(b, p, u32);
-        other();
-        break;  // EXT4
-      case '.':
-        return 1;  // STOP
+        return textIndex(false);
       case '(':
       case 'e':
       case 'a':
@@ -293,7 +307,7 @@ int walkPickle(std::string_view b, OnToken&& on) {
       case '0':
       case '1':
       case 0x90:
-        break;  // MARK, APPENDS, APPEND, SETITEMS, SETITEM, POP, POP_MARK, ADDITEMS: no new object
+        return true;  // MARK, APPENDS, APPEND, SETITEMS, SETITEM, POP, POP_MARK, ADDITEMS: no new object
       case ')':
       case ']':
       case '}':
@@ -319,14 +333,24 @@ int walkPickle(std::string_view b, OnToken&& on) {
       case 'l':
       case 'd':
         other();
-        break;
+        return true;
       default:
-        return -1;
+        return std::nullopt;
     }
-    if (!ok) return -1;
-    if (stopped) return 0;
   }
-  return -1;  // no STOP: truncated
+
+  std::string_view b_;
+  OnToken& on_;
+  std::vector<Token> memo_;
+  Token last_;
+  size_t p_ = 0;
+  bool stopped_ = false;
+};
+
+// 1: reached STOP; 0: stopped by `on`; -1: not a pickle or cut short.
+template <class OnToken>
+int walkPickle(std::string_view b, OnToken&& on) {
+  return PickleWalker<std::remove_reference_t<OnToken>>(b, on).run();
 }
 
 // ---- The post-grad graph: node name -> (graph order, innermost user line) ----
