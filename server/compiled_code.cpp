@@ -190,6 +190,16 @@ std::shared_ptr<const model::CompiledCode> CompiledCodeReader::finish(const mode
   for (const auto& f : folders)
     if (std::find(early_.begin(), early_.end(), f) == early_.end()) late.push_back(f);
   if (!late.empty()) ingest::mergeCompiledCode(*code, ingest::readCompiledCode(late, wanted));
+  // Modules the profile ran but the folders do not hold by name: the folders the user named may
+  // hold them under other names (generated again, or a copy rebuilt elsewhere); the join matches
+  // them by their launches (attribution/compiled_frames.h), so keep those folders' other modules.
+  std::set<std::string> have;
+  for (const auto& m : code->modules) have.insert(m.name);
+  if (!search_.named.empty() && !std::includes(have.begin(), have.end(), modules.begin(), modules.end())) {
+    model::CompiledCode all = ingest::readCompiledCode(search_.named);
+    for (auto& m : all.modules)
+      if (have.insert(m.name).second) code->modules.push_back(std::move(m));
+  }
   if (code->modules.empty() && code->compiles.empty()) return nullptr;
   return code;
 }

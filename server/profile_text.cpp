@@ -390,6 +390,9 @@ std::string compiledCodeNote(const join::StepStory::Generated& g) {
     if (g.mapped == 0) out += ", each launch of a traced call placed by its kernel's name and order";
     out += g.provenance ? ", with whole stacks from Inductor's line map)"
                         : "; each kernel's innermost line only: run with INDUCTOR_PROVENANCE=1 for the lines above it)";
+    if (g.substituted_modules > 0)
+      out += "; " + std::to_string(g.substituted_modules) + (g.substituted_modules == 1 ? " module" : " modules") +
+             " found there under another name (generated again: matched by the lines of their launches)";
     if (g.missing_modules > 0)
       out += "; " + std::to_string(g.missing_modules) + " of the run's generated modules were not found there" +
              " (their work stays on the compiled function)";

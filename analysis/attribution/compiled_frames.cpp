@@ -38,6 +38,57 @@ const model::CompiledLaunch* launchAt(const model::CompiledModule& m, int32_t li
   return it->stack.empty() ? nullptr : &*it;
 }
 
+// A module the profile ran that the code read lacks by name (the code was generated again, or
+// its cache copied and rebuilt elsewhere: the name hashes the source, which names paths) is the
+// one module read whose launch lines are the lines the profile's stacks stopped at in it: all
+// of them (at least 90%), and no other module as many.
+void substituteModules(const model::Profile& profile, const model::CompiledCode* code,
+                       std::unordered_map<std::string, const model::CompiledModule*>& modules, CompiledMapping& out) {
+  if (!code || code->modules.empty()) return;
+  std::map<std::string, std::set<int32_t>> lines_of;  // missing module -> the lines its frames were at
+  std::set<std::string> ran;
+  std::unordered_map<model::StringId, std::string> name_of;
+  for (const auto& mark : profile.marks)
+    for (uint32_t f = 0; f < mark.frame_count; ++f) {
+      const model::Frame& frame = profile.frames[mark.first_frame + f];
+      auto [it, added] = name_of.try_emplace(frame.file);
+      if (added) it->second = generatedModuleName(profile.strings[frame.file]);
+      if (it->second.empty()) continue;
+      ran.insert(it->second);
+      if (!modules.count(it->second)) lines_of[it->second].insert(frame.line);
+      break;
+    }
+  std::set<const model::CompiledModule*> taken;
+  for (const auto& [name, lines] : lines_of) {
+    const model::CompiledModule* best = nullptr;
+    size_t best_hits = 0;
+    bool tie = false;
+    for (const auto& m : code->modules) {
+      if (ran.count(m.name) || taken.count(&m)) continue;
+      size_t hits = 0;
+      for (int32_t line : lines) {
+        auto it = std::lower_bound(m.launches.begin(), m.launches.end(), line,
+                                   [](const model::CompiledLaunch& x, int32_t l) { return x.line < l; });
+        hits += it != m.launches.end() && it->line == line ? 1 : 0;
+      }
+      if (hits > best_hits) {
+        best = &m, best_hits = hits, tie = false;
+      } else if (hits == best_hits && best && hits > 0) {
+        // The same code twice (one graph compiled in two places) is no tie.
+        auto sameKernels = [](const model::CompiledModule& a, const model::CompiledModule& b) {
+          return std::equal(a.launches.begin(), a.launches.end(), b.launches.begin(), b.launches.end(),
+                            [](const auto& x, const auto& y) { return x.line == y.line && x.kernel == y.kernel; });
+        };
+        tie = tie || !sameKernels(*best, m);
+      }
+    }
+    if (!best || tie || best_hits * 10 < lines.size() * 9) continue;
+    modules[name] = best;
+    taken.insert(best);
+    out.substituted.push_back({name, best->name});
+  }
+}
+
 }  // namespace
 
 CompiledMapping mapCompiledFrames(model::Profile& profile, const model::CompiledCode* code) {
@@ -61,6 +112,7 @@ CompiledMapping mapCompiledFrames(model::Profile& profile, const model::Compiled
       }
     }
   }
+  substituteModules(profile, code, modules, out);
   out.mark_site.assign(profile.marks.size(), -1);
   out.mark_outer.assign(profile.marks.size(), 0);
   std::unordered_map<model::StringId, std::string> module_of;  // file string -> module name ("": not generated)
@@ -75,8 +127,14 @@ CompiledMapping mapCompiledFrames(model::Profile& profile, const model::Compiled
     bool backward = false, mapped = false, generated = false;
     int32_t site = -1;
     uint32_t outer = 0;
+    std::string graph;          // the AOT graph's number ("0" of "0_forward"), "" when not named
+    uint32_t pid = 0, tid = 0;  // the first mark's thread
   };
   std::map<std::pair<uint32_t, uint32_t>, Rewrite> done;  // original stack -> its rewrite
+  std::vector<Rewrite*> rewrite_of(profile.marks.size(), nullptr);
+  // Per AOT graph, how often each forward stack called it: the frames above its wrapper.
+  std::map<std::string, std::map<std::pair<uint32_t, uint32_t>, uint64_t>> callers;
+  std::map<std::string, std::set<uint64_t>> forward_threads;
   std::set<std::pair<LineKey, LineKey>> fused;
   for (size_t mi = 0; mi < profile.marks.size(); ++mi) {
     auto& mark = profile.marks[mi];
@@ -84,6 +142,7 @@ CompiledMapping mapCompiledFrames(model::Profile& profile, const model::Compiled
     auto found = done.find(key);
     if (found == done.end()) {
       Rewrite rw{mark.first_frame, mark.frame_count};
+      rw.pid = mark.pid, rw.tid = mark.tid;
       for (uint32_t f = 0; f < mark.frame_count; ++f) {
         const model::Frame frame = profile.frames[mark.first_frame + f];
         const std::string& name = moduleOf(frame.file);
@@ -112,6 +171,7 @@ CompiledMapping mapCompiledFrames(model::Profile& profile, const model::Compiled
         rw.mapped = true;
         rw.site = static_cast<int32_t>(first_site[m->second] + (launch - m->second->launches.data()));
         rw.outer = f + static_cast<uint32_t>(launch->stack.size());
+        rw.graph = m->second->graph.substr(0, m->second->graph.find('_'));
         if (m->second->provenance && launch->stack.size() > 1) out.provenance = true;
         const auto& charged = launch->stack.back();
         LineKey at{profile.strings.intern(charged.file), charged.line};
@@ -120,7 +180,36 @@ CompiledMapping mapCompiledFrames(model::Profile& profile, const model::Compiled
       }
       found = done.emplace(key, rw).first;
     }
+    rewrite_of[mi] = &found->second;
     const Rewrite& rw = found->second;
+    if (rw.mapped && !rw.backward && !rw.graph.empty()) {
+      ++callers[rw.graph][{rw.first + rw.outer, rw.count - rw.outer}];
+      forward_threads[rw.graph].insert(model::threadKey(mark.pid, mark.tid));
+    }
+  }
+  // A backward graph runs beneath the line that ran its forward (`logits, loss = model(x)`), as
+  // eager backward kernels do through their forward ops: on the autograd engine's thread, whose
+  // stack holds no user line, the forward's callers go above it (the one that called it most).
+  for (auto& [key, rw] : done) {
+    if (!rw.mapped || !rw.backward) continue;
+    auto c = callers.find(rw.graph);
+    if (c == callers.end()) continue;
+    auto best = std::max_element(c->second.begin(), c->second.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+    auto [above_first, above_count] = best->first;
+    // On the forward's own thread (no engine thread: the CPU), its stack has the callers already.
+    bool shared = forward_threads[rw.graph].count(model::threadKey(rw.pid, rw.tid)) > 0;
+    if (shared || above_count == 0) continue;
+    std::vector<model::Frame> frames(profile.frames.begin() + rw.first, profile.frames.begin() + rw.first + rw.count);
+    frames.insert(frames.end(), profile.frames.begin() + above_first,
+                  profile.frames.begin() + above_first + above_count);
+    rw.first = static_cast<uint32_t>(profile.frames.size());
+    rw.count = static_cast<uint32_t>(frames.size());
+    profile.frames.insert(profile.frames.end(), frames.begin(), frames.end());
+  }
+  for (size_t mi = 0; mi < profile.marks.size(); ++mi) {
+    auto& mark = profile.marks[mi];
+    const Rewrite& rw = *rewrite_of[mi];
     if (!rw.generated) continue;
     ++out.generated_marks;
     if (!rw.mapped) continue;

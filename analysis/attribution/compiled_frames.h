@@ -21,12 +21,15 @@ namespace sightline::attribution {
 using LineKey = std::pair<model::StringId, int32_t>;
 
 struct CompiledMapping {
-  uint64_t generated_marks = 0;                   // Python stacks through a generated wrapper's code
-  uint64_t mapped_marks = 0;                      // of those, rewritten onto the user's lines
-  uint64_t backward_marks = 0;                    // of those, from backward graphs
-  uint64_t generated_calls = 0;                   // traced Python calls into generated code (PyTorch profiler traces)
-  uint64_t mapped_calls = 0;                      // of those, calls of modules read: their launches go to the sites
-  std::vector<std::string> missing_modules;       // generated modules the profile ran that `code` lacks
+  uint64_t generated_marks = 0;              // Python stacks through a generated wrapper's code
+  uint64_t mapped_marks = 0;                 // of those, rewritten onto the user's lines
+  uint64_t backward_marks = 0;               // of those, from backward graphs
+  uint64_t generated_calls = 0;              // traced Python calls into generated code (PyTorch profiler traces)
+  uint64_t mapped_calls = 0;                 // of those, calls of modules read: their launches go to the sites
+  std::vector<std::string> missing_modules;  // generated modules the profile ran that `code` lacks
+  // Modules the profile ran found in `code` under another name (their launch lines matched):
+  // (the profile's name, the one read).
+  std::vector<std::pair<std::string, std::string>> substituted;
   std::vector<std::string> generated_dirs;        // folders the profile's generated modules were in
   bool provenance = false;                        // some mapped stacks are whole (Inductor's line map)
   std::map<LineKey, std::vector<LineKey>> fused;  // line charged -> other lines of its fused kernels

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analysis/attribution/compiled_frames.h"
+#include "analysis/attribution/extern_sites.h"
 
 namespace sightline::attribution {
 
@@ -136,9 +137,20 @@ LineRef LineResolver::lineFromCompiledSites(const model::ApiCall& c) {
     ++n;
   }
   if (n == 0) return {};
-  size_t pick = n == between.size() ? k : std::min(between.size() - 1, k * between.size() / n);
-  SiteLine at = siteLine(between[pick], prev);
-  LineRef ref{at.at.first, at.at.second, Method::Inferred, map.sites[between[pick]].backward};
+  auto [placed, fresh] = window_sites_.try_emplace(prev);
+  if (fresh) {
+    std::vector<model::StringId> names;
+    for (auto it = first; it != launches.end() && profile_.api_calls[*it].start_ns < until; ++it) {
+      const auto& x = profile_.api_calls[*it];
+      if (x.end_ns >= until && x.start_ns <= until) continue;
+      names.push_back(kernelOf(*it));
+    }
+    placed->second = placeBetween(names, between);
+  }
+  if (k >= placed->second.size() || placed->second[k] < 0) return {};
+  int32_t site = placed->second[k];
+  SiteLine at = siteLine(site, prev);
+  LineRef ref{at.at.first, at.at.second, Method::Inferred, map.sites[site].backward};
   ref.context = at.context;
   return ref;
 }
@@ -265,12 +277,51 @@ std::vector<int32_t> LineResolver::sitesOfKernels(int32_t first, int32_t last,
     std::vector<int32_t> between;
     for (int32_t s = lo; s < hi; ++s)
       if (!map.sites[s].single && map.sites[s].at.first != 0) between.push_back(s);
-    size_t n = end - k;
-    for (size_t j = 0; j < n && !between.empty(); ++j)
-      site_of[k + j] = between[n == between.size() ? j : std::min(between.size() - 1, j * between.size() / n)];
+    std::vector<model::StringId> run(kernels.begin() + static_cast<std::ptrdiff_t>(k),
+                                     kernels.begin() + static_cast<std::ptrdiff_t>(end));
+    std::vector<int32_t> placed = placeBetween(run, between);
+    std::copy(placed.begin(), placed.end(), site_of.begin() + static_cast<std::ptrdiff_t>(k));
     k = end;
   }
   return site_of;
+}
+
+std::vector<int32_t> LineResolver::placeBetween(const std::vector<model::StringId>& kernels,
+                                                const std::vector<int32_t>& between) {
+  const auto& map = *options_.compiled;
+  size_t n = kernels.size();
+  std::vector<int32_t> out(n, -1);
+  if (between.empty()) return out;
+  // By what each kernel is: attention kernels on the attention call, GEMMs on the matmuls.
+  std::vector<KernelFamily> families, calls;
+  for (model::StringId k : kernels) families.push_back(k ? familyOfKernel(profile_.strings[k]) : KernelFamily::Before);
+  for (int32_t s : between) calls.push_back(familyOfCall(map.sites[s].kernel));
+  std::vector<int32_t> matched = matchExternCalls(families, calls);
+  if (!matched.empty()) {
+    for (size_t j = 0; j < n; ++j) out[j] = between[static_cast<size_t>(matched[j])];
+    return out;
+  }
+  // Else by position: the j-th of n launches at the same share of the calls.
+  for (size_t j = 0; j < n; ++j)
+    out[j] = between[n == between.size() ? j : std::min(between.size() - 1, j * between.size() / n)];
+  return out;
+}
+
+model::StringId LineResolver::kernelOf(uint32_t api) {
+  if (!kernels_indexed_) {
+    kernels_indexed_ = true;
+    std::unordered_map<uint64_t, model::StringId> by_correlation;
+    for (const auto& act : profile_.activities)
+      if (act.correlation >= 0) by_correlation.try_emplace(model::correlationKey(act.pid, act.correlation), act.name);
+    for (uint32_t i = 0; i < profile_.api_calls.size(); ++i) {
+      const auto& x = profile_.api_calls[i];
+      if (!x.launches || x.correlation < 0) continue;
+      auto it = by_correlation.find(model::correlationKey(x.pid, x.correlation));
+      if (it != by_correlation.end()) kernel_of_call_.emplace(i, it->second);
+    }
+  }
+  auto it = kernel_of_call_.find(api);
+  return it == kernel_of_call_.end() ? 0 : it->second;
 }
 
 const std::vector<uint32_t>& LineResolver::launchesOf(uint32_t pid, uint32_t tid) {

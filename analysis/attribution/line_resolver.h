@@ -62,6 +62,11 @@ class LineResolver {
   // kernel by its name (the k-th of a name at the k-th site launching it), the rest at the
   // extern sites between those, evenly; -1 where none fits.
   std::vector<int32_t> sitesOfKernels(int32_t first, int32_t last, const std::vector<model::StringId>& kernels);
+  // The sites among `between` (extern calls of one wrapper, in order) that a run of launches
+  // ran from, by each kernel's family (extern_sites.h), else by position.
+  std::vector<int32_t> placeBetween(const std::vector<model::StringId>& kernels, const std::vector<int32_t>& between);
+  // The name of the first GPU activity call `api` launched (0: none), from an index built once.
+  model::StringId kernelOf(uint32_t api);
   // The lines of the launches inside traced calls of generated wrappers (PyTorch profiler
   // traces), once: each launch at its site by the name of its first kernel, in order.
   void placeTracedCalls();
@@ -102,6 +107,10 @@ class LineResolver {
     std::unordered_map<model::StringId, int32_t> list_of_kernel;
   };
   std::unordered_map<int32_t, WrapperSites> wrapper_sites_;
+  // lineFromCompiledSites' placement of the launches after each backtraced mark.
+  std::unordered_map<uint32_t, std::vector<int32_t>> window_sites_;
+  bool kernels_indexed_ = false;
+  std::unordered_map<uint32_t, model::StringId> kernel_of_call_;
   // Whether a string table entry names a user file, computed once per file.
   std::unordered_map<model::StringId, bool> user_files_;
 };

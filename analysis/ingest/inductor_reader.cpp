@@ -416,6 +416,98 @@ std::unordered_map<std::string_view, GraphNode> graphNodes(std::string_view grap
   return nodes;
 }
 
+// Ops that make a kernel what it is: reductions (a norm's statistics, a softmax's sums, a
+// loss) and matmuls. A fused kernel's pointwise nodes before and after them are its passengers.
+bool isMainOp(std::string_view op) {
+  static constexpr std::string_view kOps[] = {"sum",
+                                              "mean",
+                                              "amax",
+                                              "amin",
+                                              "max",
+                                              "min",
+                                              "argmax",
+                                              "argmin",
+                                              "prod",
+                                              "var_mean",
+                                              "var",
+                                              "std",
+                                              "logsumexp",
+                                              "any",
+                                              "all",
+                                              "cumsum",
+                                              "norm",
+                                              "linalg_vector_norm",
+                                              "_log_softmax",
+                                              "_softmax",
+                                              "_log_softmax_backward_data",
+                                              "_softmax_backward_data",
+                                              "native_layer_norm",
+                                              "native_layer_norm_backward",
+                                              "native_group_norm",
+                                              "native_batch_norm",
+                                              "_native_batch_norm_legit",
+                                              "_native_batch_norm_legit_functional",
+                                              "nll_loss_forward",
+                                              "nll_loss_backward",
+                                              "mm",
+                                              "bmm",
+                                              "addmm",
+                                              "baddbmm",
+                                              "_scaled_mm",
+                                              "_int_mm",
+                                              "convolution",
+                                              "convolution_backward"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
+// A fused kernel's main node: of the lines its main ops are on, the one with most of them (the
+// later one on a tie), its last such node; without main ops, its last node.
+const GraphNode* mainNode(const std::vector<const GraphNode*>& located) {
+  const GraphNode* last = nullptr;
+  std::map<std::pair<std::string_view, int32_t>, std::pair<int, const GraphNode*>> lines;
+  for (const GraphNode* n : located) {
+    if (!last || n->order > last->order) last = n;
+    if (!isMainOp(n->op)) continue;
+    auto& [count, latest] = lines[{n->file, n->line}];
+    ++count;
+    if (!latest || n->order > latest->order) latest = n;
+  }
+  const GraphNode* best = nullptr;
+  int best_count = 0;
+  for (const auto& [line, entry] : lines)
+    if (entry.first > best_count || (entry.first == best_count && entry.second->order > best->order))
+      best = entry.second, best_count = entry.first;
+  return best ? best : last;
+}
+
+// A whole stack for `main`'s line: one the module has for it (sharing most frames with
+// `charged`, the stack of the kernel's last node), else `charged` or another of its stacks cut
+// at that line, else that line alone.
+std::vector<model::SourceLine> stackAt(
+    const GraphNode& main, const std::vector<model::SourceLine>& charged,
+    const std::map<std::pair<std::string, int32_t>, std::vector<const std::vector<model::SourceLine>*>>& stacks_at) {
+  if (auto it = stacks_at.find({std::string(main.file), main.line}); it != stacks_at.end()) {
+    const std::vector<model::SourceLine>* best = nullptr;
+    size_t best_shared = 0;
+    for (const auto* stack : it->second) {
+      size_t shared = 0;
+      while (shared < stack->size() && shared < charged.size() && (*stack)[shared] == charged[shared]) ++shared;
+      if (!best || shared > best_shared) best = stack, best_shared = shared;
+    }
+    return *best;
+  }
+  auto cut = [&](const std::vector<model::SourceLine>& stack) -> std::vector<model::SourceLine> {
+    for (size_t i = stack.size(); i-- > 0;)
+      if (main.sameLine(stack[i])) return {stack.begin(), stack.begin() + static_cast<std::ptrdiff_t>(i) + 1};
+    return {};
+  };
+  if (auto own = cut(charged); !own.empty()) return own;
+  for (const auto& [at, stacks] : stacks_at)
+    for (const auto* stack : stacks)
+      if (auto other = cut(*stack); !other.empty()) return other;
+  return {main.at()};
+}
+
 // Calls `on(line, number, quoted)` for each line of a wrapper module outside its triple-quoted
 // strings (1-based numbers); `quoted`: the line opens or closes one. Lines inside a string are
 // skipped in one search for its end.
@@ -632,8 +724,8 @@ model::CompiledModule parseWrapper(std::string_view name, std::string_view sourc
     nodes.clear(), handle.clear();
   });
   auto graph = graphNodes(post_grad_graph);
-  std::map<std::string, std::string> stacks_by_handle;
-  for (const auto& [key, stack] : provenance) stacks_by_handle[key] = stack;
+  std::map<std::string, std::vector<std::string_view>> stacks_by_handle;
+  for (const auto& [key, stack] : provenance) stacks_by_handle[key].push_back(stack);
   // Launch sites per kernel, and each op's nodes in graph order ("extern_kernels.mm" -> mm nodes).
   std::map<std::string, size_t> sites, ordinal;
   for (const auto& r : raw) ++sites[r.kernel];
@@ -651,6 +743,13 @@ model::CompiledModule parseWrapper(std::string_view name, std::string_view sourc
       if (kernel.starts_with(prefix)) return kernel.substr(prefix.size());
     return std::string_view();
   };
+  struct Placed {
+    const GraphNode* main = nullptr;  // a Triton kernel's main node, an extern call's op node
+    std::vector<const GraphNode*> located;
+    bool triton = false;
+  };
+  std::vector<Placed> placed;
+  placed.reserve(raw.size());
   for (const auto& r : raw) {
     model::CompiledLaunch launch;
     launch.line = r.line;
@@ -688,16 +787,37 @@ model::CompiledModule parseWrapper(std::string_view name, std::string_view sourc
     auto lm = std::upper_bound(linemap.begin(), linemap.end(), r.line,
                                [](int32_t line, const auto& e) { return line < e.first; });
     if (lm != linemap.begin()) launch.stack = parseStackText(std::prev(lm)->second);
+    const GraphNode* main = r.triton ? mainNode(located) : last;
     if (launch.stack.empty() && !r.handle.empty()) {
-      if (auto s = stacks_by_handle.find(r.handle); s != stacks_by_handle.end())
-        launch.stack = parseStackText(s->second);
+      // Of the handle's stacks (one per line its nodes are on), the main node's, else the last.
+      if (auto s = stacks_by_handle.find(r.handle); s != stacks_by_handle.end()) {
+        for (std::string_view text : s->second) {
+          launch.stack = parseStackText(text);
+          if (main && !launch.stack.empty() && main->sameLine(launch.stack.back())) break;
+        }
+      }
     }
     if (!launch.stack.empty()) {
       m.provenance = true;
     } else if (last) {
       launch.stack.push_back(last->at());
     }
-    if (r.triton && !launch.stack.empty()) {
+    m.launches.push_back(std::move(launch));
+    placed.push_back({main, std::move(located), r.triton});
+  }
+  // A fused kernel goes to the line of its main op (its reductions or matmul) rather than of its
+  // last node (Inductor's line map's rule): a layer norm's backward fused with the dropout
+  // backward that follows it is the layer norm's. Its whole stack is one the module has for that
+  // line (the one sharing most of the last node's), else the last node's cut at that line.
+  std::map<std::pair<std::string, int32_t>, std::vector<const std::vector<model::SourceLine>*>> stacks_at;
+  for (const auto& l : m.launches)
+    if (!l.stack.empty()) stacks_at[{l.stack.back().file, l.stack.back().line}].push_back(&l.stack);
+  for (size_t i = 0; i < m.launches.size(); ++i) {
+    auto& launch = m.launches[i];
+    const auto& [main, located, triton] = placed[i];
+    if (launch.stack.empty()) continue;
+    if (main && !main->sameLine(launch.stack.back())) launch.stack = stackAt(*main, launch.stack, stacks_at);
+    if (main && triton) {
       const auto& charged = launch.stack.back();
       for (const GraphNode* n : located) {
         if (n->sameLine(charged)) continue;
@@ -708,7 +828,6 @@ model::CompiledModule parseWrapper(std::string_view name, std::string_view sourc
       std::sort(launch.fused.begin(), launch.fused.end(),
                 [](const auto& a, const auto& b) { return std::tie(a.file, a.line) < std::tie(b.file, b.line); });
     }
-    m.launches.push_back(std::move(launch));
   }
   return m;
 }
@@ -866,23 +985,26 @@ bool parseHeader(std::string_view json, TraceRecord& r) {
   return s == Status::Ok;
 }
 
-// A provenance artifact's payload: {"kernel:handle": ["stack text", ...], ...}; the last stack.
+// A provenance artifact's payload: {"kernel:handle": ["stack text", ...], ...}: a pair per stack
+// (a kernel computing nodes of several lines has one for each), in order.
 std::vector<std::pair<std::string, std::string>> parseProvenance(std::string_view json) {
   using namespace kineto;
   std::vector<std::pair<std::string, std::string>> out;
   Cursor c{json.data(), json.data() + json.size()};
   std::string scratch;
   (void)forEachMember(c, [&](std::string_view key) {
-    std::string k(key), last;
+    std::string k(key);
+    std::vector<std::string> stacks;
     Status s = forEachElement(c, [&] {
       std::string_view v;
       if (skipSpace(c) != Status::Ok) return Status::Short;
       if (*c.p != '"') return skipValue(c);
       Status st = parseString(c, v, scratch);
-      if (st == Status::Ok) last = std::string(v);
+      if (st == Status::Ok && !v.empty()) stacks.emplace_back(v);
       return st;
     });
-    if (s == Status::Ok && !last.empty()) out.emplace_back(std::move(k), std::move(last));
+    if (s == Status::Ok)
+      for (auto& stack : stacks) out.emplace_back(k, std::move(stack));
     return s;
   });
   return out;
@@ -963,7 +1085,7 @@ void parseTraceLog(std::string_view text, const std::string& path, model::Compil
       payload.push_back('\n');
       ++i;
     }
-    if (r.kind == "artifact" && r.artifact == "inductor_post_grad_graph") {
+    if (r.kind == "inductor_post_grad_graph" || (r.kind == "artifact" && r.artifact == "inductor_post_grad_graph")) {
       if (!name.empty()) flush();
       graph = std::move(payload);
     } else if (r.kind == "inductor_output_code") {

@@ -7,11 +7,14 @@
 //     has it without), Inductor's line map (whole user stacks);
 //   - a TORCH_TRACE folder (dedicated_log_torch_trace_*.log): the same code and graph as
 //     artifacts, provenance stack traces, and each compilation's metrics.
-// Which user line a launch computes, best source first: Inductor's line map; provenance stack
-// traces by debug handle; else the innermost line of the launch's graph nodes (a Triton kernel's
-// nodes from its `Source node to ATen node mapping`, an extern call's from its `Source Nodes`
-// comment). A fused kernel is charged to the line of its last node in graph order (Inductor's own
-// rule for its line map); the other lines of its nodes are `fused`. Opens only the folders named.
+// Which user line a launch computes: the line of its main graph node (a Triton kernel's nodes
+// from its `Source node to ATen node mapping`, an extern call's op node or its `Source Nodes`
+// comment): of a fused kernel, the line most of its reductions or matmuls are on (not its last
+// node, Inductor's own rule for its line map: a LayerNorm backward fused with the dropout
+// backward after it is the LayerNorm's); the other lines of its nodes are `fused`. Its whole
+// stack, best source first: Inductor's line map, provenance stack traces by debug handle (the
+// one for that line), a stack of the module for that line or one cut there; else that line
+// alone. Opens only the folders named.
 #pragma once
 
 #include <atomic>

@@ -54,6 +54,7 @@ struct StepStory {
     uint64_t traced_calls = 0;           // traced Python calls into it (PyTorch profiler traces)
     uint64_t mapped_calls = 0;           // of those, calls of modules read: their launches on the model's lines
     size_t missing_modules = 0;          // generated modules the run used that were not found
+    size_t substituted_modules = 0;      // of those it used, found under another name by their launches
     bool provenance = false;             // whole stacks (Inductor's line map)
     std::vector<std::string> read_from;  // folders the code was read from
     std::vector<std::string> run_from;   // the cache folders the profiled run used

@@ -174,6 +174,8 @@ json generatedJson(const join::ProfileJoin& j) {
   json read = json::array();
   if (j.compiledCode())
     for (const auto& s : j.compiledCode()->sources) read.push_back(s);
+  json substituted = json::array();
+  for (const auto& [ran, found] : g.substituted) substituted.push_back({{"ran", ran}, {"found", found}});
   return {{"stacks", g.generated_marks},
           {"mapped", g.mapped_marks},
           {"backward", g.backward_marks},
@@ -181,6 +183,7 @@ json generatedJson(const join::ProfileJoin& j) {
           {"read_from", read},
           {"run_from", g.generated_dirs},
           {"missing_modules", g.missing_modules},
+          {"substituted_modules", substituted},
           {"traced_calls", g.generated_calls},
           {"mapped_calls", g.mapped_calls}};
 }

@@ -3,6 +3,7 @@
 #include "analysis/ingest/inductor_reader.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <unistd.h>
 
@@ -76,17 +77,56 @@ TEST(InductorReader, LinesWithoutProvenanceAgreeWithInductorsLineMap) {
 TEST(InductorReader, FusedKernelsNameTheirOtherLines) {
   auto code = readCompiledCode({cache()});
   // The embedding sum, the first LayerNorm and the qkv projection's cast in one kernel: charged
-  // to the cast's line (the last node in graph order), fused with lines 54 and 71.
+  // to the LayerNorm's line (its reductions are the kernel's main op; the cast is its last
+  // node), fused with lines 25 and 71.
   const auto* m = find(code, kPlainForward);
   ASSERT_NE(m, nullptr);
   const model::CompiledLaunch* fused = nullptr;
   for (const auto& l : m->launches)
     if (l.kernel == "triton_per_fused__to_copy_add_embedding_native_layer_norm_2") fused = &l;
   ASSERT_NE(fused, nullptr);
-  EXPECT_EQ(fused->stack.back().line, 25);
+  EXPECT_EQ(fused->stack.back().line, 54);
   std::vector<int32_t> lines;
   for (const auto& f : fused->fused) lines.push_back(f.line);
-  EXPECT_EQ(lines, (std::vector<int32_t>{54, 71}));
+  EXPECT_EQ(lines, (std::vector<int32_t>{25, 71}));
+}
+
+TEST(InductorReader, AFusedKernelGoesToItsMainOpWithAWholeStack) {
+  auto code = readCompiledCode({cache()});
+  // With Inductor's line map: the same kernel keeps the whole stack down to the LayerNorm's
+  // call (`x = block(x)` 73, then 54), cut from its last node's stack (73, 54, 25).
+  const auto* m = find(code, kProvForward);
+  ASSERT_NE(m, nullptr);
+  for (const auto& l : m->launches) {
+    if (l.kernel != "triton_per_fused__to_copy_add_embedding_native_layer_norm_2") continue;
+    std::vector<int32_t> stack;
+    for (const auto& f : l.stack) stack.push_back(f.line);
+    EXPECT_EQ(stack, (std::vector<int32_t>{73, 54}));
+  }
+}
+
+TEST(InductorReader, ALayerNormBackwardFusedWithADropoutGoesToTheNorm) {
+  // tests/data/overhead/gpt.py compiled: each LayerNorm backward is fused with the dropout
+  // backward of the residual branch before it (its last node, line 34 or 46): the kernel goes
+  // to the LayerNorm's call (58 or 59, under `x = layer(x)` 84), the dropout's line is fused.
+  auto code = readCompiledCode({dataTree("overhead/runs/compiled_cache.tar.xz") + "/inductor_cache"});
+  const model::CompiledModule* backward = nullptr;
+  for (const auto& m : code.modules)
+    if (m.backward) backward = &m;
+  ASSERT_NE(backward, nullptr);
+  size_t norms = 0;
+  for (const auto& l : backward->launches) {
+    if (l.kernel.find("add_native_dropout_backward_native_layer_norm_backward") == std::string::npos) continue;
+    ++norms;
+    std::vector<int32_t> stack, fused;
+    for (const auto& f : l.stack) stack.push_back(f.line);
+    for (const auto& f : l.fused) fused.push_back(f.line);
+    ASSERT_EQ(stack.size(), 2u) << l.kernel;
+    EXPECT_EQ(stack[0], 84);
+    EXPECT_TRUE(stack[1] == 58 || stack[1] == 59) << stack[1];
+    EXPECT_TRUE(std::count(fused.begin(), fused.end(), stack[1] == 59 ? 34 : 46)) << l.kernel;
+  }
+  EXPECT_GE(norms, 10u);
 }
 
 TEST(InductorReader, ReadsATorchTraceFolder) {

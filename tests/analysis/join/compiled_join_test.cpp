@@ -210,16 +210,16 @@ TEST(CompiledJoin, FusedLinesAndWholeStacksWithProvenance) {
   auto j = joined("compiled_prov", true);
   ASSERT_TRUE(j);
   EXPECT_TRUE(j->compiled().provenance);
-  // Line 25 (the qkv projection) carries the kernel that also sums the embeddings (71) and
-  // normalizes the block's input (54).
+  // Line 54 (the first LayerNorm) carries the kernel that also sums the embeddings (71) and
+  // casts the qkv projection's input (25).
   const auto& files = j->attribution().files;
   bool found = false;
   for (const auto& [file, lines] : files) {
-    auto it = lines.find(25);
+    auto it = lines.find(54);
     if (it == lines.end()) continue;
     std::set<int32_t> fused;
     for (const auto& [f, l] : it->second.fused_with) fused.insert(l);
-    EXPECT_TRUE(fused.count(54) && fused.count(71));
+    EXPECT_TRUE(fused.count(25) && fused.count(71));
     found = true;
   }
   EXPECT_TRUE(found);
