@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/attribution/busy_intervals.h"
 #include "analysis/attribution/capture_overhead.h"
 #include "analysis/attribution/line_resolver.h"
 #include "analysis/attribution/ranks.h"
@@ -445,18 +446,8 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
     for (auto& r : out.ranks)
       if (r.pid == pid) rank = &r;
     std::vector<double> rank_shares;
-    struct Busy {
-      int64_t start, end;
-      uint32_t first;  // the activity that starts it
-    };
-    std::vector<Busy> busy;
-    for (uint32_t a : acts[pid]) {
-      const auto& act = p.activities[a];
-      if (!busy.empty() && act.start_ns <= busy.back().end)
-        busy.back().end = std::max(busy.back().end, act.end_ns);
-      else
-        busy.push_back({act.start_ns, act.end_ns, a});
-    }
+    std::vector<BusyInterval> busy;
+    for (uint32_t a : acts[pid]) addBusy(busy, p.activities[a].start_ns, p.activities[a].end_ns, a);
     const auto& pid_syncs = syncs[pid];
     for (size_t k = 0; k < steps.list.size(); ++k) {
       auto& step = steps.list[k];
@@ -465,49 +456,40 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
       if (step.kind == StepKind::Outlier) ++sum.outliers;
       if (step.kind == StepKind::Lost) ++sum.lost;
       // The GPU's side of the step where it launched work, else the host's.
-      int64_t s = step.start_ns, e = step.end_ns, busy_ns = 0;
+      int64_t s = step.start_ns, e = step.end_ns;
       bool last = k + 1 == steps.list.size();
       if (step.gpu_start_ns >= 0) {
         s = step.gpu_start_ns;
         e = !last && steps.list[k + 1].gpu_start_ns > s ? steps.list[k + 1].gpu_start_ns : std::max(s, step.gpu_end_ns);
       }
-      auto it = std::lower_bound(busy.begin(), busy.end(), s, [](const Busy& b, int64_t t) { return b.end <= t; });
-      for (int64_t cursor = s; cursor < e;) {
-        if (it != busy.end() && it->start <= cursor) {
-          busy_ns += std::min(e, it->end) - cursor;
-          cursor = it->end;
-          ++it;
-          continue;
-        }
-        int64_t next_start = it != busy.end() ? std::min(e, it->start) : e;
-        if (steady) {
-          int64_t ga = it != busy.begin() ? std::prev(it)->end : cursor;
-          int64_t gb = it != busy.end() ? it->start : e;
-          int64_t piece = next_start - cursor;
-          // The compiler's share of the piece first; the rest by what the host did.
-          auto compiling = compileOverlap(options.compile_windows, pid, cursor, next_start);
-          if (compiling.ns > 0) {
-            sum.wait_ns[static_cast<size_t>(Wait::Compile)] += compiling.ns;
-            LineRef line = compiling.line();
-            auto& w = lines[{Wait::Compile, line.file, line.line}];
-            w.line = line, w.ns += compiling.ns, ++w.count;
-            piece -= compiling.ns;
-          }
-          if (piece > 0) {
-            auto [wait, line] =
-                classifyGap(p, ga, gb, it != busy.end() ? int64_t{it->first} : -1, gap_ns, pid_syncs, calls, resolver);
-            sum.wait_ns[static_cast<size_t>(wait)] += piece;
-            if (it != busy.end()) gap_cause[it->first].wait = static_cast<int8_t>(wait);
-            auto& w = lines[{wait, line.file, line.line}];
-            w.line = line, w.ns += piece, ++w.count;
-          }
-          // The compiler's part of the gap stays its part in the replay.
-          if (it != busy.end() && compiling.ns > 0)
-            gap_cause[it->first].compile = static_cast<uint8_t>(
-                std::min<int64_t>(255, 255 * compiling.ns / std::max<int64_t>(1, next_start - cursor)));
-        }
-        cursor = next_start;
-      }
+      int64_t busy_ns =
+          walkBusy(busy, s, e, [&](int64_t from, int64_t to, const BusyInterval* before, const BusyInterval* after) {
+            if (!steady) return;
+            int64_t ga = before ? before->end : from;
+            int64_t gb = after ? after->start : e;
+            int64_t piece = to - from;
+            // The compiler's share of the piece first; the rest by what the host did.
+            auto compiling = compileOverlap(options.compile_windows, pid, from, to);
+            if (compiling.ns > 0) {
+              sum.wait_ns[static_cast<size_t>(Wait::Compile)] += compiling.ns;
+              LineRef line = compiling.line();
+              auto& w = lines[{Wait::Compile, line.file, line.line}];
+              w.line = line, w.ns += compiling.ns, ++w.count;
+              piece -= compiling.ns;
+            }
+            if (piece > 0) {
+              auto [wait, line] =
+                  classifyGap(p, ga, gb, after ? int64_t{after->first} : -1, gap_ns, pid_syncs, calls, resolver);
+              sum.wait_ns[static_cast<size_t>(wait)] += piece;
+              if (after) gap_cause[after->first].wait = static_cast<int8_t>(wait);
+              auto& w = lines[{wait, line.file, line.line}];
+              w.line = line, w.ns += piece, ++w.count;
+            }
+            // The compiler's part of the gap stays its part in the replay.
+            if (after && compiling.ns > 0)
+              gap_cause[after->first].compile =
+                  static_cast<uint8_t>(std::min<int64_t>(255, 255 * compiling.ns / std::max<int64_t>(1, to - from)));
+          });
       step.busy_ns = busy_ns;
       step.compile_ns = compileOverlap(options.compile_windows, pid, std::min(s, step.start_ns), e).ns;
       if (!steady) continue;

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "analysis/attribution/busy_intervals.h"
 #include "analysis/attribution/steps.h"
 
 namespace sightline::attribution {
@@ -177,41 +178,24 @@ void estimateUnprofiled(const ReplayInput& in, const CaptureCosts& costs, double
       }
     }
     // Busy intervals of the replay, each with the activity that opens it.
-    struct Busy {
-      int64_t start, end;
-      uint32_t first;
-    };
     std::vector<std::pair<int64_t, uint32_t>> order;
     for (const auto& [call, list_of] : launched)
       for (uint32_t a : list_of)
         if (p.activities[a].pid == pid && acts[a].start >= 0) order.emplace_back(acts[a].start, a);
     std::sort(order.begin(), order.end());
-    std::vector<Busy> busy;
-    for (const auto& [s, a] : order) {
-      if (!busy.empty() && s <= busy.back().end)
-        busy.back().end = std::max(busy.back().end, acts[a].end);
-      else
-        busy.push_back({s, acts[a].end, a});
-    }
+    std::vector<BusyInterval> busy;
+    for (const auto& [s, a] : order) addBusy(busy, s, acts[a].end, a);
     for (size_t k = first; k <= last && k + 1 < list.size(); ++k) {
       if (list[k].kind != StepKind::Steady || step_start[k] < 0 || step_start[k + 1] <= step_start[k]) continue;
-      int64_t s = step_start[k], e = step_start[k + 1], busy_ns = 0;
-      auto it = std::lower_bound(busy.begin(), busy.end(), s, [](const Busy& b, int64_t t) { return b.end <= t; });
-      for (int64_t cursor = s; cursor < e;) {
-        if (it != busy.end() && it->start <= cursor) {
-          busy_ns += std::min(e, it->end) - cursor;
-          cursor = it->end;
-          ++it;
-          continue;
-        }
-        int64_t next = it != busy.end() ? std::min(e, it->start) : e;
-        GapCause cause = it != busy.end() ? in.gap_cause[it->first] : GapCause{};
-        int64_t piece = next - cursor, compiling = piece * cause.compile / 255;
-        u.wait_ns[static_cast<size_t>(Wait::Compile)] += compiling;
-        u.wait_ns[cause.wait >= 0 ? static_cast<size_t>(cause.wait) : static_cast<size_t>(Wait::Launch)] +=
-            piece - compiling;
-        cursor = next;
-      }
+      int64_t s = step_start[k], e = step_start[k + 1];
+      int64_t busy_ns =
+          walkBusy(busy, s, e, [&](int64_t from, int64_t to, const BusyInterval*, const BusyInterval* after) {
+            GapCause cause = after ? in.gap_cause[after->first] : GapCause{};
+            int64_t piece = to - from, compiling = piece * cause.compile / 255;
+            u.wait_ns[static_cast<size_t>(Wait::Compile)] += compiling;
+            u.wait_ns[cause.wait >= 0 ? static_cast<size_t>(cause.wait) : static_cast<size_t>(Wait::Launch)] +=
+                piece - compiling;
+          });
       walls.push_back(e - s);
       busies.push_back(busy_ns);
       shares.push_back(std::min(1.0, static_cast<double>(busy_ns) / static_cast<double>(e - s)));
