@@ -1,0 +1,68 @@
+// The report verb's parts (internal to server/cli): what it prints, shared by the command
+// (report_command.cpp), its JSON (report_json.cpp), its text (report_text.cpp) and --merge
+// (report_merge.cpp).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "analysis/attribution/path_mapping.h"
+#include "analysis/features/step_verdict.h"
+#include "analysis/join/profile_join.h"
+#include "server/cli/joined_files.h"
+
+namespace sightline::server::report {
+
+struct MappedFile {
+  model::StringId profile_file;
+  std::optional<std::string> local_path;
+};
+
+struct ReportArgs {
+  std::vector<std::string> profile_paths;  // one, or one report per rank of a run
+  std::string profile_path;                // as shown: the paths, joined
+  std::string compare_path, format = "text";
+  std::vector<std::string> merge_paths;    // --merge: JSON reports to add up
+  std::vector<std::string> compiled_code;  // --compiled-code: Inductor cache / TORCH_TRACE folders
+  std::string step_log;                    // --step-log: a log of the script run without the profiler
+  std::string timing_path;                 // --timing: a light capture of the same script
+  bool total = false, all_steps = false;
+  bool all_lines = false;  // --all-lines: every line of a long file, not only those with costs
+  std::vector<std::string> files;
+  attribution::PathMapper mapper;
+};
+
+// What the report prints: the joined profile(s), and per named file what was measured there.
+struct ReportData {
+  const ReportArgs& args;
+  const join::ProfileJoin& main;
+  const join::ProfileJoin* compare;
+  const std::vector<cli::NamedFile>& sources;
+  std::vector<MappedFile> mapped;  // every profile file, with the local file it maps onto
+  // The compare profile's costs per local file (absolute path -> 1-based line -> ns).
+  std::map<std::string, std::map<int32_t, int64_t>> compare_lines;
+  // Per local file whose lines the compare profile measured in another version of the script:
+  // how its lines were matched.
+  std::map<std::string, std::string> compare_aligned;
+  std::map<std::string, join::FileCosts> measured;  // absolute path -> the file's costs
+};
+
+// The step verdict, with what the named files' DataLoader already asks for (the first file that
+// makes one), so its advice names only what is missing.
+std::optional<features::StepVerdict> reportVerdict(const ReportData& d);
+std::string absolutePath(const std::string& path);
+
+// `--format json` (docs/report-json.md).
+nlohmann::json reportJson(const ReportData& d);
+// The text: the header (profile, steps, verdict, ranks), then each named file annotated.
+void writeHeader(const ReportData& d, std::ostream& out);
+void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::ostream& out);
+// --merge: the JSON reports of single ranks added up into one multi-rank report.
+int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err);
+
+}  // namespace sightline::server::report

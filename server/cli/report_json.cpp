@@ -1,0 +1,403 @@
+// The report as JSON (docs/report-json.md).
+#include "server/cli/report_data.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "analysis/features/profile_view.h"
+#include "analysis/ingest/profile_loader.h"
+#include "protocol/json_in.h"
+#include "server/cli/command_line.h"
+#include "server/cli/joined_files.h"
+#include "server/cli/report_data.h"
+#include "server/profile_text.h"
+
+namespace sightline::server::report {
+namespace {
+
+namespace fs = std::filesystem;
+using attribution::LineCost;
+using nlohmann::json;
+
+json methodsJson(const std::array<int64_t, attribution::kMethodCount>& by_method) {
+  json j = json::object();
+  for (size_t m = 0; m < attribution::kMethodCount; ++m)
+    j[attribution::methodName(static_cast<attribution::Method>(m))] = by_method[m];
+  return j;
+}
+
+json topKernels(const model::Profile& p, const LineCost& c, size_t n) {
+  std::vector<std::pair<int64_t, model::StringId>> v;
+  for (const auto& [name, stat] : c.by_name) v.push_back({stat.ns, name});
+  std::sort(v.rbegin(), v.rend());
+  json out = json::array();
+  for (size_t i = 0; i < v.size() && i < n; ++i)
+    out.push_back({{"name", p.strings[v[i].second]}, {"count", c.by_name.at(v[i].second).count}, {"ns", v[i].first}});
+  return out;
+}
+
+// The rank the others wait for in collectives, with the line it spends longest on beyond them.
+json lateRankJson(const features::StepVerdict& v) {
+  if (!v.late) return nullptr;
+  json out = {{"label", v.late->label}, {"late_share", v.late->share}, {"caused_wait_ns", v.late->caused_ns}};
+  if (!v.late->line.path.empty())
+    out["line"] = {{"path", v.late->line.path}, {"line", v.late->line.line}, {"ns_per_step", v.late->line.ns}};
+  return out;
+}
+
+json ranksJson(const attribution::Attribution& attr) {
+  json out = json::array();
+  for (const auto& row : features::rankRows(attr.ranks)) {
+    const auto& r = *row.rank;
+    out.push_back({{"label", r.label},
+                   {"rank", r.rank >= 0 ? json(r.rank) : json(nullptr)},
+                   {"pid", r.pid},
+                   {"process", r.process},
+                   {"devices", r.devices},
+                   {"gpu_ns", r.gpu_ns},
+                   {"busy_ns", r.busy_ns},
+                   {"span_ns", r.span_ns},
+                   {"comm_ns", r.comm_ns},
+                   {"comm_exposed_ns", r.comm_exposed_ns},
+                   {"steps", r.steps},
+                   {"median_step_ns", r.median_step_ns},
+                   {"launches", r.launches},
+                   {"lost_launches", r.lost_launches},
+                   {"steady_steps", r.steady_steps},
+                   {"steady_gpu_ns", r.steady_gpu_ns},
+                   {"steady_wall_ns", r.steady_wall_ns},
+                   {"steady_busy_ns", r.steady_busy_ns},
+                   {"steady_comm_ns", r.steady_comm_ns},
+                   {"steady_comm_exposed_ns", r.steady_comm_exposed_ns},
+                   {"per_step", row.per_step},
+                   {"gpu_ns_per_step", row.gpu_ns},
+                   {"busy_share", row.busy_share},
+                   {"comm_ns_per_step", row.comm_ns},
+                   {"comm_exposed_ns_per_step", row.comm_exposed_ns},
+                   {"comm_wait_ns", r.comm_wait_ns},
+                   {"comm_transfer_ns", r.comm_transfer_ns},
+                   {"paired_collectives", r.paired_collectives},
+                   {"late_collectives", r.late_collectives},
+                   {"steady_comm_wait_ns", r.steady_comm_wait_ns},
+                   {"steady_comm_transfer_ns", r.steady_comm_transfer_ns},
+                   {"steady_caused_wait_ns", r.steady_caused_wait_ns},
+                   {"comm_wait_ns_per_step", row.paired ? json(row.comm_wait_ns) : json(nullptr)},
+                   {"comm_transfer_ns_per_step", row.paired ? json(row.comm_transfer_ns) : json(nullptr)},
+                   {"late_share", row.paired ? json(row.late_share) : json(nullptr)}});
+  }
+  return out;
+}
+
+json waitLinesJson(const model::Profile& p, const std::vector<attribution::WaitLine>& lines, size_t n) {
+  json out = json::array();
+  for (size_t i = 0; i < lines.size() && i < n; ++i)
+    out.push_back({{"path", p.strings[lines[i].line.file]},
+                   {"line", lines[i].line.line},
+                   {"ns", lines[i].ns},
+                   {"count", lines[i].count}});
+  return out;
+}
+
+// torch.compile's generated code: how many Python stacks ran through it, how many reached the
+// model's lines, and where the code was read from (or where the run kept it).
+json generatedJson(const join::ProfileJoin& j) {
+  const auto& g = j.compiled();
+  json read = json::array();
+  if (j.compiledCode())
+    for (const auto& s : j.compiledCode()->sources) read.push_back(s);
+  json substituted = json::array();
+  for (const auto& [ran, found] : g.substituted) substituted.push_back({{"ran", ran}, {"found", found}});
+  return {{"stacks", g.generated_marks},
+          {"mapped", g.mapped_marks},
+          {"backward", g.backward_marks},
+          {"provenance", g.provenance},
+          {"read_from", read},
+          {"run_from", g.generated_dirs},
+          {"missing_modules", g.missing_modules},
+          {"substituted_modules", substituted},
+          {"traced_calls", g.generated_calls},
+          {"mapped_calls", g.mapped_calls}};
+}
+
+// torch.compile's compilations by compiled function (TORCH_TRACE records).
+json compilesJson(const std::vector<join::CompiledFunctionSummary>& compiles) {
+  json out = json::array();
+  for (const auto& f : compiles) {
+    json calls = json::array(), reasons = json::array(), breaks = json::array();
+    for (const auto& c : f.calls) calls.push_back({{"path", c.file}, {"line", c.line}});
+    for (const auto& r : f.recompile_reasons)
+      reasons.push_back({{"guard", r.text}, {"count", r.count}, {"value_guard", r.value}});
+    for (const auto& b : f.breaks)
+      breaks.push_back({{"line", b.line}, {"reason", b.reason}, {"hint", b.hint}, {"count", b.count}});
+    out.push_back({{"function", f.function.function},
+                   {"path", f.function.file},
+                   {"line", f.function.line},
+                   {"calls", calls},
+                   {"graphs", f.graphs},
+                   {"compiles", f.compiles},
+                   {"recompiles", f.recompiles},
+                   {"seconds", f.seconds},
+                   {"recompile_reasons", reasons},
+                   {"graph_breaks", breaks},
+                   {"recompile_limit", f.recompile_limit}});
+  }
+  return out;
+}
+
+// The steady steps replayed without the profiler (totals over the steady steps).
+json unprofiledJson(const attribution::UnprofiledSteps& u) {
+  json by_kind = json::object();
+  for (size_t k = 0; k < model::kCaptureEventKinds; ++k)
+    if (u.overhead_ns[k] > 0) by_kind[model::captureEventName(static_cast<model::CaptureEvent>(k))] = u.overhead_ns[k];
+  json waits = json::object();
+  for (size_t w = 0; w < attribution::kWaitCount; ++w)
+    waits[attribution::waitName(static_cast<attribution::Wait>(w))] = u.wait_ns[w];
+  return {{"estimated", u.estimated},
+          {"overhead_ns", u.overhead_total_ns},
+          {"overhead_by_event", by_kind},
+          {"scale", u.scale},
+          {"calibrated", u.calibrated},
+          {"logged_step_ns", u.logged_step_ns},
+          {"steps", u.steps},
+          {"wall_ns", u.wall_ns},
+          {"wall_min_ns", u.wall_min_ns},
+          {"wall_max_ns", u.wall_max_ns},
+          {"busy_ns", u.busy_ns},
+          {"busy_share", u.busy_share},
+          {"waits", waits}};
+}
+
+// The steps: each process's, with its kind, and the steady steps' summary.
+json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
+  const auto& s = attr.step_summary;
+  json waits = json::object();
+  for (size_t w = 0; w < attribution::kWaitCount; ++w)
+    waits[attribution::waitName(static_cast<attribution::Wait>(w))] = {{"ns", s.wait_ns[w]},
+                                                                       {"lines", waitLinesJson(p, s.wait_lines[w], 5)}};
+  json processes = json::array();
+  for (const auto& [pid, steps] : attr.process_steps) {
+    json list = json::array();
+    for (const auto& st : steps.list) {
+      json j = {{"start_ns", st.start_ns}, {"end_ns", st.end_ns},   {"kind", attribution::stepKindName(st.kind)},
+                {"gpu_ns", st.gpu_ns},     {"busy_ns", st.busy_ns}, {"kernels", st.kernels}};
+      if (st.top_line.file != 0) j["top_line"] = {{"path", p.strings[st.top_line.file]}, {"line", st.top_line.line}};
+      if (st.compile_ns > 0) j["compile_ns"] = st.compile_ns;
+      list.push_back(j);
+    }
+    processes.push_back({{"pid", pid}, {"count", steps.count}, {"median_ns", steps.median_ns}, {"steps", list}});
+  }
+  return {{"steady", s.steady},
+          {"warmup", s.warmup},
+          {"outliers", s.outliers},
+          {"lost", s.lost},
+          {"lost_launches", s.lost_launches},
+          {"busy_share", s.busy_share},
+          {"all_steps", s.all_steps},
+          {"wall_ns", s.wall_ns},
+          {"wall_min_ns", s.wall_min_ns},
+          {"wall_max_ns", s.wall_max_ns},
+          {"busy_ns", s.busy_ns},
+          {"gpu_ns", s.gpu_ns},
+          {"kernels", s.kernels},
+          {"kernel_ns", s.kernel_ns},
+          {"launches", s.launches},
+          {"launch_api_ns", s.launch_api_ns},
+          {"queue_ns", s.queue_ns},
+          {"fp32_matmul_ns", s.fp32_matmul_ns},
+          {"triton_kernels", s.triton_kernels},
+          {"triton_ns", s.triton_ns},
+          {"compiled_lines", waitLinesJson(p, s.compiled_lines, 5)},
+          {"graph_launches", s.graph_launches},
+          {"sync_ns", s.sync_ns},
+          {"sync_lines", waitLinesJson(p, s.sync_lines, 5)},
+          {"waits", waits},
+          {"oneoff_gpu_ns", s.oneoff_gpu_ns},
+          {"oneoff_idle_ns", s.oneoff_idle_ns},
+          {"oneoff_compile_ns", s.oneoff_compile_ns},
+          {"unprofiled", unprofiledJson(s.unprofiled)},
+          {"processes", processes}};
+}
+
+// Inclusive time per profile file and line: each piece of work once per line it ran beneath.
+std::map<model::StringId, std::map<int32_t, features::Inclusive>> inclusiveByLine(const attribution::Attribution& a) {
+  std::map<model::StringId, std::map<int32_t, features::Inclusive>> out;
+  for (const auto& cc : a.context_costs)
+    for (const auto& f : a.contexts[cc.context]) {
+      auto& inc = out[f.file][f.line];
+      inc.gpu_ns += cc.gpu_ns, inc.forward_ns += cc.forward_ns, inc.backward_ns += cc.backward_ns;
+    }
+  return out;
+}
+
+// The step verdict's JSON (docs/report-json.md).
+json verdictJson(const features::StepVerdict& v) {
+  auto placed = [](const std::vector<join::PlacedLine>& lines) {
+    json out = json::array();
+    for (const auto& l : lines) out.push_back({{"path", l.path}, {"line", l.line}, {"ns", l.ns}, {"count", l.count}});
+    return out;
+  };
+  json causes = json::array(), changes = json::array();
+  for (const auto& c : v.causes)
+    causes.push_back({{"cause", features::causeName(c.kind)},
+                      {"bound", features::boundName(c.kind)},
+                      {"ns_per_step", c.ns},
+                      {"lines", placed(c.lines)}});
+  for (const auto& c : v.changes)
+    changes.push_back(
+        {{"change", features::changeName(c.change)}, {"ns_per_step", c.ns}, {"text", features::changeText(c, v)}});
+  const auto& cap = v.capture;
+  json by_event = json::object();
+  for (const auto& [e, ns] : cap.by_event) by_event[model::captureEventName(e)] = ns;
+  return {{"bound", features::boundName(v.bound)},
+          {"captured_bound", features::boundName(cap.captured_bound)},
+          {"capture_estimated", cap.estimated},
+          {"estimate_applied", cap.applied},
+          {"capture_overhead_ns", cap.overhead_ns},
+          {"capture_overhead_by_event", by_event},
+          {"light_capture_overhead_ns", cap.light_overhead_ns},
+          {"unprofiled_wall_ns", cap.estimated ? json(cap.wall_ns) : json(nullptr)},
+          {"unprofiled_busy_share", cap.estimated ? json(cap.busy_share) : json(nullptr)},
+          {"calibrated", cap.calibrated},
+          {"logged_step_ns", cap.calibrated ? json(cap.logged_step_ns) : json(nullptr)},
+          {"confidence", v.low_confidence ? "low" : "normal"},
+          {"confidence_reason", confidenceReason(v)},
+          {"lost_steps", v.lost_steps},
+          {"busy_share", v.busy_share},
+          {"wall_ns", v.wall_ns},
+          {"comm_exposed_ns_per_step", v.comm_exposed_ns},
+          {"comm_wait_ns_per_step", v.comm_paired ? json(v.comm_wait_ns) : json(nullptr)},
+          {"comm_transfer_ns_per_step", v.comm_paired ? json(v.comm_transfer_ns) : json(nullptr)},
+          {"comm_exposed_wait_ns_per_step", v.comm_paired ? json(v.comm_exposed_wait_ns) : json(nullptr)},
+          {"late_rank", lateRankJson(v)},
+          {"causes", causes},
+          {"changes", changes}};
+}
+
+}  // namespace
+
+json reportJson(const ReportData& d) {
+  const model::Profile& profile = d.main.profile();
+  const attribution::Attribution& attr = d.main.attribution();
+  auto inclusive = inclusiveByLine(attr);
+  json jfiles = json::array();
+  for (const auto& m : d.mapped) {
+    json jlines = json::array();
+    int64_t file_ns = 0;
+    const std::map<int32_t, int64_t>* before = nullptr;
+    if (d.compare && m.local_path) {
+      auto it = d.compare_lines.find(absolutePath(*m.local_path));
+      static const std::map<int32_t, int64_t> kNone;
+      before = it == d.compare_lines.end() ? &kNone : &it->second;
+    }
+    // Lines with time of their own, and lines with work beneath them only (`model(x)`).
+    std::map<int32_t, LineCost> lines_here = attr.files.at(m.profile_file);
+    const auto& inc_here = inclusive[m.profile_file];
+    for (const auto& [line, inc] : inc_here) lines_here[line];
+    for (const auto& [line, c] : lines_here) {
+      file_ns += c.gpu_ns;
+      auto inc = inc_here.find(line);
+      features::Inclusive incl =
+          inc == inc_here.end() ? features::Inclusive{c.gpu_ns, c.forward_ns, c.backward_ns} : inc->second;
+      jlines.push_back({{"line", line},
+                        {"gpu_ns", c.gpu_ns},
+                        {"forward_ns", c.forward_ns},
+                        {"backward_ns", c.backward_ns},
+                        {"by_method", methodsJson(c.by_method)},
+                        {"kernels", c.kernels},
+                        {"launches", c.launches},
+                        {"memcpy_bytes", c.memcpy_bytes},
+                        {"memcpy_pageable_bytes", c.pageable_bytes},
+                        {"memcpy_ns", c.memcpy_ns},
+                        {"memset_ns", c.memset_ns},
+                        {"sync_ns", c.sync_ns},
+                        {"syncs", c.syncs},
+                        {"idle_ns", c.idle_ns},
+                        {"idle_gaps", c.idle_gaps},
+                        {"comm_ns", c.comm_ns},
+                        {"comm_exposed_ns", c.comm_exposed_ns},
+                        {"lost_launches", c.lost_launches},
+                        {"inclusive_ns", incl.gpu_ns},
+                        {"inclusive_forward_ns", incl.forward_ns},
+                        {"inclusive_backward_ns", incl.backward_ns},
+                        {"oneoff_ns", c.oneoff_ns},
+                        {"oneoff_idle_ns", c.oneoff_idle_ns},
+                        {"top_kernels", topKernels(profile, c, 5)}});
+      if (attr.ranks.size() > 1) {
+        std::vector<int64_t> per_rank = c.rank_ns;
+        per_rank.resize(attr.ranks.size());
+        jlines.back()["rank_ns"] = per_rank;
+      }
+      if (before) {
+        auto b = before->find(line);
+        jlines.back()["compare_gpu_ns"] = b == before->end() ? 0 : b->second;
+      }
+    }
+    // A file the profile names but puts no cost on (GPU, host waits, idle gaps) says nothing.
+    bool any = file_ns > 0;
+    for (const auto& [line, c] : attr.files.at(m.profile_file))
+      any = any || c.sync_ns > 0 || c.idle_ns > 0 || c.oneoff_ns > 0;
+    any = any || !inc_here.empty();
+    if (!any) continue;
+    jfiles.push_back({{"path", profile.strings[m.profile_file]},
+                      {"local_path", m.local_path ? json(*m.local_path) : json(nullptr)},
+                      {"gpu_ns", file_ns},
+                      {"lines", jlines}});
+  }
+  json doc = {{"profile",
+               {{"path", d.args.profile_paths.front()},
+                {"parts", d.args.profile_paths},
+                {"format", profile.info.format},
+                {"tool_version", profile.info.tool_version},
+                {"schema_version", profile.info.schema_version},
+                {"gpus", profile.info.gpus},
+                {"capabilities", profile.info.capabilities},
+                {"warnings", profileWarnings(attr, profile.info)}}},
+              {"warnings", profileWarnings(attr, profile.info)},
+              {"total_gpu_ns", attr.total_gpu_ns},
+              {"steady_gpu_ns", attr.steady_gpu_ns},
+              {"attributed_gpu_ns", attr.attributed_gpu_ns},
+              {"unattributed_gpu_ns", attr.unattributed_gpu_ns},
+              {"steps", attr.steps},
+              {"steps_per_rank", attr.steps_per_rank},
+              {"step_ranks", attr.step_ranks},
+              {"steps_source", attr.steps_source},
+              {"step_summary", stepsJson(profile, attr)},
+              {"by_method", methodsJson(attr.by_method)},
+              {"ranks", ranksJson(attr)},
+              {"processes", attr.processes},
+              {"comm_ns", attr.comm_ns},
+              {"comm_exposed_ns", attr.comm_exposed_ns},
+              {"launches", attr.launches},
+              {"lost_launches", attr.lost_launches},
+              {"files", jfiles}};
+  if (d.main.compiled().generated_marks > 0 || d.main.compiled().generated_calls > 0)
+    doc["generated_code"] = generatedJson(d.main);
+  if (!d.main.compiles().empty()) doc["compiles"] = compilesJson(d.main.compiles());
+  if (auto v = reportVerdict(d)) doc["verdict"] = verdictJson(*v);
+  if (attr.attributed_gpu_ns == 0) doc["advice"] = ingest::captureAdvice(profile.info);
+  if (d.compare) {
+    json files_before = json::array();
+    for (const auto& [local, lines] : d.compare_lines) {
+      json jl = json::array();
+      for (const auto& [line, ns] : lines) jl.push_back({{"line", line}, {"gpu_ns", ns}});
+      files_before.push_back({{"local_path", local}, {"lines", jl}});
+    }
+    json aligned = json::object();
+    for (const auto& [local, how] : d.compare_aligned) aligned[local] = how;
+    doc["compare"] = {{"path", d.args.compare_path},
+                      {"total_gpu_ns", d.compare->attribution().total_gpu_ns},
+                      {"steady_gpu_ns", d.compare->attribution().steady_gpu_ns},
+                      {"steps", d.compare->attribution().steps},
+                      {"files", files_before},
+                      {"aligned", aligned}};
+  }
+  return doc;
+}
+
+}  // namespace sightline::server::report
