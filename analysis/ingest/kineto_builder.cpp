@@ -118,13 +118,35 @@ void Builder::finish() {
     if (pending_[i].id >= 0) by_id.emplace_back(pending_[i].id, static_cast<int32_t>(i));
   std::sort(by_id.begin(), by_id.end());
   p_.calls.reserve(pending_.size());
-  for (auto& pc : pending_) {
+  // A parent starts before its child (or with it, and ends no sooner): a link that does not is
+  // dropped, so chains of parents always end (a crafted trace can point an event at itself, or
+  // events at each other). Ids shared by several events link to the first of them.
+  auto before = [&](int32_t a, int32_t b) {
+    const auto &x = pending_[static_cast<size_t>(a)].call, &y = pending_[static_cast<size_t>(b)].call;
+    return std::tuple(x.start_ns, -x.end_ns, a) < std::tuple(y.start_ns, -y.end_ns, b);
+  };
+  size_t dropped = 0, shared = 0;
+  for (size_t i = 1; i < by_id.size(); ++i) shared += by_id[i].first == by_id[i - 1].first ? 1 : 0;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    auto& pc = pending_[i];
     if (pc.parent_id >= 0) {
       auto it = std::lower_bound(by_id.begin(), by_id.end(), std::make_pair(pc.parent_id, INT32_MIN));
-      if (it != by_id.end() && it->first == pc.parent_id) pc.call.parent = it->second;
+      if (it != by_id.end() && it->first == pc.parent_id) {
+        if (before(it->second, static_cast<int32_t>(i)))
+          pc.call.parent = it->second;
+        else
+          ++dropped;
+      }
     }
     p_.calls.push_back(pc.call);
   }
+  if (dropped > 0)
+    p_.info.warnings.push_back(std::to_string(dropped) +
+                               " Python calls name a parent that does not enclose them (a cycle, or the call "
+                               "itself): those links were ignored");
+  if (shared > 0)
+    p_.info.warnings.push_back(std::to_string(shared) + " Python calls share another call's id: their children "
+                               "were linked to the first of them");
   pending_.clear();
   pending_.shrink_to_fit();
 

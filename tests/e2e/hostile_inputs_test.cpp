@@ -1,0 +1,105 @@
+// Hostile inputs, round two: crafted profiles and files that once hung, crashed or misled the
+// binary. Each runs the real binary under a time limit.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/test_paths.h"
+
+namespace sightline::testing {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct Limited {
+  int code = -1;  // 124: the time limit ended it
+  std::string out;
+  double seconds = 0;
+};
+
+Limited runLimited(const std::string& args, const std::string& cwd, int seconds = 60) {
+  std::string cmd = "cd '" + cwd + "' && timeout " + std::to_string(seconds) + " " + binaryPath() + " " + args + " 2>&1";
+  auto start = std::chrono::steady_clock::now();
+  FILE* p = popen(cmd.c_str(), "r");
+  Limited r;
+  if (!p) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+class Hostile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("sightline_hostile_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+    return (dir_ / name).string();
+  }
+  fs::path dir_;
+};
+
+// A Kineto trace: a training script's Python frames (ids 1..n, parents as given) around one
+// kernel launch.
+std::string pythonTrace(const std::vector<std::pair<int, int>>& id_parent) {
+  json events = json::array();
+  double ts = 1000;
+  for (const auto& [id, parent] : id_parent) {
+    events.push_back({{"ph", "X"},
+                      {"cat", "python_function"},
+                      {"name", "train.py(" + std::to_string(id + 1) + "): f" + std::to_string(id)},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"ts", ts},
+                      {"dur", 500},
+                      {"args", {{"Python id", id}, {"Python parent id", parent}}}});
+    ts += 1;
+  }
+  events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1},
+                    {"ts", 1100}, {"dur", 5}, {"args", {{"correlation", 7}}}});
+  events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "k"}, {"pid", 0}, {"tid", 7}, {"ts", 1110},
+                    {"dur", 50}, {"args", {{"correlation", 7}, {"device", 0}, {"stream", 7}}}});
+  return json{{"traceEvents", events}}.dump();
+}
+
+std::string script() {
+  std::string s;
+  for (int i = 0; i < 20; ++i) s += "x" + std::to_string(i) + " = " + std::to_string(i) + "\n";
+  return s;
+}
+
+TEST_F(Hostile, KinetoParentLinksThatLoopAreIgnored) {
+  write("train.py", script());
+  // A frame that is its own parent; two frames parents of each other; every frame one id.
+  for (auto links : {std::vector<std::pair<int, int>>{{1, 1}},
+                     std::vector<std::pair<int, int>>{{1, 2}, {2, 1}},
+                     std::vector<std::pair<int, int>>{{1, 1}, {1, 1}, {1, 1}, {1, 1}}}) {
+    write("t.pt.trace.json", pythonTrace(links));
+    Limited r = runLimited("report --format json --profile t.pt.trace.json train.py", dir_.string(), 30);
+    ASSERT_EQ(r.code, 0) << r.out;
+    json doc = json::parse(r.out);
+    std::string warnings = doc["warnings"].dump();
+    EXPECT_NE(warnings.find("links were ignored"), std::string::npos) << warnings;
+  }
+}
+
+}  // namespace
+}  // namespace sightline::testing
