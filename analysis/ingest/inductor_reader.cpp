@@ -2,11 +2,11 @@
 #include "analysis/ingest/inductor_reader.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -1015,31 +1015,34 @@ std::string stemOf(const std::string& path) {
   return stem;
 }
 
-// A file's bytes, mapped read-only (a cache entry's Triton binaries are skipped, never read).
-class MappedFile {
+// A file's bytes (a cache entry's Triton binaries are skipped, never read).
+class FileBytes {
  public:
-  explicit MappedFile(const fs::path& p) {
-    int fd = ::open(p.c_str(), O_RDONLY);
+  // Read, not mapped: a log that shrinks while it is read (a run still writing it, or someone
+  // truncating it) must end the read early, not fault the process.
+  explicit FileBytes(const fs::path& p) {
+    int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     struct stat st {};
     if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-      void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (m != MAP_FAILED) data_ = static_cast<const char*>(m), size_ = static_cast<size_t>(st.st_size);
+      data_.resize(static_cast<size_t>(st.st_size));
+      size_t have = 0;
+      while (have < data_.size()) {
+        ssize_t n = ::read(fd, data_.data() + have, data_.size() - have);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        have += static_cast<size_t>(n);
+      }
+      data_.resize(have);
     }
     ::close(fd);
     ok_ = true;
   }
-  ~MappedFile() {
-    if (data_) ::munmap(const_cast<char*>(data_), size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
   bool ok() const { return ok_; }
-  std::string_view bytes() const { return {data_ ? data_ : "", size_}; }
+  std::string_view bytes() const { return data_; }
 
  private:
-  const char* data_ = nullptr;
-  size_t size_ = 0;
+  std::string data_;
   bool ok_ = false;
 };
 
@@ -1162,7 +1165,7 @@ CompiledCodeFiles listCompiledCode(const std::vector<std::string>& folders, cons
 
 model::CompiledCode readCompiledFile(const CompiledCodeFiles::File& file, const std::set<std::string>& want) {
   model::CompiledCode part;
-  MappedFile mapped(file.path);
+  FileBytes mapped(file.path);
   if (!mapped.ok()) {
     part.warnings.push_back("cannot read " + file.path);
     return part;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "tests/support/test_paths.h"
 
@@ -98,6 +99,31 @@ TEST_F(Hostile, KinetoParentLinksThatLoopAreIgnored) {
     json doc = json::parse(r.out);
     std::string warnings = doc["warnings"].dump();
     EXPECT_NE(warnings.find("links were ignored"), std::string::npos) << warnings;
+  }
+}
+
+TEST_F(Hostile, ATraceLogThatShrinksWhileReadIsNotAFault) {
+  // A TORCH_TRACE log of ~60 MB (the compile capture's, repeated), cut to nothing while the
+  // report reads it: read, not mapped, the report ends normally (it once died of SIGBUS).
+  std::string log;
+  for (const auto& e : fs::directory_iterator(dataTree("compile/trace.tar.xz") + "/trace")) log = readFile(e.path());
+  ASSERT_FALSE(log.empty());
+  fs::create_directories(dir_ / "trace");
+  fs::path path = dir_ / "trace" / "dedicated_log_torch_trace_x.log";
+  std::string args = "report --format json --profile '" + dataProfile("compile/compiled_prov.sqlite.xz") + "' '" +
+                     testDataPath("compile/train_gpt.py") + "' --compiled-code '" + (dir_ / "trace").string() + "'";
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      for (size_t written = 0; written < (60u << 20); written += log.size()) out << log;
+    }
+    std::thread cut([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 + 30 * attempt));
+      fs::resize_file(path, 0);
+    });
+    Limited r = runLimited(args, dir_.string(), 60);
+    cut.join();
+    EXPECT_EQ(r.code, 0) << "attempt " << attempt << ": " << r.out.substr(0, 400);
   }
 }
 
