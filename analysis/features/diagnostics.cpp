@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <unordered_set>
 
 namespace sightline::features {
 
@@ -88,6 +89,9 @@ class RuleRunner {
   std::vector<Finding> run() {
     moves_to_gpu_ = std::any_of(index_.calls.begin(), index_.calls.end(),
                                 [&](const CallInfo& c) { return isDeviceCopy(index_, c); });
+    // The values of `x += value` statements, once: rules ask for each call (linear in the file).
+    for (const auto& a : index_.assignments)
+      if (a.op == "+=") accumulated_.insert((static_cast<uint64_t>(a.value.begin) << 32) | a.value.end);
     for (size_t i = 0; i < index_.calls.size(); ++i) {
       const CallInfo& call = index_.calls[i];
       if (call.cpu_only) continue;  // runs only without CUDA: nothing to stall
@@ -171,8 +175,7 @@ class RuleRunner {
       if (!maybe_tensor) return;
       std::vector<Fix> fixes;
       bool accumulated = call.method == "item" && call.receiver_call < 0 &&
-                         std::any_of(index_.assignments.begin(), index_.assignments.end(),
-                                     [&](const auto& a) { return a.op == "+=" && a.value == call.range; });
+                         accumulated_.count((static_cast<uint64_t>(call.range.begin) << 32) | call.range.end) > 0;
       if (accumulated) {
         fixes.push_back({"Accumulate on the GPU (" + call.receiver_text + ".detach())",
                          {{call.range, call.receiver_text + ".detach()"}},
@@ -274,6 +277,7 @@ class RuleRunner {
   const RuleConfig& config_;
   bool moves_to_gpu_ = false;
   std::vector<Finding> findings_;
+  std::unordered_set<uint64_t> accumulated_;  // (begin << 32 | end) of `+=` values
 };
 
 // Codes named by a `# sightline: ignore[...]` comment; {"*"} for a bare ignore; {} for none.

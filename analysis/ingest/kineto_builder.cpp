@@ -145,7 +145,8 @@ void Builder::finish() {
                                " Python calls name a parent that does not enclose them (a cycle, or the call "
                                "itself): those links were ignored");
   if (shared > 0)
-    p_.info.warnings.push_back(std::to_string(shared) + " Python calls share another call's id: their children "
+    p_.info.warnings.push_back(std::to_string(shared) +
+                               " Python calls share another call's id: their children "
                                "were linked to the first of them");
   pending_.clear();
   pending_.shrink_to_fit();

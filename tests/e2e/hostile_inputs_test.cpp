@@ -29,7 +29,8 @@ struct Limited {
 };
 
 Limited runLimited(const std::string& args, const std::string& cwd, int seconds = 60) {
-  std::string cmd = "cd '" + cwd + "' && timeout " + std::to_string(seconds) + " " + binaryPath() + " " + args + " 2>&1";
+  std::string cmd =
+      "cd '" + cwd + "' && timeout " + std::to_string(seconds) + " " + binaryPath() + " " + args + " 2>&1";
   auto start = std::chrono::steady_clock::now();
   FILE* p = popen(cmd.c_str(), "r");
   Limited r;
@@ -74,10 +75,22 @@ std::string pythonTrace(const std::vector<std::pair<int, int>>& id_parent) {
                       {"args", {{"Python id", id}, {"Python parent id", parent}}}});
     ts += 1;
   }
-  events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1},
-                    {"ts", 1100}, {"dur", 5}, {"args", {{"correlation", 7}}}});
-  events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "k"}, {"pid", 0}, {"tid", 7}, {"ts", 1110},
-                    {"dur", 50}, {"args", {{"correlation", 7}, {"device", 0}, {"stream", 7}}}});
+  events.push_back({{"ph", "X"},
+                    {"cat", "cuda_runtime"},
+                    {"name", "cudaLaunchKernel"},
+                    {"pid", 1},
+                    {"tid", 1},
+                    {"ts", 1100},
+                    {"dur", 5},
+                    {"args", {{"correlation", 7}}}});
+  events.push_back({{"ph", "X"},
+                    {"cat", "kernel"},
+                    {"name", "k"},
+                    {"pid", 0},
+                    {"tid", 7},
+                    {"ts", 1110},
+                    {"dur", 50},
+                    {"args", {{"correlation", 7}, {"device", 0}, {"stream", 7}}}});
   return json{{"traceEvents", events}}.dump();
 }
 
@@ -90,8 +103,7 @@ std::string script() {
 TEST_F(Hostile, KinetoParentLinksThatLoopAreIgnored) {
   write("train.py", script());
   // A frame that is its own parent; two frames parents of each other; every frame one id.
-  for (auto links : {std::vector<std::pair<int, int>>{{1, 1}},
-                     std::vector<std::pair<int, int>>{{1, 2}, {2, 1}},
+  for (auto links : {std::vector<std::pair<int, int>>{{1, 1}}, std::vector<std::pair<int, int>>{{1, 2}, {2, 1}},
                      std::vector<std::pair<int, int>>{{1, 1}, {1, 1}, {1, 1}, {1, 1}}}) {
     write("t.pt.trace.json", pythonTrace(links));
     Limited r = runLimited("report --format json --profile t.pt.trace.json train.py", dir_.string(), 30);
@@ -125,6 +137,25 @@ TEST_F(Hostile, ATraceLogThatShrinksWhileReadIsNotAFault) {
     cut.join();
     EXPECT_EQ(r.code, 0) << "attempt " << attempt << ": " << r.out.substr(0, 400);
   }
+}
+
+TEST_F(Hostile, TheSyncRuleIsLinearInTheFile) {
+  // 100k `a += loss.item()` lines in a training loop: each is a finding with its fix; the rule
+  // once compared every call with every assignment (33 s at 2 MB). The limit only guards a hang:
+  // bench/ measures the time.
+  std::string text =
+      "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\nfor step in range(10):\n"
+      "    loss = model(torch.randn(2, 2, device=\"cuda\")).sum()\n    loss.backward()\n";
+  for (int i = 0; i < 100000; ++i) text += "    a += loss.item()\n";
+  write("big.py", text);
+  Limited r = runLimited("check --format json big.py", dir_.string(), 120);
+  ASSERT_NE(r.code, 124) << "timed out";
+  json doc = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object() || doc.is_array()) << r.out.substr(0, 300);
+  size_t findings = 0;
+  for (size_t at = r.out.find("sync-in-loop"); at != std::string::npos; at = r.out.find("sync-in-loop", at + 1))
+    ++findings;
+  EXPECT_GE(findings, 100000u);
 }
 
 }  // namespace
