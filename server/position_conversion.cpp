@@ -21,7 +21,9 @@ uint32_t toOffset(std::string_view text, const source::LineIndex& lines, const p
                   PositionEncoding encoding) {
   if (position.line >= lines.lineCount()) return static_cast<uint32_t>(text.size());
   source::ByteRange line = lines.lineRange(position.line);
-  if (encoding == PositionEncoding::Utf8) return std::min(line.begin + position.character, line.end);
+  // Clamped before adding: a character near 2^32 must not wrap onto an earlier line.
+  if (encoding == PositionEncoding::Utf8)
+    return line.begin + std::min<uint32_t>(position.character, line.end - line.begin);
   uint32_t units = 0;
   uint32_t i = line.begin;
   while (i < line.end && units < position.character) {

@@ -36,4 +36,16 @@ TEST(PositionConversion, ClampsAndSurvivesInvalidUtf8) {
 }
 
 }  // namespace
+TEST(PositionConversion, ExtremeCharactersClampInEveryEncoding) {
+  // A character of 2^32 - 1 on line 1 once wrapped in UTF-8 (begin + character overflowed) and
+  // landed on line 0: every encoding clamps to the line's end.
+  std::string text = "abc\ndef\n";
+  source::LineIndex lines(text);
+  for (auto encoding : {PositionEncoding::Utf8, PositionEncoding::Utf16}) {
+    EXPECT_EQ(toOffset(text, lines, {1, UINT32_MAX}, encoding), 7u);
+    EXPECT_EQ(toOffset(text, lines, {1, UINT32_MAX - 2}, encoding), 7u);
+    EXPECT_EQ(toOffset(text, lines, {UINT32_MAX, UINT32_MAX}, encoding), static_cast<uint32_t>(text.size()));
+  }
+}
+
 }  // namespace sightline::server
