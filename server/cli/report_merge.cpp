@@ -24,26 +24,80 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-}  // namespace
+constexpr size_t kMaxRanks = 4096;                // ranks over all the reports merged
+constexpr size_t kMaxLineRankCells = 20'000'000;  // lines × ranks of the merged report
 
-// --merge: the JSON reports of single ranks, added up into one multi-rank report. Ranks are
-// listed in input order; every line gets a `rank_ns` entry per rank (0 where that rank has no
-// time on it), so the result reads like the report of one multi-rank profile.
-int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err) {
+bool nonNegativeInt(const json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+}
+
+// Why `doc` is not a report `--merge` can add up ("" when it is): the shapes and ranges it reads.
+std::string invalidReport(const json& doc) {
+  if (!doc.is_object() || !doc.contains("files") || !doc.contains("ranks") || !doc["files"].is_array() ||
+      !doc["ranks"].is_array())
+    return "not a `sightline report --format json` output";
+  if (!doc.contains("profile") || !doc["profile"].is_object()) return "`profile` is not an object";
+  if (doc["profile"].contains("warnings") && !doc["profile"]["warnings"].is_array()) return "`warnings` is not a list";
+  for (const auto& w : doc["profile"].value("warnings", json::array()))
+    if (!w.is_string()) return "a warning is not text";
+  for (const char* key : {"total_gpu_ns", "steady_gpu_ns", "attributed_gpu_ns", "unattributed_gpu_ns", "comm_ns",
+                          "comm_exposed_ns", "launches", "lost_launches", "processes", "steps"})
+    if (doc.contains(key) && !nonNegativeInt(doc[key])) return std::string("`") + key + "` is not a count";
+  if (doc["ranks"].size() > kMaxRanks) return "more than " + std::to_string(kMaxRanks) + " ranks";
+  for (const auto& f : doc["files"]) {
+    if (!f.is_object() || !f.contains("lines") || !f["lines"].is_array()) return "a file without `lines`";
+    if (f.contains("path") && !f["path"].is_string()) return "a file's `path` is not text";
+    if (f.contains("local_path") && !f["local_path"].is_string() && !f["local_path"].is_null())
+      return "a file's `local_path` is not text";
+    for (const auto& l : f["lines"]) {
+      if (!l.is_object() || !l.contains("line") || !l["line"].is_number_integer() || l["line"].get<int64_t>() < 1 ||
+          l["line"].get<int64_t>() > 100'000'000)
+        return "a line without a line number";
+      for (const auto& [name, value] : l.items())
+        if (value.is_number() && name != "line" && !nonNegativeInt(value)) return "`" + name + "` is not a count";
+      if (l.contains("rank_ns")) {
+        if (!l["rank_ns"].is_array() || l["rank_ns"].size() > kMaxRanks) return "`rank_ns` is not a list of ranks";
+        for (const auto& v : l["rank_ns"])
+          if (!nonNegativeInt(v)) return "`rank_ns` holds a value that is not a count";
+      }
+    }
+  }
+  return "";
+}
+
+// a + b, or false when the sum does not fit (crafted reports).
+bool addChecked(int64_t a, int64_t b, int64_t& sum) { return !__builtin_add_overflow(a, b, &sum); }
+
+// Ranks are listed in input order; every line gets a `rank_ns` entry per rank (0 where that
+// rank has no time on it), so the result reads like the report of one multi-rank profile.
+int mergeChecked(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err) {
   std::vector<json> docs;
   for (const auto& path : paths) {
     std::ifstream in(path, std::ios::binary);
     json doc = json::parse(in, nullptr, false);
     if (!in.good() && !in.eof()) doc = json();
-    if (!doc.is_object() || !doc.contains("files") || !doc.contains("ranks") || !doc["files"].is_array() ||
-        !doc["ranks"].is_array()) {
-      err << "sightline report: --merge " << path << ": not a `sightline report --format json` output\n";
+    if (std::string why = invalidReport(doc); !why.empty()) {
+      err << "sightline report: --merge " << path << ": " << why << "\n";
       return 2;
     }
     docs.push_back(std::move(doc));
   }
-  size_t rank_count = 0;
-  for (const auto& d : docs) rank_count += std::max<size_t>(1, d["ranks"].size());
+  size_t rank_count = 0, line_count = 0;
+  for (const auto& d : docs) {
+    rank_count += std::max<size_t>(1, d["ranks"].size());
+    for (const auto& f : d["files"]) line_count += f["lines"].size();
+  }
+  if (rank_count > kMaxRanks || line_count * rank_count > kMaxLineRankCells) {
+    err << "sightline report: --merge: " << rank_count << " ranks × " << line_count
+        << " lines is more than a merged report holds\n";
+    return 2;
+  }
+  bool overflow = false;
+  auto add = [&](json& into, int64_t value) {
+    int64_t sum = 0;
+    if (!addChecked(into.get<int64_t>(), value, sum)) overflow = true;
+    into = sum;
+  };
   json merged = {
       {"profile", {{"path", paths.front()}, {"parts", paths}, {"format", "merged"}, {"warnings", json::array()}}},
       {"ranks", json::array()}};
@@ -58,7 +112,7 @@ int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::
     const json& d = docs[k];
     for (const char* key : {"total_gpu_ns", "steady_gpu_ns", "attributed_gpu_ns", "unattributed_gpu_ns", "comm_ns",
                             "comm_exposed_ns", "launches", "lost_launches", "processes"})
-      merged[key] = merged[key].get<int64_t>() + d.value(key, int64_t{0});
+      add(merged[key], d.value(key, int64_t{0}));
     merged["steps"] = std::max(merged["steps"].get<int>(), d.value("steps", 0));
     for (const auto& w : d["profile"].value("warnings", json::array()))
       merged["profile"]["warnings"].push_back(fs::path(paths[k]).filename().string() + ": " + w.get<std::string>());
@@ -73,11 +127,13 @@ int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::
           m = {{"line", l["line"]}, {"rank_ns", std::vector<int64_t>(rank_count, 0)}};
         }
         for (const auto& [name, value] : l.items())
-          if (value.is_number_integer() && name != "line") m[name] = m.value(name, int64_t{0}) + value.get<int64_t>();
+          if (value.is_number_integer() && name != "line") {
+            if (!m.contains(name)) m[name] = 0;
+            add(m[name], value.get<int64_t>());
+          }
         std::vector<int64_t> own = l.contains("rank_ns") ? l["rank_ns"].get<std::vector<int64_t>>()
                                                          : std::vector<int64_t>{l.value("gpu_ns", int64_t{0})};
-        for (size_t r = 0; r < own.size() && r < ranks_here; ++r)
-          m["rank_ns"][first_rank + r] = m["rank_ns"][first_rank + r].get<int64_t>() + own[r];
+        for (size_t r = 0; r < own.size() && r < ranks_here; ++r) add(m["rank_ns"][first_rank + r], own[r]);
       }
     }
     first_rank += ranks_here;
@@ -88,15 +144,31 @@ int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::
     int64_t ns = 0;
     f["lines"] = json::array();
     for (auto& [line, l] : lines) {
-      ns += l.value("gpu_ns", int64_t{0});
+      if (__builtin_add_overflow(ns, l.value("gpu_ns", int64_t{0}), &ns)) overflow = true;
       f["lines"].push_back(l);
     }
     f["gpu_ns"] = ns;
     jfiles.push_back(f);
   }
   merged["files"] = jfiles;
+  if (overflow) {
+    err << "sightline report: --merge: the reports' times add up past 2^63 ns (not reports of one run)\n";
+    return 2;
+  }
   out << protocol::dumpJson(merged) << "\n";
   return 0;
+}
+
+}  // namespace
+
+// --merge: the JSON reports of single ranks, added up into one multi-rank report.
+int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err) {
+  try {
+    return mergeChecked(paths, out, err);
+  } catch (const std::exception& e) {  // a shape the checks missed: an error, never an abort
+    err << "sightline report: --merge: cannot add up these reports (" << e.what() << ")\n";
+    return 2;
+  }
 }
 
 }  // namespace sightline::server::report

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -156,6 +157,59 @@ TEST_F(Hostile, TheSyncRuleIsLinearInTheFile) {
   for (size_t at = r.out.find("sync-in-loop"); at != std::string::npos; at = r.out.find("sync-in-loop", at + 1))
     ++findings;
   EXPECT_GE(findings, 100000u);
+}
+
+TEST_F(Hostile, MergeRejectsCraftedSummariesWithAnError) {
+  // Each once aborted `report --merge` (uncaught JSON type errors), added up to a negative
+  // figure, or allocated past 3 GB; each is now a clear error (exit 2) and nothing else.
+  json good = {
+      {"profile", {{"path", "r0.sqlite"}, {"warnings", json::array()}}},
+      {"ranks", json::array({{{"label", "GPU 0"}}})},
+      {"total_gpu_ns", 5},
+      {"files",
+       json::array(
+           {{{"path", "train.py"}, {"local_path", nullptr}, {"lines", json::array({{{"line", 3}, {"gpu_ns", 5}}})}}})}};
+  auto with = [&](const std::function<void(json&)>& change) {
+    json doc = good;
+    change(doc);
+    return doc.dump();
+  };
+  std::vector<std::string> crafted = {
+      with([](json& d) { d["files"] = json::array({"x"}); }),
+      with([](json& d) { d["files"][0]["lines"] = "x"; }),
+      with([](json& d) { d["files"][0]["lines"][0]["line"] = "a"; }),
+      with([](json& d) { d["files"][0]["lines"][0]["rank_ns"] = "x"; }),
+      with([](json& d) { d["files"][0]["lines"][0]["rank_ns"] = json::array({"x"}); }),
+      with([](json& d) { d["files"][0]["lines"][0]["gpu_ns"] = -5; }),
+      with([](json& d) { d["files"][0]["path"] = 7; }),
+      with([](json& d) { d["profile"] = "x"; }),
+      with([](json& d) { d["profile"]["warnings"] = json::array({1}); }),
+      with([](json& d) { d["total_gpu_ns"] = "many"; }),
+      with([](json& d) { d["steps"] = -1; }),
+      with([](json& d) {
+        d["ranks"] = json::array();
+        for (int i = 0; i < 5000; ++i) d["ranks"].push_back(i);
+      }),
+  };
+  std::string good_path = write("good.json", good.dump());
+  for (size_t i = 0; i < crafted.size(); ++i) {
+    std::string path = write("bad" + std::to_string(i) + ".json", crafted[i]);
+    Limited r = runLimited("report --format json --merge " + good_path + " --merge " + path, dir_.string(), 60);
+    EXPECT_EQ(r.code, 2) << i << ": " << r.out.substr(0, 300);
+    EXPECT_NE(r.out.find("--merge"), std::string::npos) << i << ": " << r.out.substr(0, 300);
+  }
+  // Two summaries whose times add past 2^63.
+  std::string big = write("big.json", with([](json& d) {
+                            d["files"][0]["lines"][0]["gpu_ns"] = INT64_MAX - 1;
+                            d["total_gpu_ns"] = INT64_MAX - 1;
+                          }));
+  Limited r = runLimited("report --format json --merge " + big + " --merge " + big, dir_.string(), 60);
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find("past 2^63"), std::string::npos) << r.out.substr(0, 300);
+  // And good ones still merge.
+  Limited ok = runLimited("report --format json --merge " + good_path + " --merge " + good_path, dir_.string(), 60);
+  ASSERT_EQ(ok.code, 0) << ok.out;
+  EXPECT_EQ(json::parse(ok.out)["total_gpu_ns"], 10);
 }
 
 }  // namespace
