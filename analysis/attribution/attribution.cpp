@@ -449,6 +449,7 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
     std::vector<BusyInterval> busy;
     for (uint32_t a : acts[pid]) addBusy(busy, p.activities[a].start_ns, p.activities[a].end_ns, a);
     const auto& pid_syncs = syncs[pid];
+    const uint32_t process = pid;  // a structured binding cannot be captured (C++17 rules in clang 14)
     for (size_t k = 0; k < steps.list.size(); ++k) {
       auto& step = steps.list[k];
       bool steady = step.kind == StepKind::Steady;
@@ -469,7 +470,7 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
             int64_t gb = after ? after->start : e;
             int64_t piece = to - from;
             // The compiler's share of the piece first; the rest by what the host did.
-            auto compiling = compileOverlap(options.compile_windows, pid, from, to);
+            auto compiling = compileOverlap(options.compile_windows, process, from, to);
             if (compiling.ns > 0) {
               sum.wait_ns[static_cast<size_t>(Wait::Compile)] += compiling.ns;
               LineRef line = compiling.line();
