@@ -91,37 +91,43 @@ void substituteModules(const model::Profile& profile, const model::CompiledCode*
 
 }  // namespace
 
-CompiledMapping mapCompiledFrames(model::Profile& profile, const model::CompiledCode* code) {
-  CompiledMapping out;
-  std::unordered_map<std::string, const model::CompiledModule*> modules;
-  std::unordered_map<const model::CompiledModule*, uint32_t> first_site;
-  if (code) {
-    for (uint32_t mi = 0; mi < code->modules.size(); ++mi) {
-      const auto& m = code->modules[mi];
-      modules.emplace(m.name, &m);
-      first_site[&m] = static_cast<uint32_t>(out.sites.size());
-      for (const auto& l : m.launches) {
-        CompiledMapping::Site site;
-        site.module = mi;
-        site.backward = m.backward;
-        site.single = l.kernel.starts_with("triton_");
-        site.kernel = l.kernel;
-        for (const auto& f : l.stack) site.stack.push_back({profile.strings.intern(f.file), f.line});
-        if (!site.stack.empty()) site.at = site.stack.back();
-        out.sites.push_back(std::move(site));
+namespace {
+
+// Maps the profile's stacks through the generated code, one stage per method (see
+// mapCompiledFrames).
+class FrameMapper {
+ public:
+  FrameMapper(model::Profile& profile, const model::CompiledCode* code) : profile_(profile), code_(code) {}
+
+  CompiledMapping run() {
+    readSites();
+    substituteModules(profile_, code_, modules_, out_);
+    out_.mark_site.assign(profile_.marks.size(), -1);
+    out_.mark_outer.assign(profile_.marks.size(), 0);
+    std::vector<Rewrite*> rewrite_of(profile_.marks.size(), nullptr);
+    for (size_t mi = 0; mi < profile_.marks.size(); ++mi) {
+      const auto& mark = profile_.marks[mi];
+      auto key = std::pair(mark.first_frame, mark.frame_count);
+      auto found = done_.find(key);
+      if (found == done_.end()) found = done_.emplace(key, rewrite(mark)).first;
+      rewrite_of[mi] = &found->second;
+      const Rewrite& rw = found->second;
+      if (rw.mapped && !rw.backward && !rw.graph.empty()) {
+        ++callers_[rw.graph][{rw.first + rw.outer, rw.count - rw.outer}];
+        forward_threads_[rw.graph].insert(model::threadKey(mark.pid, mark.tid));
       }
     }
+    placeBackwardUnderCallers();
+    for (size_t mi = 0; mi < profile_.marks.size(); ++mi) apply(mi, *rewrite_of[mi]);
+    mapTracedCalls();
+    out_.missing_modules.assign(missing_.begin(), missing_.end());
+    for (const auto& d : dirs_)
+      if (!d.empty()) out_.generated_dirs.push_back(d);
+    for (const auto& [at, other] : fused_) out_.fused[at].push_back(other);
+    return std::move(out_);
   }
-  substituteModules(profile, code, modules, out);
-  out.mark_site.assign(profile.marks.size(), -1);
-  out.mark_outer.assign(profile.marks.size(), 0);
-  std::unordered_map<model::StringId, std::string> module_of;  // file string -> module name ("": not generated)
-  auto moduleOf = [&](model::StringId file) -> const std::string& {
-    auto [it, added] = module_of.emplace(file, std::string());
-    if (added) it->second = generatedModuleName(profile.strings[file]);
-    return it->second;
-  };
-  std::set<std::string> missing, dirs;
+
+ private:
   struct Rewrite {
     uint32_t first = 0, count = 0;
     bool backward = false, mapped = false, generated = false;
@@ -130,121 +136,157 @@ CompiledMapping mapCompiledFrames(model::Profile& profile, const model::Compiled
     std::string graph;          // the AOT graph's number ("0" of "0_forward"), "" when not named
     uint32_t pid = 0, tid = 0;  // the first mark's thread
   };
-  std::map<std::pair<uint32_t, uint32_t>, Rewrite> done;  // original stack -> its rewrite
-  std::vector<Rewrite*> rewrite_of(profile.marks.size(), nullptr);
-  // Per AOT graph, how often each forward stack called it: the frames above its wrapper.
-  std::map<std::string, std::map<std::pair<uint32_t, uint32_t>, uint64_t>> callers;
-  std::map<std::string, std::set<uint64_t>> forward_threads;
-  std::set<std::pair<LineKey, LineKey>> fused;
-  for (size_t mi = 0; mi < profile.marks.size(); ++mi) {
-    auto& mark = profile.marks[mi];
-    auto key = std::pair(mark.first_frame, mark.frame_count);
-    auto found = done.find(key);
-    if (found == done.end()) {
-      Rewrite rw{mark.first_frame, mark.frame_count};
-      rw.pid = mark.pid, rw.tid = mark.tid;
-      for (uint32_t f = 0; f < mark.frame_count; ++f) {
-        const model::Frame frame = profile.frames[mark.first_frame + f];
-        const std::string& name = moduleOf(frame.file);
-        if (name.empty()) continue;
-        rw.generated = true;
-        dirs.insert(cacheDirOf(profile.strings[frame.file]));
-        auto m = modules.find(name);
-        if (m == modules.end()) {
-          missing.insert(name);
-          break;
-        }
-        const model::CompiledLaunch* launch = launchAt(*m->second, frame.line);
-        if (!launch) break;
-        // Inner frames (Inductor's runtime), the launch's user frames innermost first, then
-        // the frames above the wrapper (the compiled function, the loop).
-        std::vector<model::Frame> frames(profile.frames.begin() + mark.first_frame,
-                                         profile.frames.begin() + mark.first_frame + f);
-        for (auto s = launch->stack.rbegin(); s != launch->stack.rend(); ++s)
-          frames.push_back({profile.strings.intern(s->function), profile.strings.intern(s->file), s->line});
-        frames.insert(frames.end(), profile.frames.begin() + mark.first_frame + f + 1,
-                      profile.frames.begin() + mark.first_frame + mark.frame_count);
-        rw.first = static_cast<uint32_t>(profile.frames.size());
-        rw.count = static_cast<uint32_t>(frames.size());
-        profile.frames.insert(profile.frames.end(), frames.begin(), frames.end());
-        rw.backward = m->second->backward;
-        rw.mapped = true;
-        rw.site = static_cast<int32_t>(first_site[m->second] + (launch - m->second->launches.data()));
-        rw.outer = f + static_cast<uint32_t>(launch->stack.size());
-        rw.graph = m->second->graph.substr(0, m->second->graph.find('_'));
-        if (m->second->provenance && launch->stack.size() > 1) out.provenance = true;
-        const auto& charged = launch->stack.back();
-        LineKey at{profile.strings.intern(charged.file), charged.line};
-        for (const auto& other : launch->fused) fused.insert({at, {profile.strings.intern(other.file), other.line}});
-        break;
+
+  // Every launch of the modules read, as a site, module by module.
+  void readSites() {
+    if (!code_) return;
+    for (uint32_t mi = 0; mi < code_->modules.size(); ++mi) {
+      const auto& m = code_->modules[mi];
+      modules_.emplace(m.name, &m);
+      first_site_[&m] = static_cast<uint32_t>(out_.sites.size());
+      for (const auto& l : m.launches) {
+        CompiledMapping::Site site;
+        site.module = mi;
+        site.backward = m.backward;
+        site.single = l.kernel.starts_with("triton_");
+        site.kernel = l.kernel;
+        for (const auto& f : l.stack) site.stack.push_back({profile_.strings.intern(f.file), f.line});
+        if (!site.stack.empty()) site.at = site.stack.back();
+        out_.sites.push_back(std::move(site));
       }
-      found = done.emplace(key, rw).first;
-    }
-    rewrite_of[mi] = &found->second;
-    const Rewrite& rw = found->second;
-    if (rw.mapped && !rw.backward && !rw.graph.empty()) {
-      ++callers[rw.graph][{rw.first + rw.outer, rw.count - rw.outer}];
-      forward_threads[rw.graph].insert(model::threadKey(mark.pid, mark.tid));
     }
   }
+
+  const std::string& moduleOf(model::StringId file) {
+    auto [it, added] = module_of_.emplace(file, std::string());
+    if (added) it->second = generatedModuleName(profile_.strings[file]);
+    return it->second;
+  }
+
+  // One stack, rewritten at its innermost frame in generated code: the inner frames (Inductor's
+  // runtime), the launch's user frames innermost first, then the frames above the wrapper (the
+  // compiled function, the loop).
+  Rewrite rewrite(const model::PythonMark& mark) {
+    Rewrite rw{mark.first_frame, mark.frame_count};
+    rw.pid = mark.pid, rw.tid = mark.tid;
+    for (uint32_t f = 0; f < mark.frame_count; ++f) {
+      const model::Frame frame = profile_.frames[mark.first_frame + f];
+      const std::string& name = moduleOf(frame.file);
+      if (name.empty()) continue;
+      rw.generated = true;
+      dirs_.insert(cacheDirOf(profile_.strings[frame.file]));
+      auto m = modules_.find(name);
+      if (m == modules_.end()) {
+        missing_.insert(name);
+        return rw;
+      }
+      const model::CompiledLaunch* launch = launchAt(*m->second, frame.line);
+      if (!launch) return rw;
+      std::vector<model::Frame> frames(profile_.frames.begin() + mark.first_frame,
+                                       profile_.frames.begin() + mark.first_frame + f);
+      for (auto s = launch->stack.rbegin(); s != launch->stack.rend(); ++s)
+        frames.push_back({profile_.strings.intern(s->function), profile_.strings.intern(s->file), s->line});
+      frames.insert(frames.end(), profile_.frames.begin() + mark.first_frame + f + 1,
+                    profile_.frames.begin() + mark.first_frame + mark.frame_count);
+      store(rw, frames);
+      rw.backward = m->second->backward;
+      rw.mapped = true;
+      rw.site = static_cast<int32_t>(first_site_[m->second] + (launch - m->second->launches.data()));
+      rw.outer = f + static_cast<uint32_t>(launch->stack.size());
+      rw.graph = m->second->graph.substr(0, m->second->graph.find('_'));
+      if (m->second->provenance && launch->stack.size() > 1) out_.provenance = true;
+      const auto& charged = launch->stack.back();
+      LineKey at{profile_.strings.intern(charged.file), charged.line};
+      for (const auto& other : launch->fused) fused_.insert({at, {profile_.strings.intern(other.file), other.line}});
+      return rw;
+    }
+    return rw;
+  }
+
+  void store(Rewrite& rw, const std::vector<model::Frame>& frames) {
+    rw.first = static_cast<uint32_t>(profile_.frames.size());
+    rw.count = static_cast<uint32_t>(frames.size());
+    profile_.frames.insert(profile_.frames.end(), frames.begin(), frames.end());
+  }
+
   // A backward graph runs beneath the line that ran its forward (`logits, loss = model(x)`), as
   // eager backward kernels do through their forward ops: on the autograd engine's thread, whose
   // stack holds no user line, the forward's callers go above it (the one that called it most).
-  for (auto& [key, rw] : done) {
-    if (!rw.mapped || !rw.backward) continue;
-    auto c = callers.find(rw.graph);
-    if (c == callers.end()) continue;
-    auto best = std::max_element(c->second.begin(), c->second.end(),
-                                 [](const auto& a, const auto& b) { return a.second < b.second; });
-    auto [above_first, above_count] = best->first;
-    // On the forward's own thread (no engine thread: the CPU), its stack has the callers already.
-    bool shared = forward_threads[rw.graph].count(model::threadKey(rw.pid, rw.tid)) > 0;
-    if (shared || above_count == 0) continue;
-    std::vector<model::Frame> frames(profile.frames.begin() + rw.first, profile.frames.begin() + rw.first + rw.count);
-    frames.insert(frames.end(), profile.frames.begin() + above_first,
-                  profile.frames.begin() + above_first + above_count);
-    rw.first = static_cast<uint32_t>(profile.frames.size());
-    rw.count = static_cast<uint32_t>(frames.size());
-    profile.frames.insert(profile.frames.end(), frames.begin(), frames.end());
+  void placeBackwardUnderCallers() {
+    for (auto& [key, rw] : done_) {
+      if (!rw.mapped || !rw.backward) continue;
+      auto c = callers_.find(rw.graph);
+      if (c == callers_.end()) continue;
+      auto best = std::max_element(c->second.begin(), c->second.end(),
+                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+      auto [above_first, above_count] = best->first;
+      // On the forward's own thread (no engine thread: the CPU), its stack has the callers already.
+      bool shared = forward_threads_[rw.graph].count(model::threadKey(rw.pid, rw.tid)) > 0;
+      if (shared || above_count == 0) continue;
+      std::vector<model::Frame> frames(profile_.frames.begin() + rw.first,
+                                       profile_.frames.begin() + rw.first + rw.count);
+      frames.insert(frames.end(), profile_.frames.begin() + above_first,
+                    profile_.frames.begin() + above_first + above_count);
+      store(rw, frames);
+    }
   }
-  for (size_t mi = 0; mi < profile.marks.size(); ++mi) {
-    auto& mark = profile.marks[mi];
-    const Rewrite& rw = *rewrite_of[mi];
-    if (!rw.generated) continue;
-    ++out.generated_marks;
-    if (!rw.mapped) continue;
-    ++out.mapped_marks;
-    if (rw.backward) ++out.backward_marks;
+
+  void apply(size_t mi, const Rewrite& rw) {
+    if (!rw.generated) return;
+    ++out_.generated_marks;
+    if (!rw.mapped) return;
+    ++out_.mapped_marks;
+    if (rw.backward) ++out_.backward_marks;
+    auto& mark = profile_.marks[mi];
     mark.first_frame = rw.first;
     mark.frame_count = rw.count;
     mark.backward = rw.backward;
     mark.compiled = true;
-    out.mark_site[mi] = rw.site;
-    out.mark_outer[mi] = rw.outer;
+    out_.mark_site[mi] = rw.site;
+    out_.mark_outer[mi] = rw.outer;
   }
-  for (uint32_t ci = 0; ci < profile.calls.size(); ++ci) {
-    const auto& call = profile.calls[ci];
-    if (call.kind != model::CallKind::Function) continue;
-    const std::string& name = moduleOf(call.file);
-    if (name.empty()) continue;
-    ++out.generated_calls;
-    dirs.insert(cacheDirOf(profile.strings[call.file]));
-    auto m = modules.find(name);
-    if (m == modules.end()) {
-      missing.insert(name);
-      continue;
+
+  // Traced calls of a wrapper's `call()` (PyTorch profiler traces): its sites, for LineResolver.
+  void mapTracedCalls() {
+    for (uint32_t ci = 0; ci < profile_.calls.size(); ++ci) {
+      const auto& call = profile_.calls[ci];
+      if (call.kind != model::CallKind::Function) continue;
+      const std::string& name = moduleOf(call.file);
+      if (name.empty()) continue;
+      ++out_.generated_calls;
+      dirs_.insert(cacheDirOf(profile_.strings[call.file]));
+      auto m = modules_.find(name);
+      if (m == modules_.end()) {
+        missing_.insert(name);
+        continue;
+      }
+      if (profile_.strings[call.function] != "call" || m->second->launches.empty()) continue;
+      ++out_.mapped_calls;
+      auto first = static_cast<int32_t>(first_site_[m->second]);
+      out_.traced.push_back({ci, first, first + static_cast<int32_t>(m->second->launches.size())});
+      if (m->second->provenance) out_.provenance = true;
     }
-    if (profile.strings[call.function] != "call" || m->second->launches.empty()) continue;
-    ++out.mapped_calls;
-    auto first = static_cast<int32_t>(first_site[m->second]);
-    out.traced.push_back({ci, first, first + static_cast<int32_t>(m->second->launches.size())});
-    if (m->second->provenance) out.provenance = true;
   }
-  out.missing_modules.assign(missing.begin(), missing.end());
-  for (const auto& d : dirs)
-    if (!d.empty()) out.generated_dirs.push_back(d);
-  for (const auto& [at, other] : fused) out.fused[at].push_back(other);
-  return out;
+
+  model::Profile& profile_;
+  const model::CompiledCode* code_;
+  CompiledMapping out_;
+  std::unordered_map<std::string, const model::CompiledModule*> modules_;
+  std::unordered_map<const model::CompiledModule*, uint32_t> first_site_;
+  std::unordered_map<model::StringId, std::string> module_of_;  // file -> module name ("": not generated)
+  std::set<std::string> missing_, dirs_;
+  std::map<std::pair<uint32_t, uint32_t>, Rewrite> done_;  // original stack -> its rewrite
+  // Per AOT graph, how often each forward stack called it (the frames above its wrapper), and
+  // the threads its forward ran on.
+  std::map<std::string, std::map<std::pair<uint32_t, uint32_t>, uint64_t>> callers_;
+  std::map<std::string, std::set<uint64_t>> forward_threads_;
+  std::set<std::pair<LineKey, LineKey>> fused_;
+};
+
+}  // namespace
+
+CompiledMapping mapCompiledFrames(model::Profile& profile, const model::CompiledCode* code) {
+  return FrameMapper(profile, code).run();
 }
 
 }  // namespace sightline::attribution
