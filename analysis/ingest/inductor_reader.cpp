@@ -651,27 +651,27 @@ std::optional<FxGraphEntry> parseFxGraphEntry(std::string_view bytes) {
   return e;
 }
 
-model::CompiledModule parseWrapper(std::string_view name, std::string_view source, std::string_view post_grad_graph,
-                                   const std::vector<std::pair<int32_t, std::string>>& linemap,
-                                   const std::vector<std::pair<std::string, std::string>>& provenance) {
-  model::CompiledModule m;
-  m.name = std::string(name);
-  std::string_view first_line = source.substr(0, source.find('\n'));
-  if (first_line.starts_with("# AOT ID: ")) {
-    auto ids = bracketList(first_line, "# AOT ID:");
-    if (!ids.empty()) m.graph = ids[0];
-    m.backward = first_line.find("backward") != std::string_view::npos;
-  }
+namespace {
+
+// The launches of a wrapper module and what its comments say of their nodes.
+struct WrapperScan {
+  // Views into the source: triton kernel -> post-grad nodes, and pre-grad -> post-grad (module-wide).
+  std::unordered_map<std::string_view, std::vector<std::string_view>> kernel_nodes, pre_to_post;
+  std::vector<RawLaunch> raw;
+};
+
+WrapperScan scanWrapper(std::string_view source) {
   // One pass over the lines outside the kernels' source strings (most of the module, skipped
   // whole). Kernel definitions: `# Source node to ATen node mapping:`, `#   pre => post, post`,
   // then `name = async_compile.triton('...', '''`. Launches: in call() and in the graph
   // partitions it calls (`def partition_0(args):`), in functions' bodies, each with the Source
   // Nodes comment before it.
-  // Views into `source`: triton kernel -> post-grad nodes, and pre-grad -> post-grad (module-wide).
-  std::unordered_map<std::string_view, std::vector<std::string_view>> kernel_nodes, pre_to_post;
+  WrapperScan out;
+  auto& kernel_nodes = out.kernel_nodes;
+  auto& pre_to_post = out.pre_to_post;
+  auto& raw = out.raw;
   std::vector<std::string_view> pending;
   bool in_mapping = false;
-  std::vector<RawLaunch> raw;
   std::vector<std::string_view> nodes;
   std::string handle;
   forEachCodeLine(source, [&](std::string_view l, int32_t number, bool quoted) {
@@ -723,6 +723,57 @@ model::CompiledModule parseWrapper(std::string_view name, std::string_view sourc
     raw.push_back({number, kernel, triton, std::move(nodes), std::move(handle)});
     nodes.clear(), handle.clear();
   });
+  return out;
+}
+
+// A launch's graph nodes and the one it computes foremost.
+struct Placed {
+  const GraphNode* main = nullptr;  // a Triton kernel's main node, an extern call's op node
+  std::vector<const GraphNode*> located;
+  bool triton = false;
+};
+
+// A fused kernel goes to the line of its main op (its reductions or matmul) rather than of its
+// last node (Inductor's line map's rule): a layer norm's backward fused with the dropout
+// backward that follows it is the layer norm's. Its whole stack is one the module has for that
+// line (the one sharing most of the last node's), else the last node's cut at that line.
+void moveToMainOps(model::CompiledModule& m, const std::vector<Placed>& placed) {
+  std::map<std::pair<std::string, int32_t>, std::vector<const std::vector<model::SourceLine>*>> stacks_at;
+  for (const auto& l : m.launches)
+    if (!l.stack.empty()) stacks_at[{l.stack.back().file, l.stack.back().line}].push_back(&l.stack);
+  for (size_t i = 0; i < m.launches.size(); ++i) {
+    auto& launch = m.launches[i];
+    const auto& [main, located, triton] = placed[i];
+    if (launch.stack.empty()) continue;
+    if (main && !main->sameLine(launch.stack.back())) launch.stack = stackAt(*main, launch.stack, stacks_at);
+    if (main && triton) {
+      const auto& charged = launch.stack.back();
+      for (const GraphNode* n : located) {
+        if (n->sameLine(charged)) continue;
+        if (std::find_if(launch.fused.begin(), launch.fused.end(),
+                         [&](const model::SourceLine& f) { return n->sameLine(f); }) == launch.fused.end())
+          launch.fused.push_back(n->at());
+      }
+      std::sort(launch.fused.begin(), launch.fused.end(),
+                [](const auto& a, const auto& b) { return std::tie(a.file, a.line) < std::tie(b.file, b.line); });
+    }
+  }
+}
+
+}  // namespace
+
+model::CompiledModule parseWrapper(std::string_view name, std::string_view source, std::string_view post_grad_graph,
+                                   const std::vector<std::pair<int32_t, std::string>>& linemap,
+                                   const std::vector<std::pair<std::string, std::string>>& provenance) {
+  model::CompiledModule m;
+  m.name = std::string(name);
+  std::string_view first_line = source.substr(0, source.find('\n'));
+  if (first_line.starts_with("# AOT ID: ")) {
+    auto ids = bracketList(first_line, "# AOT ID:");
+    if (!ids.empty()) m.graph = ids[0];
+    m.backward = first_line.find("backward") != std::string_view::npos;
+  }
+  auto [kernel_nodes, pre_to_post, raw] = scanWrapper(source);
   auto graph = graphNodes(post_grad_graph);
   std::map<std::string, std::vector<std::string_view>> stacks_by_handle;
   for (const auto& [key, stack] : provenance) stacks_by_handle[key].push_back(stack);
@@ -742,11 +793,6 @@ model::CompiledModule parseWrapper(std::string_view name, std::string_view sourc
     for (std::string_view prefix : {std::string_view("extern_kernels."), std::string_view("aten.")})
       if (kernel.starts_with(prefix)) return kernel.substr(prefix.size());
     return std::string_view();
-  };
-  struct Placed {
-    const GraphNode* main = nullptr;  // a Triton kernel's main node, an extern call's op node
-    std::vector<const GraphNode*> located;
-    bool triton = false;
   };
   std::vector<Placed> placed;
   placed.reserve(raw.size());
@@ -805,30 +851,7 @@ model::CompiledModule parseWrapper(std::string_view name, std::string_view sourc
     m.launches.push_back(std::move(launch));
     placed.push_back({main, std::move(located), r.triton});
   }
-  // A fused kernel goes to the line of its main op (its reductions or matmul) rather than of its
-  // last node (Inductor's line map's rule): a layer norm's backward fused with the dropout
-  // backward that follows it is the layer norm's. Its whole stack is one the module has for that
-  // line (the one sharing most of the last node's), else the last node's cut at that line.
-  std::map<std::pair<std::string, int32_t>, std::vector<const std::vector<model::SourceLine>*>> stacks_at;
-  for (const auto& l : m.launches)
-    if (!l.stack.empty()) stacks_at[{l.stack.back().file, l.stack.back().line}].push_back(&l.stack);
-  for (size_t i = 0; i < m.launches.size(); ++i) {
-    auto& launch = m.launches[i];
-    const auto& [main, located, triton] = placed[i];
-    if (launch.stack.empty()) continue;
-    if (main && !main->sameLine(launch.stack.back())) launch.stack = stackAt(*main, launch.stack, stacks_at);
-    if (main && triton) {
-      const auto& charged = launch.stack.back();
-      for (const GraphNode* n : located) {
-        if (n->sameLine(charged)) continue;
-        if (std::find_if(launch.fused.begin(), launch.fused.end(),
-                         [&](const model::SourceLine& f) { return n->sameLine(f); }) == launch.fused.end())
-          launch.fused.push_back(n->at());
-      }
-      std::sort(launch.fused.begin(), launch.fused.end(),
-                [](const auto& a, const auto& b) { return std::tie(a.file, a.line) < std::tie(b.file, b.line); });
-    }
-  }
+  moveToMainOps(m, placed);
   return m;
 }
 
