@@ -344,33 +344,20 @@ void LineResolver::placeTracedCalls() {
   const auto& map = *options_.compiled;
   // The launching calls inside each traced call, in order, and the name of each one's first kernel.
   std::vector<std::vector<uint32_t>> inside(map.traced.size());
-  std::unordered_map<uint64_t, uint32_t> by_correlation;
   for (size_t t = 0; t < map.traced.size(); ++t) {
     const auto& call = profile_.calls[map.traced[t].call];
     const auto& launches = launchesOf(call.pid, call.tid);
     auto from = std::lower_bound(launches.begin(), launches.end(), call.start_ns,
                                  [&](uint32_t i, int64_t time) { return profile_.api_calls[i].start_ns < time; });
-    for (auto it = from; it != launches.end() && profile_.api_calls[*it].start_ns <= call.end_ns; ++it) {
+    for (auto it = from; it != launches.end() && profile_.api_calls[*it].start_ns <= call.end_ns; ++it)
       inside[t].push_back(*it);
-      const auto& x = profile_.api_calls[*it];
-      if (x.correlation >= 0) by_correlation.emplace(model::correlationKey(x.pid, x.correlation), *it);
-    }
-  }
-  std::unordered_map<uint32_t, model::StringId> kernel_of;
-  for (const auto& act : profile_.activities) {
-    if (act.kind != model::ActivityKind::Kernel || act.correlation < 0) continue;
-    auto it = by_correlation.find(model::correlationKey(act.pid, act.correlation));
-    if (it != by_correlation.end()) kernel_of.try_emplace(it->second, act.name);
   }
   for (size_t t = 0; t < map.traced.size(); ++t) {
     if (inside[t].empty()) continue;
     const auto& tc = map.traced[t];
     const auto& call = profile_.calls[tc.call];
     std::vector<model::StringId> names;
-    for (uint32_t api : inside[t]) {
-      auto it = kernel_of.find(api);
-      names.push_back(it == kernel_of.end() ? 0 : it->second);
-    }
+    for (uint32_t api : inside[t]) names.push_back(kernelOf(api));
     std::vector<int32_t> site_of = sitesOfKernels(tc.first_site, tc.end_site - 1, names);
     // A launch no site fits (a memset Inductor adds) goes with the launch before it, else after.
     for (size_t k = 1; k < site_of.size(); ++k)
