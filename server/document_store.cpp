@@ -33,7 +33,12 @@ void Document::applyChanges(int64_t version, const std::vector<protocol::TextDoc
     uint32_t begin = toOffset(text, file_.lines(), change.range->start, encoding);
     uint32_t end = toOffset(text, file_.lines(), change.range->end, encoding);
     if (end < begin) std::swap(begin, end);
-    lines_.edit(file_.lines(), begin, end, change.text);
+    // Beside a "\r" the edit may join or split a "\r\n": compare the lines whole.
+    bool beside_cr = (begin > 0 && text[begin - 1] == '\r') || (!change.text.empty() && change.text.back() == '\r');
+    if (beside_cr)
+      lines_.replaceAll(text, text.substr(0, begin) + change.text + text.substr(end));
+    else
+      lines_.edit(file_.lines(), begin, end, change.text);
     file_.applyEdit(begin, end, change.text);
   }
   version_ = version;

@@ -5,11 +5,28 @@
 
 namespace sightline::source {
 
+bool hasLoneCarriageReturn(std::string_view text) {
+  for (size_t at = text.find('\r'); at != std::string_view::npos; at = text.find('\r', at + 1))
+    if (at + 1 == text.size() || text[at + 1] != '\n') return true;
+  return false;
+}
+
+uint32_t countLineEnds(std::string_view text) {
+  uint32_t n = 0;
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n'))) ++n;
+  return n;
+}
+
 LineIndex::LineIndex(std::string_view text) : size_(static_cast<uint32_t>(text.size())) {
   starts_.push_back(0);
+  // "\n", "\r\n" and a lone "\r" each end a line, as LSP counts them.
   for (uint32_t i = 0; i < size_; ++i) {
     if (text[i] == '\n') {
       content_ends_.push_back(i > 0 && text[i - 1] == '\r' ? i - 1 : i);
+      starts_.push_back(i + 1);
+    } else if (text[i] == '\r' && (i + 1 == size_ || text[i + 1] != '\n')) {
+      content_ends_.push_back(i);
       starts_.push_back(i + 1);
     }
   }

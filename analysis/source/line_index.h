@@ -25,6 +25,11 @@ struct ByteRange {
   friend bool operator==(const ByteRange&, const ByteRange&) = default;
 };
 
+// Whether `text` holds a "\r" that no "\n" follows: a line end tree-sitter would not see.
+bool hasLoneCarriageReturn(std::string_view text);
+// The number of line ends in `text` ("\n", "\r\n", lone "\r").
+uint32_t countLineEnds(std::string_view text);
+
 class LineIndex {
  public:
   LineIndex() : starts_{0}, size_(0) {}
@@ -35,7 +40,7 @@ class LineIndex {
   TextPoint pointAt(uint32_t offset) const;
   // Clamps lines past the end to the end, columns past the line's end to its end.
   uint32_t offsetAt(TextPoint point) const;
-  // The line's bytes without its line terminator ("\n" or "\r\n").
+  // The line's bytes without its line terminator ("\n", "\r\n" or a lone "\r").
   ByteRange lineRange(uint32_t line) const;
   uint32_t lineStart(uint32_t line) const;
 

@@ -9,19 +9,22 @@
 namespace sightline::source {
 namespace {
 
-uint32_t newlines(std::string_view text) { return static_cast<uint32_t>(std::count(text.begin(), text.end(), '\n')); }
+uint32_t newlines(std::string_view text) { return countLineEnds(text); }
 
+bool endsLine(char c) { return c == '\n' || c == '\r'; }
+
+// Lines as LineIndex reads them: "\n", "\r\n" and a lone "\r" end one.
 std::vector<std::string_view> splitLines(std::string_view text) {
   std::vector<std::string_view> out;
   size_t start = 0;
   while (true) {
-    size_t nl = text.find('\n', start);
+    size_t nl = text.find_first_of("\r\n", start);
     if (nl == std::string_view::npos) {
       out.push_back(text.substr(start));
       return out;
     }
     out.push_back(text.substr(start, nl - start));
-    start = nl + 1;
+    start = nl + (text[nl] == '\r' && nl + 1 < text.size() && text[nl + 1] == '\n' ? 2 : 1);
   }
 }
 
@@ -62,9 +65,9 @@ void LineTracker::edit(const LineIndex& before, uint32_t begin, uint32_t old_end
   uint32_t k = newlines(replacement);
   uint32_t removed = end.line - start.line;  // line breaks removed
   auto lineEnd = [&](uint32_t line) { return before.lineRange(line).end - before.lineStart(line); };
-  bool whole_from_start = start.column == 0 && end.column == 0 && (replacement.empty() || replacement.back() == '\n');
+  bool whole_from_start = start.column == 0 && end.column == 0 && (replacement.empty() || endsLine(replacement.back()));
   bool whole_from_end = start.column == lineEnd(start.line) && end.column == lineEnd(end.line) &&
-                        (replacement.empty() || replacement.front() == '\n');
+                        (replacement.empty() || endsLine(replacement.front()));
   if (whole_from_start) {
     // Lines [sl, el) replaced by k whole lines; line el moves, untouched.
     replaceLines(start.line, removed, k, true);

@@ -61,13 +61,26 @@ std::string checkGrammarCompatibility() {
 
 SourceFile::SourceFile(std::string text, bool chunked, TaskRunner* runner)
     : text_(std::move(text)), lines_(text_), chunking_failed_(!chunked), runner_(runner) {
+  refreshParseText();
   parseFresh();
+}
+
+void SourceFile::refreshParseText() {
+  if (!hasLoneCarriageReturn(text_)) {
+    parse_text_.clear();
+    parse_text_.shrink_to_fit();
+    return;
+  }
+  parse_text_ = text_;
+  for (size_t i = 0; i < parse_text_.size(); ++i)
+    if (parse_text_[i] == '\r' && (i + 1 == parse_text_.size() || parse_text_[i + 1] != '\n')) parse_text_[i] = '\n';
 }
 
 SourceFile::~SourceFile() { freeTrees(); }
 
 SourceFile::SourceFile(SourceFile&& other) noexcept
     : text_(std::move(other.text_)),
+      parse_text_(std::move(other.parse_text_)),
       lines_(std::move(other.lines_)),
       chunks_(std::move(other.chunks_)),
       chunking_failed_(other.chunking_failed_),
@@ -79,6 +92,7 @@ SourceFile& SourceFile::operator=(SourceFile&& other) noexcept {
   if (this != &other) {
     freeTrees();
     text_ = std::move(other.text_);
+    parse_text_ = std::move(other.parse_text_);
     lines_ = std::move(other.lines_);
     chunks_ = std::move(other.chunks_);
     chunking_failed_ = other.chunking_failed_;
@@ -113,7 +127,7 @@ void SourceFile::parseChunk(const std::string& text, const LineIndex& lines, Chu
 void SourceFile::parseWhole() {
   freeTrees();
   chunks_.push_back({0, static_cast<uint32_t>(text_.size()), nullptr});
-  parseChunk(text_, lines_, chunks_[0], nullptr);
+  parseChunk(parseText(), lines_, chunks_[0], nullptr);
 }
 
 void SourceFile::parseFresh() {
@@ -175,7 +189,7 @@ bool SourceFile::parseChunked() {
     chunks_.push_back(
         {starts[i], i + 1 < starts.size() ? starts[i + 1] : static_cast<uint32_t>(text_.size()), nullptr});
   // Chunks on the owner's cores when it lent some; each chunk has its own tree and parser.
-  auto parseOne = [this](size_t i) { parseChunk(text_, lines_, chunks_[i], nullptr); };
+  auto parseOne = [this](size_t i) { parseChunk(parseText(), lines_, chunks_[i], nullptr); };
   if (runner_) {
     runner_->runAll(chunks_.size(), parseOne);
   } else {
@@ -204,6 +218,13 @@ void SourceFile::applyEdit(uint32_t begin, uint32_t old_end, std::string_view re
 
   text_.replace(begin, old_end - begin, replacement);
   lines_ = LineIndex(text_);
+  // A lone "\r" before or after: tree-sitter reads another text; parse it afresh.
+  bool had_lone_cr = !parse_text_.empty();
+  refreshParseText();
+  if (had_lone_cr || !parse_text_.empty()) {
+    parseFresh();
+    return;
+  }
   if (chunks_.size() == 1) {
     ts_tree_edit(chunks_[0].tree, &edit);
     chunks_[0].end = static_cast<uint32_t>(text_.size());

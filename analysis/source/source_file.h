@@ -75,8 +75,13 @@ class SourceFile {
   void parseWhole();
   static void parseChunk(const std::string& text, const LineIndex& lines, Chunk& chunk, const TSTree* old_tree);
   void freeTrees();
+  void refreshParseText();
+  const std::string& parseText() const { return parse_text_.empty() ? text_ : parse_text_; }
 
   std::string text_;
+  // text_ with each lone "\r" as "\n" (same offsets): tree-sitter ends lines at "\n" only, LSP
+  // at a lone "\r" too. Empty when the text has none (the usual case: no copy).
+  std::string parse_text_;
   LineIndex lines_;
   std::vector<Chunk> chunks_;     // contiguous, covering the whole text
   bool chunking_failed_ = false;  // a clean text whose chunks had errors: parse it whole

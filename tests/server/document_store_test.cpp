@@ -28,6 +28,29 @@ TEST(DocumentStore, IncrementalAndFullChanges) {
   EXPECT_EQ(doc.file().text(), "pr!");
 }
 
+TEST(DocumentStore, EditsThatJoinOrSplitACarriageReturnKeepLinesAndFindings) {
+  // "\r" ends a line as "\n" and "\r\n" do. A "\r" typed before a "\r\n" adds an empty line,
+  // and deleting it joins them back: lines, the tree and the findings follow.
+  DocumentStore store;
+  std::string text = "for a in loader:\r\n    a.backward()\r    v = a.item()\r";
+  Document& doc = store.open("file:///t.py", 1, text);
+  features::RuleConfig config;
+  ASSERT_EQ(doc.findings(config, 1).size(), 1u);
+  EXPECT_EQ(doc.findings(config, 1)[0].range.begin, text.find("a.item()"));
+  EXPECT_EQ(doc.file().lines().lineCount(), 4u);
+  EXPECT_FALSE(doc.file().hasSyntaxErrors());
+  doc.applyChanges(2, {{protocol::Range{{0, 16}, {0, 16}}, "\r"}}, PositionEncoding::Utf16);
+  EXPECT_EQ(doc.file().lines().lineCount(), 5u);
+  EXPECT_EQ(doc.lineTracker().baselineLine(2), 1);  // the backward line moved down one
+  EXPECT_EQ(doc.lineTracker().baselineLine(3), 2);
+  doc.applyChanges(3, {{protocol::Range{{0, 16}, {1, 0}}, ""}}, PositionEncoding::Utf16);
+  EXPECT_EQ(doc.file().text(), text);
+  EXPECT_EQ(doc.lineTracker().baselineLine(2), 2);
+  EXPECT_EQ(doc.file().lines().lineCount(), 4u);
+  ASSERT_EQ(doc.findings(config, 1).size(), 1u);
+  EXPECT_EQ(doc.file().lines().pointAt(doc.findings(config, 1)[0].range.begin).line, 2u);
+}
+
 TEST(DocumentStore, OpenFindClose) {
   DocumentStore store;
   store.open("a", 1, "");

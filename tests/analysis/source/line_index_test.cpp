@@ -31,6 +31,19 @@ TEST(LineIndex, CrLfLinesExcludeTheTerminator) {
   EXPECT_EQ(idx.lineStart(2), 8u);
 }
 
+TEST(LineIndex, ALoneCarriageReturnEndsALine) {
+  LineIndex idx("ab\rcd\r\nef\ngh\r");
+  EXPECT_EQ(idx.lineCount(), 5u);
+  EXPECT_EQ(idx.lineRange(0), (ByteRange{0, 2}));
+  EXPECT_EQ(idx.lineRange(1), (ByteRange{3, 5}));
+  EXPECT_EQ(idx.lineRange(2), (ByteRange{7, 9}));
+  EXPECT_EQ(idx.lineRange(3), (ByteRange{10, 12}));
+  EXPECT_EQ(idx.pointAt(4), (TextPoint{1, 1}));
+  EXPECT_EQ(countLineEnds("a\rb\r\nc\n"), 3u);
+  EXPECT_TRUE(hasLoneCarriageReturn("a\rb"));
+  EXPECT_FALSE(hasLoneCarriageReturn("a\r\nb"));
+}
+
 TEST(LineIndex, EmptyText) {
   LineIndex idx("");
   EXPECT_EQ(idx.lineCount(), 1u);
