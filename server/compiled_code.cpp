@@ -156,15 +156,16 @@ std::shared_ptr<const model::CompiledCode> CompiledCodeReader::finish(const mode
   // The folders in order of trust (see above); those not read early are read now.
   std::vector<std::string> folders;
   for (const auto& f : search_.named) addFolder(folders, f);
+  std::string default_cache = "/tmp/torchinductor_" + userName();
   for (const auto& [dir, module_file] : module_file_of_dir) {
-    addFolder(folders, dir);
+    if (!search_.may_open || dir == default_cache || search_.may_open(dir)) addFolder(folders, dir);
     // A module file of that folder mapped like a script: its folder's parent is the cache.
     if (search_.mapper)
       if (auto local = search_.mapper->map(module_file))
         addFolder(folders, fs::path(*local).parent_path().parent_path().string());
   }
   for (const auto& f : early_) addFolder(folders, f);
-  if (search_.default_cache) addFolder(folders, "/tmp/torchinductor_" + userName());
+  if (search_.default_cache) addFolder(folders, default_cache);
   if (searched) *searched = folders;
   if (folders.empty()) return nullptr;
   auto code = std::make_shared<model::CompiledCode>();

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,6 +30,9 @@ struct CompiledCodeSearch {
   std::vector<std::string> roots;  // workspace roots, searched a few levels down
   const attribution::PathMapper* mapper = nullptr;
   bool default_cache = true;  // also /tmp/torchinductor_<user>
+  // The folders a profile names (its own cache) are read only where this allows them, or when
+  // they are this user's default cache; null allows any.
+  std::function<bool(const std::string&)> may_open;
 };
 
 // Reads the generated code while the profile loads. Constructed before the load, it finds the

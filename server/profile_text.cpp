@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "server/markdown.h"
 #include "server/uri.h"
 
 namespace sightline::server {
@@ -31,7 +32,7 @@ std::string workTable(const features::LineBreakdown& b) {
   if (b.top_work.empty()) return "";
   std::string md = "| GPU work | count | ms |\n|---|---:|---:|\n";
   for (const auto& w : b.top_work)
-    md += "| `" + features::shortKernelName(w.name) + "` | " + std::to_string(w.count) + " | " +
+    md += "| " + md::cell(features::shortKernelName(w.name)) + " | " + std::to_string(w.count) + " | " +
           formatMilliseconds(static_cast<double>(w.ns)) + " |\n";
   if (b.more_work > 0) md += "| " + std::to_string(b.more_work) + " more | | |\n";
   return md + "\n";
@@ -51,7 +52,7 @@ std::string copiesAndSyncs(const features::LineBreakdown& b, const std::string& 
     md += "host blocked " + formatMilliseconds(b.sync_ns) + " " + unit + " in";
     bool first = true;
     for (const auto& api : b.sync_apis) {
-      md += std::string(first ? " " : ", ") + "`" + api.name + "` ×" + std::to_string(api.count);
+      md += std::string(first ? " " : ", ") + md::code(api.name) + " ×" + std::to_string(api.count);
       first = false;
     }
     md += "\n\n";
@@ -73,8 +74,8 @@ std::string formatShare(double share) {
 
 std::string lineLink(const join::PlacedLine& l) {
   std::string name = std::filesystem::path(l.path).filename().string() + ":" + std::to_string(l.line);
-  if (l.path.empty() || l.path.front() != '/') return "`" + name + "`";
-  return "[" + name + "](" + pathToUri(l.path) + "#L" + std::to_string(l.line) + ")";
+  if (l.path.empty() || l.path.front() != '/') return md::code(name);
+  return md::link(name, pathToUri(l.path) + "#L" + std::to_string(l.line));
 }
 
 // Inclusive time, when work runs beneath the line: the split, and the lines beneath it.
@@ -124,10 +125,10 @@ std::string breakdownMarkdown(const features::LineBreakdown& b) {
   md += "attributed by: " + methods + "\n\n";
   if (!b.ranks.empty()) {
     md += "per rank: min " + formatMilliseconds(b.rank_min_ns) + " / median " + formatMilliseconds(b.rank_median_ns) +
-          " / max " + formatMilliseconds(b.rank_max_ns) + " " + unit + ", slowest **" + b.slowest + "** (";
+          " / max " + formatMilliseconds(b.rank_max_ns) + " " + unit + ", slowest **" + md::text(b.slowest) + "** (";
     for (size_t i = 0; i < b.ranks.size() && i < 8; ++i)
       md +=
-          (i ? ", " : "") + b.ranks[i].label + " " + formatMilliseconds(b.ranks[i].ns) +
+          (i ? ", " : "") + md::text(b.ranks[i].label) + " " + formatMilliseconds(b.ranks[i].ns) +
           (b.ranks[i].wait_ns > 0 ? " of which waiting for other ranks " + formatMilliseconds(b.ranks[i].wait_ns) : "");
     if (b.ranks.size() > 8) md += ", …";
     md += ")\n\n";
@@ -148,15 +149,15 @@ std::string breakdownMarkdown(const features::LineBreakdown& b) {
     md += std::string("fused by torch.compile with ") + (b.fused_with.size() == 1 ? "line " : "lines ");
     for (size_t i = 0; i < b.fused_with.size() && i < 8; ++i) {
       const auto& f = b.fused_with[i];
-      md += (i ? ", " : "") + (one_file ? "" : std::filesystem::path(f.path).filename().string() + ":") +
+      md += (i ? ", " : "") + (one_file ? "" : md::text(std::filesystem::path(f.path).filename().string()) + ":") +
             std::to_string(f.line);
     }
-    if (one_file) md += " (" + std::filesystem::path(file).filename().string() + ")";
+    if (one_file) md += " (" + md::text(std::filesystem::path(file).filename().string()) + ")";
     md += ": its kernels compute their work too\n\n";
   }
   if (!b.autograd_ops.empty()) {
     md += "autograd ops: ";
-    for (size_t i = 0; i < b.autograd_ops.size(); ++i) md += (i ? ", `" : "`") + b.autograd_ops[i] + "`";
+    for (size_t i = 0; i < b.autograd_ops.size(); ++i) md += (i ? ", " : "") + md::code(b.autograd_ops[i]);
     md += "\n\n";
   }
   md += copiesAndSyncs(b, unit);
@@ -206,11 +207,11 @@ nlohmann::json hintData(const features::LineHint& h) {
 std::string hintTooltip(const features::LineHint& h) {
   switch (h.kind) {
     case features::HintKind::Gone:
-      return "**" + formatMilliseconds(h.gpu_ns) + " " + unitOf(h.scale) + "** of GPU time here in `" + h.compare_name +
-             "`, none now";
+      return "**" + formatMilliseconds(h.gpu_ns) + " " + unitOf(h.scale) + "** of GPU time here in " +
+             md::code(h.compare_name) + ", none now";
     case features::HintKind::Rollup:
       return "**" + formatMilliseconds(h.gpu_ns) + " " + unitOf(h.scale) + "** of GPU time on the lines of this " +
-             h.scope + ", " + formatShare(h.share) + " of the profile";
+             md::text(h.scope) + ", " + formatShare(h.share) + " of the profile";
     case features::HintKind::Cost:
       break;
   }
@@ -228,7 +229,7 @@ std::string hoverMarkdown(const features::HoverInfo& hover) {
   if (!compiled.empty()) card += "\n\n" + compiled;
   if (hover.compare) {
     const auto& c = *hover.compare;
-    std::string change = "**Compared with** `" + c.name + "`: " + formatMilliseconds(c.before_ns) + " → " +
+    std::string change = "**Compared with** " + md::code(c.name) + ": " + formatMilliseconds(c.before_ns) + " → " +
                          formatMilliseconds(c.now_ns) + (c.per_step ? " ms/step" : " ms") + ", " +
                          formatDelta(c.now_ns - c.before_ns);
     if (c.before_ns > 0) {
@@ -236,7 +237,7 @@ std::string hoverMarkdown(const features::HoverInfo& hover) {
       std::snprintf(buf, sizeof buf, " (%+.0f%%)", 100 * (c.now_ns - c.before_ns) / c.before_ns);
       change += buf;
     }
-    if (!c.note.empty()) change += " *(" + c.note + ")*";
+    if (!c.note.empty()) change += " *(" + md::text(c.note) + ")*";
     card = change + "\n\n" + card;
   }
   if (hover.stale)
@@ -245,14 +246,14 @@ std::string hoverMarkdown(const features::HoverInfo& hover) {
 }
 
 std::string findingMarkdown(const features::Finding& finding) {
-  std::string out = "**`" + finding.code + "`** " + finding.message;
+  std::string out = "**" + md::code(finding.code) + "** " + md::text(finding.message);
   if (const features::RuleInfo* rule = features::findRule(finding.code)) {
     if (!rule->why.empty()) out += "\n\n**Why it costs:** " + std::string(rule->why);
     if (!rule->fix.empty()) out += "\n\n**Fix:** " + std::string(rule->fix);
   }
   if (!finding.fixes.empty()) {
     out += "\n\nQuick fix" + std::string(finding.fixes.size() > 1 ? "es" : "") + ":";
-    for (const auto& fix : finding.fixes) out += " " + fix.title + ";";
+    for (const auto& fix : finding.fixes) out += " " + md::text(fix.title) + ";";
     out.pop_back();
   }
   return out;
@@ -383,10 +384,12 @@ std::string placedLine(const join::PlacedLine& l, bool markdown) {
   return std::filesystem::path(l.path).filename().string() + ":" + std::to_string(l.line);
 }
 
-std::string compiledCodeNote(const join::StepStory::Generated& g) {
+std::string compiledCodeNote(const join::StepStory::Generated& g, bool markdown) {
+  auto text = [&](const std::string& s) { return markdown ? md::text(s) : s; };
   std::string out;
   if (g.mapped > 0 || g.mapped_calls > 0) {
-    out += " (model lines from the generated code in " + (g.read_from.empty() ? std::string("?") : g.read_from[0]);
+    out +=
+        " (model lines from the generated code in " + (g.read_from.empty() ? std::string("?") : text(g.read_from[0]));
     if (g.mapped == 0) out += ", each launch of a traced call placed by its kernel's name and order";
     out += g.provenance ? ", with whole stacks from Inductor's line map)"
                         : "; each kernel's innermost line only: run with INDUCTOR_PROVENANCE=1 for the lines above it)";
@@ -403,8 +406,8 @@ std::string compiledCodeNote(const join::StepStory::Generated& g) {
     return out + " (the profile's Python stacks do not reach torch.compile's generated code)";
   std::string was = g.run_from.empty() ? std::string() : g.run_from[0];
   out += ". Its model lines need the code torch.compile generated";
-  if (!g.read_from.empty()) out += " (not found in " + g.read_from[0] + ")";
-  out += ": the run kept it in " + (was.empty() ? std::string("its Inductor cache") : was) +
+  if (!g.read_from.empty()) out += " (not found in " + text(g.read_from[0]) + ")";
+  out += ": the run kept it in " + (was.empty() ? std::string("its Inductor cache") : text(was)) +
          "; name that folder or a copy with --compiled-code DIR (editor setting sightline.compiledCode)";
   if (was.empty() || was.starts_with("/tmp/"))
     out +=
@@ -415,12 +418,13 @@ std::string compiledCodeNote(const join::StepStory::Generated& g) {
 
 std::string compileSummaryText(const std::vector<join::CompiledFunctionSummary>& compiles, bool markdown) {
   std::string out;
-  auto code = [&](const std::string& s) { return markdown ? "`" + s + "`" : s; };
+  auto code = [&](const std::string& s) { return markdown ? md::code(s) : s; };
+  auto text = [&](const std::string& s) { return markdown ? md::text(s) : s; };
   for (size_t i = 0; i < compiles.size() && i < 3; ++i) {
     const auto& f = compiles[i];
     std::string secs = formatSeconds(f.seconds);
     if (i) out += "; ";
-    std::string file = std::filesystem::path(f.function.file).filename().string();
+    std::string file = text(std::filesystem::path(f.function.file).filename().string());
     if (f.function.line > 0) file += ":" + std::to_string(f.function.line);
     if (f.profile_only) {
       out += code(f.function.function) + " (" + file + "): ";
@@ -436,7 +440,8 @@ std::string compileSummaryText(const std::vector<join::CompiledFunctionSummary>&
     if (f.graphs > 1) out += ", " + std::to_string(f.graphs) + " graphs";
     for (const auto& b : f.breaks) {
       out += ", graph break at line " + std::to_string(b.line);
-      if (!b.reason.empty()) out += " (" + b.reason + (b.hint.empty() ? "" : "; Dynamo's hint: " + b.hint) + ")";
+      if (!b.reason.empty())
+        out += " (" + text(b.reason) + (b.hint.empty() ? "" : "; Dynamo's hint: " + text(b.hint)) + ")";
     }
     if (f.recompiles > 0) {
       out += ", " + std::to_string(f.recompiles) + (f.recompiles == 1 ? " recompile" : " recompiles") + " (";
@@ -492,7 +497,7 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
   for (size_t i = 0; i < v.changes.size(); ++i)
     out += std::string(markdown ? (i == 0 ? "**Try:**\n\n1. " : std::to_string(i + 1) + ". ")
                                 : (i == 0 ? "Try       " : "          ")) +
-           features::changeText(v.changes[i], v) + (markdown ? "\n" : "\n");
+           (markdown ? md::text(features::changeText(v.changes[i], v)) : features::changeText(v.changes[i], v)) + "\n";
   if (auto light = lightCaptureAdvice(v); !light.empty())
     out += std::string(markdown ? "**Timing:** " : "Timing    ") + light + nl;
   if (markdown && !v.changes.empty()) out += "\n";
@@ -507,7 +512,7 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
       for (size_t i = 0; i < v.compiled_lines.size() && i < 3; ++i)
         out += (i ? ", " : " ") + placedLine(v.compiled_lines[i], markdown);
     }
-    out += compiledCodeNote(g) + nl;
+    out += compiledCodeNote(g, markdown) + nl;
   }
   if (!v.compiles.empty())
     out += std::string(markdown ? "**Compile:** " : "Compile   ") + compileSummaryText(v.compiles, markdown) + nl;

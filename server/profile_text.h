@@ -54,7 +54,7 @@ std::string placedLine(const join::PlacedLine& l, bool markdown);
 std::string verdictText(const features::StepVerdict& v, bool markdown);
 // Where torch.compile's kernels got their lines from, or what to keep or name so they reach the
 // model's lines (the report header's and the status's `Compiled` note).
-std::string compiledCodeNote(const join::StepStory::Generated& g);
+std::string compiledCodeNote(const join::StepStory::Generated& g, bool markdown);
 // What torch.compile's compilations cost per compiled function: compiles, graphs and their
 // breaks, recompiles and why ("forward (train.py:20): 10 compilations in 13.9 s, ...").
 std::string compileSummaryText(const std::vector<join::CompiledFunctionSummary>& compiles, bool markdown);

@@ -4,6 +4,8 @@
 #include "server/profile_text.h"
 
 #include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -14,6 +16,7 @@
 
 #include "analysis/features/profile_view.h"
 #include "analysis/ingest/profile_loader.h"
+#include "server/markdown.h"
 #include "server/profile_files.h"
 
 namespace sightline::server {
@@ -30,7 +33,17 @@ bool isProfileName(const std::string& name) {
          endsWith(name, ".pt.trace.json.gz");
 }
 
-// Regular files under root, depth <= 4, skipping hidden folders, node_modules and build*.
+// A file someone else put in a folder anyone may write to (/tmp and the like): never loaded on
+// its own.
+bool plantedByOthers(const fs::path& file) {
+  struct stat st {
+  }, dir{};
+  if (::lstat(file.c_str(), &st) != 0 || st.st_uid == ::geteuid()) return false;
+  return ::stat(file.parent_path().c_str(), &dir) != 0 || (dir.st_mode & S_IWOTH) != 0;
+}
+
+// Regular files under root, depth <= 4, skipping hidden folders, node_modules and build*,
+// links (they may lead anywhere) and files others planted in world-writable folders.
 template <class Visit>
 void walk(const std::string& root, Visit&& visit) {
   std::error_code ec;
@@ -43,7 +56,8 @@ void walk(const std::string& root, Visit&& visit) {
         it.disable_recursion_pending();
       continue;
     }
-    if (entry.is_regular_file(ec)) visit(entry.path());
+    if (entry.is_symlink(ec) || !entry.is_regular_file(ec)) continue;
+    if (!plantedByOthers(entry.path())) visit(entry.path());
   }
 }
 
@@ -70,7 +84,8 @@ int64_t fileMtimeNs(const std::string& path) {
 
 std::vector<std::string> discoverProfiles(const std::string& root) {
   std::vector<std::string> found;
-  if (root.empty()) return found;
+  // A workspace of `/` is no workspace: its walk would reach every user's /tmp.
+  if (root.empty() || fs::path(root).lexically_normal() == fs::path(root).root_path()) return found;
   walk(root, [&](const fs::path& p) {
     if (isProfileName(p.filename().string())) found.push_back(p.string());
   });
@@ -131,11 +146,12 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
     std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * static_cast<double>(ns) / total);
     return std::string(buf);
   };
-  std::string md = "# Profile " + fs::path(loaded.path).filename().string() + "\n\n";
+  // Every string of the profile through md:: (server/markdown.h): the summary opens as Markdown.
+  std::string md = "# Profile " + md::text(fs::path(loaded.path).filename().string()) + "\n\n";
   for (const auto& part : loaded.parts.empty() ? std::vector<std::string>{loaded.path} : loaded.parts)
-    md += "- file: `" + part + "`\n";
-  md += "- format: " + p.info.format + " " + p.info.tool_version + "\n";
-  for (const auto& gpu : p.info.gpus) md += "- GPU: " + gpu + "\n";
+    md += "- file: " + md::code(part) + "\n";
+  md += "- format: " + md::text(p.info.format + " " + p.info.tool_version) + "\n";
+  for (const auto& gpu : p.info.gpus) md += "- GPU: " + md::text(gpu) + "\n";
   if (a.ranks.size() > 1) {
     auto rows = features::rankRows(a.ranks);
     bool per_step = std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.per_step; });
@@ -144,15 +160,15 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
           " | steps | median step ms |\n|---|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& row : rows) {
       const auto& r = *row.rank;
-      md += "| " + r.label + " | " + features::formatMilliseconds(row.gpu_ns) + " | " + formatShare(row.busy_share) +
-            " | " + features::formatMilliseconds(row.comm_ns) + " | " +
+      md += "| " + md::text(r.label) + " | " + features::formatMilliseconds(row.gpu_ns) + " | " +
+            formatShare(row.busy_share) + " | " + features::formatMilliseconds(row.comm_ns) + " | " +
             features::formatMilliseconds(row.comm_exposed_ns) + " | " + std::to_string(r.steady_steps) + " | " +
             ms(r.median_step_ns) + " |\n";
     }
     md += "\n";
   }
-  md += "- steps: " + (a.steps > 0 ? std::to_string(a.steps) + " steady (" + a.steps_source + ")" : "not detected") +
-        "\n";
+  md += "- steps: " +
+        (a.steps > 0 ? std::to_string(a.steps) + " steady (" + md::text(a.steps_source) + ")" : "not detected") + "\n";
   md += "- GPU time: " + ms(a.total_gpu_ns) + " ms";
   if (a.steps > 0) md += ", " + ms(a.steady_gpu_ns / a.steps) + " ms/step";
   md += "\n- on source lines: " + pct(a.attributed_gpu_ns) + ", unattributed " + pct(a.unattributed_gpu_ns) + "\n";
@@ -169,12 +185,12 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
   std::sort(hot.rbegin(), hot.rend());
   for (size_t i = 0; i < hot.size() && i < 10; ++i) {
     auto [ns, file, line] = hot[i];
-    md += "| " + fs::path(p.strings[file]).filename().string() + " | " + std::to_string(line) + " | " +
+    md += "| " + md::text(fs::path(p.strings[file]).filename().string()) + " | " + std::to_string(line) + " | " +
           ms(a.steps > 0 ? ns / a.steps : ns) + " | " + pct(ns) + " |\n";
   }
   if (auto warnings = profileWarnings(a, p.info); !warnings.empty()) {
     md += "\n## Warnings\n\n";
-    for (const auto& w : warnings) md += "- " + w + "\n";
+    for (const auto& w : warnings) md += "- " + md::text(w) + "\n";
   }
   return md;
 }

@@ -75,6 +75,7 @@ CompiledCodeSearch Workspace::compiledCodeSearch() const {
     search.named.push_back(p.is_absolute() || root_.empty() ? folder : (std::filesystem::path(root_) / p).string());
   }
   if (!root_.empty()) search.roots.push_back(root_);
+  search.may_open = [scope = scopeOf(workspaceMapper())](const std::string& folder) { return scope.allows(folder); };
   return search;
 }
 
@@ -284,10 +285,7 @@ attribution::PathMapper Workspace::workspaceMapper() const {
     mapper.rules.push_back(rule);
   }
   mapper.root = root_;
-  mapper.exists = [](const std::string& p) {
-    std::error_code ec;
-    return std::filesystem::is_regular_file(p, ec);
-  };
+  mapper.exists = existsWithin(scopeOf(mapper));
   return mapper;
 }
 

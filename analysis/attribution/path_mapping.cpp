@@ -1,6 +1,7 @@
 // Path mapping by rules and by longest common suffix.
 #include "analysis/attribution/path_mapping.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace sightline::attribution {
@@ -16,6 +17,12 @@ std::vector<std::string_view> components(std::string_view path) {
     i = j + 1;
   }
   return out;
+}
+
+bool climbs(std::string_view path) {
+  for (auto c : components(path))
+    if (c == "..") return true;
+  return false;
 }
 
 }  // namespace
@@ -42,6 +49,7 @@ std::optional<std::string> PathMapper::map(std::string_view profile_path) const 
     if (profile_path.substr(0, from.size()) != from) continue;
     std::string_view rest = profile_path.substr(from.size());
     if (!rest.empty() && rest[0] != '/' && rest[0] != '\\') continue;  // a whole component only
+    if (climbs(rest)) continue;                                        // `..` would leave the rule's target
     std::string mapped = rule.to + std::string(rest);
     if (ok(mapped)) return mapped;
   }
@@ -54,6 +62,9 @@ std::optional<std::string> PathMapper::map(std::string_view profile_path) const 
   if (best) return *best;
   if (!root.empty()) {
     auto parts = components(profile_path);
+    // Only what follows the last `..`: a suffix never climbs out of the root.
+    auto up = std::find(parts.rbegin(), parts.rend(), std::string_view(".."));
+    parts.erase(parts.begin(), up.base());
     for (size_t k = parts.size(); k >= 1; --k) {
       std::string candidate = root;
       for (size_t i = parts.size() - k; i < parts.size(); ++i) candidate += "/" + std::string(parts[i]);

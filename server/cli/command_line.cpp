@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include "server/local_files.h"
+
 namespace sightline::server::cli {
 
 CommandLine& CommandLine::flag(std::string name, std::function<void()> handler) {
@@ -95,10 +97,7 @@ void mapOntoFiles(attribution::PathMapper& mapper, const std::vector<std::string
   std::error_code ec;
   for (const auto& f : files) mapper.candidates.push_back(std::filesystem::absolute(f, ec).string());
   mapper.root = std::filesystem::current_path(ec).string();
-  mapper.exists = [](const std::string& p) {
-    std::error_code e;
-    return std::filesystem::is_regular_file(p, e);
-  };
+  mapper.exists = existsWithin(scopeOf(mapper));
 }
 
 }  // namespace sightline::server::cli

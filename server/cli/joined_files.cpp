@@ -49,6 +49,7 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   search.named = request.compiled_code;
   search.roots = {std::filesystem::current_path().string()};
   search.mapper = &mapper;
+  search.may_open = [scope = scopeOf(mapper)](const std::string& folder) { return scope.allows(folder); };
   CompiledCodeReader compiled_reader(std::move(search));  // reads while the profile loads
   OpenProfileOptions open_options;
   open_options.names_read = compiled_reader.namesRead();

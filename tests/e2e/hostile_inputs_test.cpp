@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -93,6 +94,14 @@ std::string pythonTrace(const std::vector<std::pair<int, int>>& id_parent) {
                     {"dur", 50},
                     {"args", {{"correlation", 7}, {"device", 0}, {"stream", 7}}}});
   return json{{"traceEvents", events}}.dump();
+}
+
+// One launch beneath `caller` (train.py line 2) and `inner` (a frame name such as "x.py(3): f").
+std::string traceNaming(const std::string& inner) {
+  json doc = json::parse(pythonTrace({{1, 0}, {2, 1}}));
+  doc["traceEvents"][0]["name"] = "train.py(2): main";
+  doc["traceEvents"][1]["name"] = inner;
+  return doc.dump();
 }
 
 std::string script() {
@@ -210,6 +219,56 @@ TEST_F(Hostile, MergeRejectsCraftedSummariesWithAnError) {
   Limited ok = runLimited("report --format json --merge " + good_path + " --merge " + good_path, dir_.string(), 60);
   ASSERT_EQ(ok.code, 0) << ok.out;
   EXPECT_EQ(json::parse(ok.out)["total_gpu_ns"], 10);
+}
+
+TEST_F(Hostile, AProfileNamingFilesOutsideTheWorkspaceOpensNone) {
+  // A profile's frames name files beside the workspace, above it and at an absolute path: none
+  // is opened, listed as local or linked (they once put GPU time on /etc/passwd).
+  fs::create_directories(dir_ / "ws");
+  write("ws/train.py", script());
+  write("outside.py", script());
+  std::string outside = (dir_ / "outside.py").string();
+  for (const std::string& inner :
+       {std::string("../outside.py(3): f"), std::string("../../../../../../") + outside.substr(1) + "(3): f",
+        outside + "(3): f"}) {
+    write("ws/t.pt.trace.json", traceNaming(inner));
+    Limited r = runLimited("report --format json --profile t.pt.trace.json", (dir_ / "ws").string(), 30);
+    ASSERT_EQ(r.code, 0) << r.out;
+    json doc = json::parse(r.out);
+    for (const auto& f : doc["files"]) {
+      if (f["local_path"].is_null()) continue;
+      std::string local = f["local_path"];
+      EXPECT_EQ(local.find("outside"), std::string::npos) << inner << " became " << local;
+    }
+    EXPECT_NE(doc["files"].dump().find("train.py"), std::string::npos) << doc["files"].dump();
+  }
+}
+
+TEST_F(Hostile, ACarriageReturnEndsALine) {
+  // LSP counts "\n", "\r\n" and "\r" as line ends: a CR-only file, one lone CR, CRLF and a mix
+  // all put the `.item()` finding on line 6 (a CR-only file once had it on line 1, column 86).
+  std::vector<std::string> lines = {"import torch",
+                                    "model = torch.nn.Linear(2, 2).cuda()",
+                                    "for step in range(10):",
+                                    "    loss = model(torch.randn(2, 2, device=\"cuda\")).sum()",
+                                    "    loss.backward()",
+                                    "    a = loss.item()",
+                                    "    print(a)"};
+  auto joined = [&](const std::vector<std::string>& ends) {
+    std::string text;
+    for (size_t i = 0; i < lines.size(); ++i) text += lines[i] + ends[i % ends.size()];
+    return text;
+  };
+  std::map<std::string, std::string> files = {{"cr.py", joined({"\r"})},
+                                              {"lone.py", joined({"\n", "\r", "\n", "\n", "\n", "\n", "\n"})},
+                                              {"crlf.py", joined({"\r\n"})},
+                                              {"mixed.py", joined({"\r", "\r\n", "\n"})}};
+  for (const auto& [name, text] : files) {
+    write(name, text);
+    Limited r = runLimited("check " + name, dir_.string(), 30);
+    EXPECT_NE(r.out.find(name + ":6:9: warning: `.item()`"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("syntax errors"), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace

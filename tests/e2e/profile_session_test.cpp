@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -623,6 +624,119 @@ TEST(ProfileSession, CompiledRunShowsGraphBreakAndRecompiles) {
   for (const auto& a : (*actions)["result"])
     if (a.value("title", "").find("capture_scalar_outputs") != std::string::npos) fix = true;
   EXPECT_TRUE(fix) << actions->dump();
+  fs::remove_all(root);
+}
+
+// Markdown outside code spans (CommonMark's pairing of backtick runs; backslash escapes kept).
+std::string outsideCodeSpans(const std::string& md) {
+  std::string out;
+  auto runAt = [&](size_t i) {
+    size_t j = i;
+    while (j < md.size() && md[j] == '`') ++j;
+    return j - i;
+  };
+  for (size_t i = 0; i < md.size();) {
+    if (md[i] == '\\' && i + 1 < md.size()) {
+      out += md.substr(i, 2);
+      i += 2;
+    } else if (md[i] == '`') {
+      size_t n = runAt(i), j = i + n, close = std::string::npos;
+      while (j < md.size()) {
+        if (md[j] != '`') {
+          ++j;
+          continue;
+        }
+        size_t m = runAt(j);
+        if (m == n) {
+          close = j;
+          break;
+        }
+        j += m;
+      }
+      if (close == std::string::npos) {
+        out += md.substr(i, n);
+        i += n;
+      } else {
+        out += "CODE";
+        i = close + n;
+      }
+    } else {
+      out += md[i++];
+    }
+  }
+  return out;
+}
+
+// What of a crafted profile string a Markdown renderer would act on: an image, a remote link or
+// HTML outside code spans.
+std::string exposedMarkup(const std::string& md) {
+  std::string text = outsideCodeSpans(md);
+  for (size_t i = 0; i < text.size(); ++i) {
+    bool escaped = i > 0 && text[i - 1] == '\\';
+    if (escaped) continue;
+    for (const char* bad : {"![", "<img", "](https:"})
+      if (text.compare(i, std::strlen(bad), bad) == 0) return text.substr(i > 40 ? i - 40 : 0, 120);
+  }
+  return "";
+}
+
+// A trace whose every string a hover, a hint or the summary shows carries Markdown and HTML:
+// kernel and op names, the GPU's name, function names and the script's own file name. None of
+// it renders as an image, a link or HTML (a crafted export once put a tracking image in the
+// summary); the names still show, as text.
+TEST(ProfileSession, ProfileStringsNeverBecomeMarkup) {
+  const std::string payload = "`<img src=x>![b](https:e.test)";   // an unmatched backtick
+  const std::string paired = "`x`![c](https:e.test)<img src=y>";  // a span, then markup
+  fs::path root = fs::temp_directory_path() / ("sightline-ws-markup-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "traces");
+  std::string script = "t" + paired + ".py";
+  fs::copy_file(testDataPath("h200/kineto/train_small.py"), root / script);
+  std::string plain = (root / "plain.json").string();
+  ASSERT_EQ(std::system(
+                ("gzip -dc '" + testDataPath("h200/kineto/train_small_naive.pt.trace.json.gz") + "' > '" + plain + "'")
+                    .c_str()),
+            0);
+  json trace = json::parse(readFile(plain));
+  trace["deviceProperties"][0]["name"] = "NVIDIA H200" + payload;
+  for (auto& e : trace["traceEvents"]) {
+    std::string cat = e.value("cat", ""), name = e.value("name", "");
+    if (cat == "kernel") e["name"] = "kern" + std::to_string(name.size() % 4) + payload;
+    if (cat == "cpu_op") e["name"] = name + payload;
+    if (cat == "python_function") {
+      if (name.rfind("train_small.py(", 0) == 0) name = "t" + paired + ".py" + name.substr(14);
+      e["name"] = name + (name.find("): ") != std::string::npos ? paired : "");
+    }
+  }
+  std::ofstream(root / "traces" / "w.pt.trace.json") << trace.dump();
+  fs::remove(plain);
+  Workspace w = workspaceAt(root, script);
+  auto client = LspClient::spawnStdio();
+  auto s = started(*client, w, json::object());
+  ASSERT_TRUE(s) << client->stderrText();
+  ASSERT_EQ((*s)["loaded"], true) << s->dump();
+  std::vector<std::pair<std::string, std::string>> shown;  // (where, markdown)
+  json hints = hintsOf(*client, w.script_uri);
+  ASSERT_GT(hints.size(), 5u) << hints.dump();
+  for (const auto& h : hints)
+    if (h.contains("tooltip")) shown.emplace_back("hint", h["tooltip"].value("value", ""));
+  size_t lines = static_cast<size_t>(std::count(w.script_text.begin(), w.script_text.end(), '\n'));
+  for (size_t line = 0; line < lines; ++line) {
+    auto hover = hoverText(*client, w.script_uri, static_cast<int>(line), 8);
+    ASSERT_TRUE(hover);
+    if (!hover->empty()) shown.emplace_back("hover on line " + std::to_string(line + 1), *hover);
+  }
+  auto summary_id = client->request("workspace/executeCommand", {{"command", "sightline.showProfileSummary"}});
+  auto summary = client->waitForResponse(summary_id);
+  ASSERT_TRUE(summary);
+  shown.emplace_back("summary", (*summary)["result"].get<std::string>());
+  std::string all;
+  for (const auto& [where, md] : shown) {
+    EXPECT_EQ(exposedMarkup(md), "") << where << ":\n" << md;
+    all += md;
+  }
+  // The crafted names are there, as text: kernels, ops, the GPU, the file.
+  for (const char* name : {"kern", "aten::", "H200", "e.test"}) EXPECT_NE(all.find(name), std::string::npos) << name;
   fs::remove_all(root);
 }
 

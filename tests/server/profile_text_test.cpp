@@ -301,40 +301,41 @@ TEST(CompileSummaryText, CompilesBreaksRecompilesAndTheLimit) {
 TEST(CompiledNote, SaysWhereLinesCameFromOrWhatToKeep) {
   join::StepStory::Generated g;
   g.stacks = 100, g.mapped = 100, g.read_from = {"/p/.cache/inductor"};
-  EXPECT_EQ(compiledCodeNote(g),
+  EXPECT_EQ(compiledCodeNote(g, false),
             " (model lines from the generated code in /p/.cache/inductor; each kernel's innermost line only: run with "
             "INDUCTOR_PROVENANCE=1 for the lines above it)");
   g.provenance = true, g.mapped = 75, g.missing_modules = 1;
-  EXPECT_EQ(compiledCodeNote(g),
+  EXPECT_EQ(compiledCodeNote(g, false),
             " (model lines from the generated code in /p/.cache/inductor, with whole stacks from Inductor's line map); "
             "1 of the run's generated modules were not found there (their work stays on the compiled function)");
   // Not found: what to name, and (a cache under /tmp) what to set for the next run.
   join::StepStory::Generated missing;
   missing.stacks = 10, missing.run_from = {"/tmp/torchinductor_me"};
-  std::string note = compiledCodeNote(missing);
+  std::string note = compiledCodeNote(missing, false);
   EXPECT_NE(note.find("the run kept it in /tmp/torchinductor_me; name that folder or a copy with --compiled-code"),
             std::string::npos)
       << note;
   EXPECT_NE(note.find("set TORCHINDUCTOR_CACHE_DIR"), std::string::npos);
   // A cache kept in the project already: no advice to set what was set.
   missing.run_from = {"/home/me/proj/inductor_cache"};
-  EXPECT_EQ(compiledCodeNote(missing).find("TORCHINDUCTOR_CACHE_DIR"), std::string::npos);
+  EXPECT_EQ(compiledCodeNote(missing, false).find("TORCHINDUCTOR_CACHE_DIR"), std::string::npos);
   join::StepStory::Generated none;
-  EXPECT_NE(compiledCodeNote(none).find("do not reach torch.compile's generated code"), std::string::npos);
+  EXPECT_NE(compiledCodeNote(none, false).find("do not reach torch.compile's generated code"), std::string::npos);
   // A PyTorch profiler trace: its traced calls into the generated code, placed or not.
   join::StepStory::Generated traced;
   traced.traced_calls = 40, traced.run_from = {"inductor_cache"};
-  EXPECT_NE(compiledCodeNote(traced).find("the run kept it in inductor_cache; name that folder"), std::string::npos)
-      << compiledCodeNote(traced);
+  EXPECT_NE(compiledCodeNote(traced, false).find("the run kept it in inductor_cache; name that folder"),
+            std::string::npos)
+      << compiledCodeNote(traced, false);
   traced.mapped_calls = 30, traced.read_from = {"/w/inductor_cache"};
-  std::string placed = compiledCodeNote(traced);
+  std::string placed = compiledCodeNote(traced, false);
   EXPECT_NE(placed.find("model lines from the generated code in /w/inductor_cache, each launch of a traced call placed "
                         "by its kernel's name and order"),
             std::string::npos)
       << placed;
   EXPECT_EQ(placed.find("not found there"), std::string::npos) << placed;
   traced.missing_modules = 2;
-  placed = compiledCodeNote(traced);
+  placed = compiledCodeNote(traced, false);
   EXPECT_NE(placed.find("; 2 of the run's generated modules were not found there"), std::string::npos) << placed;
 }
 

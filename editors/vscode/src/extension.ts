@@ -62,7 +62,10 @@ function showStatus(status: ProfileStatus): void {
   const tooltip = new vscode.MarkdownString(undefined, true);
   if (!status.loaded) {
     statusItem.text = "$(circle-slash) Sightline: no profile";
-    tooltip.appendMarkdown(`**Sightline**: no profile loaded\n\n${status.error ?? ""}\n\nClick: load a profile`);
+    // What the server and the profile say goes in as text: a profile's names are someone else's.
+    tooltip.appendMarkdown("**Sightline**: no profile loaded\n\n");
+    tooltip.appendText(status.error ?? "");
+    tooltip.appendMarkdown("\n\nClick: load a profile");
     statusItem.command = "sightline.pickProfile";
     statusItem.backgroundColor = undefined;
   } else {
@@ -74,7 +77,9 @@ function showStatus(status: ProfileStatus): void {
       `$(pulse) ${basename(status.file ?? "")} · ${ms.toFixed(2)} ms${perStep ? "/step" : ""} · ${share}%` +
       (status.verdict ? ` · ${status.verdict}` : "") +
       (warnings.length > 0 ? ` $(warning) ${warnings.length}` : "");
-    tooltip.appendMarkdown(`**Sightline** · \`${status.file}\` (${status.format})\n\n`);
+    tooltip.appendMarkdown("**Sightline** · ");
+    tooltip.appendText(`${status.file} (${status.format})`);
+    tooltip.appendMarkdown("\n\n");
     tooltip.appendMarkdown(
       `${perStep ? `${status.steps} steps, ${ms.toFixed(2)} ms GPU time per step` : `${ms.toFixed(2)} ms GPU time`}` +
         `, ${share}% attributed to source lines\n\n`,
@@ -83,8 +88,15 @@ function showStatus(status: ProfileStatus): void {
       tooltip.appendMarkdown(
         `Steady step ${((status.stepWallNs ?? 0) / 1e6).toFixed(2)} ms: ${status.verdict} (summary: why)\n\n`,
       );
-    if (status.compareWith) tooltip.appendMarkdown(`Compared with \`${basename(status.compareWith)}\`\n\n`);
-    for (const w of warnings) tooltip.appendMarkdown(`$(warning) ${w}\n\n`);
+    if (status.compareWith) {
+      tooltip.appendText(`Compared with ${basename(status.compareWith)}`);
+      tooltip.appendMarkdown("\n\n");
+    }
+    for (const w of warnings) {
+      tooltip.appendMarkdown("$(warning) ");
+      tooltip.appendText(w);
+      tooltip.appendMarkdown("\n\n");
+    }
     tooltip.appendMarkdown("Click: profile summary");
     statusItem.command = "sightline.summary";
     statusItem.backgroundColor = warnings.length > 0 ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;

@@ -30,5 +30,18 @@ TEST(PathMapping, RulesThenCandidatesThenRoot) {
   EXPECT_EQ(parsePathRule("novalue"), std::nullopt);
 }
 
+TEST(PathMapping, NoPathClimbsOutOfTheRootOrARulesTarget) {
+  PathMapper m;
+  m.exists = [](const std::string&) { return true; };  // every file "exists"
+  m.root = "/ws";
+  EXPECT_EQ(m.map("../../etc/passwd"), "/ws/etc/passwd") << "only what follows the last `..`";
+  EXPECT_EQ(m.map("a/../../b.py"), "/ws/b.py");
+  EXPECT_EQ(m.map(".."), std::nullopt);
+  m.root.clear();
+  m.rules = {*parsePathRule("/scratch=/home/me")};
+  EXPECT_EQ(m.map("/scratch/../../etc/passwd"), std::nullopt);
+  EXPECT_EQ(m.map("/scratch/p/train.py"), "/home/me/p/train.py");
+}
+
 }  // namespace
 }  // namespace sightline::attribution
