@@ -64,7 +64,9 @@ std::optional<Database> Database::openReadOnly(const std::string& path, std::str
       uri += c;
     }
   }
-  uri += "?mode=ro";
+  // Immutable: no lock, no `-wal`/`-shm` made beside the file, and none found there applied (an
+  // export is finished when it is read; one planted beside it must not change what is read).
+  uri += "?mode=ro&immutable=1";
   int rc = sqlite3_open_v2(uri.c_str(), &db.db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   if (rc != SQLITE_OK) {
     error = db.db_ ? sqlite3_errmsg(db.db_) : "cannot open";

@@ -285,6 +285,42 @@ TEST(NsysReader, RowsWithoutIntegerTimesAreLeftOutAndCounted) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(NsysReader, ReadsAWalExportWithoutTouchingWhatIsBesideIt) {
+  // A WAL-mode export opened read-only once created `-wal` and `-shm` beside it, and a `-wal`
+  // planted there would be applied to what is read. Read immutable: neither.
+  namespace fs = std::filesystem;
+  auto dir = fs::temp_directory_path() / ("sightline-wal-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string path = (dir / "wal.sqlite").string();
+  fs::copy_file(testing::repoProfile("examples/train_small_naive.sqlite.xz"), path,
+                fs::copy_options::overwrite_existing);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  ASSERT_FALSE(fs::exists(path + "-wal"));
+  auto before = loadNsysSqlite(path);
+  ASSERT_TRUE(before.profile) << before.error;
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+  EXPECT_FALSE(fs::exists(path + "-shm"));
+  // A writer deletes half the kernels in its WAL, not checkpointed; its WAL is copied beside a
+  // copy of the file, as if planted there.
+  std::string planted = (dir / "planted.sqlite").string();
+  fs::copy_file(path, planted, fs::copy_options::overwrite_existing);
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA wal_autocheckpoint=0; DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 2 = 0",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  ASSERT_TRUE(fs::exists(path + "-wal"));
+  fs::copy_file(path + "-wal", planted + "-wal", fs::copy_options::overwrite_existing);
+  sqlite3_close(db);
+  auto read = loadNsysSqlite(planted);
+  ASSERT_TRUE(read.profile) << read.error;
+  EXPECT_EQ(read.profile->activities.size(), before.profile->activities.size());
+  EXPECT_FALSE(fs::exists(planted + "-shm"));
+  fs::remove_all(dir);
+}
+
 TEST(NsysReader, BrokenFilesGiveErrorsNotCrashes) {
   auto dir = std::filesystem::temp_directory_path() / ("sightline-reader-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
