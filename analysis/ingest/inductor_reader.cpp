@@ -1086,6 +1086,9 @@ void addModule(model::CompiledCode& out, model::CompiledModule m) {
 
 }  // namespace
 
+// The longest compile time taken as measured (a day).
+constexpr double kMaxCompileSeconds = 86400;
+
 void parseTraceLog(std::string_view text, const std::string& path, model::CompiledCode& out) {
   auto lines = splitLines(text);
   std::string graph, name, source;
@@ -1098,6 +1101,7 @@ void parseTraceLog(std::string_view text, const std::string& path, model::Compil
     }
     name.clear(), source.clear(), graph.clear(), provenance.clear();
   };
+  size_t implausible = 0;
   for (size_t i = 0; i < lines.size();) {
     std::string_view l = lines[i++];
     if (l.empty() || l[0] == '\t') continue;
@@ -1125,6 +1129,12 @@ void parseTraceLog(std::string_view text, const std::string& path, model::Compil
       provenance = parseProvenance(payload);
     } else if (r.kind == "compilation_metrics") {
       r.compile.pid = pidOf(l);
+      // A compile time below zero or over a day is no measurement (a crafted log summed to
+      // "-inf s"): the compilation counts, its time does not.
+      if (r.compile.seconds < 0 || r.compile.seconds > kMaxCompileSeconds) {
+        r.compile.seconds = 0;
+        ++implausible;
+      }
       out.compiles.push_back(std::move(r.compile));
     } else if (r.kind == "artifact" && r.artifact == "dynamo_graph_break_reason") {
       if (auto b = parseGraphBreak(payload)) {
@@ -1134,6 +1144,10 @@ void parseTraceLog(std::string_view text, const std::string& path, model::Compil
     }
   }
   flush();
+  if (implausible > 0)
+    out.warnings.push_back(std::to_string(implausible) +
+                           (implausible == 1 ? " compilation has" : " compilations have") +
+                           " an implausible compile time (below zero or over a day), not counted: " + path);
 }
 
 bool holdsCompiledCode(const std::string& folder) {

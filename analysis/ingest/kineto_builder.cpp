@@ -34,7 +34,9 @@ void Builder::add(const RawEvent& e) {
     case Category::Memset: {
       model::GpuActivity a;
       a.start_ns = start;
-      a.end_ns = end;
+      // As recorded: a negative or overflowing duration is dropped and counted later
+      // (plausible_times.h), not read as zero-length work.
+      if (e.dur < 0 || __builtin_add_overflow(e.ts, e.dur, &a.end_ns)) a.end_ns = INT64_MIN;
       a.correlation = e.correlation > 0 ? e.correlation : -1;
       a.device = static_cast<uint32_t>(e.device >= 0 ? e.device : e.pid);
       a.stream = static_cast<uint32_t>(e.stream >= 0 ? e.stream : e.tid);

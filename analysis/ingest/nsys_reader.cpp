@@ -210,7 +210,7 @@ class ActivityReader : Reader {
       model::GpuActivity a;
       a.kind = kind;
       a.start_ns = s.int64(0);
-      a.end_ns = std::max(a.start_ns, s.int64(1));
+      a.end_ns = s.int64(1);  // as recorded: one ending before it starts is dropped and counted later
       a.pid = static_cast<uint32_t>(pidOf(s.int64(2)));
       a.correlation = s.int64(3, -1);
       fill(s, a);

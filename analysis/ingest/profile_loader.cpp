@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "analysis/ingest/plausible_times.h"
+
 namespace sightline::ingest {
 namespace fs = std::filesystem;
 
@@ -52,6 +54,15 @@ std::string captureAdvice(const model::ProfileInfo& info) {
          "  nsys export --type sqlite --include-blobs=true -o run.sqlite run.nsys-rep";
 }
 
+namespace {
+
+LoadResult plausible(LoadResult loaded) {
+  if (loaded.profile) dropImplausibleTimes(*loaded.profile);
+  return loaded;
+}
+
+}  // namespace
+
 LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return {std::nullopt, path + ": no such file"};
@@ -68,9 +79,9 @@ LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
       (!endsWith(path, ".sqlite") && looksLikeKinetoTrace(path))) {
     KinetoReadOptions kineto;
     kineto.progress = options.progress;
-    return loadKinetoTrace(path, nullptr, kineto);
+    return plausible(loadKinetoTrace(path, nullptr, kineto));
   }
-  return loadNsysSqlite(path, options.progress, options.names_read);
+  return plausible(loadNsysSqlite(path, options.progress, options.names_read));
 }
 
 }  // namespace sightline::ingest

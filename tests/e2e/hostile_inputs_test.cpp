@@ -271,5 +271,31 @@ TEST_F(Hostile, ACarriageReturnEndsALine) {
   }
 }
 
+TEST_F(Hostile, ImplausibleTimesAreDroppedAndCounted) {
+  // A kernel ending past the capture by years (an end near INT64_MAX once gave "GPU time
+  // 9223372036853 ms") and one that ends before it starts (a negative total): both left out, and
+  // a warning counts them.
+  write("train.py", script());
+  for (int64_t dur : {int64_t{9200000000000000}, int64_t{-10000000}}) {
+    json doc = json::parse(traceNaming("train.py(3): f"));
+    json k = doc["traceEvents"].back();  // the kernel
+    k["ts"] = 1200;
+    k["dur"] = dur;
+    k["args"]["correlation"] = 8;
+    json launch = doc["traceEvents"][doc["traceEvents"].size() - 2];
+    launch["ts"] = 1190;
+    launch["args"]["correlation"] = 8;
+    doc["traceEvents"].push_back(launch);
+    doc["traceEvents"].push_back(k);
+    write("t.pt.trace.json", doc.dump());
+    Limited r = runLimited("report --format json --profile t.pt.trace.json train.py", dir_.string(), 30);
+    ASSERT_EQ(r.code, 0) << r.out;
+    json out = json::parse(r.out);
+    EXPECT_EQ(out["total_gpu_ns"], 50000) << dur;  // the plausible kernel alone
+    std::string warnings = out["profile"]["warnings"].dump();
+    EXPECT_NE(warnings.find("1 GPU activity"), std::string::npos) << dur << ": " << warnings;
+  }
+}
+
 }  // namespace
 }  // namespace sightline::testing

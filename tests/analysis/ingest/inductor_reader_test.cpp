@@ -221,6 +221,25 @@ TEST(InductorReader, CompilationNumbersOutOfRangeAreDropped) {
   EXPECT_EQ(code.compiles[0].seconds, 0.0);
 }
 
+TEST(InductorReader, ImplausibleCompileTimesAreNotCountedAndSaidSo) {
+  // 150,000 compilations of -1e308 s once summed to "150000 compilations in -inf s".
+  std::string log;
+  for (const char* seconds : {"-1e308", "1e308", "-2.5", "90000", "2.5"})
+    log +=
+        "V1123 21:37:52.621000 479 torch/_dynamo/utils.py:1796] {\"compilation_metrics\": {\"compile_id\": "
+        "\"0/0\", \"co_name\": \"forward\", \"co_filename\": \"/a.py\", \"co_firstlineno\": 2, "
+        "\"entire_frame_compile_time_s\": " +
+        std::string(seconds) + "}, \"frame_id\": 0}\n";
+  model::CompiledCode code;
+  parseTraceLog(log, "t.log", code);
+  ASSERT_EQ(code.compiles.size(), 5u);
+  double total = 0;
+  for (const auto& c : code.compiles) total += c.seconds;
+  EXPECT_EQ(total, 2.5);
+  ASSERT_EQ(code.warnings.size(), 1u);
+  EXPECT_EQ(code.warnings[0].rfind("4 compilations have an implausible compile time", 0), 0u) << code.warnings[0];
+}
+
 TEST(InductorReader, StackText) {
   auto frames = parseStackText(
       "  File \"/w/model.py\", line 63, in forward\n    x = block(x)\n"

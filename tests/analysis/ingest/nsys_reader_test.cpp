@@ -1,6 +1,7 @@
 // The nsys reader on every shared export (nsys 2022.1 .. 2026.2, Windows, windowed, CUDA
 // graphs, 2-process torchrun) and on our H200 captures; checked against SQL run on the files.
 #include "analysis/ingest/nsys_reader.h"
+#include "analysis/ingest/profile_loader.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -318,6 +319,37 @@ TEST(NsysReader, ReadsAWalExportWithoutTouchingWhatIsBesideIt) {
   ASSERT_TRUE(read.profile) << read.error;
   EXPECT_EQ(read.profile->activities.size(), before.profile->activities.size());
   EXPECT_FALSE(fs::exists(planted + "-shm"));
+  fs::remove_all(dir);
+}
+
+TEST(NsysReader, ImplausibleTimesAreLeftOutAndCounted) {
+  // One kernel ending at INT64_MAX ("GPU time 9223372036853 ms"), one ending before it starts.
+  namespace fs = std::filesystem;
+  auto dir = fs::temp_directory_path() / ("sightline-times-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string path = (dir / "times.sqlite").string();
+  fs::copy_file(testing::repoProfile("examples/train_small_naive.sqlite.xz"), path,
+                fs::copy_options::overwrite_existing);
+  auto before = loadProfile(path);
+  ASSERT_TRUE(before.profile) << before.error;
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 9223372036854775807 WHERE rowid = 10;"
+                         "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 10052272350 WHERE rowid = 20;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto after = loadProfile(path);
+  ASSERT_TRUE(after.profile) << after.error;
+  EXPECT_EQ(after.profile->activities.size() + 2, before.profile->activities.size());
+  int64_t longest = 0;
+  for (const auto& a : after.profile->activities) longest = std::max(longest, a.duration());
+  EXPECT_LT(longest, int64_t{1000000000});
+  bool warned = false;
+  for (const auto& w : after.profile->info.warnings)
+    warned = warned || w.rfind("2 GPU activities with implausible", 0) == 0;
+  EXPECT_TRUE(warned) << ::testing::PrintToString(after.profile->info.warnings);
   fs::remove_all(dir);
 }
 
