@@ -1,25 +1,41 @@
 // `.nsys-rep` reports exported once per report (cached by path, size and modification time).
 #include "server/profile_files.h"
 
-#include <sys/wait.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "analysis/ingest/nsys_reader.h"
+#include "server/child_process.h"
 
 namespace sightline::server {
 namespace fs = std::filesystem;
 
 namespace {
 
-bool endsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+// `folder` made (0700) or found as this user's own and private, not a link: a cache others can
+// write to could hand us any file as an export. "" when it is; else why not.
+std::string privateFolder(const std::string& folder) {
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  ::chmod(folder.c_str(), 0700);  // ours or not, asked; checked below
+  struct stat st {};
+  if (::lstat(folder.c_str(), &st) != 0) return "cannot make the export cache " + folder;
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
+    return "the export cache " + folder + " is not a private folder of this user (a link, another user's, or open " +
+           "to others): not used";
+  return "";
 }
 
-std::string shellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+bool endsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 bool onPath(const std::string& program) {
@@ -40,7 +56,47 @@ bool onPath(const std::string& program) {
 std::string defaultCacheDir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/sightline";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/sightline";
-  return (fs::temp_directory_path() / "sightline").string();
+  // No home: a folder of this user's own, never a shared name others could plant files in.
+  return (fs::temp_directory_path() / ("sightline-" + std::to_string(::getuid()))).string();
+}
+
+// One export of a report at a time (a reload while it runs waits for it, then reads its result).
+std::shared_ptr<std::mutex> exportLock(const std::string& out) {
+  static std::mutex locks_mutex;
+  static std::map<std::string, std::weak_ptr<std::mutex>> locks;
+  std::lock_guard<std::mutex> lock(locks_mutex);
+  auto& slot = locks[out];
+  auto held = slot.lock();
+  if (!held) slot = held = std::make_shared<std::mutex>();
+  return held;
+}
+
+// The export, or why not: `nsys export` into a private temporary name, validated as an export
+// before it is kept under `out`.
+std::string exportReport(const std::string& path, const std::string& out, const OpenProfileOptions& options) {
+  static std::atomic<uint64_t> serial{0};
+  std::string tmp = out + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
+  std::string log = tmp + ".log";
+  ChildLimits limits;
+  limits.timeout_s = options.export_timeout_s;
+  limits.cancelled = options.cancelled;
+  auto result = runChild(
+      {"nsys", "export", "--type", "sqlite", "--include-blobs=true", "--force-overwrite=true", "-o", tmp, path}, log,
+      limits);
+  std::error_code ec;
+  std::string why;
+  if (!result.error.empty()) {
+    why = "`nsys export` failed (" + result.error + ")";
+  } else if (!ingest::isNsysExport(tmp, why)) {
+    why = "`nsys export` wrote no readable export (" + why + ")";
+  } else {
+    fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, ec);
+    fs::rename(tmp, out, ec);
+    if (ec) why = "cannot store the export in " + fs::path(out).parent_path().string() + ": " + ec.message();
+  }
+  fs::remove(tmp, ec);
+  fs::remove(log, ec);
+  return why;
 }
 
 }  // namespace
@@ -57,22 +113,22 @@ ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions
                               "--type sqlite --include-blobs=true -o run.sqlite " +
                               path};
   std::string cache = options.cache_dir.empty() ? defaultCacheDir() : options.cache_dir;
-  fs::create_directories(cache, ec);
+  if (std::string why = privateFolder(cache); !why.empty()) return {std::nullopt, path + ": " + why};
   auto size = fs::file_size(path, ec);
   auto mtime = fs::last_write_time(path, ec).time_since_epoch().count();
   std::string key = std::to_string(std::hash<std::string>{}(fs::absolute(path, ec).string() + "|" +
                                                             std::to_string(size) + "|" + std::to_string(mtime)));
   std::string out = cache + "/" + fs::path(path).stem().string() + "-" + key + ".sqlite";
+  auto lock = exportLock(out);
+  std::lock_guard<std::mutex> exporting(*lock);
+  // A cached export is read only when it still is one (an earlier one may have been cut or
+  // replaced): else it is made again.
+  std::string why;
+  if (fs::exists(out, ec) && !ingest::isNsysExport(out, why)) fs::remove(out, ec);
   if (!fs::exists(out, ec)) {
     if (options.progress) options.progress("exporting with nsys export (once; cached)", 2);
-    std::string tmp = out + ".tmp";
-    std::string cmd = "nsys export --type sqlite --include-blobs=true --force-overwrite=true -o " + shellQuote(tmp) +
-                      " " + shellQuote(path) + " >/dev/null 2>&1";
-    int rc = std::system(cmd.c_str());
-    if (rc != 0 || !fs::exists(tmp, ec))
-      return {std::nullopt, path + ": `nsys export` failed (exit " + std::to_string(WEXITSTATUS(rc)) + ")"};
-    fs::rename(tmp, out, ec);
-    if (ec) return {std::nullopt, path + ": cannot store the export in " + cache + ": " + ec.message()};
+    if (std::string failed = exportReport(path, out, options); !failed.empty())
+      return {std::nullopt, path + ": " + failed};
   }
   return ingest::loadProfile(out, load);
 }

@@ -4,6 +4,7 @@
 // to the readers (analysis/ingest/profile_loader.h).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,14 @@
 namespace sightline::server {
 
 struct OpenProfileOptions {
-  std::string cache_dir;          // where .nsys-rep exports go; "" = $XDG_CACHE_HOME or ~/.cache /sightline
+  // Where .nsys-rep exports go; "" = $XDG_CACHE_HOME/sightline, ~/.cache/sightline, or without
+  // either /tmp/sightline-<uid>. Made 0700 and used only while it is this user's private folder.
+  std::string cache_dir;
   ingest::LoadProgress progress;  // on the loading thread
   ingest::NamesRead names_read;   // on the loading thread, once per file
+  // `nsys export`: stopped after this long, or once `cancelled` says so (a newer load).
+  double export_timeout_s = 600;
+  std::function<bool()> cancelled;
 };
 
 ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions& options = {});

@@ -196,7 +196,7 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
 }
 
 ProfileLoader::ProfileLoader(boost::asio::io_context& io)
-    : channel_(std::make_shared<Channel>()), generation_(std::make_shared<uint64_t>(0)) {
+    : channel_(std::make_shared<Channel>()), generation_(std::make_shared<std::atomic<uint64_t>>(0)) {
   channel_->io = &io;
 }
 
@@ -224,6 +224,7 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
     loaded->parts = paths;
     loaded->file_mtime_ns = fileMtimeNs(path);
     OpenProfileOptions open_options;
+    open_options.cancelled = [generation, mine] { return generation->load() != mine; };
     open_options.progress = [&](const std::string& message, int percent) {
       post([=] {
         if (*generation == mine) stage(message, percent);

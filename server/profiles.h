@@ -4,6 +4,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -66,7 +67,9 @@ class ProfileLoader {
     boost::asio::io_context* io = nullptr;  // null once the loader is gone
   };
   std::shared_ptr<Channel> channel_;
-  std::shared_ptr<uint64_t> generation_;  // read and written on the io thread only
+  // Written on the io thread; the loading thread reads it to stop an `nsys export` a newer load
+  // or cancel made pointless.
+  std::shared_ptr<std::atomic<uint64_t>> generation_;
   int running_ = 0;
 };
 

@@ -828,6 +828,16 @@ bool decodeBacktracePayload(std::string_view blob, const PayloadLayout& layout, 
   return true;
 }
 
+bool isNsysExport(const std::string& path, std::string& why) {
+  auto db = Database::openReadOnly(path, why);
+  if (!db) return false;
+  if (!db->hasTable("StringIds")) {
+    why = "no StringIds table: not an Nsight Systems export";
+    return false;
+  }
+  return true;
+}
+
 LoadResult loadNsysSqlite(const std::string& path, const LoadProgress& progress, const NamesRead& names_read) {
   LoadResult result;
   std::string error;

@@ -11,6 +11,10 @@
 
 namespace sightline::ingest {
 
+// Whether `path` opens as SQLite and holds what every nsys export has (StringIds); else why not,
+// in `why`. Cheap: no rows read.
+bool isNsysExport(const std::string& path, std::string& why);
+
 LoadResult loadNsysSqlite(const std::string& path, const LoadProgress& progress = {}, const NamesRead& names_read = {});
 
 // Decodes one NVTX extended payload holding a Python backtrace. Exposed for tests.
