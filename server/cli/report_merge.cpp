@@ -119,8 +119,10 @@ int mergeChecked(const std::vector<std::string>& paths, std::ostream& out, std::
     size_t ranks_here = std::max<size_t>(1, d["ranks"].size());
     for (const auto& r : d["ranks"]) merged["ranks"].push_back(r);
     for (const auto& f : d["files"]) {
-      std::string key = f["local_path"].is_string() ? f["local_path"].get<std::string>() : f.value("path", "");
-      file_info[key] = {{"path", f.value("path", "")}, {"local_path", f["local_path"]}};
+      // `[]` of a const json on a missing key reads past the tree (merge_fuzz): ask first.
+      json local = f.contains("local_path") ? f["local_path"] : json(nullptr);
+      std::string key = local.is_string() ? local.get<std::string>() : f.value("path", "");
+      file_info[key] = {{"path", f.value("path", "")}, {"local_path", local}};
       for (const auto& l : f["lines"]) {
         json& m = files[key][l["line"].get<int>()];
         if (m.is_null()) {
