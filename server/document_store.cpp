@@ -1,6 +1,9 @@
 // Document bookkeeping; all text edits go through SourceFile::applyEdit (one incremental path).
 #include "server/document_store.h"
 
+#include <algorithm>
+#include <chrono>
+
 namespace sightline::server {
 
 const source::SourceIndex& Document::index() {
@@ -12,10 +15,25 @@ const source::SourceIndex& Document::index() {
   return *index_;
 }
 
-const std::vector<features::Finding>& Document::findings(const features::RuleConfig& config,
-                                                         uint64_t config_generation) {
+const std::vector<features::Finding>& Document::findings(const features::RuleConfig& config, uint64_t config_generation,
+                                                         double budget_ms) {
   if (!findings_ || findings_generation_ != config_generation) {
-    findings_ = features::computeDiagnostics(file_, index(), config);
+    features::RuleBudget budget;
+    if (budget_ms > 0) {
+      budget.per_rule_ns = static_cast<int64_t>(budget_ms * 1e6);
+      budget.now = [] {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+      };
+    }
+    auto run = features::computeDiagnostics(file_, index(), config, budget);
+    if (auto stopped = features::rulesStoppedFinding(run.stopped, config)) {
+      auto at = std::lower_bound(run.findings.begin(), run.findings.end(), stopped->range.begin,
+                                 [](const features::Finding& f, uint32_t b) { return f.range.begin < b; });
+      run.findings.insert(at, std::move(*stopped));
+    }
+    findings_ = std::move(run.findings);
+    stopped_ = std::move(run.stopped);
     findings_generation_ = config_generation;
   }
   return *findings_;

@@ -31,7 +31,11 @@ class Document {
   const source::SourceFile& file() const { return file_; }
   const source::SourceIndex& index();
   // Findings for `config`; recomputed after a change or when `config_generation` moves on.
-  const std::vector<features::Finding>& findings(const features::RuleConfig& config, uint64_t config_generation);
+  // Each rule runs for at most `budget_ms` (a `rules-stopped` finding says where one stopped).
+  const std::vector<features::Finding>& findings(const features::RuleConfig& config, uint64_t config_generation,
+                                                 double budget_ms = 0);
+  // The rules the budget stopped in the last computation.
+  const std::vector<features::StoppedRule>& stoppedRules() const { return stopped_; }
 
   // Where the lines of the text a profile measured are now (see LineTracker). The baseline is
   // the text at open, or at the last rebaseLines (a profile (re)load).
@@ -56,6 +60,7 @@ class Document {
   std::optional<source::SourceIndex> index_;
   std::optional<source::SourceIndex> previous_index_;  // before the last change: seeds the next build
   std::optional<std::vector<features::Finding>> findings_;
+  std::vector<features::StoppedRule> stopped_;
   uint64_t findings_generation_ = 0;
 };
 

@@ -126,6 +126,12 @@ Settings parseSettings(const nlohmann::json& section, std::vector<std::string>& 
       warnings.push_back("compiledCode: expected a path or a list of paths");
     }
   }
+  if (auto b = section.find("ruleBudgetMs"); b != section.end()) {
+    if (b->is_number() && b->get<double>() >= 1 && b->get<double>() <= 3600000)
+      s.rule_budget_ms = b->get<double>();
+    else
+      warnings.push_back("ruleBudgetMs: expected milliseconds from 1 to 3600000");
+  }
   if (auto t = section.find("thresholds"); t != section.end()) parseThresholds(*t, s.thresholds, warnings);
   return s;
 }

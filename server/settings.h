@@ -30,6 +30,9 @@ struct Settings {
   // torch.compile's generated code: Inductor cache or TORCH_TRACE folders, relative to the
   // workspace ("compiledCode": a path or a list of paths).
   std::vector<std::string> compiled_code;
+  // How long each static rule may run on one document in the editor before it stops
+  // ("ruleBudgetMs"); `check` runs every rule in full.
+  double rule_budget_ms = 1000;
 };
 
 // Reads a settings object:
@@ -37,7 +40,7 @@ struct Settings {
 //    "profileWindow": {"firstStep": 10, "lastStep": 14}, "docsBaseUrl": "https://...",
 //    "profiles": ["runs/*.sqlite"], "pathMappings": [{"from": "/scratch/u/proj", "to": "${workspaceFolder}"}],
 //    "hints": {"enabled": true, "minShare": 0.005, "unit": "perStep" | "total", "showBackward": true},
-//    "compareWith": "runs/before.sqlite", "allSteps": false, "compiledCode": ".inductor-cache",
+//    "compareWith": "runs/before.sqlite", "allSteps": false, "compiledCode": ".inductor-cache", "ruleBudgetMs": 1000,
 //    "thresholds": {"gpuIdleGapMs": 1, "gpuIdleMsPerStep": 0.5, "pageableKiBPerStep": 64,
 //                   "syncApiMsPerStep": 0.1, "launchBoundKernelsPerStep": 50, "launchBoundMeanUs": 10}}
 // Unknown keys are ignored; bad values are skipped and described in `warnings`.

@@ -312,7 +312,7 @@ const features::FileCosts* Workspace::costsFor(Document& doc) {
 }
 
 std::vector<features::Finding> Workspace::computeFindings(Document& doc) {
-  const auto& findings = doc.findings(settings_.rules, settings_generation_);
+  const auto& findings = doc.findings(settings_.rules, settings_generation_, settings_.rule_budget_ms);
   const features::FileCosts* costs = costsFor(doc);
   if (!costs) return findings;
   auto out = features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile(),
@@ -331,6 +331,11 @@ const std::vector<features::Finding>& Workspace::findingsFor(Document& doc) {
                slot.settings_generation == settings_generation_ && slot.settings_generation != 0;
   if (!fresh) {
     slot.findings = computeFindings(doc);
+    for (const auto& stopped : doc.stoppedRules())
+      client_.logMessage(2, "rule " + stopped.codes + " stopped after " + std::to_string(stopped.used_ns / 1000000) +
+                                " ms on " + doc.uri() + " (ruleBudgetMs); its findings from line " +
+                                std::to_string(doc.file().lines().pointAt(stopped.stopped_at).line + 1) +
+                                " on are missing");
     slot.line_generation = doc.lineGeneration();
     slot.profile_generation = profile_generation_;
     slot.settings_generation = settings_generation_;

@@ -86,30 +86,77 @@ class RuleRunner {
   RuleRunner(const SourceFile& file, const SourceIndex& index, const RuleConfig& config)
       : file_(file), index_(index), config_(config) {}
 
-  std::vector<Finding> run() {
+  DiagnosticsRun run(const RuleBudget& budget) {
     moves_to_gpu_ = std::any_of(index_.calls.begin(), index_.calls.end(),
                                 [&](const CallInfo& c) { return isDeviceCopy(index_, c); });
     // The values of `x += value` statements, once: rules ask for each call (linear in the file).
     for (const auto& a : index_.assignments)
       if (a.op == "+=") accumulated_.insert((static_cast<uint64_t>(a.value.begin) << 32) | a.value.end);
-    for (size_t i = 0; i < index_.calls.size(); ++i) {
-      const CallInfo& call = index_.calls[i];
-      if (call.cpu_only) continue;  // runs only without CUDA: nothing to stall
-      checkDataLoader(call);
-      checkNonBlocking(call);
-      checkSyncCall(call);
-      checkSynchronize(call);
-      checkZeroGrad(call);
-      checkCpuTensorThenCopy(call);
+    using Check = void (RuleRunner::*)(size_t);
+    struct Rule {
+      std::string_view codes;
+      Check check;
+      size_t count;
+      int64_t used_ns = 0;
+      bool stopped = false;
+    };
+    std::vector<Rule> rules = {
+        {"dataloader-pin-memory, dataloader-num-workers", &RuleRunner::checkDataLoaderAt, index_.calls.size()},
+        {"missing-non-blocking", &RuleRunner::checkNonBlockingAt, index_.calls.size()},
+        {"sync-in-loop", &RuleRunner::checkSyncCallAt, index_.calls.size()},
+        {"cuda-synchronize-in-loop", &RuleRunner::checkSynchronizeAt, index_.calls.size()},
+        {"zero-grad-set-to-none", &RuleRunner::checkZeroGradAt, index_.calls.size()},
+        {"cpu-tensor-then-copy", &RuleRunner::checkCpuTensorThenCopyAt, index_.calls.size()},
+        {"sync-in-loop", &RuleRunner::checkValueUseAt, index_.value_uses.size()},
+    };
+    // In batches, each rule timed over a batch: the clock is read a few times per thousand calls.
+    constexpr size_t kBatch = 512;
+    size_t longest = 0;
+    for (const auto& r : rules) longest = std::max(longest, r.count);
+    for (size_t begin = 0; begin < longest; begin += kBatch) {
+      for (auto& rule : rules) {
+        if (rule.stopped || begin >= rule.count) continue;
+        size_t end = std::min(rule.count, begin + kBatch);
+        int64_t t0 = budget.now ? budget.now() : 0;
+        for (size_t i = begin; i < end; ++i) (this->*rule.check)(i);
+        if (!budget.now || budget.per_rule_ns <= 0) continue;
+        rule.used_ns += budget.now() - t0;
+        if (rule.used_ns < budget.per_rule_ns || end == rule.count) continue;
+        rule.stopped = true;
+        uint32_t at = rule.check == &RuleRunner::checkValueUseAt ? index_.value_uses[end].range.begin
+                                                                 : index_.calls[end].range.begin;
+        stopped_.push_back({std::string(rule.codes), rule.used_ns, at});
+      }
     }
-    checkValueUses();
     std::stable_sort(findings_.begin(), findings_.end(), [](const Finding& a, const Finding& b) {
-      return a.range.begin != b.range.begin ? a.range.begin < b.range.begin : a.code < b.code;
+      if (a.range.begin != b.range.begin) return a.range.begin < b.range.begin;
+      if (a.code != b.code) return a.code < b.code;
+      return a.range.end < b.range.end;
     });
-    return std::move(findings_);
+    return {std::move(findings_), std::move(stopped_)};
   }
 
  private:
+  // The rules, by index: calls on the CPU-only path are skipped (nothing to stall).
+  void checkDataLoaderAt(size_t i) {
+    if (!index_.calls[i].cpu_only) checkDataLoader(index_.calls[i]);
+  }
+  void checkNonBlockingAt(size_t i) {
+    if (!index_.calls[i].cpu_only) checkNonBlocking(index_.calls[i]);
+  }
+  void checkSyncCallAt(size_t i) {
+    if (!index_.calls[i].cpu_only) checkSyncCall(index_.calls[i]);
+  }
+  void checkSynchronizeAt(size_t i) {
+    if (!index_.calls[i].cpu_only) checkSynchronize(index_.calls[i]);
+  }
+  void checkZeroGradAt(size_t i) {
+    if (!index_.calls[i].cpu_only) checkZeroGrad(index_.calls[i]);
+  }
+  void checkCpuTensorThenCopyAt(size_t i) {
+    if (!index_.calls[i].cpu_only) checkCpuTensorThenCopy(index_.calls[i]);
+  }
+
   void add(std::string_view code, ByteRange range, std::string message, std::vector<Fix> fixes = {}) {
     if (!config_.enabled(code) || isSuppressed(file_, index_, range, code)) return;
     findings_.push_back({std::string(code), config_.severityOf(code), range, std::move(message), std::move(fixes)});
@@ -196,25 +243,24 @@ class RuleRunner {
             loopKind(call.loop, call.function, call.range) + "; keep it on the GPU until after the loop");
   }
 
-  void checkValueUses() {
-    for (const auto& use : index_.value_uses) {
-      if (!index_.inTrainingContext(use.loop, use.function)) continue;
-      if (index_.kindOf(use.expression, use.function) != ValueKind::Tensor) continue;
-      std::string what;
-      switch (use.kind) {
-        case source::ValueUse::Kind::Condition:
-          what = "`if " + use.expression + ":` turns a tensor into a Python bool";
-          break;
-        case source::ValueUse::Kind::FormatField:
-          what = "formatting tensor `" + use.expression + "` in an f-string copies it to the host";
-          break;
-        case source::ValueUse::Kind::PrintArgument:
-          what = "`print(" + use.expression + ")` copies a tensor to the host";
-          break;
-      }
-      add("sync-in-loop", use.range,
-          what + ", waiting for the GPU on every iteration of the " + loopKind(use.loop, use.function, use.range));
+  void checkValueUseAt(size_t i) {
+    const source::ValueUse& use = index_.value_uses[i];
+    if (!index_.inTrainingContext(use.loop, use.function)) return;
+    if (index_.kindOf(use.expression, use.function) != ValueKind::Tensor) return;
+    std::string what;
+    switch (use.kind) {
+      case source::ValueUse::Kind::Condition:
+        what = "`if " + use.expression + ":` turns a tensor into a Python bool";
+        break;
+      case source::ValueUse::Kind::FormatField:
+        what = "formatting tensor `" + use.expression + "` in an f-string copies it to the host";
+        break;
+      case source::ValueUse::Kind::PrintArgument:
+        what = "`print(" + use.expression + ")` copies a tensor to the host";
+        break;
     }
+    add("sync-in-loop", use.range,
+        what + ", waiting for the GPU on every iteration of the " + loopKind(use.loop, use.function, use.range));
   }
 
   void checkSynchronize(const CallInfo& call) {
@@ -277,6 +323,7 @@ class RuleRunner {
   const RuleConfig& config_;
   bool moves_to_gpu_ = false;
   std::vector<Finding> findings_;
+  std::vector<StoppedRule> stopped_;
   std::unordered_set<uint64_t> accumulated_;  // (begin << 32 | end) of `+=` values
 };
 
@@ -320,7 +367,30 @@ bool isSuppressed(const SourceFile& file, const SourceIndex& index, ByteRange ra
 }
 
 std::vector<Finding> computeDiagnostics(const SourceFile& file, const SourceIndex& index, const RuleConfig& config) {
-  return RuleRunner(file, index, config).run();
+  return RuleRunner(file, index, config).run({}).findings;
+}
+
+DiagnosticsRun computeDiagnostics(const SourceFile& file, const SourceIndex& index, const RuleConfig& config,
+                                  const RuleBudget& budget) {
+  return RuleRunner(file, index, config).run(budget);
+}
+
+std::optional<Finding> rulesStoppedFinding(const std::vector<StoppedRule>& stopped, const RuleConfig& config) {
+  const std::string code = "rules-stopped";
+  if (stopped.empty() || !config.enabled(code)) return std::nullopt;
+  std::string names;
+  uint32_t at = stopped.front().stopped_at;
+  int64_t longest = 0;
+  for (const auto& s : stopped) {
+    names += (names.empty() ? "" : ", ") + s.codes;
+    at = std::min(at, s.stopped_at);
+    longest = std::max(longest, s.used_ns);
+  }
+  std::string message = "Checking stopped here: " + names + (stopped.size() == 1 ? " ran" : " each ran") +
+                        " past its time budget (" + std::to_string(longest / 1000000) +
+                        " ms) on this file, so findings of " + (stopped.size() == 1 ? "that rule" : "those rules") +
+                        " below this line are missing; `sightline check` runs them in full";
+  return Finding{code, config.severityOf(code), {at, at}, std::move(message), {}};
 }
 
 }  // namespace sightline::features

@@ -2,6 +2,9 @@
 // Pure: no IO, no LSP types. Ranges are byte offsets; fixes carry their edits.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +31,33 @@ struct Finding {
 // Findings in source order, suppressed ones (`# sightline: ignore[code]`) left out.
 std::vector<Finding> computeDiagnostics(const source::SourceFile& file, const source::SourceIndex& index,
                                         const RuleConfig& config);
+
+// A time budget for each rule of one run, so that no rule can hold its caller (the server's
+// thread) for long on a huge file: a rule that has used its budget stops where it is, its
+// findings so far kept. `now` reads a monotonic clock in nanoseconds (tests pass their own).
+struct RuleBudget {
+  int64_t per_rule_ns = 0;  // 0: no limit
+  std::function<int64_t()> now;
+};
+
+// A rule the budget stopped: its codes, how long it ran, and the first byte it did not check.
+struct StoppedRule {
+  std::string codes;  // "sync-in-loop", or "dataloader-pin-memory, dataloader-num-workers"
+  int64_t used_ns = 0;
+  uint32_t stopped_at = 0;
+};
+
+struct DiagnosticsRun {
+  std::vector<Finding> findings;
+  std::vector<StoppedRule> stopped;
+};
+
+DiagnosticsRun computeDiagnostics(const source::SourceFile& file, const source::SourceIndex& index,
+                                  const RuleConfig& config, const RuleBudget& budget);
+
+// The `rules-stopped` finding (Information, where the first stopped rule stopped) that tells the
+// user the findings are incomplete; nullopt when no rule stopped or the rule is off.
+std::optional<Finding> rulesStoppedFinding(const std::vector<StoppedRule>& stopped, const RuleConfig& config);
 
 // A call's keyword argument (null: not given); whether it passes `*args`/`**kwargs`; whether it
 // makes a torch.utils.data.DataLoader.

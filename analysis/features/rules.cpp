@@ -37,6 +37,12 @@ const std::vector<RuleInfo>& allRules() {
        "The tensor is built on the CPU, then copied to the GPU: an extra allocation and a host-to-device copy each "
        "time.",
        "Create it on the GPU directly: pass `device=` to the factory."},
+      // Raised by the server when a rule runs past its budget (diagnostics.h).
+      {"rules-stopped", Severity::Information,
+       "a rule ran past its time budget on a huge file in the editor; its findings below are missing",
+       "The server checks a file on every edit; on a very large file a rule that would hold it for seconds is "
+       "stopped so hovers and hints stay quick.",
+       "Run `sightline check FILE` for the full findings, or raise the `ruleBudgetMs` setting."},
       // Raised only with a profile (profile_diagnostics.h).
       {"pageable-memcpy", Severity::Warning, "copies between the GPU and pageable host memory (needs a profile)",
        "Copies from or to pageable memory are staged through a pinned buffer and synchronous with the host.",

@@ -16,6 +16,8 @@
 #include <string>
 #include <thread>
 
+#include "server/uri.h"
+#include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
 
 namespace sightline::testing {
@@ -166,6 +168,40 @@ TEST_F(Hostile, TheSyncRuleIsLinearInTheFile) {
   for (size_t at = r.out.find("sync-in-loop"); at != std::string::npos; at = r.out.find("sync-in-loop", at + 1))
     ++findings;
   EXPECT_GE(findings, 100000u);
+}
+
+TEST_F(Hostile, NoRuleHoldsTheServerPastItsBudget) {
+  // With ruleBudgetMs 1, the rules stop on a 100k-line file of syncs: the editor gets what they
+  // found, a `rules-stopped` note where they stopped, and a warning in the log; `check` (no
+  // budget) still reports every line.
+  std::string text = "for step in range(10):\n    loss = model(x).sum()\n    loss.backward()\n";
+  for (int i = 0; i < 100000; ++i) text += "    a" + std::to_string(i) + " = loss.item()\n";
+  std::string uri = server::pathToUri(write("big.py", text));
+  auto client = LspClient::spawnStdio();
+  auto id = client->request("initialize", {{"processId", nullptr},
+                                           {"rootUri", server::pathToUri(dir_.string())},
+                                           {"capabilities", json::object()},
+                                           {"initializationOptions", {{"settings", {{"ruleBudgetMs", 1}}}}}});
+  ASSERT_TRUE(client->waitForResponse(id, std::chrono::seconds(10)));
+  client->notify("initialized", json::object());
+  client->notify("textDocument/didOpen",
+                 {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", text}}}});
+  auto published = client->waitForNotification("textDocument/publishDiagnostics", std::chrono::seconds(60));
+  ASSERT_TRUE(published);
+  const json& diagnostics = (*published)["params"]["diagnostics"];
+  size_t syncs = 0, notes = 0;
+  for (const auto& d : diagnostics) {
+    syncs += d["code"] == "sync-in-loop";
+    notes += d["code"] == "rules-stopped";
+  }
+  EXPECT_EQ(notes, 1u);
+  EXPECT_GT(syncs, 0u);
+  EXPECT_LT(syncs, 100000u);
+  bool logged = false;
+  for (const auto& m : client->seen())
+    logged = logged || (m.value("method", "") == "window/logMessage" &&
+                        m["params"]["message"].get<std::string>().find("ruleBudgetMs") != std::string::npos);
+  EXPECT_TRUE(logged);
 }
 
 TEST_F(Hostile, MergeRejectsCraftedSummariesWithAnError) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace sightline::server {
 namespace {
 
@@ -26,6 +28,23 @@ TEST(DocumentStore, IncrementalAndFullChanges) {
   // Out-of-range and reversed ranges are clamped, never crash.
   doc.applyChanges(4, {{protocol::Range{{9, 9}, {0, 2}}, "!"}}, PositionEncoding::Utf16);
   EXPECT_EQ(doc.file().text(), "pr!");
+}
+
+TEST(DocumentStore, ARuleOverItsBudgetStopsAndSaysWhere) {
+  std::string text = "for x in loader:\n    loss = model(x).sum()\n    loss.backward()\n";
+  for (int i = 0; i < 20000; ++i) text += "    a" + std::to_string(i) + " = loss.item()\n";
+  DocumentStore store;
+  Document& doc = store.open("file:///t.py", 1, text);
+  features::RuleConfig config;
+  const auto& stopped = doc.findings(config, 1, /*budget_ms=*/1e-6);  // a nanosecond: stops after one batch
+  ASSERT_FALSE(doc.stoppedRules().empty());
+  EXPECT_LT(stopped.size(), 1000u);
+  auto note = std::find_if(stopped.begin(), stopped.end(), [](const auto& f) { return f.code == "rules-stopped"; });
+  ASSERT_NE(note, stopped.end());
+  EXPECT_TRUE(std::is_sorted(stopped.begin(), stopped.end(),
+                             [](const auto& a, const auto& b) { return a.range.begin < b.range.begin; }));
+  EXPECT_EQ(doc.findings(config, 2, /*budget_ms=*/0).size(), 20000u);  // no budget: every finding
+  EXPECT_TRUE(doc.stoppedRules().empty());
 }
 
 TEST(DocumentStore, EditsThatJoinOrSplitACarriageReturnKeepLinesAndFindings) {

@@ -37,6 +37,16 @@ TEST(Settings, JunkIsSkippedWithWarnings) {
   EXPECT_EQ(warnings.size(), 1u);
 }
 
+TEST(Settings, RuleBudget) {
+  std::vector<std::string> warnings;
+  EXPECT_EQ(parseSettings(nlohmann::json::object(), warnings).rule_budget_ms, 1000);
+  EXPECT_EQ(parseSettings({{"ruleBudgetMs", 250}}, warnings).rule_budget_ms, 250);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(parseSettings({{"ruleBudgetMs", 0}}, warnings).rule_budget_ms, 1000);
+  EXPECT_EQ(parseSettings({{"ruleBudgetMs", "fast"}}, warnings).rule_budget_ms, 1000);
+  EXPECT_EQ(warnings.size(), 2u);
+}
+
 TEST(Settings, Thresholds) {
   std::vector<std::string> warnings;
   auto s = parseSettings(nlohmann::json::parse(R"({"thresholds": {"gpuIdleGapMs": 2.5, "gpuIdleMsPerStep": 0,

@@ -296,5 +296,58 @@ def broken(:
 )py");
 }
 
+// A file of many `.item()` calls in a loop, `count` of them.
+std::string manySyncs(int count) {
+  std::string text = "for x in loader:\n    loss = model(x).sum()\n    loss.backward()\n";
+  for (int i = 0; i < count; ++i) text += "    a" + std::to_string(i) + " = loss.item()\n";
+  return text;
+}
+
+TEST(RuleBudget, ARuleThatRunsPastItsBudgetStopsWhereItIs) {
+  // A clock that moves 1 ms per read: each batch of calls a rule checks costs it 1 ms.
+  std::string text = manySyncs(5000);
+  source::SourceFile file(text);
+  auto index = source::buildSourceIndex(file);
+  int64_t ticks = 0;
+  RuleBudget budget{3'000'000, [&] { return ++ticks * 1'000'000; }};
+  auto run = computeDiagnostics(file, index, {}, budget);
+  auto full = computeDiagnostics(file, index, {});
+  ASSERT_EQ(full.size(), 5000u);
+  // Every rule stopped after 3 batches of 512 calls: the first 1,536 calls were checked, three
+  // of them (`model(x)`, `.sum()`, `.backward()`) not syncs.
+  ASSERT_EQ(run.findings.size(), 3u * 512 - 3);
+  EXPECT_TRUE(std::equal(run.findings.begin(), run.findings.end(), full.begin(),
+                         [](const Finding& a, const Finding& b) { return a.range.begin == b.range.begin; }));
+  auto stopped_sync = std::find_if(run.stopped.begin(), run.stopped.end(),
+                                   [](const StoppedRule& s) { return s.codes == "sync-in-loop"; });
+  ASSERT_NE(stopped_sync, run.stopped.end());
+  EXPECT_EQ(stopped_sync->used_ns, 3'000'000);
+  EXPECT_EQ(stopped_sync->stopped_at, full[3 * 512 - 3].range.begin);  // the first call not checked
+  auto finding = rulesStoppedFinding(run.stopped, {});
+  ASSERT_TRUE(finding);
+  EXPECT_EQ(finding->code, "rules-stopped");
+  EXPECT_EQ(finding->severity, Severity::Information);
+  EXPECT_EQ(finding->range.begin, stopped_sync->stopped_at);
+  EXPECT_NE(finding->message.find("sync-in-loop"), std::string::npos) << finding->message;
+  EXPECT_NE(finding->message.find("3 ms"), std::string::npos) << finding->message;
+  RuleConfig off;
+  off.rules["rules-stopped"] = {false, std::nullopt};
+  EXPECT_FALSE(rulesStoppedFinding(run.stopped, off));
+}
+
+TEST(RuleBudget, WithinItsBudgetOrWithoutOneEveryFindingIsThere) {
+  std::string text = manySyncs(3000);
+  source::SourceFile file(text);
+  auto index = source::buildSourceIndex(file);
+  int64_t ticks = 0;
+  auto run = computeDiagnostics(file, index, {}, {1'000'000'000, [&] { return ++ticks; }});
+  EXPECT_TRUE(run.stopped.empty());
+  EXPECT_EQ(run.findings.size(), 3000u);
+  EXPECT_FALSE(rulesStoppedFinding(run.stopped, {}));
+  auto unlimited = computeDiagnostics(file, index, {}, {});
+  EXPECT_EQ(unlimited.findings.size(), 3000u);
+  EXPECT_TRUE(unlimited.stopped.empty());
+}
+
 }  // namespace
 }  // namespace sightline::features
