@@ -1,0 +1,429 @@
+// The whitelisting unpickler: a stack machine over the plain-data opcodes of protocols 2-5.
+#include "analysis/ingest/pickle_data.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace sightline::ingest {
+
+int64_t PickleData::integer(Ref r) const {
+  const Node& n = nodes_[r];
+  if (n.type == Type::Int || n.type == Type::Bool) return static_cast<int64_t>(n.payload);
+  if (n.type == Type::Float) return static_cast<int64_t>(number(r));
+  return 0;
+}
+
+double PickleData::number(Ref r) const {
+  const Node& n = nodes_[r];
+  if (n.type == Type::Float) {
+    double d = 0;
+    std::memcpy(&d, &n.payload, sizeof d);
+    return d;
+  }
+  return n.type == Type::Int || n.type == Type::Bool ? static_cast<double>(static_cast<int64_t>(n.payload)) : 0;
+}
+
+std::string_view PickleData::str(Ref r) const {
+  const Node& n = nodes_[r];
+  if (n.type != Type::Str) return {};
+  return std::string_view(bytes_).substr(n.payload, n.count);
+}
+
+size_t PickleData::size(Ref r) const {
+  const Node& n = nodes_[r];
+  if (n.type != Type::List && n.type != Type::Dict) return 0;
+  size_t slots = n.chunked ? chunks_[n.payload].size() : n.count;
+  return n.type == Type::Dict ? slots / 2 : slots;
+}
+
+PickleData::Ref PickleData::slot(Ref container, size_t i) const {
+  const Node& n = nodes_[container];
+  return n.chunked ? chunks_[n.payload][i] : slots_[n.payload + i];
+}
+
+PickleData::Ref PickleData::item(Ref list, size_t i) const { return slot(list, i); }
+
+std::optional<PickleData::Ref> PickleData::get(Ref dict, std::string_view key) const {
+  if (type(dict) != Type::Dict) return std::nullopt;
+  for (size_t i = size(dict); i-- > 0;)
+    if (type(this->key(dict, i)) == Type::Str && str(this->key(dict, i)) == key) return value(dict, i);
+  return std::nullopt;
+}
+
+size_t PickleData::bytesUsed() const {
+  size_t n = bytes_.capacity() + nodes_.capacity() * sizeof(Node) + slots_.capacity() * sizeof(Ref);
+  for (const auto& c : chunks_) n += c.capacity() * sizeof(Ref) + sizeof c;
+  return n;
+}
+
+class Unpickler {
+ public:
+  Unpickler(PickleData& doc, const PickleLimits& limits) : d_(doc), limits_(limits) {
+    // None, False, True, then the ints 0..255: shared by every use.
+    d_.nodes_.push_back({PickleData::Type::None, false, 0, 0});
+    d_.nodes_.push_back({PickleData::Type::Bool, false, 0, 0});
+    d_.nodes_.push_back({PickleData::Type::Bool, false, 0, 1});
+    for (uint64_t i = 0; i < 256; ++i) d_.nodes_.push_back({PickleData::Type::Int, false, 0, i});
+  }
+
+  bool run(std::string& error) {
+    const std::string& b = d_.bytes_;
+    while (p_ < b.size()) {
+      at_ = p_;
+      auto op = static_cast<uint8_t>(b[p_++]);
+      if (op == '.') {  // STOP
+        if (stack_.size() != 1 || !marks_.empty())
+          return fail(error, "STOP with " + std::to_string(stack_.size()) + " values on the stack");
+        d_.root_ = stack_.back();
+        return true;
+      }
+      if (!step(op)) {
+        if (error_.empty()) error_ = "the pickle is cut short";
+        return fail(error, error_);
+      }
+    }
+    return fail(error, "no STOP: the pickle is cut short");
+  }
+
+ private:
+  using Type = PickleData::Type;
+  using Ref = PickleData::Ref;
+
+  bool fail(std::string& error, const std::string& why) {
+    error = why + " (at byte " + std::to_string(at_) + ")";
+    return false;
+  }
+  bool refuse(uint8_t op, const char* name) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", op);
+    error_ = std::string("opcode ") + name + " (" + hex + ")" +
+             (std::strcmp(name, "unknown") == 0 ? " is not one plain data needs"
+                                                : " would load a class or build an object") +
+             ": not read";
+    return false;
+  }
+  template <class T>
+  bool le(T& out) {
+    if (sizeof(T) > d_.bytes_.size() - p_) return false;
+    std::memcpy(&out, d_.bytes_.data() + p_, sizeof(T));
+    p_ += sizeof(T);
+    return true;
+  }
+  bool node(Type type, uint32_t count, uint64_t payload) {
+    if (d_.nodes_.size() >= limits_.max_values || d_.nodes_.size() >= UINT32_MAX) {
+      error_ = "more than " + std::to_string(limits_.max_values) + " values";
+      return false;
+    }
+    stack_.push_back(static_cast<Ref>(d_.nodes_.size()));
+    d_.nodes_.push_back({type, false, count, payload});
+    return true;
+  }
+  bool integer(int64_t v) {
+    if (v >= 0 && v < 256) {
+      stack_.push_back(static_cast<Ref>(3 + v));
+      return true;
+    }
+    return node(Type::Int, 0, static_cast<uint64_t>(v));
+  }
+  template <class T>
+  bool string() {
+    T n = 0;
+    if (!le(n)) return false;
+    if (n > d_.bytes_.size() - p_ || n > UINT32_MAX) {
+      error_ = "a string of " + std::to_string(static_cast<uint64_t>(n)) + " bytes runs past the end";
+      return false;
+    }
+    uint64_t offset = p_;
+    p_ += n;
+    return node(Type::Str, static_cast<uint32_t>(n), offset);
+  }
+  template <class T>
+  bool longInt() {  // LONG1, LONG4: little-endian two's complement of n bytes
+    T n = 0;
+    if (!le(n)) return false;
+    if (n > 8) {
+      error_ = "an integer of " + std::to_string(static_cast<uint64_t>(n)) + " bytes (more than 64 bits)";
+      return false;
+    }
+    if (n > d_.bytes_.size() - p_) return false;
+    uint64_t v = 0;
+    for (T i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(d_.bytes_[p_ + i])) << (8 * i);
+    if (n > 0 && n < 8 && (v >> (8 * n - 1)) & 1) v |= ~uint64_t{0} << (8 * n);  // sign
+    p_ += n;
+    return integer(static_cast<int64_t>(v));
+  }
+  bool pop(Ref& out) {
+    if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back())) {
+      error_ = "a value was taken from an empty stack";
+      return false;
+    }
+    out = stack_.back();
+    stack_.pop_back();
+    return true;
+  }
+  bool popMark(size_t& from) {
+    if (marks_.empty()) {
+      error_ = "no MARK";
+      return false;
+    }
+    from = marks_.back();
+    marks_.pop_back();
+    return true;
+  }
+  bool memoPut(uint64_t idx) {
+    if (stack_.empty()) return false;
+    if (idx >= limits_.max_memo) {
+      error_ = "memo index " + std::to_string(idx) + " is too large";
+      return false;
+    }
+    if (memo_.size() <= idx) memo_.resize(idx + 1, kUnset);
+    memo_[idx] = stack_.back();
+    return true;
+  }
+  bool memoGet(uint64_t idx) {
+    if (idx >= memo_.size() || memo_[idx] == kUnset) {
+      error_ = "memo entry " + std::to_string(idx) + " was never set";
+      return false;
+    }
+    stack_.push_back(memo_[idx]);
+    return true;
+  }
+  // A new list, tuple or dict of the values above `from` on the stack.
+  bool container(Type type, bool tuple, size_t from) {
+    size_t n = stack_.size() - from;
+    if (type == Type::Dict && n % 2) {
+      error_ = "a dict with a key and no value";
+      return false;
+    }
+    uint64_t first = d_.slots_.size();
+    d_.slots_.insert(d_.slots_.end(), stack_.begin() + static_cast<ptrdiff_t>(from), stack_.end());
+    stack_.resize(from);
+    if (!node(type, static_cast<uint32_t>(n), first)) return false;
+    tuple_.resize(d_.nodes_.size(), false);
+    tuple_[stack_.back()] = tuple;
+    return true;
+  }
+  // APPEND(S), SETITEM(S): the values above `from` added to the container below them.
+  bool extend(Type type, size_t from) {
+    if (from == 0 || from > stack_.size()) {
+      error_ = "no container to add to";
+      return false;
+    }
+    Ref target = stack_[from - 1];
+    PickleData::Node& c = d_.nodes_[target];
+    size_t n = stack_.size() - from;
+    if (c.type != type || (target < tuple_.size() && tuple_[target])) {
+      error_ = type == Type::Dict ? "SETITEMS on a value that is not a dict" : "APPENDS on a value that is not a list";
+      return false;
+    }
+    if (type == Type::Dict && n % 2) {
+      error_ = "a dict item with a key and no value";
+      return false;
+    }
+    auto items_begin = stack_.begin() + static_cast<ptrdiff_t>(from);
+    if (!c.chunked && (c.count == 0 || c.payload + c.count == d_.slots_.size())) {
+      if (c.count == 0) c.payload = d_.slots_.size();
+      d_.slots_.insert(d_.slots_.end(), items_begin, stack_.end());
+      c.count += static_cast<uint32_t>(n);
+    } else {
+      if (!c.chunked) {
+        std::vector<Ref> items(d_.slots_.begin() + static_cast<ptrdiff_t>(c.payload),
+                               d_.slots_.begin() + static_cast<ptrdiff_t>(c.payload + c.count));
+        c.chunked = true;
+        c.payload = d_.chunks_.size();
+        d_.chunks_.push_back(std::move(items));
+      }
+      d_.chunks_[c.payload].insert(d_.chunks_[c.payload].end(), items_begin, stack_.end());
+    }
+    stack_.resize(from);
+    return true;
+  }
+
+  bool step(uint8_t op) {
+    switch (op) {
+      case 0x80: {  // PROTO
+        uint8_t v = 0;
+        if (!le(v)) return false;
+        if (v < 2 || v > 5) {
+          error_ = "pickle protocol " + std::to_string(v) + " (2 to 5 are read)";
+          return false;
+        }
+        return true;
+      }
+      case 0x95: {  // FRAME
+        uint64_t v = 0;
+        return le(v);
+      }
+      case '(':
+        marks_.push_back(stack_.size());
+        return true;
+      case '0': {
+        Ref r = 0;
+        return pop(r);
+      }
+      case '1': {
+        size_t from = 0;
+        if (!popMark(from)) return false;
+        stack_.resize(from);
+        return true;
+      }
+      case 0x94:
+        return memoPut(memo_.size());
+      case 'q': {
+        uint8_t i = 0;
+        return le(i) && memoPut(i);
+      }
+      case 'r': {
+        uint32_t i = 0;
+        return le(i) && memoPut(i);
+      }
+      case 'h': {
+        uint8_t i = 0;
+        return le(i) && memoGet(i);
+      }
+      case 'j': {
+        uint32_t i = 0;
+        return le(i) && memoGet(i);
+      }
+      case 'N':
+        stack_.push_back(0);
+        return true;
+      case 0x89:
+        stack_.push_back(1);
+        return true;
+      case 0x88:
+        stack_.push_back(2);
+        return true;
+      case 'K': {
+        uint8_t v = 0;
+        return le(v) && integer(v);
+      }
+      case 'M': {
+        uint16_t v = 0;
+        return le(v) && integer(v);
+      }
+      case 'J': {
+        int32_t v = 0;
+        return le(v) && integer(v);
+      }
+      case 0x8a:
+        return longInt<uint8_t>();
+      case 0x8b:
+        return longInt<uint32_t>();
+      case 'G': {  // BINFLOAT: big-endian
+        uint64_t v = 0;
+        if (!le(v)) return false;
+        return node(Type::Float, 0, __builtin_bswap64(v));
+      }
+      case 0x8c:
+      case 'U':
+      case 'C':
+        return string<uint8_t>();
+      case 'X':
+      case 'T':
+      case 'B':
+        return string<uint32_t>();
+      case 0x8d:
+      case 0x8e:
+        return string<uint64_t>();
+      case ']':
+        return container(Type::List, false, stack_.size());
+      case ')':
+        return container(Type::List, true, stack_.size());
+      case '}':
+        return container(Type::Dict, false, stack_.size());
+      case 0x85:
+      case 0x86:
+      case 0x87: {
+        size_t n = op - 0x84u;
+        size_t floor = marks_.empty() ? 0 : marks_.back();
+        if (stack_.size() < floor + n) {
+          error_ = "a tuple of values the stack does not hold";
+          return false;
+        }
+        return container(Type::List, true, stack_.size() - n);
+      }
+      case 'l':
+      case 't':
+      case 'd': {
+        size_t from = 0;
+        return popMark(from) && container(op == 'd' ? Type::Dict : Type::List, op == 't', from);
+      }
+      case 'a':
+        return extend(Type::List, stack_.size() - 1);
+      case 's':
+        return extend(Type::Dict, stack_.size() - 2);
+      case 'e':
+      case 'u': {
+        size_t from = 0;
+        return popMark(from) && extend(op == 'u' ? Type::Dict : Type::List, from);
+      }
+      default:
+        return refuse(op, opName(op));
+    }
+  }
+
+  static const char* opName(uint8_t op) {
+    switch (op) {
+      case 'c':
+        return "GLOBAL";
+      case 0x93:
+        return "STACK_GLOBAL";
+      case 'R':
+        return "REDUCE";
+      case 'b':
+        return "BUILD";
+      case 'i':
+        return "INST";
+      case 'o':
+        return "OBJ";
+      case 0x81:
+        return "NEWOBJ";
+      case 0x92:
+        return "NEWOBJ_EX";
+      case 'P':
+      case 'Q':
+        return "PERSID";
+      case 0x82:
+      case 0x83:
+      case 0x84:
+        return "EXT";
+      case 0x97:
+        return "NEXT_BUFFER";
+      case 0x98:
+        return "READONLY_BUFFER";
+      case 0x90:
+        return "ADDITEMS";
+      case 0x8f:
+        return "EMPTY_SET";
+      case 0x91:
+        return "FROZENSET";
+      default:
+        return "unknown";
+    }
+  }
+
+  static constexpr Ref kUnset = UINT32_MAX;
+  PickleData& d_;
+  const PickleLimits& limits_;
+  std::vector<Ref> stack_;
+  std::vector<size_t> marks_;
+  std::vector<Ref> memo_;
+  std::vector<bool> tuple_;  // by value: a tuple (APPENDS refused)
+  std::string error_;
+  size_t p_ = 0, at_ = 0;
+};
+
+std::optional<PickleData> readPickleData(std::string bytes, std::string& error) {
+  return readPickleData(std::move(bytes), error, PickleLimits{});
+}
+
+std::optional<PickleData> readPickleData(std::string bytes, std::string& error, const PickleLimits& limits) {
+  PickleData doc;
+  doc.bytes_ = std::move(bytes);
+  Unpickler u(doc, limits);
+  if (!u.run(error)) return std::nullopt;
+  return doc;
+}
+
+}  // namespace sightline::ingest

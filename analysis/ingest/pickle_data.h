@@ -1,0 +1,69 @@
+// A whitelisting unpickler for pickles of plain data (None, bools, ints, floats, strings,
+// bytes, lists, tuples, dicts), as PyTorch's memory snapshots are: protocols 2-5. Only the
+// opcodes such data needs are read; any opcode that would find a class, call or build an
+// object (GLOBAL, STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ, EXT, PERSID, ...) is an error,
+// never run. Values live in one compact document (16 bytes a value, 4 a container slot;
+// strings point into the bytes, which the document keeps).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sightline::ingest {
+
+class PickleData;
+struct PickleLimits {
+  uint64_t max_values = 1ull << 31;  // values in one document
+  uint64_t max_memo = 1ull << 28;    // memo index
+};
+std::optional<PickleData> readPickleData(std::string bytes, std::string& error, const PickleLimits& limits);
+
+class PickleData {
+ public:
+  enum class Type : uint8_t { None, Bool, Int, Float, Str, List, Dict };  // tuples are lists
+  using Ref = uint32_t;
+
+  Ref root() const { return root_; }
+  Type type(Ref r) const { return nodes_[r].type; }
+  bool isNone(Ref r) const { return type(r) == Type::None; }
+  // Numbers read as either kind; strings, containers as 0.
+  int64_t integer(Ref r) const;
+  double number(Ref r) const;
+  std::string_view str(Ref r) const;  // "" when not a string
+  // Containers: a list's items; a dict's keys and values alternate. Empty for scalars.
+  size_t size(Ref r) const;  // items of a list, entries of a dict
+  Ref item(Ref list, size_t i) const;
+  Ref key(Ref dict, size_t i) const { return slot(dict, 2 * i); }
+  Ref value(Ref dict, size_t i) const { return slot(dict, 2 * i + 1); }
+  // The value of a string key (the last one set), or nullopt.
+  std::optional<Ref> get(Ref dict, std::string_view key) const;
+
+  size_t valueCount() const { return nodes_.size(); }
+  size_t bytesUsed() const;  // what the document holds, the pickle's bytes included
+
+ private:
+  friend class Unpickler;
+  friend std::optional<PickleData> readPickleData(std::string bytes, std::string& error, const PickleLimits& limits);
+  struct Node {
+    Type type = Type::None;
+    bool chunked = false;  // a container filled in several batches: its slots in chunks_
+    uint32_t count = 0;    // slots of a container, length of a string
+    uint64_t payload = 0;  // int / double bits / string offset / first slot / chunks_ index
+  };
+  Ref slot(Ref container, size_t i) const;
+
+  std::string bytes_;
+  std::vector<Node> nodes_;
+  std::vector<Ref> slots_;
+  std::vector<std::vector<Ref>> chunks_;
+  Ref root_ = 0;
+};
+
+// Reads `bytes` (moved into the document). On failure returns nullopt with `error` naming the
+// opcode and byte offset ("opcode GLOBAL (0x63) at byte 12 would load a class: not read").
+std::optional<PickleData> readPickleData(std::string bytes, std::string& error);
+
+}  // namespace sightline::ingest
