@@ -18,8 +18,10 @@ G="python3 gpt_mem.py"
 run gpt_none $G
 run gpt_snapshot $G --snapshot "$W/gpt.pickle" --record 2
 run gpt_keep $G --keep-logits --eval-every 0 --snapshot "$W/gpt_keep.pickle" --record 2
-run gpt_oom_eval $G --iters 6 --eval-batch 256 --record 3 --snapshot "$W/gpt_oom_eval.pickle"
-run gpt_oom_fwd $G --iters 3 --layers 24 --embd 2048 --heads 16 --batch 64 --block 1024 --snapshot "$W/gpt_oom_fwd.pickle"
+run gpt_start $G --record -1 --snapshot "$W/gpt_start.pickle"
+run gpt_oom_eval $G --iters 6 --eval-batch 256 --record -1 --snapshot "$W/gpt_oom_eval.pickle"
+run gpt_oom_fwd $G --iters 3 --layers 24 --embd 2048 --heads 16 --batch 64 --block 1024 --record -1 \
+  --snapshot "$W/gpt_oom_fwd.pickle"
 run cnn_none python3 cnn_mem.py --max-entries 0
 run cnn python3 cnn_mem.py --max-entries 2000 --snapshot "$W/cnn.pickle"
 run gpt_torch $G --iters 8 --window 4:7 --profile torch --trace "$W/gpt_mem.pt.trace.json"

@@ -3,7 +3,7 @@ blocks, a big-vocabulary head, AdamW, an evaluation every few steps), for GPU me
 
 Prints each iteration's wall time (`iter N: loss L, time T ms`). Memory options:
   --snapshot FILE     record the allocator's history (stacks="python") from iteration --record
-                      on, dump it to FILE after the last iteration and on an out-of-memory error
+                      on (-1: before the model is built), dump it to FILE after the last iteration and on an out-of-memory error
   --max-entries N     the history's ring buffer (the default keeps every event of the run)
   --eval-batch N      the evaluation's batch (a big one runs out of memory there)
   --keep-logits       keeps every step's logits in a list (memory grows step after step)
@@ -97,6 +97,8 @@ def main():
 
     device = "cuda"
     torch.manual_seed(0)
+    if args.snapshot and args.record < 0:  # from the start: the model's own allocations too
+        torch.cuda.memory._record_memory_history(max_entries=args.max_entries, stacks="python")
     model = GPT(args.vocab, args.block, args.layers, args.heads, args.embd).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
     first, last = (int(s) for s in args.window.split(":"))
