@@ -61,7 +61,10 @@ std::string decompressed(const std::string& source, const std::string& cache_nam
   std::filesystem::path cache =
       std::filesystem::path(SIGHTLINE_PROFILE_CACHE) / cache_name.substr(0, cache_name.size() - 3);
   std::error_code ec;
-  if (!std::filesystem::exists(cache, ec)) {
+  // Made again when the compressed file is newer (a capture replaced in the repo).
+  bool stale = std::filesystem::exists(cache, ec) &&
+               std::filesystem::last_write_time(source, ec) > std::filesystem::last_write_time(cache, ec);
+  if (!std::filesystem::exists(cache, ec) || stale) {
     std::filesystem::create_directories(cache.parent_path(), ec);
     std::string tmp = cache.string() + ".tmp" + std::to_string(::getpid());
     std::string cmd = "xz -dc '" + source + "' > '" + tmp + "'";

@@ -73,7 +73,7 @@ TEST(PickleData, ReadsARealMemorySnapshot) {
   EXPECT_EQ(doc->size(*segments), 99u);  // as Python's pickle.load counts them
   ASSERT_EQ(doc->size(*traces), 1u);
   auto trace = doc->item(*traces, 0);
-  EXPECT_EQ(doc->size(trace), 2707u);
+  EXPECT_EQ(doc->size(trace), 6758u);
   auto last = doc->item(trace, doc->size(trace) - 1);
   EXPECT_EQ(doc->str(*doc->get(last, "action")), "oom");
   EXPECT_EQ(doc->integer(*doc->get(last, "size")), 26373783552);
