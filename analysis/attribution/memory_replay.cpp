@@ -1,0 +1,209 @@
+// The replay: two passes over each device's events (the first finds what predates the trace,
+// the second walks allocated bytes up to the peak and keeps who holds them there).
+#include "analysis/attribution/memory_replay.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace sightline::attribution {
+namespace {
+
+using model::MemoryAction;
+
+constexpr int32_t kNoLine = -1;
+
+class DeviceReplay {
+ public:
+  DeviceReplay(const model::MemorySnapshot& s, const std::function<bool(std::string_view)>& is_user, int32_t device)
+      : s_(s), is_user_(is_user), device_(device) {}
+
+  MemoryReplay run() {
+    for (size_t i = 0; i < s_.events.size(); ++i)
+      if (s_.events[i].device == device_) events_.push_back(i);
+    owners();
+    bool completed = std::any_of(events_.begin(), events_.end(),
+                                 [&](size_t i) { return s_.events[i].action == MemoryAction::FreeCompleted; });
+    free_action_ = completed ? MemoryAction::FreeCompleted : MemoryAction::FreeRequested;
+    MemoryReplay r;
+    r.device = device_;
+    before(r);
+    peak(r);
+    reserved(r);
+    for (size_t k = 0; k < events_.size(); ++k) {
+      const auto& e = s_.events[events_[k]];
+      if (e.action != MemoryAction::Oom) continue;
+      MemoryOom oom{"", 0, e.size, e.device_free, e.stack};
+      if (int32_t owner = userFrame(e.stack); owner != kNoLine) {
+        oom.file = s_.frames[static_cast<size_t>(owner)].file;
+        oom.line = s_.frames[static_cast<size_t>(owner)].line;
+      }
+      r.oom = oom;
+    }
+    return r;
+  }
+
+ private:
+  // The innermost user frame of a stack (a frame id), or kNoLine.
+  int32_t userFrame(uint32_t stack) {
+    if (auto it = user_frame_.find(stack); it != user_frame_.end()) return it->second;
+    int32_t found = kNoLine;
+    for (uint32_t f : s_.stacks[stack]) {
+      if (is_user_(s_.frames[f].file)) {
+        found = static_cast<int32_t>(f);
+        break;
+      }
+    }
+    user_frame_[stack] = found;
+    return found;
+  }
+  bool runsBackward(uint32_t stack) const {
+    for (uint32_t f : s_.stacks[stack]) {
+      const auto& frame = s_.frames[f];
+      if (frame.function == "backward" && (frame.file.find("torch/_tensor.py") != std::string::npos ||
+                                           frame.file.find("torch/autograd") != std::string::npos))
+        return true;
+    }
+    return false;
+  }
+  // Who each event's bytes belong to: its own user frame, or for an event without frames the
+  // `backward()` line last seen (the engine runs what that call asked for).
+  void owners() {
+    owner_.reserve(events_.size());
+    int32_t carry = kNoLine;
+    for (size_t i : events_) {
+      const auto& e = s_.events[i];
+      if (e.stack) {
+        carry = runsBackward(e.stack) ? userFrame(e.stack) : kNoLine;
+        owner_.push_back(userFrame(e.stack));
+      } else {
+        owner_.push_back(carry);
+      }
+    }
+  }
+  // What was allocated before the trace: frees of addresses it never allocated, and blocks
+  // alive at the dump that it did not leave alive.
+  void before(MemoryReplay& r) {
+    std::unordered_map<uint64_t, size_t> live;
+    for (size_t k = 0; k < events_.size(); ++k) {
+      const auto& e = s_.events[events_[k]];
+      if (e.action == MemoryAction::Alloc) {
+        live[e.addr] = k;
+      } else if (e.action == free_action_) {
+        if (auto it = live.find(e.addr); it != live.end()) {
+          live.erase(it);
+        } else {
+          freed_before_.push_back(k);
+          initial_.push_back({e.size, userFrame(e.stack), k});
+        }
+      }
+    }
+    for (const auto& b : s_.blocks)
+      if (b.device == device_ && b.allocated && !live.count(b.addr))
+        initial_.push_back({b.size, b.stack ? userFrame(b.stack) : kNoLine, SIZE_MAX});
+    for (const auto& i : initial_) r.allocated_before_trace += i.size;
+  }
+  void peak(MemoryReplay& r) {
+    // First pass: the peak's position. Second: who is alive there.
+    int64_t allocated = r.allocated_before_trace, best = allocated;
+    int64_t best_k = -1;
+    std::unordered_map<uint64_t, int64_t> live;  // addr -> size
+    std::vector<bool> frees_before(events_.size(), false);
+    for (size_t k : freed_before_) frees_before[k] = true;
+    for (size_t k = 0; k < events_.size(); ++k) {
+      const auto& e = s_.events[events_[k]];
+      if (e.action == MemoryAction::Alloc) {
+        allocated += e.size;
+        live[e.addr] = e.size;
+        if (allocated > best) best = allocated, best_k = static_cast<int64_t>(k);
+      } else if (e.action == free_action_) {
+        if (frees_before[k]) {
+          allocated -= e.size;
+        } else if (auto it = live.find(e.addr); it != live.end()) {
+          allocated -= it->second;
+          live.erase(it);
+        }
+      }
+    }
+    r.peak_allocated = best;
+    r.peak_event = best_k < 0 ? -1 : static_cast<int64_t>(events_[static_cast<size_t>(best_k)]);
+    if (best_k >= 0) r.peak_time_us = s_.events[events_[static_cast<size_t>(best_k)]].time_us;
+    // Alive at the peak: the blocks from before the trace not yet freed, and the trace's own.
+    std::map<int32_t, int64_t> by_owner;
+    for (const auto& i : initial_)
+      if (i.freed_at == SIZE_MAX || static_cast<int64_t>(i.freed_at) > best_k) by_owner[i.owner] += i.size;
+    std::unordered_map<uint64_t, size_t> alive;  // addr -> k of its alloc
+    for (int64_t k = 0; k <= best_k; ++k) {
+      const auto& e = s_.events[events_[static_cast<size_t>(k)]];
+      if (e.action == MemoryAction::Alloc)
+        alive[e.addr] = static_cast<size_t>(k);
+      else if (e.action == free_action_ && !frees_before[static_cast<size_t>(k)])
+        alive.erase(e.addr);
+    }
+    for (const auto& [addr, k] : alive) by_owner[owner_[k]] += s_.events[events_[k]].size;
+    std::map<std::pair<std::string, int32_t>, int64_t> lines;
+    for (const auto& [owner, bytes] : by_owner) {
+      if (owner == kNoLine) {
+        r.unattributed_at_peak += bytes;
+        continue;
+      }
+      const auto& f = s_.frames[static_cast<size_t>(owner)];
+      lines[{f.file, f.line}] += bytes;
+    }
+    for (const auto& [key, bytes] : lines) r.lines.push_back({key.first, key.second, bytes});
+    std::stable_sort(r.lines.begin(), r.lines.end(),
+                     [](const MemoryLine& a, const MemoryLine& b) { return a.bytes > b.bytes; });
+  }
+  // Reserved bytes: the segments at the dump, less what the trace allocated, plus what it freed,
+  // is what the trace began with; its peak walking forward.
+  void reserved(MemoryReplay& r) {
+    int64_t delta = 0;
+    for (size_t i : events_) {
+      const auto& e = s_.events[i];
+      if (e.action == MemoryAction::SegmentAlloc || e.action == MemoryAction::SegmentMap) delta += e.size;
+      if (e.action == MemoryAction::SegmentFree || e.action == MemoryAction::SegmentUnmap) delta -= e.size;
+    }
+    int64_t at_dump = static_cast<size_t>(device_) < s_.reserved_at_dump.size() ? s_.reserved_at_dump[device_] : 0;
+    int64_t reserved = at_dump - delta, best = reserved;
+    for (size_t i : events_) {
+      const auto& e = s_.events[i];
+      if (e.action == MemoryAction::SegmentAlloc || e.action == MemoryAction::SegmentMap) reserved += e.size;
+      if (e.action == MemoryAction::SegmentFree || e.action == MemoryAction::SegmentUnmap) reserved -= e.size;
+      best = std::max(best, reserved);
+    }
+    r.peak_reserved = best;
+  }
+
+  struct Initial {
+    int64_t size;
+    int32_t owner;
+    size_t freed_at;
+  };
+  const model::MemorySnapshot& s_;
+  const std::function<bool(std::string_view)>& is_user_;
+  int32_t device_;
+  std::vector<size_t> events_;  // this device's, in order
+  std::vector<int32_t> owner_;  // by position in events_: a frame id or kNoLine
+  std::unordered_map<uint32_t, int32_t> user_frame_;
+  MemoryAction free_action_ = MemoryAction::FreeCompleted;
+  std::vector<size_t> freed_before_;
+  std::vector<Initial> initial_;
+};
+
+}  // namespace
+
+std::vector<MemoryReplay> replayMemory(const model::MemorySnapshot& snapshot,
+                                       const std::function<bool(std::string_view path)>& is_user_file) {
+  int32_t devices = static_cast<int32_t>(snapshot.reserved_at_dump.size());
+  for (const auto& e : snapshot.events) devices = std::max(devices, e.device + 1);
+  std::vector<MemoryReplay> out;
+  for (int32_t d = 0; d < devices; ++d) {
+    bool any =
+        std::any_of(snapshot.events.begin(), snapshot.events.end(), [&](const auto& e) { return e.device == d; }) ||
+        std::any_of(snapshot.blocks.begin(), snapshot.blocks.end(), [&](const auto& b) { return b.device == d; });
+    if (any) out.push_back(DeviceReplay(snapshot, is_user_file, d).run());
+  }
+  return out;
+}
+
+}  // namespace sightline::attribution

@@ -1,0 +1,50 @@
+// Replays a memory snapshot's trace as PyTorch's memory visualizer does: allocated and reserved
+// bytes over time, their peaks, what was allocated before the trace began (the ring buffer
+// keeps only the last events: a free with no alloc in the trace, and a block alive at the dump
+// that the trace never allocated, count from the start), the out-of-memory event, and the
+// bytes alive at the peak per user line. Allocations without frames (the autograd engine's
+// thread) go to the user line of the `backward()` call that ran them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/model/memory.h"
+
+namespace sightline::attribution {
+
+struct MemoryLine {
+  std::string file;
+  int32_t line = 0;
+  int64_t bytes = 0;  // alive at the peak, allocated by this line (innermost user frame)
+};
+
+struct MemoryOom {
+  std::string file;  // the innermost user frame of the failing allocation ("" when none)
+  int32_t line = 0;
+  int64_t requested = 0;
+  int64_t free = 0;    // what the device had free
+  uint32_t stack = 0;  // into the snapshot's stacks
+};
+
+struct MemoryReplay {
+  int32_t device = 0;
+  int64_t peak_allocated = 0;
+  int64_t peak_reserved = 0;
+  int64_t allocated_before_trace = 0;
+  int64_t peak_event = -1;  // index into the snapshot's events; -1: the peak is the trace's start
+  int64_t peak_time_us = 0;
+  std::vector<MemoryLine> lines;  // most bytes first
+  int64_t unattributed_at_peak = 0;
+  std::optional<MemoryOom> oom;
+};
+
+// One replay per device that has a trace or blocks. `is_user_file` picks the user's frames.
+std::vector<MemoryReplay> replayMemory(const model::MemorySnapshot& snapshot,
+                                       const std::function<bool(std::string_view path)>& is_user_file);
+
+}  // namespace sightline::attribution

@@ -1,0 +1,60 @@
+// GPU memory as PyTorch's caching allocator recorded it (a memory snapshot): its trace of
+// allocations and frees with their Python stacks, and the blocks alive at the dump.
+// Format-neutral: filled by ingest/memory_snapshot_reader, replayed by attribution/memory_replay.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sightline::model {
+
+struct MemoryFrame {
+  std::string file;
+  std::string function;
+  int32_t line = 0;
+};
+
+enum class MemoryAction : uint8_t {
+  Alloc,
+  FreeRequested,
+  FreeCompleted,
+  SegmentAlloc,
+  SegmentFree,
+  SegmentMap,
+  SegmentUnmap,
+  Snapshot,
+  Oom,
+  Other
+};
+
+struct MemoryEvent {
+  MemoryAction action = MemoryAction::Other;
+  int32_t device = 0;
+  uint32_t stack = 0;  // into MemorySnapshot::stacks; 0: no frames
+  uint64_t addr = 0;
+  int64_t size = 0;         // bytes (an oom: the bytes asked for)
+  int64_t time_us = 0;      // 0 when not recorded
+  int64_t device_free = 0;  // an oom: the bytes the device had free
+};
+
+// A block of a segment at the dump.
+struct MemoryBlock {
+  int32_t device = 0;
+  uint32_t stack = 0;
+  uint64_t addr = 0;
+  int64_t size = 0;
+  int64_t requested = 0;
+  bool allocated = false;  // active_allocated or active_pending_free (else cached, free)
+};
+
+struct MemorySnapshot {
+  std::vector<MemoryFrame> frames;            // distinct frames
+  std::vector<std::vector<uint32_t>> stacks;  // frame ids, innermost first; stacks[0] is empty
+  std::vector<MemoryEvent> events;            // in trace order within each device
+  std::vector<MemoryBlock> blocks;            // of every segment at the dump
+  std::vector<int64_t> reserved_at_dump;      // by device: the segments' total size
+  std::vector<std::string> warnings;
+};
+
+}  // namespace sightline::model

@@ -1,0 +1,103 @@
+// The memory replay on our H100 captures (tests/data/memory), checked against the independent
+// replay in tests/data/memory/replay.py (its figures are the expectations below) and against
+// what torch.cuda.max_memory_allocated/reserved printed in the runs' logs.
+#include "analysis/attribution/memory_replay.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/ingest/memory_snapshot_reader.h"
+#include "tests/support/test_paths.h"
+
+namespace sightline::attribution {
+namespace {
+
+MemoryReplay replayOf(const std::string& name, const std::string& user = "gpt_mem.py") {
+  std::string error;
+  auto snapshot = ingest::readMemorySnapshot(testing::dataProfile("memory/" + name + ".pickle.xz"), error);
+  EXPECT_TRUE(snapshot) << error;
+  if (!snapshot) return {};
+  auto replays = replayMemory(*snapshot, [&](std::string_view path) {
+    return path.size() >= user.size() && path.substr(path.size() - user.size()) == user;
+  });
+  EXPECT_EQ(replays.size(), 1u);
+  return replays.empty() ? MemoryReplay{} : replays[0];
+}
+
+int64_t bytesOn(const MemoryReplay& r, int32_t line) {
+  for (const auto& l : r.lines)
+    if (l.line == line) return l.bytes;
+  return 0;
+}
+
+TEST(MemoryReplay, ARunRecordedFromTheStartPutsEveryByteOfThePeakOnALine) {
+  auto r = replayOf("gpt_start");
+  EXPECT_EQ(r.peak_allocated, 6041915464);  // torch.cuda.max_memory_allocated: 6051878400 (0.16% more)
+  EXPECT_EQ(r.peak_reserved, 6715080704);   // torch.cuda.max_memory_reserved: the same
+  EXPECT_EQ(r.allocated_before_trace, 0);
+  EXPECT_EQ(r.unattributed_at_peak, 0);
+  ASSERT_GE(r.lines.size(), 3u);
+  // The backward() line holds the gradients the engine's thread made (no frames of their own).
+  EXPECT_EQ(r.lines[0].line, 128);
+  EXPECT_EQ(r.lines[0].bytes, 1681915908);
+  EXPECT_EQ(bytesOn(r, 129), 961511424);  // optimizer.step(): AdamW's state
+  EXPECT_EQ(bytesOn(r, 60), 836796416);   // the logits
+  EXPECT_FALSE(r.oom);
+}
+
+TEST(MemoryReplay, OutOfMemoryInEvaluation) {
+  auto r = replayOf("gpt_oom_eval");
+  ASSERT_TRUE(r.oom);
+  EXPECT_EQ(r.oom->line, 73);  // the loss of evaluate(): F.cross_entropy on the logits
+  EXPECT_EQ(r.oom->requested, 26373783552);
+  EXPECT_EQ(r.oom->free, 15202451456);
+  EXPECT_EQ(r.peak_allocated, 68221917252);
+  EXPECT_EQ(r.peak_reserved, 69744984064);
+  EXPECT_EQ(r.lines[0].line, 60);  // the head's logits
+  EXPECT_EQ(r.lines[0].bytes, 27601666048);
+  EXPECT_EQ(bytesOn(r, 41), 21749563392);
+  EXPECT_EQ(r.unattributed_at_peak, 0);
+}
+
+TEST(MemoryReplay, OutOfMemoryInTheForward) {
+  auto r = replayOf("gpt_oom_fwd");
+  ASSERT_TRUE(r.oom);
+  EXPECT_EQ(r.oom->line, 35);
+  EXPECT_EQ(r.oom->requested, 1610612736);
+  EXPECT_EQ(r.oom->free, 146997248);
+  EXPECT_EQ(r.peak_allocated, 84132979200);
+  EXPECT_EQ(r.lines[0].line, 41);
+  EXPECT_EQ(r.lines[0].bytes, 43491262464);
+}
+
+TEST(MemoryReplay, WhatPredatesTheTraceCountsFromTheStart) {
+  // Recorded from the third iteration: the model, its gradients and AdamW's state came before.
+  auto r = replayOf("gpt");
+  EXPECT_EQ(r.peak_allocated, 6051876936);  // torch.cuda.max_memory_allocated: 6051878400
+  EXPECT_EQ(r.allocated_before_trace, 2344599620);
+  EXPECT_EQ(r.unattributed_at_peak, 1520386048);
+  EXPECT_EQ(bytesOn(r, 128), 1648361476);
+  // A ring buffer of 2,000 events: most of the CNN's memory was allocated before it.
+  auto cnn = replayOf("cnn", "cnn_mem.py");
+  EXPECT_EQ(cnn.peak_allocated, 749006375);  // torch: 749008384
+  EXPECT_EQ(cnn.peak_reserved, 1264582656);  // torch: the same
+  EXPECT_EQ(cnn.allocated_before_trace, 549024152);
+  EXPECT_EQ(bytesOn(cnn, 23), 369099264);
+}
+
+TEST(MemoryReplay, BytesKeptStepAfterStepStayOnTheirLine) {
+  auto r = replayOf("gpt_keep");             // every step's logits kept in a list
+  EXPECT_EQ(r.peak_allocated, 15117865032);  // torch: 15117866496
+  EXPECT_EQ(r.lines[0].line, 60);
+  EXPECT_EQ(r.lines[0].bytes, 8254423040);
+}
+
+TEST(MemoryReplay, NotASnapshotIsAClearError) {
+  std::string error;
+  EXPECT_FALSE(ingest::readMemorySnapshot(testing::testDataPath("memory/plain_p4.pickle"), error));
+  EXPECT_NE(error.find("no segments and no device_traces"), std::string::npos) << error;
+  EXPECT_FALSE(ingest::readMemorySnapshot(testing::testDataPath("memory/absent.pickle"), error));
+  EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace sightline::attribution
