@@ -9,7 +9,11 @@ namespace sightline::ingest {
 int64_t PickleData::integer(Ref r) const {
   const Node& n = nodes_[r];
   if (n.type == Type::Int || n.type == Type::Bool) return static_cast<int64_t>(n.payload);
-  if (n.type == Type::Float) return static_cast<int64_t>(number(r));
+  if (n.type == Type::Float) {
+    // A float where an integer was expected: its integer part when one fits, else 0 (NaN, huge).
+    double d = number(r);
+    return d > -9.2e18 && d < 9.2e18 ? static_cast<int64_t>(d) : 0;
+  }
   return 0;
 }
 

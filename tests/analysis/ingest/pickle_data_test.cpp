@@ -80,6 +80,17 @@ TEST(PickleData, ReadsARealMemorySnapshot) {
   EXPECT_EQ(doc->integer(*doc->get(last, "device_free")), 15202451456);
 }
 
+TEST(PickleData, FloatsReadAsIntegersOnlyWhenTheyFit) {
+  // [1e58, -2.5, nan] as protocol 2 (BINFLOAT is big-endian).
+  std::string error;
+  auto doc = readPickleData(fromHex("80025d710028474bf97d4df19d605747c004000000000000477ff8000000000000652e"), error);
+  ASSERT_TRUE(doc) << error;
+  EXPECT_EQ(doc->number(doc->item(doc->root(), 0)), 1e58);
+  EXPECT_EQ(doc->integer(doc->item(doc->root(), 0)), 0);  // once undefined behaviour (pickle_fuzz)
+  EXPECT_EQ(doc->integer(doc->item(doc->root(), 1)), -2);
+  EXPECT_EQ(doc->integer(doc->item(doc->root(), 2)), 0);
+}
+
 TEST(PickleData, RefusesPicklesThatWouldRunCode) {
   // `os.system("echo pwned")` through __reduce__, as protocol 2 (GLOBAL) and 4 (STACK_GLOBAL).
   for (const char* hex : {"800263706f7369780a73797374656d0a7100580a0000006563686f2070776e656471018571025271032e",
