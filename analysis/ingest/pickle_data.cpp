@@ -194,6 +194,10 @@ class Unpickler {
   }
   // A new list, tuple or dict of the values above `from` on the stack.
   bool container(Type type, bool tuple, size_t from) {
+    if (from > stack_.size()) {
+      error_ = "a MARK above the stack";
+      return false;
+    }
     size_t n = stack_.size() - from;
     if (type == Type::Dict && n % 2) {
       error_ = "a dict with a key and no value";
@@ -209,7 +213,9 @@ class Unpickler {
   }
   // APPEND(S), SETITEM(S): the values above `from` added to the container below them.
   bool extend(Type type, size_t from) {
-    if (from == 0 || from > stack_.size()) {
+    // The container lies inside the current MARK's frame, as in Python's unpickler.
+    size_t floor = marks_.empty() ? 0 : marks_.back();
+    if (from == 0 || from > stack_.size() || from - 1 < floor) {
       error_ = "no container to add to";
       return false;
     }

@@ -128,6 +128,8 @@ TEST(PickleData, HostileSizesAndShapesAreErrors) {
   // APPENDS to a tuple, SETITEMS to a list.
   rejects(fromHex("800229284e652e"), "APPENDS to a tuple");
   rejects(fromHex("80025d284e4e752e"), "SETITEMS to a list");
+  // APPEND to a list below the MARK, then LIST from that MARK (once a length_error abort).
+  rejects(fromHex("80025d5d28616c2e"), "APPEND across a MARK");
   // Every cut of a real pickle is an error, never a crash.
   std::string whole = readFile(testDataPath("memory/plain_p4.pickle"));
   for (size_t n = 0; n < whole.size(); n += 7) {
