@@ -64,10 +64,10 @@ class Unpickler {
  public:
   Unpickler(PickleData& doc, const PickleLimits& limits) : d_(doc), limits_(limits) {
     // None, False, True, then the ints 0..255: shared by every use.
-    d_.nodes_.push_back({PickleData::Type::None, false, 0, 0});
-    d_.nodes_.push_back({PickleData::Type::Bool, false, 0, 0});
-    d_.nodes_.push_back({PickleData::Type::Bool, false, 0, 1});
-    for (uint64_t i = 0; i < 256; ++i) d_.nodes_.push_back({PickleData::Type::Int, false, 0, i});
+    d_.nodes_.push_back({PickleData::Type::None, false, false, 0, 0});
+    d_.nodes_.push_back({PickleData::Type::Bool, false, false, 0, 0});
+    d_.nodes_.push_back({PickleData::Type::Bool, false, false, 0, 1});
+    for (uint64_t i = 0; i < 256; ++i) d_.nodes_.push_back({PickleData::Type::Int, false, false, 0, i});
   }
 
   bool run(std::string& error) {
@@ -119,7 +119,7 @@ class Unpickler {
       return false;
     }
     stack_.push_back(static_cast<Ref>(d_.nodes_.size()));
-    d_.nodes_.push_back({type, false, count, payload});
+    d_.nodes_.push_back({type, false, false, count, payload});
     return true;
   }
   bool integer(int64_t v) {
@@ -207,8 +207,7 @@ class Unpickler {
     d_.slots_.insert(d_.slots_.end(), stack_.begin() + static_cast<ptrdiff_t>(from), stack_.end());
     stack_.resize(from);
     if (!node(type, static_cast<uint32_t>(n), first)) return false;
-    tuple_.resize(d_.nodes_.size(), false);
-    tuple_[stack_.back()] = tuple;
+    d_.nodes_.back().tuple = tuple;
     return true;
   }
   // APPEND(S), SETITEM(S): the values above `from` added to the container below them.
@@ -222,7 +221,7 @@ class Unpickler {
     Ref target = stack_[from - 1];
     PickleData::Node& c = d_.nodes_[target];
     size_t n = stack_.size() - from;
-    if (c.type != type || (target < tuple_.size() && tuple_[target])) {
+    if (c.type != type || c.tuple) {
       error_ = type == Type::Dict ? "SETITEMS on a value that is not a dict" : "APPENDS on a value that is not a list";
       return false;
     }
@@ -419,7 +418,6 @@ class Unpickler {
   std::vector<Ref> stack_;
   std::vector<size_t> marks_;
   std::vector<Ref> memo_;
-  std::vector<bool> tuple_;  // by value: a tuple (APPENDS refused)
   std::string error_;
   size_t p_ = 0, at_ = 0;
 };

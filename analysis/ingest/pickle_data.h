@@ -50,6 +50,7 @@ class PickleData {
   struct Node {
     Type type = Type::None;
     bool chunked = false;  // a container filled in several batches: its slots in chunks_
+    bool tuple = false;    // a list that is a tuple (APPENDS refused)
     uint32_t count = 0;    // slots of a container, length of a string
     uint64_t payload = 0;  // int / double bits / string offset / first slot / chunks_ index
   };
