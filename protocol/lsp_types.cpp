@@ -117,6 +117,12 @@ json toJson(const Diagnostic& d) {
             {"source", d.source},
             {"message", d.message}};
   if (!d.codeDescriptionHref.empty()) j["codeDescription"] = {{"href", d.codeDescriptionHref}};
+  if (!d.relatedInformation.empty()) {
+    json related = json::array();
+    for (const auto& r : d.relatedInformation)
+      related.push_back({{"location", {{"uri", r.uri}, {"range", toJson(r.range)}}}, {"message", r.message}});
+    j["relatedInformation"] = std::move(related);
+  }
   return j;
 }
 

@@ -95,6 +95,13 @@ void fromJson(const JsonIn& in, DidChangeTextDocumentParams& out);
 void fromJson(const JsonIn& in, TextDocumentParams& out);
 
 // --- diagnostics and code actions ---------------------------------------------------------
+// A place elsewhere that a diagnostic points to (relatedInformation).
+struct DiagnosticRelatedInformation {
+  std::string uri;
+  Range range;
+  std::string message;
+};
+
 struct Diagnostic {
   Range range;
   int severity = 2;  // 1 error, 2 warning, 3 information, 4 hint
@@ -102,6 +109,7 @@ struct Diagnostic {
   std::string codeDescriptionHref;  // omitted when empty
   std::string source = "sightline";
   std::string message;
+  std::vector<DiagnosticRelatedInformation> relatedInformation;  // omitted when empty
 };
 json toJson(const Diagnostic& d);
 void fromJson(const JsonIn& in, Diagnostic& out);

@@ -60,6 +60,19 @@ json toJson(const ProfileStatusParams& p) {
             {"error", p.error}};
   if (p.compareWith) j["compareWith"] = *p.compareWith;
   if (p.verdict) j["verdict"] = *p.verdict, j["stepWallNs"] = p.stepWallNs, j["gpuBusyShare"] = p.gpuBusyShare;
+  if (p.memory) {
+    const auto& m = *p.memory;
+    json memory = {{"peakAllocatedBytes", m.peakAllocatedBytes},
+                   {"peakReservedBytes", m.peakReservedBytes},
+                   {"summary", m.summary},
+                   {"oom", nullptr}};
+    if (m.oomPath)
+      memory["oom"] = {{"path", *m.oomPath},
+                       {"line", m.oomLine},
+                       {"requestedBytes", m.oomRequestedBytes},
+                       {"freeBytes", m.oomFreeBytes}};
+    j["memory"] = std::move(memory);
+  }
   return j;
 }
 

@@ -84,6 +84,15 @@ struct ProfileStatusParams {
   std::optional<std::string> verdict;
   int64_t stepWallNs = 0;
   double gpuBusyShare = 0;
+  // GPU memory (a memory snapshot): the peak, and where the GPU ran out of memory.
+  struct Memory {
+    int64_t peakAllocatedBytes = 0, peakReservedBytes = 0;
+    std::string summary;  // "peak 63.54 GiB · out of memory at gpt_mem.py:73"
+    std::optional<std::string> oomPath;
+    int32_t oomLine = 0;
+    int64_t oomRequestedBytes = 0, oomFreeBytes = 0;
+  };
+  std::optional<Memory> memory;
 };
 json toJson(const ProfileStatusParams& p);
 

@@ -1,6 +1,10 @@
 // Conversion of analysis results to protocol types.
 #include "server/conversion.h"
 
+#include <algorithm>
+
+#include "server/uri.h"
+
 namespace sightline::server {
 
 int toLspSeverity(features::Severity severity) { return static_cast<int>(severity); }
@@ -13,6 +17,11 @@ protocol::Diagnostic toDiagnostic(const source::SourceFile& file, const features
   d.code = finding.code;
   d.codeDescriptionHref = ruleDocumentationUrl(settings, finding.code);
   d.message = finding.message;
+  for (const auto& r : finding.related) {
+    // Lines of other files: their text is not at hand here, so the start of the line.
+    protocol::Position at{static_cast<uint32_t>(std::max(0, r.line - 1)), 0};
+    d.relatedInformation.push_back({pathToUri(r.path), {at, at}, r.message});
+  }
   return d;
 }
 

@@ -12,6 +12,7 @@
 namespace sightline::server {
 namespace {
 
+using features::formatBytes;
 using features::formatMilliseconds;
 using features::formatSeconds;
 
@@ -178,17 +179,20 @@ std::string hintLabel(const features::LineHint& h) {
     case features::HintKind::Cost:
       break;
   }
+  std::string memory = h.memory_bytes > 0 ? formatBytes(h.memory_bytes) + " at peak" : "";
+  if (!h.show_time) return "▮ " + memory + " · " + formatShare(h.memory_share);
+  if (!memory.empty()) memory = " · " + memory;
   if (h.show_inclusive) {
     std::string label = "▮ " + formatMilliseconds(h.inclusive_ns) + " ms · " + formatShare(h.inclusive_share) +
                         " incl · self " + formatMilliseconds(h.gpu_ns);
     if (h.delta_ns) label += " " + formatDelta(*h.delta_ns);
-    return label;
+    return label + memory;
   }
   std::string label = "▮ " + formatMilliseconds(h.gpu_ns) + " ms · " + formatShare(h.share);
   if (h.show_split)
     label += " (fwd " + formatMilliseconds(h.forward_ns) + " + bwd " + formatMilliseconds(h.backward_ns) + ")";
   if (h.delta_ns) label += " " + formatDelta(*h.delta_ns);
-  return label;
+  return label + memory;
 }
 
 nlohmann::json hintData(const features::LineHint& h) {
@@ -201,6 +205,8 @@ nlohmann::json hintData(const features::LineHint& h) {
                          {"backwardNs", h.backward_ns}};
   if (h.delta_ns) data["deltaNs"] = *h.delta_ns;
   if (h.show_inclusive) data["inclusiveNs"] = h.inclusive_ns, data["inclusiveShare"] = h.inclusive_share;
+  if (!h.show_time) data["gpuNs"] = nullptr;
+  if (h.memory_bytes > 0) data["memoryBytes"] = h.memory_bytes, data["memoryShare"] = h.memory_share;
   return data;
 }
 
@@ -215,17 +221,68 @@ std::string hintTooltip(const features::LineHint& h) {
     case features::HintKind::Cost:
       break;
   }
-  return h.breakdown ? breakdownMarkdown(*h.breakdown) : "";
+  std::string memory = h.memory_bytes > 0 ? "**" + formatBytes(h.memory_bytes) +
+                                                "** of GPU memory allocated here was still alive at the peak (" +
+                                                formatShare(h.memory_share) + " of it)"
+                                          : "";
+  if (!h.show_time) return memory;
+  std::string card = h.breakdown ? breakdownMarkdown(*h.breakdown) : "";
+  return memory.empty() ? card : card + "\n\n" + memory;
 }
+
+namespace {
+
+std::string placeText(const join::MemoryPlace& p) {
+  return md::code(std::filesystem::path(p.path).filename().string() + ":" + std::to_string(p.line));
+}
+
+// The memory part of a hover: what the line holds at the peak, an out-of-memory error on it.
+std::string memoryMarkdown(const features::HoverInfo& hover) {
+  if (!hover.memory) return "";
+  const auto& m = *hover.memory;
+  std::string out;
+  if (hover.oom_here && m.oom) {
+    out = "**Out of memory here**: asked " + formatBytes(m.oom->requested_bytes) + " with " +
+          formatBytes(m.oom->free_bytes) + " free";
+    if (m.oom->chain.size() > 1) {
+      out += "; called from";
+      for (size_t i = 0; i + 1 < m.oom->chain.size(); ++i)
+        out += std::string(i ? " →" : "") + " " + md::code(m.oom->chain[i].function) + " (line " +
+               std::to_string(m.oom->chain[i].line) + ")";
+    }
+    if (!m.top.empty()) {
+      out += ". Held at the peak by";
+      for (size_t i = 0; i < m.top.size() && i < 3; ++i)
+        out += std::string(i ? "," : "") + " " + placeText(m.top[i]) + " " + formatBytes(m.top[i].bytes);
+    }
+    out += ".";
+  }
+  if (hover.memory_bytes > 0) {
+    double share =
+        static_cast<double>(hover.memory_bytes) / static_cast<double>(std::max<int64_t>(1, m.peak_allocated_bytes));
+    std::string held = "**" + formatBytes(hover.memory_bytes) +
+                       "** of GPU memory allocated here was alive at the peak (" + formatShare(share) + " of " +
+                       formatBytes(m.peak_allocated_bytes) + (hover.memory_rank == 1 ? "; the most of any line" : "") +
+                       ")";
+    out = out.empty() ? held : out + "\n\n" + held;
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string hoverMarkdown(const features::HoverInfo& hover) {
   std::string compiled =
       hover.compiled ? "**torch.compile:** " + compileSummaryText({*hover.compiled}, true) : std::string();
+  std::string memory = memoryMarkdown(hover);
   if (!hover.cost) {
     std::string card = hover.standing ? hintTooltip(*hover.standing) : "";
-    return compiled.empty() ? card : card.empty() ? compiled : card + "\n\n" + compiled;
+    for (const std::string* part : {&compiled, &memory})
+      if (!part->empty()) card = card.empty() ? *part : card + "\n\n" + *part;
+    return card;
   }
   std::string card = breakdownMarkdown(*hover.cost);
+  if (!memory.empty()) card += "\n\n" + memory;
   if (!compiled.empty()) card += "\n\n" + compiled;
   if (hover.compare) {
     const auto& c = *hover.compare;

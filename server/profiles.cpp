@@ -29,7 +29,12 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 }
 
 bool isProfileName(const std::string& name) {
-  return endsWith(name, ".nsys-rep") || endsWith(name, ".sqlite") || endsWith(name, ".pt.trace.json") ||
+  // Memory snapshots by the names people give them (any `.pickle` could be data of another kind:
+  // those load when named in the `profiles` setting).
+  bool snapshot = (endsWith(name, ".pickle") || endsWith(name, ".pkl")) &&
+                  (name.find("snapshot") != std::string::npos || name.find("memory") != std::string::npos ||
+                   name.find("oom") != std::string::npos);
+  return snapshot || endsWith(name, ".nsys-rep") || endsWith(name, ".sqlite") || endsWith(name, ".pt.trace.json") ||
          endsWith(name, ".pt.trace.json.gz");
 }
 
@@ -72,6 +77,47 @@ std::vector<std::string> newestFirst(std::vector<std::string> files) {
 }
 
 std::string ms(int64_t ns) { return features::formatMilliseconds(static_cast<double>(ns)); }
+
+protocol::ProfileStatusParams::Memory memoryStatus(const join::MemoryStory& m) {
+  protocol::ProfileStatusParams::Memory out;
+  out.peakAllocatedBytes = m.peak_allocated_bytes;
+  out.peakReservedBytes = m.peak_reserved_bytes;
+  out.summary = "peak " + features::formatBytes(m.peak_allocated_bytes);
+  if (m.oom && !m.oom->where.path.empty()) {
+    out.oomPath = m.oom->where.path;
+    out.oomLine = m.oom->where.line;
+    out.oomRequestedBytes = m.oom->requested_bytes;
+    out.oomFreeBytes = m.oom->free_bytes;
+    out.summary += " · out of memory at " + fs::path(m.oom->where.path).filename().string() + ":" +
+                   std::to_string(m.oom->where.line);
+  } else if (m.oom) {
+    out.summary += " · out of memory";
+  }
+  return out;
+}
+
+// The memory section of the summary: the peak, what holds it, an out-of-memory error.
+std::string memoryMarkdown(const join::MemoryStory& m) {
+  using features::formatBytes;
+  std::string md = "\n\n## GPU memory\n\n- peak: " + formatBytes(m.peak_allocated_bytes) + " allocated, " +
+                   formatBytes(m.peak_reserved_bytes) + " reserved";
+  if (m.peak_phase != attribution::MemoryPhase::Unknown) md += std::string(" (") + join::phaseName(m.peak_phase) + ")";
+  md += "\n";
+  if (m.allocated_before_trace_bytes > 0)
+    md += "- allocated before the recorded history began: " + formatBytes(m.allocated_before_trace_bytes) + "\n";
+  if (m.oom)
+    md += "- **out of memory** at " +
+          (m.oom->where.path.empty()
+               ? std::string("no line of yours")
+               : md::code(fs::path(m.oom->where.path).filename().string() + ":" + std::to_string(m.oom->where.line))) +
+          ": asked " + formatBytes(m.oom->requested_bytes) + " with " + formatBytes(m.oom->free_bytes) + " free\n";
+  if (m.top.empty()) return md;
+  md += "\n| file | line | at the peak |\n|---|---:|---:|\n";
+  for (size_t i = 0; i < m.top.size() && i < 10; ++i)
+    md += "| " + md::text(fs::path(m.top[i].path).filename().string()) + " | " + std::to_string(m.top[i].line) + " | " +
+          formatBytes(m.top[i].bytes) + " |\n";
+  return md;
+}
 
 }  // namespace
 
@@ -126,6 +172,7 @@ protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const s
     status.stepWallNs = static_cast<int64_t>(v->wall_ns);
     status.gpuBusyShare = v->busy_share;
   }
+  if (const auto& m = loaded->join->memory().story) status.memory = memoryStatus(*m);
   status.warnings = profileWarnings(a, info);
   if (a.attributed_gpu_ns == 0 && a.steady_gpu_ns > 0)
     status.warnings.push_back("No GPU time could be put on source lines: " + ingest::captureAdvice(info));
@@ -178,10 +225,12 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
       md += std::string(" ") + attribution::methodName(static_cast<attribution::Method>(m)) + " " + pct(a.by_method[m]);
   if (auto v = features::stepVerdict(loaded.join->story().get()))
     md += "\n\n## Step verdict: " + verdictSummary(*v) + "\n\n" + verdictText(*v, true);
+  if (const auto& m = loaded.join->memory().story) md += memoryMarkdown(*m);
   md += "\n\n## Hottest lines\n\n| file | line | ms | share |\n|---|---:|---:|---:|\n";
   std::vector<std::tuple<int64_t, model::StringId, int32_t>> hot;
   for (const auto& [file, lines] : a.files)
-    for (const auto& [line, c] : lines) hot.emplace_back(c.gpu_ns, file, line);
+    for (const auto& [line, c] : lines)
+      if (c.gpu_ns > 0) hot.emplace_back(c.gpu_ns, file, line);
   std::sort(hot.rbegin(), hot.rend());
   for (size_t i = 0; i < hot.size() && i < 10; ++i) {
     auto [ns, file, line] = hot[i];

@@ -28,7 +28,8 @@ struct LoadedProfile {
 };
 
 // Profile files under `root` (depth-limited, hidden and build folders skipped), newest first:
-// `*.nsys-rep`, `*.sqlite`, `*.pt.trace.json`, `*.pt.trace.json.gz`. Not links, not files
+// `*.nsys-rep`, `*.sqlite`, `*.pt.trace.json`, `*.pt.trace.json.gz`, and memory snapshots
+// (`*.pickle` named with "snapshot", "memory" or "oom"). Not links, not files
 // another user put in a world-writable folder, and nothing when `root` is `/`.
 std::vector<std::string> discoverProfiles(const std::string& root);
 // Expands one `profiles` entry (a path or a glob with * and ?, relative to `root`) to files,

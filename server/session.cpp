@@ -197,7 +197,7 @@ void Session::initialized() {
     registerCapability("sightline-configuration", "workspace/didChangeConfiguration", {{"section", "sightline"}});
   if (client_.watched_files_dynamic)
     registerCapability("sightline-profiles", "workspace/didChangeWatchedFiles",
-                       {{"watchers", {{{"globPattern", "**/*.{nsys-rep,sqlite,json,gz}"}, {"kind", 7}}}}});
+                       {{"watchers", {{{"globPattern", "**/*.{nsys-rep,sqlite,json,gz,pickle,pkl}"}, {"kind", 7}}}}});
   if (client_.configuration)
     requestConfiguration();
   else if (!workspace_.settingsReceived())  // keep what initializationOptions gave

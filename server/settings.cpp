@@ -104,6 +104,14 @@ Settings parseSettings(const nlohmann::json& section, std::vector<std::string>& 
     }
     if (auto b = hints->find("showBackward"); b != hints->end() && b->is_boolean())
       s.hints.show_backward = b->get<bool>();
+    if (auto f = hints->find("show"); f != hints->end()) {
+      if (*f == "both" || *f == "time" || *f == "memory")
+        s.hints.figures = *f == "time"     ? features::HintFigures::Time
+                          : *f == "memory" ? features::HintFigures::Memory
+                                           : features::HintFigures::Both;
+      else
+        warnings.push_back("hints.show: expected \"both\", \"time\" or \"memory\"");
+    }
   }
   if (auto c = section.find("compareWith"); c != section.end() && c->is_string())
     s.compare_with = c->get<std::string>();

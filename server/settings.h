@@ -39,7 +39,8 @@ struct Settings {
 //   {"rules": {"sync-in-loop": "off" | "error" | ... | {"enabled": bool, "severity": "..."}},
 //    "profileWindow": {"firstStep": 10, "lastStep": 14}, "docsBaseUrl": "https://...",
 //    "profiles": ["runs/*.sqlite"], "pathMappings": [{"from": "/scratch/u/proj", "to": "${workspaceFolder}"}],
-//    "hints": {"enabled": true, "minShare": 0.005, "unit": "perStep" | "total", "showBackward": true},
+//    "hints": {"enabled": true, "minShare": 0.005, "unit": "perStep" | "total", "showBackward": true,
+//              "show": "both" | "time" | "memory"},
 //    "compareWith": "runs/before.sqlite", "allSteps": false, "compiledCode": ".inductor-cache", "ruleBudgetMs": 1000,
 //    "thresholds": {"gpuIdleGapMs": 1, "gpuIdleMsPerStep": 0.5, "pageableKiBPerStep": 64,
 //                   "syncApiMsPerStep": 0.1, "launchBoundKernelsPerStep": 50, "launchBoundMeanUs": 10}}

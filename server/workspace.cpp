@@ -109,7 +109,8 @@ void Workspace::applySettings(const json& section) {
   client_.findingsChanged();
   if (hints_before != settings_.hints_enabled || hint_options_before.min_share != settings_.hints.min_share ||
       hint_options_before.per_step != settings_.hints.per_step ||
-      hint_options_before.show_backward != settings_.hints.show_backward)
+      hint_options_before.show_backward != settings_.hints.show_backward ||
+      hint_options_before.figures != settings_.hints.figures)
     client_.hintsChanged();
   // Settings may arrive inside `initialize`: load once the response has gone out.
   asio::post(io_, [this] {

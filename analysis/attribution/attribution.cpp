@@ -598,6 +598,7 @@ void addCost(LineCost& into, const LineCost& from) {
     if (std::find(into.fused_with.begin(), into.fused_with.end(), f) == into.fused_with.end())
       into.fused_with.push_back(f);
   into.gpu_ns += from.gpu_ns;
+  into.memory_peak_bytes += from.memory_peak_bytes;
   into.forward_ns += from.forward_ns;
   into.backward_ns += from.backward_ns;
   for (size_t m = 0; m < kMethodCount; ++m) into.by_method[m] += from.by_method[m];

@@ -81,6 +81,9 @@ struct LineCost {
   // torch.compile fused this line's work with these lines' into kernels charged here
   // (Options::fused_lines).
   std::vector<std::pair<model::StringId, int32_t>> fused_with;
+  // GPU memory (a memory snapshot, attribution/memory_replay.h): bytes this line allocated that
+  // were still alive at the peak.
+  int64_t memory_peak_bytes = 0;
 };
 
 // A rank's own work on a line: its GPU time less the time it waited in collectives for others.

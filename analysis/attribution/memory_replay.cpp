@@ -66,6 +66,14 @@ class DeviceReplay {
     }
     return false;
   }
+  MemoryPhase phaseOf(size_t k) const {
+    uint32_t stack = s_.events[events_[k]].stack;
+    if (stack == 0) return owner_[k] == kNoLine ? MemoryPhase::Unknown : MemoryPhase::Backward;
+    if (runsBackward(stack)) return MemoryPhase::Backward;
+    for (uint32_t f : s_.stacks[stack])
+      if (s_.frames[f].file.find("torch/optim/") != std::string::npos) return MemoryPhase::Optimizer;
+    return MemoryPhase::Forward;
+  }
   // Who each event's bytes belong to: its own user frame, or for an event without frames the
   // `backward()` line last seen (the engine runs what that call asked for).
   void owners() {
@@ -127,7 +135,10 @@ class DeviceReplay {
     }
     r.peak_allocated = best;
     r.peak_event = best_k < 0 ? -1 : static_cast<int64_t>(events_[static_cast<size_t>(best_k)]);
-    if (best_k >= 0) r.peak_time_us = s_.events[events_[static_cast<size_t>(best_k)]].time_us;
+    if (best_k >= 0) {
+      r.peak_time_us = s_.events[events_[static_cast<size_t>(best_k)]].time_us;
+      r.peak_phase = phaseOf(static_cast<size_t>(best_k));
+    }
     // Alive at the peak: the blocks from before the trace not yet freed, and the trace's own.
     std::map<int32_t, int64_t> by_owner;
     for (const auto& i : initial_)

@@ -31,6 +31,11 @@ struct MemoryOom {
   uint32_t stack = 0;  // into the snapshot's stacks
 };
 
+// What the allocation at the peak was part of: the backward pass (a `backward()` frame, or the
+// autograd engine's frameless thread after one), the optimizer (a frame in torch/optim), else
+// the forward pass and the rest of the step.
+enum class MemoryPhase : uint8_t { Unknown, Forward, Backward, Optimizer };
+
 struct MemoryReplay {
   int32_t device = 0;
   int64_t peak_allocated = 0;
@@ -38,6 +43,7 @@ struct MemoryReplay {
   int64_t allocated_before_trace = 0;
   int64_t peak_event = -1;  // index into the snapshot's events; -1: the peak is the trace's start
   int64_t peak_time_us = 0;
+  MemoryPhase peak_phase = MemoryPhase::Unknown;
   std::vector<MemoryLine> lines;  // most bytes first
   int64_t unattributed_at_peak = 0;
   std::optional<MemoryOom> oom;

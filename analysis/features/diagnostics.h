@@ -20,12 +20,20 @@ struct Fix {
   bool preferred = false;
 };
 
+// A line elsewhere that a finding points to (the lines holding memory at an out-of-memory error).
+struct RelatedLine {
+  std::string path;  // local path (or the profile's, when it maps onto no local file)
+  int32_t line = 0;  // 1-based
+  std::string message;
+};
+
 struct Finding {
   std::string code;
   Severity severity = Severity::Warning;
   ByteRange range;  // the exact call or expression
   std::string message;
   std::vector<Fix> fixes;
+  std::vector<RelatedLine> related;
 };
 
 // Findings in source order, suppressed ones (`# sightline: ignore[code]`) left out.

@@ -20,6 +20,14 @@ std::optional<HoverInfo> computeHover(const source::SourceFile& file, const sour
                 std::any_of(f.breaks.begin(), f.breaks.end(), [&](const auto& br) { return br.line == line1; });
     if (here) info.compiled = f;
   }
+  if (costs.memory && options.figures != HintFigures::Time) {
+    info.oom_here = costs.oom_line == line1;
+    info.memory_bytes = it == costs.lines.end() ? 0 : it->second.memory_peak_bytes;
+    if (info.memory_bytes > 0 || info.oom_here) info.memory = costs.memory;
+    for (const auto& t : costs.memory->top)
+      if (t.bytes > info.memory_bytes) ++info.memory_rank;
+    info.memory_rank = info.memory_bytes > 0 ? info.memory_rank + 1 : 0;
+  }
   if (hasCost(b)) {
     info.cost = std::move(b);
     if (costs.compare && it != costs.lines.end()) {
@@ -36,8 +44,8 @@ std::optional<HoverInfo> computeHover(const source::SourceFile& file, const sour
     return info;
   }
   auto hints = computeInlayHints(file, index, costs, profile, HintOptions{0, options.per_step, false}, line, line);
-  if (hints.empty() && !info.compiled) return std::nullopt;
-  if (!hints.empty()) info.standing = hints.front();
+  if (hints.empty() && !info.compiled && !info.memory) return std::nullopt;
+  if (!hints.empty() && hints.front().show_time) info.standing = hints.front();
   return info;
 }
 

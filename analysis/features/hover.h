@@ -27,6 +27,12 @@ struct HoverInfo {
   std::optional<LineHint> standing;   // no own time: the roll-up or gone hint on the line
   // A torch.compile'd function defined on the line, or broken at it: its compilations.
   std::optional<join::CompiledFunctionSummary> compiled;
+  // GPU memory (a memory snapshot): what the line holds at the peak, and whether the GPU ran out
+  // of memory on it. `memory` is the whole profile's story (null: no memory in the profile).
+  std::shared_ptr<const join::MemoryStory> memory;
+  int64_t memory_bytes = 0;
+  int memory_rank = 0;  // 1: the line holding the most at the peak; 0: holds none
+  bool oom_here = false;
 };
 
 // The hover of a 0-based line, or nullopt when the profile has nothing to say there.

@@ -59,17 +59,25 @@ std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const so
   std::map<uint32_t, LineHint> hints;
   auto lo = static_cast<int32_t>(first) + 1, hi = static_cast<int32_t>(last) + 1;
   std::set<int32_t> candidates;  // lines with time of their own or beneath them
+  bool time = options.figures != HintFigures::Memory, memory = options.figures != HintFigures::Time && costs.memory;
+  double peak = memory ? static_cast<double>(std::max<int64_t>(1, costs.memory->peak_allocated_bytes)) : 1;
   for (auto it = costs.lines.lower_bound(lo); it != costs.lines.end() && it->first <= hi; ++it)
-    if (it->second.gpu_ns > 0) candidates.insert(it->first);
+    if ((time && it->second.gpu_ns > 0) || (memory && it->second.memory_peak_bytes > 0)) candidates.insert(it->first);
   for (const auto& span : costs.spans)
     for (auto l = std::lower_bound(span.lines.begin(), span.lines.end(), lo); l != span.lines.end() && *l <= hi; ++l)
-      candidates.insert(*l);
+      if (time) candidates.insert(*l);
   for (int32_t line : candidates) {
     LineBreakdown b = breakdownAt(costs, profile, s, line);
     double share = std::max(b.share, b.inclusive_share);
-    if (share < options.min_share || !hasCost(b)) continue;
+    auto own = costs.lines.find(line);
+    int64_t bytes = memory && own != costs.lines.end() ? own->second.memory_peak_bytes : 0;
+    bool show_time = time && share >= options.min_share && hasCost(b);
+    bool show_memory = bytes > 0 && static_cast<double>(bytes) / peak >= options.min_share;
+    if (!show_time && !show_memory) continue;
     LineHint h;
     h.line = static_cast<uint32_t>(line - 1);
+    h.show_time = show_time;
+    if (show_memory) h.memory_bytes = bytes, h.memory_share = static_cast<double>(bytes) / peak;
     h.scale = s;
     h.gpu_ns = b.gpu_ns;
     h.share = b.share;
@@ -82,9 +90,9 @@ std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const so
     h.breakdown = std::move(b);
     hints[h.line] = std::move(h);
   }
-  if (costs.compare) addCompareDeltas(hints, costs, options, first, last);
+  if (costs.compare && time) addCompareDeltas(hints, costs, options, first, last);
   auto rollup = [&](uint32_t header, uint32_t body_first, uint32_t body_last, const char* what) {
-    if (header < first || header > last || hints.count(header)) return;
+    if (!time || header < first || header > last || hints.count(header)) return;
     int64_t sum =
         inclusiveOver(costs, static_cast<int32_t>(body_first) + 1, static_cast<int32_t>(body_last) + 1).gpu_ns;
     double share = static_cast<double>(sum) / total;

@@ -39,6 +39,10 @@ struct LineHint {
   std::string scope;                       // a rollup's "function" or "loop"
   std::string compare_name;                // a gone line's compare profile (its file name)
   std::optional<LineBreakdown> breakdown;  // a cost hint's tooltip figures
+  // GPU memory (a memory snapshot): a cost hint may show time, memory or both.
+  bool show_time = true;
+  int64_t memory_bytes = 0;  // allocated here and alive at the peak; 0: not shown
+  double memory_share = 0;   // of the peak
 };
 
 // Hints for lines [first, last] (0-based, inclusive): lines with cost, then def and loop

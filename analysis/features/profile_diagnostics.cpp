@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 namespace sightline::features {
@@ -279,6 +280,48 @@ std::vector<Fix> scalarOutputsFix(const source::SourceFile& file, const source::
                          "Let torch.compile capture .item() in the graph (capture_scalar_outputs)", false);
 }
 
+std::string baseName(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Out of memory on the line of this file where the failing allocation was made: what it asked
+// for and had free, the call chain to it, and the lines that held the most at the peak (as
+// related information).
+std::optional<Finding> oomFinding(const source::SourceFile& file, const source::SourceIndex& index,
+                                  const FileCosts& costs, const RuleConfig& config) {
+  if (!costs.memory || !costs.memory->oom || costs.oom_line < 1 ||
+      static_cast<uint32_t>(costs.oom_line) > file.lines().lineCount() || !config.enabled("out-of-memory"))
+    return std::nullopt;
+  const auto& m = *costs.memory;
+  const auto& oom = *m.oom;
+  Finding f;
+  f.code = "out-of-memory";
+  f.severity = config.severityOf(f.code);
+  f.range = rangeOnLine(file, index, static_cast<uint32_t>(costs.oom_line - 1), false);
+  f.message = "out of memory here: asked " + formatBytes(oom.requested_bytes) + " with " + formatBytes(oom.free_bytes) +
+              " free";
+  if (oom.chain.size() > 1) {
+    f.message += " (";
+    for (size_t i = 0; i + 1 < oom.chain.size(); ++i)
+      f.message += oom.chain[i].function + " line " + std::to_string(oom.chain[i].line) + " → ";
+    f.message += "here)";
+  }
+  if (!m.top.empty()) {
+    const auto& top = m.top.front();
+    f.message += "; at the peak (" + formatBytes(m.peak_allocated_bytes) + " allocated) line " +
+                 std::to_string(top.line) + (top.path == oom.where.path ? "" : " of " + baseName(top.path)) +
+                 " holds " + formatBytes(top.bytes);
+  }
+  for (size_t i = 0; i < m.top.size() && i < 5; ++i)
+    f.related.push_back({m.top[i].path, m.top[i].line, "holds " + formatBytes(m.top[i].bytes) + " at the peak"});
+  for (size_t i = 0; i + 1 < oom.chain.size(); ++i)
+    f.related.push_back(
+        {oom.chain[i].path, oom.chain[i].line, "calls " + oom.chain[i + 1].function + " (on the way to the failure)"});
+  if (isSuppressed(file, index, f.range, f.code)) return std::nullopt;
+  return f;
+}
+
 // torch.compile's graph breaks at their lines, and recompiles at the compiled function's `def`.
 template <class Add>
 void compileFindings(const source::SourceFile& file, const source::SourceIndex& index, const FileCosts& costs,
@@ -435,6 +478,7 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
   }
   stepFindings(file, index, costs, profile, s, add);
   compileFindings(file, index, costs, add);
+  if (auto oom = oomFinding(file, index, costs, config)) findings.push_back(std::move(*oom));
   // A measured copy gets both halves of the cure: the loader's pin_memory and non_blocking=True
   // on the copy itself (the static finding's fix on the same call), together and apart.
   for (auto& f : findings) {

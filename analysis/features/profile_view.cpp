@@ -15,6 +15,21 @@ std::string formatMilliseconds(double ns) {
   return buf;
 }
 
+std::string formatBytes(int64_t n) {
+  char buf[32];
+  double v = std::fabs(static_cast<double>(n));
+  const char* sign = n < 0 ? "-" : "";
+  if (v >= 1024.0 * 1024 * 1024)
+    std::snprintf(buf, sizeof buf, "%s%.2f GiB", sign, v / (1024.0 * 1024 * 1024));
+  else if (v >= 1024.0 * 1024)
+    std::snprintf(buf, sizeof buf, "%s%.1f MiB", sign, v / (1024.0 * 1024));
+  else if (v >= 1024)
+    std::snprintf(buf, sizeof buf, "%s%.1f KiB", sign, v / 1024);
+  else
+    std::snprintf(buf, sizeof buf, "%s%.0f B", sign, v);
+  return buf;
+}
+
 std::string formatSeconds(double seconds) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", seconds);

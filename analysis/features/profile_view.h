@@ -21,14 +21,20 @@ namespace sightline::features {
 
 using join::FileCosts;
 
+// What a line's hint shows where the profile has both: GPU time, GPU memory at the peak, or both.
+enum class HintFigures : uint8_t { Both, Time, Memory };
+
 struct HintOptions {
-  double min_share = 0.005;  // lines below this share of all GPU time get no hint
+  double min_share = 0.005;  // lines below this share of all GPU time (or of the memory peak) get no hint
   bool per_step = true;      // ms per step (when steps are known), else totals
   bool show_backward = true;
+  HintFigures figures = HintFigures::Both;
 };
 
 // "12.4", "0.41", "153": three significant figures, no unit.
 std::string formatMilliseconds(double ns);
+// "24.56 GiB", "812.0 MiB", "4.0 KiB", "12 B": GPU memory as PyTorch's memory tools show it.
+std::string formatBytes(int64_t n);
 // "13.9 s": seconds with one decimal and the unit (compile times).
 std::string formatSeconds(double seconds);
 // Kernel names shortened for display: template arguments and parameter lists elided.

@@ -44,6 +44,12 @@ const std::vector<RuleInfo>& allRules() {
        "stopped so hovers and hints stay quick.",
        "Run `sightline check FILE` for the full findings, or raise the `ruleBudgetMs` setting."},
       // Raised only with a profile (profile_diagnostics.h).
+      {"out-of-memory", Severity::Error, "the GPU ran out of memory on this line (needs a memory snapshot)",
+       "The caching allocator could neither find nor reserve a block of the size the line asked for, so the run "
+       "stopped there; what was alive at that moment decides whether it fits.",
+       "Reduce what the lines named in the message hold at the peak (no_grad or inference_mode for evaluation, "
+       "smaller batches or chunks, activation checkpointing, freeing references between steps), or ask for less "
+       "on this line."},
       {"pageable-memcpy", Severity::Warning, "copies between the GPU and pageable host memory (needs a profile)",
        "Copies from or to pageable memory are staged through a pinned buffer and synchronous with the host.",
        "Load batches into pinned memory (`DataLoader(pin_memory=True)`) and copy with `non_blocking=True`."},

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "analysis/ingest/memory_snapshot_reader.h"
 #include "analysis/ingest/plausible_times.h"
 
 namespace sightline::ingest {
@@ -16,6 +17,8 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 }
 
 }  // namespace
+
+bool isMemorySnapshotName(const std::string& path) { return endsWith(path, ".pickle") || endsWith(path, ".pkl"); }
 
 std::string captureAdvice() {
   return "capture with Python backtraces and autograd ranges, then export with blobs:\n"
@@ -30,6 +33,14 @@ std::string captureAdvice(const model::ProfileInfo& info) {
   auto has = [&](const char* capability) {
     return std::find(info.capabilities.begin(), info.capabilities.end(), capability) != info.capabilities.end();
   };
+  if (info.format == "memory-snapshot") {
+    if (has("memory-stacks"))
+      return "the snapshot's stacks reach none of the script's lines: name the script that ran, or map the "
+             "snapshot's paths onto it with --map FROM=TO";
+    return "the snapshot recorded no stacks; record its history with them:\n"
+           "  torch.cuda.memory._record_memory_history(max_entries=100000, stacks=\"python\")\n"
+           "  torch.cuda.memory._dump_snapshot(\"memory.pickle\")";
+  }
   if (info.format == "kineto-json") {
     if (has("python-functions") || has("call-stacks"))
       return "the trace's Python stacks reach none of the script's lines: name the script that ran, or map the "
@@ -56,6 +67,23 @@ std::string captureAdvice(const model::ProfileInfo& info) {
 
 namespace {
 
+// A memory snapshot is a profile of memory alone: no activities, its trace and blocks in
+// `memory`.
+LoadResult loadMemorySnapshot(const std::string& path) {
+  std::string error;
+  auto snapshot = readMemorySnapshot(path, error);
+  if (!snapshot) return {std::nullopt, path + ": " + error};
+  model::Profile profile;
+  profile.info.format = "memory-snapshot";
+  profile.info.capabilities.push_back("memory-history");
+  bool frames = false;
+  for (const auto& e : snapshot->events) frames = frames || e.stack != 0;
+  if (frames) profile.info.capabilities.push_back("memory-stacks");
+  profile.info.warnings = snapshot->warnings;
+  profile.memory = std::move(*snapshot);
+  return {std::move(profile), ""};
+}
+
 LoadResult plausible(LoadResult loaded) {
   if (loaded.profile) dropImplausibleTimes(*loaded.profile);
   return loaded;
@@ -75,6 +103,7 @@ LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
                               ": an Nsight Systems report must be exported first:\n  nsys export --type sqlite "
                               "--include-blobs=true -o run.sqlite " +
                               path};
+  if (isMemorySnapshotName(path)) return loadMemorySnapshot(path);
   if (endsWith(path, ".json") || endsWith(path, ".json.gz") || endsWith(path, ".gz") ||
       (!endsWith(path, ".sqlite") && looksLikeKinetoTrace(path))) {
     KinetoReadOptions kineto;

@@ -1,7 +1,7 @@
-// Opens a profile file by its name: nsys SQLite exports (`.sqlite`) and PyTorch profiler
-// traces (`.json`, `.json.gz`). An Nsight Systems report (`.nsys-rep`) must be exported to
-// SQLite first: that runs a program and writes a cache, which is the server's job
-// (server/profile_files.h), never the analysis core's.
+// Opens a profile file by its name: nsys SQLite exports (`.sqlite`), PyTorch profiler traces
+// (`.json`, `.json.gz`) and PyTorch memory snapshots (`.pickle`). An Nsight Systems report (`.nsys-rep`) must be
+// exported to SQLite first: that runs a program and writes a cache, which is the server's job (server/profile_files.h),
+// never the analysis core's.
 #pragma once
 
 #include <string>
@@ -15,6 +15,9 @@ struct LoadOptions {
   LoadProgress progress;  // what the reader has read (on the loading thread)
   NamesRead names_read;   // the profile's names, once read (nsys exports)
 };
+
+// A memory snapshot's name (`.pickle`, `.pkl`): read as a profile of GPU memory alone.
+bool isMemorySnapshotName(const std::string& path);
 
 LoadResult loadProfile(const std::string& path, const LoadOptions& options = {});
 

@@ -33,6 +33,8 @@ FileCosts remapCosts(const FileCosts& costs, const source::LineTracker& tracker)
   out.steps = costs.steps;
   out.ranks = costs.ranks;
   out.story = costs.story;
+  out.memory = costs.memory;
+  if (costs.oom_line >= 1) out.oom_line = tracker.currentLine(static_cast<uint32_t>(costs.oom_line - 1)) + 1;
   for (const auto& span : costs.spans) {
     ContextSpan moved = span;
     moved.lines.clear();

@@ -15,6 +15,7 @@
 
 #include "analysis/attribution/attribution.h"
 #include "analysis/join/compile_summary.h"
+#include "analysis/join/memory_story.h"
 #include "analysis/source/line_tracker.h"
 
 namespace sightline::join {
@@ -95,6 +96,8 @@ struct FileCosts {
   std::shared_ptr<const StepStory> story;                   // null when the profile knows no steps
   std::vector<CompiledFunctionSummary> compiled_functions;  // torch.compile'd functions defined in this file
   std::set<int32_t> stale_lines;                            // 1-based lines edited since they were profiled
+  std::shared_ptr<const MemoryStory> memory;                // null when the profile has no memory
+  int32_t oom_line = 0;  // 1-based line of this file where the GPU ran out of memory; 0: none here
   // A second profile on the same lines (`compareWith`): hints and hovers show the change from it.
   std::shared_ptr<const FileCosts> compare;
   std::string compare_name;  // its file name, for the hover

@@ -35,6 +35,7 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   // Traces of Python calls name frames by callee: call sites come from the mapped files.
   attribution_options.call_sites = std::ref(call_sites);
   attr_ = attribution::attribute(profile_, attribution_options);
+  memory_ = joinMemory(profile_, attr_, [this](model::StringId file) { return placeOf(file); });
   anchors_ = collectFunctionAnchors(profile_);
   story_ = stepStory(attr_, [this](model::StringId file) { return placeOf(file); });
   // What torch.compile left behind, added to the story once.
@@ -81,6 +82,8 @@ FileCosts ProfileJoin::measuredCosts(const std::string& local_path) const {
   auto mapsHere = mapsOnto(local_path);
   FileCosts out = fileCosts(profile_, attr_, mapsHere, place);
   out.story = story_;
+  out.memory = memory_.story;
+  if (memory_.oom_line > 0 && mapsHere(profile_.strings[memory_.oom_file])) out.oom_line = memory_.oom_line;
   for (const auto& f : compiles_)
     if (mapsHere(f.function.file)) out.compiled_functions.push_back(f);
   return out;

@@ -76,6 +76,8 @@ class ProfileJoin {
   FileCosts measuredCosts(const std::string& local_path) const;
   // A profile path for display: the local file it maps onto, else itself.
   std::string placeOf(model::StringId profile_file) const;
+  // GPU memory (a memory snapshot's replay; its story null when the profile has none).
+  const JoinedMemory& memory() const { return memory_; }
   // The steady steps' story (null when no steps are known).
   const std::shared_ptr<const StepStory>& story() const { return story_; }
   // Tells the step story with `timing`'s figures (a light capture of the same script, joined
@@ -98,6 +100,7 @@ class ProfileJoin {
   attribution::Attribution attr_;
   std::map<model::StringId, std::vector<FunctionAnchor>> anchors_;  // profile path -> anchors
   std::shared_ptr<const StepStory> story_;
+  JoinedMemory memory_;
 };
 
 // One local file seen through a profile, and through a second (compare) profile when given.

@@ -55,6 +55,8 @@ struct MemorySnapshot {
   std::vector<MemoryBlock> blocks;            // of every segment at the dump
   std::vector<int64_t> reserved_at_dump;      // by device: the segments' total size
   std::vector<std::string> warnings;
+
+  bool empty() const { return events.empty() && blocks.empty(); }
 };
 
 }  // namespace sightline::model

@@ -192,6 +192,11 @@ Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>
         info.capabilities.push_back(c);
     info.has_blobs = info.has_blobs && p.info.has_blobs;
     for (auto pr : p.info.processes) pr.pid = pid[pr.pid], info.processes.push_back(pr);
+    if (p.memory.empty()) continue;
+    if (out.memory.empty())
+      out.memory = std::move(p.memory);
+    else
+      info.warnings.push_back(name + ": a second memory snapshot in one profile: only the first one's memory is shown");
   }
   out.sortAll();
   // Python calls in (pid, tid, start, longest first) order, parents renumbered to follow.

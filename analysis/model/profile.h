@@ -18,6 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/model/memory.h"
+
 namespace sightline::model {
 
 // end - start in ns, never negative and never overflowing: a corrupt export can hold any
@@ -244,6 +246,7 @@ struct Profile {
   std::vector<PythonCall> calls;  // sorted by (pid, tid, start_ns, longest first); parents point into it
   std::vector<LaunchConfig> launch_configs{LaunchConfig{}};
   CaptureEvents capture;  // the profiler's own work on the host (capture_overhead.h)
+  MemorySnapshot memory;  // a memory snapshot's trace and blocks (empty for other profiles)
 
   int64_t totalGpuNs() const;
   void sortAll();

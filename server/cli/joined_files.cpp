@@ -61,7 +61,7 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   }
   // Nothing ran on a GPU: capture advice about Python backtraces would not fit. Say what the
   // file holds instead (an empty or cut trace, a capture without CUDA tracing).
-  if (loaded.profile->activities.empty()) {
+  if (loaded.profile->activities.empty() && loaded.profile->memory.empty()) {
     error = profile_path + ": the profile holds no GPU activity (no kernel, copy or memset)";
     if (!loaded.profile->info.warnings.empty()) error += "; " + loaded.profile->info.warnings.front();
     error +=

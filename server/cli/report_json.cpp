@@ -279,6 +279,43 @@ json verdictJson(const features::StepVerdict& v) {
           {"changes", changes}};
 }
 
+json memoryPlaceJson(const join::MemoryPlace& p) {
+  json j = {{"path", p.path}, {"line", p.line}};
+  if (!p.function.empty()) j["function"] = p.function;
+  return j;
+}
+
+// The memory object (docs/report-json.md): the peak, what holds it, an out-of-memory error.
+json memoryJson(const join::MemoryStory& m) {
+  json top = json::array();
+  for (const auto& t : m.top) {
+    json j = memoryPlaceJson(t);
+    j["bytes"] = t.bytes;
+    top.push_back(std::move(j));
+  }
+  json doc = {{"source", "memory-snapshot"},
+              {"device", m.device},
+              {"devices", m.devices},
+              {"peak_allocated_bytes", m.peak_allocated_bytes},
+              {"peak_reserved_bytes", m.peak_reserved_bytes},
+              {"allocated_before_trace_bytes", m.allocated_before_trace_bytes},
+              {"unattributed_at_peak_bytes", m.unattributed_bytes},
+              {"peak_phase",
+               m.peak_phase == attribution::MemoryPhase::Unknown ? json(nullptr) : json(join::phaseName(m.peak_phase))},
+              {"top_lines", top},
+              {"oom", nullptr}};
+  if (m.oom) {
+    json stack = json::array();
+    for (const auto& f : m.oom->chain) stack.push_back(memoryPlaceJson(f));
+    doc["oom"] = {{"path", m.oom->where.path.empty() ? json(nullptr) : json(m.oom->where.path)},
+                  {"line", m.oom->where.line},
+                  {"requested_bytes", m.oom->requested_bytes},
+                  {"free_bytes", m.oom->free_bytes},
+                  {"stack", stack}};
+  }
+  return doc;
+}
+
 }  // namespace
 
 json reportJson(const ReportData& d) {
@@ -328,6 +365,7 @@ json reportJson(const ReportData& d) {
                         {"oneoff_ns", c.oneoff_ns},
                         {"oneoff_idle_ns", c.oneoff_idle_ns},
                         {"top_kernels", topKernels(profile, c, 5)}});
+      if (d.main.memory().story) jlines.back()["memory_at_peak_bytes"] = c.memory_peak_bytes;
       if (attr.ranks.size() > 1) {
         std::vector<int64_t> per_rank = c.rank_ns;
         per_rank.resize(attr.ranks.size());
@@ -343,6 +381,7 @@ json reportJson(const ReportData& d) {
     for (const auto& [line, c] : attr.files.at(m.profile_file))
       any = any || c.sync_ns > 0 || c.idle_ns > 0 || c.oneoff_ns > 0;
     any = any || !inc_here.empty();
+    for (const auto& [line, c] : attr.files.at(m.profile_file)) any = any || c.memory_peak_bytes > 0;
     if (!any) continue;
     jfiles.push_back({{"path", profile.strings[m.profile_file]},
                       {"local_path", m.local_path ? json(*m.local_path) : json(nullptr)},
@@ -380,7 +419,9 @@ json reportJson(const ReportData& d) {
     doc["generated_code"] = generatedJson(d.main);
   if (!d.main.compiles().empty()) doc["compiles"] = compilesJson(d.main.compiles());
   if (auto v = reportVerdict(d)) doc["verdict"] = verdictJson(*v);
-  if (attr.attributed_gpu_ns == 0) doc["advice"] = ingest::captureAdvice(profile.info);
+  if (const auto& memory = d.main.memory().story) doc["memory"] = memoryJson(*memory);
+  bool memory_placed = d.main.memory().story && !d.main.memory().story->top.empty();
+  if (attr.attributed_gpu_ns == 0 && !memory_placed) doc["advice"] = ingest::captureAdvice(profile.info);
   if (d.compare) {
     json files_before = json::array();
     for (const auto& [local, lines] : d.compare_lines) {

@@ -25,6 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using attribution::LineCost;
+using features::formatBytes;
 using nlohmann::json;
 
 std::string formatPercent(double share) {
@@ -106,14 +107,64 @@ void writeMachine(const ReportData& d, std::ostream& out) {
   }
 }
 
+std::string fileLine(const join::MemoryPlace& p) {
+  return fs::path(p.path).filename().string() + ":" + std::to_string(p.line);
+}
+
+// The memory header: the peak, what holds it, and an out-of-memory error with its call chain.
+void writeMemory(const join::MemoryStory& m, std::ostream& out) {
+  out << "Memory    peak " << formatBytes(m.peak_allocated_bytes) << " allocated, "
+      << formatBytes(m.peak_reserved_bytes) << " reserved";
+  if (m.peak_reserved_bytes > m.peak_allocated_bytes)
+    out << " (" << formatBytes(m.peak_reserved_bytes - m.peak_allocated_bytes) << " cached, not allocated)";
+  if (m.peak_phase == attribution::MemoryPhase::Optimizer)
+    out << ", in the optimizer step";
+  else if (m.peak_phase != attribution::MemoryPhase::Unknown)
+    out << ", in the " << join::phaseName(m.peak_phase) << " pass";
+  if (m.devices > 1) out << ", on device " << m.device << " of " << m.devices;
+  out << "\n";
+  if (m.allocated_before_trace_bytes > 0)
+    out << "          " << formatBytes(m.allocated_before_trace_bytes)
+        << " was allocated before the recorded history began (its lines are unknown unless still alive at the dump)\n";
+  if (!m.top.empty()) {
+    out << "          held at the peak by";
+    for (size_t i = 0; i < m.top.size() && i < 5; ++i)
+      out << (i ? ", " : " ") << fileLine(m.top[i]) << " " << formatBytes(m.top[i].bytes);
+    if (m.unattributed_bytes > 0) out << "; " << formatBytes(m.unattributed_bytes) << " on no line of the user's";
+    out << "\n";
+  }
+  if (!m.oom) return;
+  out << "Out of memory  " << (m.oom->where.path.empty() ? "on no line of the user's" : fileLine(m.oom->where))
+      << (m.oom->where.function.empty() ? "" : " (" + m.oom->where.function + ")") << " asked "
+      << formatBytes(m.oom->requested_bytes) << " with " << formatBytes(m.oom->free_bytes) << " free\n";
+  if (m.oom->chain.size() > 1) {
+    out << "          called from";
+    for (size_t i = 0; i < m.oom->chain.size(); ++i)
+      out << (i ? " → " : " ") << m.oom->chain[i].function << " (line " << m.oom->chain[i].line << ")";
+    out << "\n";
+  }
+}
+
 }  // namespace
 
 void writeHeader(const ReportData& d, std::ostream& out) {
   const model::Profile& profile = d.main.profile();
   const attribution::Attribution& attr = d.main.attribution();
   double total_ns = static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns));
-  out << "Profile   " << d.args.profile_path << " (" << (profile.info.format == "nsys-sqlite" ? "Nsight Systems " : "")
+  out << "Profile   " << d.args.profile_path << " ("
+      << (profile.info.format == "nsys-sqlite"       ? "Nsight Systems "
+          : profile.info.format == "memory-snapshot" ? "PyTorch memory snapshot"
+                                                     : "")
       << profile.info.tool_version << ")\n";
+  const auto& memory = d.main.memory().story;
+  if (profile.activities.empty() && memory) {
+    // A memory snapshot alone: no time to tell.
+    writeMemory(*memory, out);
+    for (const auto& w : profileWarnings(attr, profile.info)) out << "Warning   " << w << "\n";
+    if (memory->top.empty())
+      out << "No memory could be put on source lines: " << ingest::captureAdvice(profile.info) << "\n";
+    return;
+  }
   writeMachine(d, out);
   auto verdict = reportVerdict(d);
   out << "Steps     ";
@@ -155,6 +206,7 @@ void writeHeader(const ReportData& d, std::ostream& out) {
     for (const auto& [local, how] : d.compare_aligned)
       out << "          " << fs::path(local).filename().string() << " changed since the compared run: " << how << "\n";
   }
+  if (memory) writeMemory(*memory, out);
   for (const auto& w : profileWarnings(attr, profile.info)) out << "Warning   " << w << "\n";
   if (attr.attributed_gpu_ns == 0)
     out << "No GPU time could be put on source lines: " << ingest::captureAdvice(profile.info) << "\n";
@@ -215,14 +267,24 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
   int64_t this_file = 0;
   for (const auto& [line, c] : lines) this_file += c.gpu_ns;
   int64_t other = attr.attributed_gpu_ns - this_file;
-  out << "\n"
-      << local.path << ": " << formatPercent(static_cast<double>(this_file) / total_ns) << " of GPU time on its lines, "
-      << formatPercent(static_cast<double>(other) / total_ns) << " on other files, "
-      << formatPercent(static_cast<double>(attr.unattributed_gpu_ns) / total_ns) << " unattributed\n";
+  const auto& memory_story = d.main.memory().story;
+  bool memory_only = memory_story && d.main.profile().activities.empty();
+  if (memory_only) {
+    int64_t held = 0;
+    for (const auto& [line, c] : lines) held += c.memory_peak_bytes;
+    out << "\n"
+        << local.path << ": " << formatBytes(held) << " of the " << formatBytes(memory_story->peak_allocated_bytes)
+        << " peak held by its lines\n";
+  } else {
+    out << "\n"
+        << local.path << ": " << formatPercent(static_cast<double>(this_file) / total_ns)
+        << " of GPU time on its lines, " << formatPercent(static_cast<double>(other) / total_ns) << " on other files, "
+        << formatPercent(static_cast<double>(attr.unattributed_gpu_ns) / total_ns) << " unattributed\n";
+  }
   // A file the profile never ran: say so, and name the one it ran.
   bool seen = std::any_of(d.mapped.begin(), d.mapped.end(),
                           [&](const MappedFile& m) { return m.local_path && *m.local_path == local.absolute; });
-  if (!seen && this_file == 0 && other > 0) {
+  if (!seen && this_file == 0 && other > 0 && !memory_only) {
     std::map<model::StringId, int64_t> by_file;
     for (const auto& [file, file_lines] : attr.files)
       for (const auto& [line, c] : file_lines) by_file[file] += c.gpu_ns;
@@ -263,8 +325,9 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     if (std::abs(now - before) < 5e3) return pad("", 13);
     return "  " + pad(formatDelta(now - before), 11, true);
   };
-  out << pad(d.args.total ? "ms" : "ms/step", 9) << "  " << pad("share", 6) << "  " << pad("fwd + bwd", 15, true)
-      << "  " << pad("", 10);
+  if (!memory_only)
+    out << pad(d.args.total ? "ms" : "ms/step", 9) << "  " << pad("share", 6) << "  " << pad("fwd + bwd", 15, true)
+        << "  " << pad("", 10);
   if (before_lines) out << "  " << pad(per_step ? "Δ per step" : "Δ total", 11, true);
   // Several ranks: the slowest rank on the line and how far above the median it is.
   bool ranked = attr.ranks.size() > 1;
@@ -286,6 +349,15 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     return "  " + pad(attr.ranks[slowest].label + ratio, 12, true);
   };
   if (ranked) out << "  " << pad("slowest rank", 12, true);
+  // GPU memory: what the line holds at the peak.
+  bool memory = memory_story != nullptr;
+  auto memoryColumn = [&](int32_t line) -> std::string {
+    if (!memory) return "";
+    auto n = lines.find(line);
+    if (n == lines.end() || n->second.memory_peak_bytes <= 0) return pad("", 12);
+    return "  " + pad(formatBytes(n->second.memory_peak_bytes), 10);
+  };
+  if (memory) out << "  " << pad("at peak", 10);
   out << " │\n";
   const source::SourceFile& src = *local.file;
   uint32_t count = src.lines().lineCount();
@@ -301,8 +373,8 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
   for (uint32_t l = 0; l < count; ++l) {
     auto r = src.lines().lineRange(l);
     auto line = static_cast<int32_t>(l + 1);
-    std::string columns =
-        marginFor(lines, rollup, beneath, line, steps, total_ns) + deltaColumn(line) + rankColumn(line);
+    std::string columns = (memory_only ? "" : marginFor(lines, rollup, beneath, line, steps, total_ns)) +
+                          deltaColumn(line) + rankColumn(line) + memoryColumn(line);
     if (hot_only && columns.find_first_not_of(' ') == std::string::npos) {
       ++skipped;
       continue;

@@ -742,3 +742,74 @@ TEST(ProfileSession, ProfileStringsNeverBecomeMarkup) {
 
 }  // namespace
 }  // namespace sightline::testing
+
+namespace sightline::testing {
+namespace {
+
+// A memory snapshot dumped by an out-of-memory handler, found in the workspace by its name: the
+// status names the peak and the failing line, hints show the bytes held at the peak, the
+// out-of-memory error is published on its line with the lines holding the most as related
+// information, and `hints.show: "time"` takes the memory hints away.
+TEST(ProfileSession, AMemorySnapshotPutsThePeakAndTheOutOfMemoryErrorOnTheLines) {
+  fs::path root = fs::temp_directory_path() / ("sightline-ws-memory-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "runs");
+  fs::copy_file(testDataPath("memory/gpt_mem.py"), root / "gpt_mem.py");
+  fs::copy_file(dataProfile("memory/gpt_oom_eval.pickle.xz"), root / "runs" / "oom_snapshot.pickle");
+  Workspace w = workspaceAt(root, "gpt_mem.py");
+  auto client = LspClient::spawnStdio();
+  auto s = started(*client, w, json::object());
+  ASSERT_TRUE(s) << client->stderrText();
+  const json& st = *s;
+  EXPECT_EQ(st["loaded"], true) << st.dump();
+  EXPECT_EQ(st["format"], "memory-snapshot");
+  ASSERT_TRUE(st.contains("memory")) << st.dump();
+  EXPECT_EQ(st["memory"]["peakAllocatedBytes"], 68221917252);
+  EXPECT_EQ(st["memory"]["oom"]["line"], 73);
+  EXPECT_EQ(st["memory"]["oom"]["requestedBytes"], 26373783552);
+  EXPECT_EQ(st["memory"]["summary"], "peak 63.54 GiB · out of memory at gpt_mem.py:73");
+  EXPECT_TRUE(st["warnings"].empty()) << st.dump();
+
+  json hints = hintsOf(*client, w.script_uri);
+  const json* logits = hintOnLine(hints, 59);  // logits = self.head(self.ln_f(x))
+  ASSERT_NE(logits, nullptr) << hints.dump();
+  EXPECT_EQ((*logits)["label"], "▮ 25.71 GiB at peak · 40%");
+  EXPECT_EQ((*logits)["data"]["memoryBytes"], 27601666048);
+  auto hover = hoverText(*client, w.script_uri, 72, 10);
+  ASSERT_TRUE(hover);
+  EXPECT_NE(hover->find("**Out of memory here**: asked 24.56 GiB with 14.16 GiB free"), std::string::npos) << *hover;
+
+  std::optional<json> oom;
+  auto take = [&](const json& m) {
+    if (m.value("method", "") != "textDocument/publishDiagnostics") return;
+    for (const auto& diag : m["params"]["diagnostics"])
+      if (diag.value("code", "") == "out-of-memory") oom = diag;
+  };
+  for (const auto& m : client->seen()) take(m);  // published while hints and hovers were asked for
+  for (int i = 0; i < 20 && !oom; ++i) {
+    auto d = client->waitForNotification("textDocument/publishDiagnostics", 10s);
+    if (!d) break;
+    for (const auto& diag : (*d)["params"]["diagnostics"])
+      if (diag.value("code", "") == "out-of-memory") oom = diag;
+  }
+  ASSERT_TRUE(oom);
+  EXPECT_EQ((*oom)["severity"], 1);
+  EXPECT_EQ((*oom)["range"]["start"]["line"], 72);
+  ASSERT_TRUE(oom->contains("relatedInformation")) << oom->dump();
+  const json& first = (*oom)["relatedInformation"][0];
+  EXPECT_EQ(first["location"]["uri"], w.script_uri);
+  EXPECT_EQ(first["location"]["range"]["start"]["line"], 59);
+  EXPECT_EQ(first["message"], "holds 25.71 GiB at the peak");
+
+  client->notify("workspace/didChangeConfiguration", {{"settings", {{"sightline", {{"hints", {{"show", "time"}}}}}}}});
+  bool gone = false;
+  for (int i = 0; i < 50 && !gone; ++i) {
+    gone = hintsOf(*client, w.script_uri).empty();
+    if (!gone) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(gone);
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace sightline::testing

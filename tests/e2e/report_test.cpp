@@ -249,3 +249,60 @@ TEST(Report, ProfilePathsWithUriCharacters) {
 
 }  // namespace
 }  // namespace sightline::testing
+
+namespace sightline::testing {
+namespace {
+
+// A memory snapshot dumped at an out-of-memory error (tests/data/memory): the header names the
+// peak and the failing line with its call chain, each line its bytes at the peak; the JSON has
+// the memory object of docs/report-json.md. Figures as the independent replay.py gives them.
+TEST(Report, AMemorySnapshotPutsThePeakAndTheOutOfMemoryLineOnTheScript) {
+  std::string snapshot = dataProfile("memory/gpt_oom_eval.pickle.xz");
+  auto r = runSightline("report --profile '" + snapshot + "' tests/data/memory/gpt_mem.py", sourcePath(""));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("(PyTorch memory snapshot)\nMemory    peak 63.54 GiB allocated, 64.96 GiB reserved (1.42 GiB "
+                       "cached, not allocated)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Out of memory  gpt_mem.py:73 (evaluate) asked 24.56 GiB with 14.16 GiB free\n"
+                       "          called from <module> (line 159) → main (line 132) → evaluate (line 73)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("   25.71 GiB │   60          logits = self.head(self.ln_f(x))"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("GPU time"), std::string::npos) << "a snapshot has no time to tell";
+
+  auto j =
+      runSightline("report --format json --profile '" + snapshot + "' tests/data/memory/gpt_mem.py", sourcePath(""));
+  ASSERT_EQ(j.code, 0) << j.out;
+  auto doc = nlohmann::json::parse(j.out);
+  const auto& m = doc["memory"];
+  EXPECT_EQ(m["peak_allocated_bytes"], 68221917252);
+  EXPECT_EQ(m["peak_reserved_bytes"], 69744984064);
+  EXPECT_EQ(m["allocated_before_trace_bytes"], 0);
+  EXPECT_EQ(m["oom"]["line"], 73);
+  EXPECT_EQ(m["oom"]["requested_bytes"], 26373783552);
+  EXPECT_EQ(m["oom"]["free_bytes"], 15202451456);
+  EXPECT_EQ(m["oom"]["stack"].size(), 3u);
+  EXPECT_EQ(m["top_lines"][0]["line"], 60);
+  EXPECT_FALSE(doc.contains("advice")) << "the memory is on the lines";
+  int64_t on_lines = 0;
+  for (const auto& f : doc["files"])
+    for (const auto& l : f["lines"]) on_lines += l["memory_at_peak_bytes"].get<int64_t>();
+  EXPECT_EQ(on_lines, 68221917252);
+}
+
+// A snapshot recorded from the run's third step: what the ring buffer lost is said, in both forms.
+TEST(Report, AMemorySnapshotRecordedLateSaysWhatCameBeforeIt) {
+  std::string snapshot = dataProfile("memory/gpt.pickle.xz");
+  auto j =
+      runSightline("report --format json --profile '" + snapshot + "' tests/data/memory/gpt_mem.py", sourcePath(""));
+  ASSERT_EQ(j.code, 0) << j.out;
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["memory"]["allocated_before_trace_bytes"], 2344599620);
+  EXPECT_EQ(doc["memory"]["oom"], nullptr);
+  auto r = runSightline("report --profile '" + snapshot + "' tests/data/memory/gpt_mem.py", sourcePath(""));
+  EXPECT_NE(r.out.find("2.18 GiB was allocated before the recorded history began"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace sightline::testing

@@ -1,0 +1,83 @@
+// The memory story: the replay of the device told, its lines charged and named.
+#include "analysis/join/memory_story.h"
+
+#include <algorithm>
+
+namespace sightline::join {
+
+const char* phaseName(attribution::MemoryPhase phase) {
+  switch (phase) {
+    case attribution::MemoryPhase::Forward:
+      return "forward";
+    case attribution::MemoryPhase::Backward:
+      return "backward";
+    case attribution::MemoryPhase::Optimizer:
+      return "optimizer";
+    case attribution::MemoryPhase::Unknown:
+      break;
+  }
+  return "";
+}
+
+namespace {
+
+bool isUser(std::string_view path) { return attribution::isDefaultUserFile(path); }
+
+// The device to tell: the one that ran out of memory, else the one with the highest peak.
+const attribution::MemoryReplay& toldDevice(const std::vector<attribution::MemoryReplay>& replays) {
+  const attribution::MemoryReplay* told = &replays.front();
+  for (const auto& r : replays) {
+    if (r.oom && !told->oom) told = &r;
+    if (r.oom.has_value() == told->oom.has_value() && r.peak_allocated > told->peak_allocated) told = &r;
+  }
+  return *told;
+}
+
+}  // namespace
+
+JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
+                        const std::function<std::string(model::StringId)>& place) {
+  JoinedMemory out;
+  const auto& snapshot = profile.memory;
+  if (snapshot.empty()) return out;
+  auto replays = attribution::replayMemory(snapshot, isUser);
+  if (replays.empty()) return out;
+  const auto& r = toldDevice(replays);
+  auto story = std::make_shared<MemoryStory>();
+  story->device = r.device;
+  story->devices = static_cast<int>(replays.size());
+  story->peak_allocated_bytes = r.peak_allocated;
+  story->peak_reserved_bytes = r.peak_reserved;
+  story->allocated_before_trace_bytes = r.allocated_before_trace;
+  story->unattributed_bytes = r.unattributed_at_peak;
+  story->peak_phase = r.peak_phase;
+  for (const auto& l : r.lines) {
+    model::StringId file = profile.strings.intern(l.file);
+    attr.files[file][l.line].memory_peak_bytes += l.bytes;
+    story->top.push_back({place(file), l.line, l.bytes, ""});
+  }
+  if (r.oom) {
+    MemoryStory::Oom oom;
+    oom.requested_bytes = r.oom->requested;
+    oom.free_bytes = r.oom->free;
+    if (!r.oom->file.empty()) {
+      out.oom_file = profile.strings.intern(r.oom->file);
+      out.oom_line = r.oom->line;
+      oom.where = {place(out.oom_file), r.oom->line, r.oom->requested, ""};
+    }
+    if (r.oom->stack < snapshot.stacks.size()) {
+      const auto& stack = snapshot.stacks[r.oom->stack];
+      for (auto f = stack.rbegin(); f != stack.rend(); ++f) {
+        const auto& frame = snapshot.frames[*f];
+        if (!isUser(frame.file)) continue;
+        oom.chain.push_back({place(profile.strings.intern(frame.file)), frame.line, 0, frame.function});
+      }
+    }
+    if (!oom.chain.empty() && oom.chain.back().line == oom.where.line) oom.where.function = oom.chain.back().function;
+    story->oom = std::move(oom);
+  }
+  out.story = std::move(story);
+  return out;
+}
+
+}  // namespace sightline::join

@@ -1,0 +1,131 @@
+// Memory on the lines as the features give it: hints with time, memory or both, the hover of a
+// line holding memory and of the out-of-memory line, and the out-of-memory error with its
+// related lines. Costs from the real snapshot of tests/data/memory (joined as the server does).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "analysis/features/hover.h"
+#include "analysis/features/inlay_hints.h"
+#include "analysis/features/profile_diagnostics.h"
+#include "analysis/ingest/profile_loader.h"
+#include "analysis/join/profile_join.h"
+#include "tests/support/test_paths.h"
+
+namespace sightline::features {
+namespace {
+
+using sightline::testing::testDataPath;
+
+struct Joined {
+  std::string path = testDataPath("memory/gpt_mem.py");
+  source::SourceFile file{testing::readFile(path)};
+  source::SourceIndex index = source::buildSourceIndex(file);
+  std::unique_ptr<join::ProfileJoin> join;
+  FileCosts costs;
+
+  explicit Joined(const std::string& capture) {
+    auto loaded = ingest::loadProfile(testing::dataProfile("memory/" + capture + ".pickle.xz"));
+    if (!loaded.profile) return;
+    join::JoinEnvironment env;
+    env.mapper.candidates = {path};
+    env.mapper.exists = [](const std::string& p) { return std::filesystem::exists(p); };
+    join = std::make_unique<join::ProfileJoin>(std::move(*loaded.profile), std::move(env), join::JoinOptions{});
+    costs = join->measuredCosts(path);
+  }
+};
+
+const LineHint* hintOn(const std::vector<LineHint>& hints, uint32_t line0) {
+  auto it = std::find_if(hints.begin(), hints.end(), [&](const LineHint& h) { return h.line == line0; });
+  return it == hints.end() ? nullptr : &*it;
+}
+
+TEST(MemoryFeatures, HintsShowTheBytesEachLineHoldsAtThePeak) {
+  Joined j("gpt_oom_eval");
+  ASSERT_TRUE(j.join);
+  auto hints = computeInlayHints(j.file, j.index, j.costs, j.join->profile(), HintOptions{}, 0, 200);
+  const LineHint* logits = hintOn(hints, 59);  // logits = self.head(self.ln_f(x))
+  ASSERT_TRUE(logits);
+  EXPECT_FALSE(logits->show_time);  // a snapshot has no time
+  EXPECT_EQ(logits->memory_bytes, 27601666048);
+  EXPECT_NEAR(logits->memory_share, 27601666048.0 / 68221917252.0, 1e-9);
+  // Under the minimum share (0.5% of the peak): no hint. Line 65 holds 1 MiB.
+  EXPECT_FALSE(hintOn(hints, 64));
+  // Time only: a snapshot shows nothing.
+  HintOptions time;
+  time.figures = HintFigures::Time;
+  EXPECT_TRUE(computeInlayHints(j.file, j.index, j.costs, j.join->profile(), time, 0, 200).empty());
+}
+
+TEST(MemoryFeatures, BothFiguresOnALineWithTimeAndMemory) {
+  Joined j("gpt_oom_eval");
+  ASSERT_TRUE(j.join);
+  j.costs.total_gpu_ns = 10'000'000;
+  j.costs.lines[60].gpu_ns = j.costs.lines[60].forward_ns = 4'000'000;
+  auto hints = computeInlayHints(j.file, j.index, j.costs, j.join->profile(), HintOptions{}, 59, 59);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_TRUE(hints[0].show_time);
+  EXPECT_EQ(hints[0].memory_bytes, 27601666048);
+  HintOptions memory;
+  memory.figures = HintFigures::Memory;
+  hints = computeInlayHints(j.file, j.index, j.costs, j.join->profile(), memory, 59, 59);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_FALSE(hints[0].show_time);
+  HintOptions time;
+  time.figures = HintFigures::Time;
+  hints = computeInlayHints(j.file, j.index, j.costs, j.join->profile(), time, 59, 59);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_EQ(hints[0].memory_bytes, 0);
+}
+
+TEST(MemoryFeatures, HoverOfTheOutOfMemoryLineAndOfTheTopHolder) {
+  Joined j("gpt_oom_eval");
+  ASSERT_TRUE(j.join);
+  auto oom = computeHover(j.file, j.index, j.costs, j.join->profile(), HintOptions{}, 72);
+  ASSERT_TRUE(oom);
+  EXPECT_TRUE(oom->oom_here);
+  ASSERT_TRUE(oom->memory);
+  EXPECT_EQ(oom->memory_bytes, 1048576);
+  auto top = computeHover(j.file, j.index, j.costs, j.join->profile(), HintOptions{}, 59);
+  ASSERT_TRUE(top);
+  EXPECT_FALSE(top->oom_here);
+  EXPECT_EQ(top->memory_rank, 1);
+  EXPECT_EQ(top->memory_bytes, 27601666048);
+  EXPECT_FALSE(computeHover(j.file, j.index, j.costs, j.join->profile(), HintOptions{}, 0));  // nothing there
+}
+
+TEST(MemoryFeatures, OutOfMemoryIsAnErrorOnItsLineWithTheLinesThatHoldThePeak) {
+  Joined j("gpt_oom_eval");
+  ASSERT_TRUE(j.join);
+  auto findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), RuleConfig{});
+  auto it = std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; });
+  ASSERT_NE(it, findings.end());
+  EXPECT_EQ(it->severity, Severity::Error);
+  EXPECT_EQ(j.file.lines().pointAt(it->range.begin).line, 72u);
+  EXPECT_EQ(it->message,
+            "out of memory here: asked 24.56 GiB with 14.16 GiB free (<module> line 159 → main line 132 → here); at "
+            "the peak (63.54 GiB allocated) line 60 holds 25.71 GiB");
+  ASSERT_GE(it->related.size(), 3u);
+  EXPECT_EQ(it->related[0].line, 60);
+  EXPECT_EQ(it->related[0].path, j.path);
+  EXPECT_EQ(it->related[0].message, "holds 25.71 GiB at the peak");
+  EXPECT_EQ(it->related.back().line, 132);  // main's call of evaluate
+  // Off in the configuration: none.
+  RuleConfig off;
+  off.rules["out-of-memory"].enabled = false;
+  findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), off);
+  EXPECT_TRUE(
+      std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; }));
+}
+
+TEST(MemoryFeatures, NoOutOfMemoryErrorWithoutOne) {
+  Joined j("gpt_start");
+  ASSERT_TRUE(j.join);
+  auto findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), RuleConfig{});
+  EXPECT_TRUE(
+      std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; }));
+}
+
+}  // namespace
+}  // namespace sightline::features

@@ -1,0 +1,117 @@
+// Memory snapshots joined to the script (tests/data/memory): loaded as profiles by their name,
+// each user line's bytes at the peak on its LineCost, the story of the peak and of an
+// out-of-memory error, and the out-of-memory line moved with the document's edits.
+#include "analysis/join/memory_story.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "analysis/ingest/profile_loader.h"
+#include "analysis/join/profile_join.h"
+#include "tests/support/test_paths.h"
+
+namespace sightline::join {
+namespace {
+
+using sightline::testing::dataProfile;
+using sightline::testing::testDataPath;
+
+const std::string kScript = "memory/gpt_mem.py";
+
+std::unique_ptr<ProfileJoin> joined(const std::string& capture) {
+  auto loaded = ingest::loadProfile(dataProfile("memory/" + capture + ".pickle.xz"));
+  EXPECT_TRUE(loaded.profile) << loaded.error;
+  if (!loaded.profile) return nullptr;
+  EXPECT_EQ(loaded.profile->info.format, "memory-snapshot");
+  JoinEnvironment env;
+  env.mapper.candidates = {testDataPath(kScript)};
+  env.mapper.exists = [](const std::string& p) { return std::filesystem::exists(p); };
+  return std::make_unique<ProfileJoin>(std::move(*loaded.profile), std::move(env), JoinOptions{});
+}
+
+int64_t bytesOn(const FileCosts& costs, int32_t line) {
+  auto it = costs.lines.find(line);
+  return it == costs.lines.end() ? 0 : it->second.memory_peak_bytes;
+}
+
+TEST(MemoryJoin, TheOutOfMemoryErrorLandsOnItsLineWithTheCallChain) {
+  auto j = joined("gpt_oom_eval");
+  ASSERT_TRUE(j);
+  const auto& story = j->memory().story;
+  ASSERT_TRUE(story);
+  EXPECT_EQ(story->peak_allocated_bytes, 68221917252);  // as the replay (memory_replay_test) and replay.py
+  EXPECT_EQ(story->peak_reserved_bytes, 69744984064);
+  ASSERT_TRUE(story->oom);
+  EXPECT_EQ(story->oom->requested_bytes, 26373783552);
+  EXPECT_EQ(story->oom->free_bytes, 15202451456);
+  EXPECT_EQ(story->oom->where.line, 73);
+  EXPECT_EQ(story->oom->where.function, "evaluate");
+  EXPECT_EQ(story->oom->where.path, testDataPath(kScript));  // the local file, not the run's path
+  ASSERT_EQ(story->oom->chain.size(), 3u);                   // <module> -> main -> evaluate
+  EXPECT_EQ(story->oom->chain[0].function, "<module>");
+  EXPECT_EQ(story->oom->chain[1].function, "main");
+  EXPECT_EQ(story->oom->chain[1].line, 132);
+  auto costs = j->measuredCosts(testDataPath(kScript));
+  EXPECT_EQ(costs.oom_line, 73);
+  EXPECT_EQ(costs.memory, story);
+  EXPECT_EQ(bytesOn(costs, 60), 27601666048);  // the logits
+  EXPECT_EQ(bytesOn(costs, 41), 21749563392);
+  ASSERT_FALSE(story->top.empty());
+  EXPECT_EQ(story->top[0].line, 60);
+  // Every byte of the peak on the script's lines.
+  int64_t on_lines = 0;
+  for (const auto& [line, c] : costs.lines) on_lines += c.memory_peak_bytes;
+  EXPECT_EQ(on_lines, story->peak_allocated_bytes);
+  EXPECT_EQ(story->unattributed_bytes, 0);
+}
+
+TEST(MemoryJoin, ThePeakOfATrainingRunIsInBackward) {
+  auto j = joined("gpt_start");
+  ASSERT_TRUE(j);
+  const auto& story = j->memory().story;
+  ASSERT_TRUE(story);
+  EXPECT_FALSE(story->oom);
+  EXPECT_EQ(story->peak_phase, attribution::MemoryPhase::Backward);
+  EXPECT_EQ(story->top[0].line, 128);  // loss.backward(): the gradients the engine's thread made
+  EXPECT_EQ(j->measuredCosts(testDataPath(kScript)).oom_line, 0);
+}
+
+TEST(MemoryJoin, AnOtherFileGetsNoneOfTheMemory) {
+  auto j = joined("gpt_oom_eval");
+  ASSERT_TRUE(j);
+  auto costs = j->measuredCosts(testDataPath("memory/cnn_mem.py"));
+  EXPECT_EQ(costs.oom_line, 0);
+  for (const auto& [line, c] : costs.lines) EXPECT_EQ(c.memory_peak_bytes, 0) << line;
+}
+
+TEST(MemoryJoin, TheOutOfMemoryLineMovesWithEdits) {
+  auto j = joined("gpt_oom_eval");
+  ASSERT_TRUE(j);
+  auto costs = j->measuredCosts(testDataPath(kScript));
+  std::string text = sightline::testing::readFile(testDataPath(kScript));
+  source::LineTracker tracker(static_cast<uint32_t>(std::count(text.begin(), text.end(), '\n') + 1));
+  tracker.replaceAll(text, "# one\n# two\n" + text);  // two lines inserted at the top
+  auto moved = remapCosts(costs, tracker);
+  EXPECT_EQ(moved.oom_line, 75);
+  EXPECT_EQ(bytesOn(moved, 62), 27601666048);
+  EXPECT_EQ(moved.memory, costs.memory);
+}
+
+TEST(MemoryJoin, ASnapshotThatIsNotOneIsAClearError) {
+  std::string path = ::testing::TempDir() + "/not_a_snapshot.pickle";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_TRUE(f);
+    std::fputs("\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x07.", f);  // the integer 7
+    std::fclose(f);
+  }
+  auto loaded = ingest::loadProfile(path);
+  EXPECT_FALSE(loaded.profile);
+  EXPECT_NE(loaded.error.find("not_a_snapshot.pickle: "), std::string::npos) << loaded.error;
+}
+
+}  // namespace
+}  // namespace sightline::join
