@@ -701,6 +701,9 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   std::vector<GapCause> gap_cause(profile.activities.size());
   summarizeSteps(profile, options, calls, resolver, gap_cause, out);
   if (options.estimate_unprofiled) estimateWithoutProfiler({profile, links.call_of, gap_cause}, options, out);
+  out.memory_use_lines.reserve(profile.memory_uses.size());
+  for (const auto& u : profile.memory_uses)
+    out.memory_use_lines.push_back(resolver.lineAtTime(u.pid, u.tid, u.time_ns));
   out.contexts = resolver.contexts().release();
   if (options.fused_lines) {
     for (const auto& [at, others] : *options.fused_lines) {

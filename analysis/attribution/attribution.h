@@ -324,6 +324,7 @@ struct Attribution {
   std::array<int64_t, kMethodCount> by_method{};
   std::map<model::StringId, std::map<int32_t, LineCost>> files;  // profile path -> line -> cost
   std::vector<LineRef> activity_lines;                           // parallel to Profile::activities
+  std::vector<LineRef> memory_use_lines;                         // parallel to Profile::memory_uses
   std::vector<IdleGap> idle_gaps;                                // by device, then time
   // Steady steps, over every rank: the divisor of every per-step figure (0: no steps known, and
   // figures are totals). With steps known, every figure above but total_gpu_ns covers the steady

@@ -412,6 +412,11 @@ LineRef LineResolver::lineOfForwardRange(int range) {
   return forward_range_lines_[outer] = ref;
 }
 
+LineRef LineResolver::lineAtTime(uint32_t pid, uint32_t tid, int64_t t) {
+  if (!python_calls_.empty()) return python_calls_.lineAt(pid, tid, t);
+  return backtraces_.bracketedLine(pid, tid, t);
+}
+
 // The line running at the gap's middle (at its very start the host is usually still returning
 // from the sync that drained the GPU): Python calls running then, else a sample inside the gap,
 // else backtraces bracketing its middle, else the line of the call that ends the gap.

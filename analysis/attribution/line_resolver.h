@@ -23,6 +23,9 @@ class LineResolver {
   LineRef lineOfCall(size_t api);
   // The host line while the GPU idles in `gap`, on the thread of call `api` (which ends it).
   LineRef hostLineAt(uint32_t api, const IdleGap& gap);
+  // The user line running at t on (pid, tid), else on the process's Python thread (the
+  // autograd engine's thread runs beneath `loss.backward()` there): file 0 when none.
+  LineRef lineAtTime(uint32_t pid, uint32_t tid, int64_t t);
   // The forward autograd op around call `api` (0: none), computed once.
   model::StringId forwardOpOf(size_t api);
   const BacktraceIndex& backtraces() const { return backtraces_; }

@@ -201,7 +201,63 @@ class DeviceReplay {
   std::vector<Initial> initial_;
 };
 
+// One process's device: its events in time order.
+MemoryReplay replayUses(const model::Profile& profile, const std::vector<LineRef>& lines,
+                        const std::vector<size_t>& events) {
+  MemoryReplay r;
+  const auto& uses = profile.memory_uses;
+  r.device = uses[events.front()].device;
+  const auto& first = uses[events.front()];
+  r.allocated_before_trace = first.total_allocated >= 0 ? std::max<int64_t>(0, first.total_allocated - first.bytes) : 0;
+  // The peak: the largest total recorded (or, without totals, the running sum).
+  int64_t running = r.allocated_before_trace, best = running;
+  size_t best_k = SIZE_MAX;
+  for (size_t k = 0; k < events.size(); ++k) {
+    const auto& u = uses[events[k]];
+    running = u.total_allocated >= 0 ? u.total_allocated : running + u.bytes;
+    if (running > best) best = running, best_k = k;
+    r.peak_reserved = std::max(r.peak_reserved, u.total_reserved);
+  }
+  r.peak_allocated = best;
+  if (best_k == SIZE_MAX) {
+    r.unattributed_at_peak = best;
+    return r;
+  }
+  r.peak_event = static_cast<int64_t>(events[best_k]);
+  r.peak_time_us = uses[events[best_k]].time_ns / 1000;
+  std::unordered_map<uint64_t, size_t> alive;  // addr -> its alloc's index into memory_uses
+  for (size_t k = 0; k <= best_k; ++k) {
+    const auto& u = uses[events[k]];
+    if (u.bytes > 0)
+      alive[u.addr] = events[k];
+    else if (u.bytes < 0)
+      alive.erase(u.addr);
+  }
+  std::map<std::pair<model::StringId, int32_t>, int64_t> by_line;
+  int64_t placed = 0;
+  for (const auto& [addr, i] : alive) {
+    const LineRef& at = i < lines.size() ? lines[i] : LineRef{};
+    if (at.file == 0) continue;
+    by_line[{at.file, at.line}] += uses[i].bytes;
+    placed += uses[i].bytes;
+  }
+  r.unattributed_at_peak = std::max<int64_t>(0, best - placed);
+  for (const auto& [key, bytes] : by_line) r.lines.push_back({profile.strings[key.first], key.second, bytes});
+  std::stable_sort(r.lines.begin(), r.lines.end(),
+                   [](const MemoryLine& a, const MemoryLine& b) { return a.bytes > b.bytes; });
+  return r;
+}
+
 }  // namespace
+
+std::vector<MemoryReplay> replayMemoryUses(const model::Profile& profile, const std::vector<LineRef>& lines) {
+  std::map<std::pair<uint32_t, int32_t>, std::vector<size_t>> by_device;
+  for (size_t i = 0; i < profile.memory_uses.size(); ++i)
+    by_device[{profile.memory_uses[i].pid, profile.memory_uses[i].device}].push_back(i);
+  std::vector<MemoryReplay> out;
+  for (const auto& [key, events] : by_device) out.push_back(replayUses(profile, lines, events));
+  return out;
+}
 
 std::vector<MemoryReplay> replayMemory(const model::MemorySnapshot& snapshot,
                                        const std::function<bool(std::string_view path)>& is_user_file) {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/attribution/attribution.h"
 #include "analysis/model/memory.h"
 
 namespace sightline::attribution {
@@ -48,6 +49,12 @@ struct MemoryReplay {
   int64_t unattributed_at_peak = 0;
   std::optional<MemoryOom> oom;
 };
+
+// The same from a trace's memory events (PyTorch profiler, profile_memory=True), one replay
+// per process and device: the peak is the largest `Total Allocated` recorded, what was
+// allocated before the first event is its total less its bytes, and the bytes alive at the
+// peak are charged to `lines` (parallel to profile.memory_uses; file 0: on no line).
+std::vector<MemoryReplay> replayMemoryUses(const model::Profile& profile, const std::vector<LineRef>& lines);
 
 // One replay per device that has a trace or blocks. `is_user_file` picks the user's frames.
 std::vector<MemoryReplay> replayMemory(const model::MemorySnapshot& snapshot,

@@ -23,6 +23,14 @@ Builder::Builder(model::Profile& p) : p_(p) {
 }
 
 void Builder::add(const RawEvent& e) {
+  if (e.ph == 'i' && e.has_ts && e.name == "[memory]") {
+    // GPU memory only (Device Type 1: CUDA); host allocations are not the question here.
+    if (e.device_type == 1 && e.device_id >= 0 && e.device_id < 1024)
+      p_.memory_uses.push_back({e.ts, static_cast<uint32_t>(e.pid), static_cast<uint32_t>(e.tid),
+                                static_cast<int32_t>(e.device_id), static_cast<uint64_t>(e.addr), e.mem_bytes,
+                                e.total_allocated, e.total_reserved});
+    return;
+  }
   if (e.ph != 'X' || !e.has_ts) return;
   Category cat = categoryOf(e.cat);
   if (cat == Category::Other) return;
@@ -110,6 +118,8 @@ void Builder::add(const RawEvent& e) {
 
 // Sorts, links Python parents, gives GPU activities the pid of their launch.
 void Builder::finish() {
+  std::stable_sort(p_.memory_uses.begin(), p_.memory_uses.end(),
+                   [](const model::MemoryUse& a, const model::MemoryUse& b) { return a.time_ns < b.time_ns; });
   std::sort(pending_.begin(), pending_.end(), [](const PendingCall& a, const PendingCall& b) {
     return std::tie(a.call.pid, a.call.tid, a.call.start_ns, b.call.end_ns) <
            std::tie(b.call.pid, b.call.tid, b.call.start_ns, a.call.end_ns);
@@ -209,6 +219,7 @@ void Builder::absorb(Builder& other, model::Profile& part) {
     m.first_frame += frame_base;
     p_.marks.push_back(m);
   }
+  p_.memory_uses.insert(p_.memory_uses.end(), part.memory_uses.begin(), part.memory_uses.end());
   for (auto pc : other.pending_) {
     pc.call.file = remap[pc.call.file];
     pc.call.function = remap[pc.call.function];

@@ -17,6 +17,12 @@ Status parseArgs(Cursor& c, RawEvent& e) {
     if (keyIs(key, "stream")) return parseInteger(c, e.stream, e.misc_scratch);
     if (keyIs(key, "device")) return parseInteger(c, e.device, e.misc_scratch);
     if (keyIs(key, "bytes")) return parseInteger(c, e.bytes, e.misc_scratch, 0);
+    if (keyIs(key, "Addr")) return parseInteger(c, e.addr, e.misc_scratch, 0);
+    if (keyIs(key, "Bytes")) return parseInteger(c, e.mem_bytes, e.misc_scratch, 0);
+    if (keyIs(key, "Total Allocated")) return parseInteger(c, e.total_allocated, e.misc_scratch);
+    if (keyIs(key, "Total Reserved")) return parseInteger(c, e.total_reserved, e.misc_scratch);
+    if (keyIs(key, "Device Type")) return parseInteger(c, e.device_type, e.misc_scratch);
+    if (keyIs(key, "Device Id")) return parseInteger(c, e.device_id, e.misc_scratch);
     if (keyIs(key, "grid")) return parseTriple(c, e.grid, e.misc_scratch);
     if (keyIs(key, "block")) return parseTriple(c, e.block, e.misc_scratch);
     if (keyIs(key, "Input Dims")) {

@@ -22,6 +22,8 @@ struct RawEvent {
   int64_t correlation = -1, python_id = -1, python_parent = -1;
   int64_t seq = -1, stream = -1, device = -1, bytes = 0;
   bool shapes = false;  // an operator recorded with its input shapes (record_shapes)
+  // A `[memory]` instant event (profile_memory=True).
+  int64_t addr = 0, mem_bytes = 0, total_allocated = -1, total_reserved = -1, device_type = -1, device_id = -1;
   std::array<uint32_t, 3> grid{}, block{};
   std::string name_scratch, cat_scratch, stack_scratch, misc_scratch;
 
@@ -34,6 +36,8 @@ struct RawEvent {
     correlation = python_id = python_parent = seq = stream = device = -1;
     bytes = 0;
     shapes = false;
+    addr = mem_bytes = 0;
+    total_allocated = total_reserved = device_type = device_id = -1;
     grid = block = {};
   }
 };

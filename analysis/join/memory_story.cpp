@@ -39,11 +39,13 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
                         const std::function<std::string(model::StringId)>& place) {
   JoinedMemory out;
   const auto& snapshot = profile.memory;
-  if (snapshot.empty()) return out;
-  auto replays = attribution::replayMemory(snapshot, isUser);
+  bool from_snapshot = !snapshot.empty();
+  auto replays = from_snapshot ? attribution::replayMemory(snapshot, isUser)
+                               : attribution::replayMemoryUses(profile, attr.memory_use_lines);
   if (replays.empty()) return out;
   const auto& r = toldDevice(replays);
   auto story = std::make_shared<MemoryStory>();
+  story->source = from_snapshot ? "memory-snapshot" : "pytorch-profiler";
   story->device = r.device;
   story->devices = static_cast<int>(replays.size());
   story->peak_allocated_bytes = r.peak_allocated;
@@ -65,7 +67,7 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
       out.oom_line = r.oom->line;
       oom.where = {place(out.oom_file), r.oom->line, r.oom->requested, ""};
     }
-    if (r.oom->stack < snapshot.stacks.size()) {
+    if (from_snapshot && r.oom->stack < snapshot.stacks.size()) {
       const auto& stack = snapshot.stacks[r.oom->stack];
       for (auto f = stack.rbegin(); f != stack.rend(); ++f) {
         const auto& frame = snapshot.frames[*f];

@@ -25,6 +25,7 @@ struct MemoryPlace {
 };
 
 struct MemoryStory {
+  std::string source;  // "memory-snapshot", "pytorch-profiler"
   int32_t device = 0;  // the device told (the one that ran out of memory, else the highest peak)
   int devices = 0;     // devices with memory in the snapshot
   int64_t peak_allocated_bytes = 0;
@@ -48,7 +49,8 @@ struct JoinedMemory {
   int32_t oom_line = 0;                      // its line; 0: none
 };
 
-// Replays `profile.memory` and charges each user line's bytes at the peak (of the device told)
+// Replays `profile.memory` (else the trace's memory events, on the lines `attr` found for them)
+// and charges each user line's bytes at the peak (of the device told)
 // to `attr.files` (interning the paths into the profile). `place` names a profile path.
 JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
                         const std::function<std::string(model::StringId)>& place);

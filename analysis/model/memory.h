@@ -38,6 +38,19 @@ struct MemoryEvent {
   int64_t device_free = 0;  // an oom: the bytes the device had free
 };
 
+// One allocation or free as a profiler recorded it on the host (PyTorch profiler `[memory]`
+// events with profile_memory=True): no stack of its own, charged to the line running on its
+// thread at its time (attribution).
+struct MemoryUse {
+  int64_t time_ns = 0;
+  uint32_t pid = 0, tid = 0;
+  int32_t device = 0;
+  uint64_t addr = 0;
+  int64_t bytes = 0;             // negative: a free
+  int64_t total_allocated = -1;  // on the device after it (-1: not recorded)
+  int64_t total_reserved = -1;
+};
+
 // A block of a segment at the dump.
 struct MemoryBlock {
   int32_t device = 0;

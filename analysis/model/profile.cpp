@@ -192,6 +192,7 @@ Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>
         info.capabilities.push_back(c);
     info.has_blobs = info.has_blobs && p.info.has_blobs;
     for (auto pr : p.info.processes) pr.pid = pid[pr.pid], info.processes.push_back(pr);
+    for (auto u : p.memory_uses) u.pid = pid[u.pid], out.memory_uses.push_back(u);
     if (p.memory.empty()) continue;
     if (out.memory.empty())
       out.memory = std::move(p.memory);

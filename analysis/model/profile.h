@@ -245,8 +245,9 @@ struct Profile {
   std::vector<Frame> frames;
   std::vector<PythonCall> calls;  // sorted by (pid, tid, start_ns, longest first); parents point into it
   std::vector<LaunchConfig> launch_configs{LaunchConfig{}};
-  CaptureEvents capture;  // the profiler's own work on the host (capture_overhead.h)
-  MemorySnapshot memory;  // a memory snapshot's trace and blocks (empty for other profiles)
+  CaptureEvents capture;               // the profiler's own work on the host (capture_overhead.h)
+  MemorySnapshot memory;               // a memory snapshot's trace and blocks (empty for other profiles)
+  std::vector<MemoryUse> memory_uses;  // GPU allocations and frees a trace recorded, by time
 
   int64_t totalGpuNs() const;
   void sortAll();

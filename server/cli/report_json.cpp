@@ -293,7 +293,7 @@ json memoryJson(const join::MemoryStory& m) {
     j["bytes"] = t.bytes;
     top.push_back(std::move(j));
   }
-  json doc = {{"source", "memory-snapshot"},
+  json doc = {{"source", m.source},
               {"device", m.device},
               {"devices", m.devices},
               {"peak_allocated_bytes", m.peak_allocated_bytes},

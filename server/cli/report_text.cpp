@@ -125,7 +125,10 @@ void writeMemory(const join::MemoryStory& m, std::ostream& out) {
   out << "\n";
   if (m.allocated_before_trace_bytes > 0)
     out << "          " << formatBytes(m.allocated_before_trace_bytes)
-        << " was allocated before the recorded history began (its lines are unknown unless still alive at the dump)\n";
+        << (m.source == "memory-snapshot"
+                ? " was allocated before the recorded history began (its lines are unknown unless still alive at the "
+                  "dump)\n"
+                : " was allocated before the trace began (the model, optimizer state, ...: on no line)\n");
   if (!m.top.empty()) {
     out << "          held at the peak by";
     for (size_t i = 0; i < m.top.size() && i < 5; ++i)

@@ -79,6 +79,32 @@ TEST(MemoryJoin, ThePeakOfATrainingRunIsInBackward) {
   EXPECT_EQ(j->measuredCosts(testDataPath(kScript)).oom_line, 0);
 }
 
+// The same script under the PyTorch profiler with profile_memory=True: its `[memory]` events,
+// charged to the line running on their thread (the autograd engine's to `loss.backward()`).
+TEST(MemoryJoin, AProfilerTraceWithMemoryEventsGivesThePeakItRecorded) {
+  auto loaded = ingest::loadProfile(dataProfile("memory/gpt_mem.pt.trace.json.xz"));
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  EXPECT_EQ(loaded.profile->memory_uses.size(), 2710u);  // the CUDA ones of 2,812 (102 are the CPU's)
+  JoinEnvironment env;
+  env.mapper.candidates = {testDataPath(kScript)};
+  env.mapper.exists = [](const std::string& p) { return std::filesystem::exists(p); };
+  // Traces name frames by callee: the script's call sites place them on its lines.
+  env.read_source = [](const std::string& p) -> std::optional<std::string> { return testing::readFile(p); };
+  ProfileJoin j(std::move(*loaded.profile), std::move(env), JoinOptions{});
+  const auto& story = j.memory().story;
+  ASSERT_TRUE(story);
+  EXPECT_EQ(story->source, "pytorch-profiler");
+  EXPECT_EQ(story->peak_allocated_bytes, 6051878400);  // the largest `Total Allocated` in the trace
+  EXPECT_EQ(story->peak_reserved_bytes, 6715080704);   // and `Total Reserved`
+  // The snapshot recorded from step 3 of another run: 2,344,599,620 (requested, not rounded, sizes).
+  EXPECT_EQ(story->allocated_before_trace_bytes, 2344600576);
+  ASSERT_FALSE(story->top.empty());
+  EXPECT_EQ(story->top[0].line, 128);  // loss.backward(): the gradients
+  auto costs = j.measuredCosts(testDataPath(kScript));
+  EXPECT_GT(costs.lines[60].memory_peak_bytes, 800'000'000);  // the logits (798 MiB)
+  EXPECT_GT(costs.lines[60].gpu_ns, 0);                       // time and memory on one line
+}
+
 TEST(MemoryJoin, AnOtherFileGetsNoneOfTheMemory) {
   auto j = joined("gpt_oom_eval");
   ASSERT_TRUE(j);
