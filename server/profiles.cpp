@@ -82,7 +82,8 @@ protocol::ProfileStatusParams::Memory memoryStatus(const join::MemoryStory& m) {
   protocol::ProfileStatusParams::Memory out;
   out.peakAllocatedBytes = m.peak_allocated_bytes;
   out.peakReservedBytes = m.peak_reserved_bytes;
-  out.summary = "peak " + features::formatBytes(m.peak_allocated_bytes);
+  out.summary = m.allocated_known ? "peak " + features::formatBytes(m.peak_allocated_bytes)
+                                  : "reserved " + features::formatBytes(m.peak_reserved_bytes);
   if (m.oom && !m.oom->where.path.empty()) {
     out.oomPath = m.oom->where.path;
     out.oomLine = m.oom->where.line;
@@ -99,10 +100,13 @@ protocol::ProfileStatusParams::Memory memoryStatus(const join::MemoryStory& m) {
 // The memory section of the summary: the peak, what holds it, an out-of-memory error.
 std::string memoryMarkdown(const join::MemoryStory& m) {
   using features::formatBytes;
-  std::string md = "\n\n## GPU memory\n\n- peak: " + formatBytes(m.peak_allocated_bytes) + " allocated, " +
+  std::string md = "\n\n## GPU memory\n\n- peak: " +
+                   (m.allocated_known ? formatBytes(m.peak_allocated_bytes) + " allocated, " : std::string()) +
                    formatBytes(m.peak_reserved_bytes) + " reserved";
   if (m.peak_phase != attribution::MemoryPhase::Unknown) md += std::string(" (") + join::phaseName(m.peak_phase) + ")";
   md += "\n";
+  if (m.pool_growth_bytes > 0)
+    md += "- the caching allocator's pool grew by " + formatBytes(m.pool_growth_bytes) + " (cudaMalloc)\n";
   if (m.allocated_before_trace_bytes > 0)
     md += "- allocated before the recorded history began: " + formatBytes(m.allocated_before_trace_bytes) + "\n";
   if (m.oom)

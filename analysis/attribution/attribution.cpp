@@ -62,9 +62,10 @@ class CallsByCorrelation {
     std::sort(entries_.begin(), entries_.end());
   }
   // The call that launched `activity`, or -1.
-  int64_t callOf(const model::GpuActivity& activity) const {
-    if (activity.correlation == 0) return -1;
-    auto key = model::correlationKey(activity.pid, activity.correlation);
+  int64_t callOf(const model::GpuActivity& activity) const { return callOf(activity.pid, activity.correlation); }
+  int64_t callOf(uint32_t pid, int64_t correlation) const {
+    if (correlation <= 0) return -1;
+    auto key = model::correlationKey(pid, correlation);
     auto it = std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(key, uint32_t{0}));
     return it != entries_.end() && it->first == key ? static_cast<int64_t>(it->second) : -1;
   }
@@ -599,6 +600,7 @@ void addCost(LineCost& into, const LineCost& from) {
       into.fused_with.push_back(f);
   into.gpu_ns += from.gpu_ns;
   into.memory_peak_bytes += from.memory_peak_bytes;
+  into.memory_reserved_bytes += from.memory_reserved_bytes;
   into.forward_ns += from.forward_ns;
   into.backward_ns += from.backward_ns;
   for (size_t m = 0; m < kMethodCount; ++m) into.by_method[m] += from.by_method[m];
@@ -702,8 +704,11 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   summarizeSteps(profile, options, calls, resolver, gap_cause, out);
   if (options.estimate_unprofiled) estimateWithoutProfiler({profile, links.call_of, gap_cause}, options, out);
   out.memory_use_lines.reserve(profile.memory_uses.size());
-  for (const auto& u : profile.memory_uses)
-    out.memory_use_lines.push_back(resolver.lineAtTime(u.pid, u.tid, u.time_ns));
+  for (const auto& u : profile.memory_uses) {
+    int64_t api = calls.callOf(u.pid, u.correlation);
+    out.memory_use_lines.push_back(api >= 0 ? resolver.lineOfCall(static_cast<size_t>(api))
+                                            : resolver.lineAtTime(u.pid, u.tid, u.time_ns));
+  }
   out.contexts = resolver.contexts().release();
   if (options.fused_lines) {
     for (const auto& [at, others] : *options.fused_lines) {

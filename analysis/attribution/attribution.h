@@ -84,6 +84,8 @@ struct LineCost {
   // GPU memory (a memory snapshot, attribution/memory_replay.h): bytes this line allocated that
   // were still alive at the peak.
   int64_t memory_peak_bytes = 0;
+  // The caching allocator's pool grown by this line's cudaMalloc calls (nsys --cuda-memory-usage).
+  int64_t memory_reserved_bytes = 0;
 };
 
 // A rank's own work on a line: its GPU time less the time it waited in collectives for others.

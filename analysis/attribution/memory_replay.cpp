@@ -3,6 +3,7 @@
 #include "analysis/attribution/memory_replay.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <unordered_map>
 
@@ -248,14 +249,48 @@ MemoryReplay replayUses(const model::Profile& profile, const std::vector<LineRef
   return r;
 }
 
+// The pool's growth (segment events): reserved bytes over time from what the capture saw, and
+// each line's cudaMalloc bytes.
+void replayPool(const model::Profile& profile, const std::vector<LineRef>& lines, const std::vector<size_t>& events,
+                MemoryReplay& r) {
+  int64_t reserved = 0, best = 0;
+  std::map<std::pair<model::StringId, int32_t>, int64_t> by_line;
+  for (size_t i : events) {
+    const auto& u = profile.memory_uses[i];
+    reserved += u.bytes;
+    best = std::max(best, reserved);
+    if (u.bytes <= 0) continue;
+    r.pool_growth += u.bytes;
+    const LineRef& at = i < lines.size() ? lines[i] : LineRef{};
+    if (at.file != 0) by_line[{at.file, at.line}] += u.bytes;
+  }
+  r.peak_reserved = std::max(r.peak_reserved, best);
+  for (const auto& [key, bytes] : by_line) r.growth_lines.push_back({profile.strings[key.first], key.second, bytes});
+  std::stable_sort(r.growth_lines.begin(), r.growth_lines.end(),
+                   [](const MemoryLine& a, const MemoryLine& b) { return a.bytes > b.bytes; });
+}
+
 }  // namespace
 
 std::vector<MemoryReplay> replayMemoryUses(const model::Profile& profile, const std::vector<LineRef>& lines) {
-  std::map<std::pair<uint32_t, int32_t>, std::vector<size_t>> by_device;
-  for (size_t i = 0; i < profile.memory_uses.size(); ++i)
-    by_device[{profile.memory_uses[i].pid, profile.memory_uses[i].device}].push_back(i);
+  // By process and device: tensor events and the pool's own, apart.
+  std::map<std::pair<uint32_t, int32_t>, std::array<std::vector<size_t>, 2>> by_device;
+  for (size_t i = 0; i < profile.memory_uses.size(); ++i) {
+    const auto& u = profile.memory_uses[i];
+    by_device[{u.pid, u.device}][u.segment ? 1 : 0].push_back(i);
+  }
   std::vector<MemoryReplay> out;
-  for (const auto& [key, events] : by_device) out.push_back(replayUses(profile, lines, events));
+  for (const auto& [key, events] : by_device) {
+    MemoryReplay r;
+    if (!events[0].empty()) {
+      r = replayUses(profile, lines, events[0]);
+    } else {
+      r.device = key.second;
+      r.allocated_known = false;
+    }
+    if (!events[1].empty()) replayPool(profile, lines, events[1], r);
+    out.push_back(std::move(r));
+  }
   return out;
 }
 

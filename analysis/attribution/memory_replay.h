@@ -48,6 +48,12 @@ struct MemoryReplay {
   std::vector<MemoryLine> lines;  // most bytes first
   int64_t unattributed_at_peak = 0;
   std::optional<MemoryOom> oom;
+  // The caching allocator's pool (nsys --cuda-memory-usage=true: its cudaMalloc and cudaFree):
+  // all it grew by, and by which line (most first). No tensor events: peak_allocated is 0 and
+  // allocated_known false.
+  bool allocated_known = true;
+  int64_t pool_growth = 0;
+  std::vector<MemoryLine> growth_lines;
 };
 
 // The same from a trace's memory events (PyTorch profiler, profile_memory=True), one replay

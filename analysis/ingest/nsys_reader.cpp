@@ -335,6 +335,7 @@ class ProfileReader : Reader {
     report(std::to_string(p_.activities.size()) + " GPU activities, " + std::to_string(p_.api_calls.size()) +
                " CUDA API calls read; reading NVTX ranges",
            40);
+    readMemoryUsage();
     keepCostlyApiCalls();
     readNvtx();
     report(std::to_string(p_.ranges.size()) + " NVTX ranges, " + std::to_string(p_.marks.size()) +
@@ -427,6 +428,39 @@ class ProfileReader : Reader {
   // unversioned row and the CUPTI row inside it): keep one call spanning both, starting where
   // the outer row (and the Python mark) starts. Then keep only calls with a cost to charge:
   // those that launch GPU work (by name, or because an activity names them) and syncs.
+  // Device memory the CUDA driver gave out and took back (--cuda-memory-usage=true): for
+  // PyTorch, the caching allocator's pool growing (cudaMalloc) and shrinking (cudaFree). Their
+  // CUDA calls are kept for their lines.
+  void readMemoryUsage() {
+    const char* table = "CUDA_GPU_MEMORY_USAGE_EVENTS";
+    if (!db_.hasTable(table)) return;
+    for (const char* column :
+         {"start", "globalPid", "deviceId", "address", "bytes", "memKind", "memoryOperationType", "correlationId"})
+      if (!db_.hasColumn(table, column)) return warn(std::string(table) + " lacks its " + column + " column: not read");
+    std::string error;
+    auto st = db_.prepare(
+        "SELECT start, globalPid, deviceId, address, bytes, memoryOperationType, correlationId FROM "
+        "CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memKind = 2 ORDER BY start",
+        error);
+    if (!st) return warn("CUDA_GPU_MEMORY_USAGE_EVENTS: " + error);
+    while (st->step() == Statement::Step::Row) {
+      int64_t bytes = st->int64(4), op = st->int64(5), device = st->int64(2);
+      if (bytes <= 0 || (op != 0 && op != 1) || device < 0 || device >= 1024) continue;
+      model::MemoryUse u;
+      u.time_ns = st->int64(0);
+      u.pid = static_cast<uint32_t>(pidOf(st->int64(1)));
+      u.device = static_cast<int32_t>(device);
+      u.addr = static_cast<uint64_t>(st->int64(3));
+      u.bytes = op == 0 ? bytes : -bytes;
+      u.segment = true;
+      u.correlation = st->isNull(6) ? -1 : st->int64(6);
+      if (u.correlation > 0) allocating_.push_back(model::correlationKey(u.pid, u.correlation));
+      p_.memory_uses.push_back(u);
+    }
+    std::sort(allocating_.begin(), allocating_.end());
+    if (!p_.memory_uses.empty()) p_.info.capabilities.push_back("cuda-memory-usage");
+  }
+
   void keepCostlyApiCalls() {
     std::vector<uint64_t> launched;
     launched.reserve(p_.activities.size());
@@ -452,7 +486,9 @@ class ProfileReader : Reader {
         if (std::binary_search(launched.begin(), launched.end(), model::correlationKey(c.pid, c.correlation)))
           c.launches = true;
       }
-      if (c.launches || c.sync != SyncKind::None) calls[out++] = c;
+      bool allocates = c.correlation > 0 && std::binary_search(allocating_.begin(), allocating_.end(),
+                                                               model::correlationKey(c.pid, c.correlation));
+      if (c.launches || c.sync != SyncKind::None || allocates) calls[out++] = c;
     }
     calls.resize(out);
     calls.shrink_to_fit();
@@ -791,6 +827,7 @@ class ProfileReader : Reader {
   model::Profile& p_;
   const LoadProgress& progress_;
   const NamesRead& names_read_;
+  std::vector<uint64_t> allocating_;  // correlation keys of CUDA calls that allocated or freed device memory
   std::vector<RawFrame> raw_frames_;  // parallel to p_.frames: the ids they were decoded from
   std::unordered_multimap<uint64_t, std::pair<uint32_t, uint32_t>> stacks_;  // hash -> (first, count)
   std::unordered_map<uint64_t, size_t> layout_of_process_;                   // (pid, sampling?) -> index of its layout

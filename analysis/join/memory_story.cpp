@@ -45,7 +45,9 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
   if (replays.empty()) return out;
   const auto& r = toldDevice(replays);
   auto story = std::make_shared<MemoryStory>();
-  story->source = from_snapshot ? "memory-snapshot" : "pytorch-profiler";
+  story->source = from_snapshot                          ? "memory-snapshot"
+                  : profile.info.format == "nsys-sqlite" ? "nsys"
+                                                         : "pytorch-profiler";
   story->device = r.device;
   story->devices = static_cast<int>(replays.size());
   story->peak_allocated_bytes = r.peak_allocated;
@@ -53,6 +55,13 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
   story->allocated_before_trace_bytes = r.allocated_before_trace;
   story->unattributed_bytes = r.unattributed_at_peak;
   story->peak_phase = r.peak_phase;
+  story->allocated_known = r.allocated_known;
+  story->pool_growth_bytes = r.pool_growth;
+  for (const auto& l : r.growth_lines) {
+    model::StringId file = profile.strings.intern(l.file);
+    attr.files[file][l.line].memory_reserved_bytes += l.bytes;
+    story->growth.push_back({place(file), l.line, l.bytes, ""});
+  }
   for (const auto& l : r.lines) {
     model::StringId file = profile.strings.intern(l.file);
     attr.files[file][l.line].memory_peak_bytes += l.bytes;

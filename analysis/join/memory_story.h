@@ -34,6 +34,11 @@ struct MemoryStory {
   int64_t unattributed_bytes = 0;            // of the peak, on no user line
   attribution::MemoryPhase peak_phase = attribution::MemoryPhase::Unknown;
   std::vector<MemoryPlace> top;  // the user lines holding the peak, most first
+  // The caching allocator's pool (nsys --cuda-memory-usage=true): all it grew by, and the lines
+  // whose cudaMalloc grew it, most first. Without tensor events the allocated figures are unknown.
+  bool allocated_known = true;
+  int64_t pool_growth_bytes = 0;
+  std::vector<MemoryPlace> growth;
   struct Oom {
     MemoryPlace where;  // its bytes: those asked for
     int64_t requested_bytes = 0;

@@ -49,6 +49,10 @@ struct MemoryUse {
   int64_t bytes = 0;             // negative: a free
   int64_t total_allocated = -1;  // on the device after it (-1: not recorded)
   int64_t total_reserved = -1;
+  // The caching allocator's own cudaMalloc/cudaFree (nsys --cuda-memory-usage=true): reserved
+  // memory, not a tensor; charged through the CUDA call of `correlation`.
+  bool segment = false;
+  int64_t correlation = -1;
 };
 
 // A block of a segment at the dump.

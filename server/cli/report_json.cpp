@@ -293,10 +293,18 @@ json memoryJson(const join::MemoryStory& m) {
     j["bytes"] = t.bytes;
     top.push_back(std::move(j));
   }
+  json growth = json::array();
+  for (const auto& g : m.growth) {
+    json j = memoryPlaceJson(g);
+    j["bytes"] = g.bytes;
+    growth.push_back(std::move(j));
+  }
   json doc = {{"source", m.source},
               {"device", m.device},
               {"devices", m.devices},
-              {"peak_allocated_bytes", m.peak_allocated_bytes},
+              {"peak_allocated_bytes", m.allocated_known ? json(m.peak_allocated_bytes) : json(nullptr)},
+              {"pool_growth_bytes", m.pool_growth_bytes},
+              {"pool_growth_lines", growth},
               {"peak_reserved_bytes", m.peak_reserved_bytes},
               {"allocated_before_trace_bytes", m.allocated_before_trace_bytes},
               {"unattributed_at_peak_bytes", m.unattributed_bytes},
@@ -365,7 +373,10 @@ json reportJson(const ReportData& d) {
                         {"oneoff_ns", c.oneoff_ns},
                         {"oneoff_idle_ns", c.oneoff_idle_ns},
                         {"top_kernels", topKernels(profile, c, 5)}});
-      if (d.main.memory().story) jlines.back()["memory_at_peak_bytes"] = c.memory_peak_bytes;
+      if (const auto& m = d.main.memory().story) {
+        if (m->allocated_known) jlines.back()["memory_at_peak_bytes"] = c.memory_peak_bytes;
+        if (m->pool_growth_bytes > 0) jlines.back()["memory_reserved_bytes"] = c.memory_reserved_bytes;
+      }
       if (attr.ranks.size() > 1) {
         std::vector<int64_t> per_rank = c.rank_ns;
         per_rank.resize(attr.ranks.size());
@@ -381,7 +392,8 @@ json reportJson(const ReportData& d) {
     for (const auto& [line, c] : attr.files.at(m.profile_file))
       any = any || c.sync_ns > 0 || c.idle_ns > 0 || c.oneoff_ns > 0;
     any = any || !inc_here.empty();
-    for (const auto& [line, c] : attr.files.at(m.profile_file)) any = any || c.memory_peak_bytes > 0;
+    for (const auto& [line, c] : attr.files.at(m.profile_file))
+      any = any || c.memory_peak_bytes > 0 || c.memory_reserved_bytes > 0;
     if (!any) continue;
     jfiles.push_back({{"path", profile.strings[m.profile_file]},
                       {"local_path", m.local_path ? json(*m.local_path) : json(nullptr)},
@@ -420,7 +432,8 @@ json reportJson(const ReportData& d) {
   if (!d.main.compiles().empty()) doc["compiles"] = compilesJson(d.main.compiles());
   if (auto v = reportVerdict(d)) doc["verdict"] = verdictJson(*v);
   if (const auto& memory = d.main.memory().story) doc["memory"] = memoryJson(*memory);
-  bool memory_placed = d.main.memory().story && !d.main.memory().story->top.empty();
+  bool memory_placed =
+      d.main.memory().story && (!d.main.memory().story->top.empty() || !d.main.memory().story->growth.empty());
   if (attr.attributed_gpu_ns == 0 && !memory_placed) doc["advice"] = ingest::captureAdvice(profile.info);
   if (d.compare) {
     json files_before = json::array();

@@ -113,6 +113,14 @@ std::string fileLine(const join::MemoryPlace& p) {
 
 // The memory header: the peak, what holds it, and an out-of-memory error with its call chain.
 void writeMemory(const join::MemoryStory& m, std::ostream& out) {
+  if (m.pool_growth_bytes > 0) {
+    out << "Reserved  the caching allocator's pool grew by " << formatBytes(m.pool_growth_bytes)
+        << " (cudaMalloc), at most " << formatBytes(m.peak_reserved_bytes) << " reserved at once";
+    for (size_t i = 0; i < m.growth.size() && i < 3; ++i)
+      out << (i ? ", " : "; grown by ") << fileLine(m.growth[i]) << " " << formatBytes(m.growth[i].bytes);
+    out << "\n";
+  }
+  if (!m.allocated_known) return;
   out << "Memory    peak " << formatBytes(m.peak_allocated_bytes) << " allocated, "
       << formatBytes(m.peak_reserved_bytes) << " reserved";
   if (m.peak_reserved_bytes > m.peak_allocated_bytes)
@@ -357,10 +365,13 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
   auto memoryColumn = [&](int32_t line) -> std::string {
     if (!memory) return "";
     auto n = lines.find(line);
-    if (n == lines.end() || n->second.memory_peak_bytes <= 0) return pad("", 12);
-    return "  " + pad(formatBytes(n->second.memory_peak_bytes), 10);
+    int64_t bytes = n == lines.end()                ? 0
+                    : memory_story->allocated_known ? n->second.memory_peak_bytes
+                                                    : n->second.memory_reserved_bytes;
+    if (bytes <= 0) return pad("", 12);
+    return "  " + pad(formatBytes(bytes), 10);
   };
-  if (memory) out << "  " << pad("at peak", 10);
+  if (memory) out << "  " << pad(memory_story->allocated_known ? "at peak" : "reserved", 10);
   out << " │\n";
   const source::SourceFile& src = *local.file;
   uint32_t count = src.lines().lineCount();

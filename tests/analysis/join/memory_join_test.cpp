@@ -105,6 +105,30 @@ TEST(MemoryJoin, AProfilerTraceWithMemoryEventsGivesThePeakItRecorded) {
   EXPECT_GT(costs.lines[60].gpu_ns, 0);                       // time and memory on one line
 }
 
+// The same script under nsys with --cuda-memory-usage=true: the caching allocator's cudaMalloc
+// calls, each on the line its CUDA call's backtrace (or autograd op) gives.
+TEST(MemoryJoin, NsightSystemsMemoryUsageGivesThePoolsGrowthByLine) {
+  auto loaded = ingest::loadProfile(dataProfile("memory/gpt_nsys.sqlite.xz"));
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  JoinEnvironment env;
+  env.mapper.candidates = {testDataPath(kScript)};
+  env.mapper.exists = [](const std::string& p) { return std::filesystem::exists(p); };
+  ProfileJoin j(std::move(*loaded.profile), std::move(env), JoinOptions{});
+  const auto& story = j.memory().story;
+  ASSERT_TRUE(story);
+  EXPECT_EQ(story->source, "nsys");
+  EXPECT_FALSE(story->allocated_known);
+  // sqlite3: SELECT sum(bytes) FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memKind = 2 AND
+  // memoryOperationType = 0 (no cudaFree in this run).
+  EXPECT_EQ(story->pool_growth_bytes, 6849562624);
+  EXPECT_EQ(story->peak_reserved_bytes, 6849562624);
+  auto costs = j.measuredCosts(testDataPath(kScript));
+  int64_t on_lines = 0;
+  for (const auto& [line, c] : costs.lines) on_lines += c.memory_reserved_bytes;
+  EXPECT_GT(on_lines, story->pool_growth_bytes * 9 / 10);        // the rest grew from no line of the script
+  EXPECT_EQ(costs.lines[102].memory_reserved_bytes, 501219328);  // GPT(...).to(device): the parameters
+}
+
 TEST(MemoryJoin, AnOtherFileGetsNoneOfTheMemory) {
   auto j = joined("gpt_oom_eval");
   ASSERT_TRUE(j);
