@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace sightline::attribution {
@@ -296,15 +297,11 @@ std::vector<MemoryReplay> replayMemoryUses(const model::Profile& profile, const 
 
 std::vector<MemoryReplay> replayMemory(const model::MemorySnapshot& snapshot,
                                        const std::function<bool(std::string_view path)>& is_user_file) {
-  int32_t devices = static_cast<int32_t>(snapshot.reserved_at_dump.size());
-  for (const auto& e : snapshot.events) devices = std::max(devices, e.device + 1);
+  std::set<int32_t> devices;  // those with a trace or blocks, in one pass
+  for (const auto& e : snapshot.events) devices.insert(e.device);
+  for (const auto& b : snapshot.blocks) devices.insert(b.device);
   std::vector<MemoryReplay> out;
-  for (int32_t d = 0; d < devices; ++d) {
-    bool any =
-        std::any_of(snapshot.events.begin(), snapshot.events.end(), [&](const auto& e) { return e.device == d; }) ||
-        std::any_of(snapshot.blocks.begin(), snapshot.blocks.end(), [&](const auto& b) { return b.device == d; });
-    if (any) out.push_back(DeviceReplay(snapshot, is_user_file, d).run());
-  }
+  for (int32_t d : devices) out.push_back(DeviceReplay(snapshot, is_user_file, d).run());
   return out;
 }
 

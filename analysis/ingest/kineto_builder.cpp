@@ -25,7 +25,11 @@ Builder::Builder(model::Profile& p) : p_(p) {
 void Builder::add(const RawEvent& e) {
   if (e.ph == 'i' && e.has_ts && e.name == "[memory]") {
     // GPU memory only (Device Type 1: CUDA); host allocations are not the question here.
-    if (e.device_type == 1 && e.device_id >= 0 && e.device_id < 1024)
+    // Sizes no GPU could hold are a broken (or hostile) trace's: skipped, so no sum overflows.
+    constexpr int64_t kMax = int64_t{1} << 44;
+    bool plausible = e.mem_bytes >= -kMax && e.mem_bytes <= kMax && e.total_allocated >= -1 && e.total_reserved >= -1 &&
+                     e.total_allocated <= kMax && e.total_reserved <= kMax && e.addr >= 0;
+    if (e.device_type == 1 && e.device_id >= 0 && e.device_id < 1024 && plausible)
       p_.memory_uses.push_back({e.ts, static_cast<uint32_t>(e.pid), static_cast<uint32_t>(e.tid),
                                 static_cast<int32_t>(e.device_id), static_cast<uint64_t>(e.addr), e.mem_bytes,
                                 e.total_allocated, e.total_reserved});

@@ -41,12 +41,15 @@ class SnapshotBuilder {
     }
     if (segments) readSegments(*segments);
     if (traces) {
-      for (size_t device = 0; device < d_.size(*traces); ++device) {
+      for (size_t device = 0; device < d_.size(*traces) && device < 4096; ++device) {
         Ref trace = d_.item(*traces, device);
         for (size_t i = 0; i < d_.size(trace); ++i) readEvent(d_.item(trace, i), static_cast<int32_t>(device));
       }
     }
     if (skipped_) out_.warnings.push_back(std::to_string(skipped_) + " entries that were not dicts were skipped");
+    if (implausible_)
+      out_.warnings.push_back(std::to_string(implausible_) +
+                              " entries with a negative or impossibly large size were skipped");
     return std::move(out_);
   }
 
@@ -55,8 +58,12 @@ class SnapshotBuilder {
     auto v = d_.get(dict, key);
     return v ? d_.integer(*v) : 0;
   }
-  uint32_t stackOf(Ref dict) {
-    auto frames = d_.get(dict, "frames");
+  // A size in bytes no GPU could hold (or negative): the entry is skipped, so that no sum over
+  // a hostile snapshot can overflow (2^44 bytes = 16 TiB, times any count the unpickler allows,
+  // stays far below 2^63).
+  static bool plausibleBytes(int64_t v) { return v >= 0 && v <= (int64_t{1} << 44); }
+  uint32_t stackOf(Ref dict) { return stackOfFrames(d_.get(dict, "frames")); }
+  uint32_t stackOfFrames(std::optional<Ref> frames) {
     if (!frames || d_.size(*frames) == 0) return 0;
     if (auto it = by_ref_.find(*frames); it != by_ref_.end()) return it->second;
     std::vector<uint32_t> ids;
@@ -94,7 +101,11 @@ class SnapshotBuilder {
       auto device = static_cast<int32_t>(integer(s, "device"));
       if (device >= 0 && device < 4096) {
         if (out_.reserved_at_dump.size() <= static_cast<size_t>(device)) out_.reserved_at_dump.resize(device + 1);
-        out_.reserved_at_dump[device] += integer(s, "total_size");
+        int64_t total = integer(s, "total_size");
+        if (plausibleBytes(total))
+          out_.reserved_at_dump[device] += total;
+        else
+          ++implausible_;
       }
       auto blocks = d_.get(s, "blocks");
       if (!blocks) continue;
@@ -106,6 +117,10 @@ class SnapshotBuilder {
         block.addr = static_cast<uint64_t>(integer(b, "address"));
         block.size = integer(b, "size");
         block.requested = integer(b, "requested_size");
+        if (!plausibleBytes(block.size) || !plausibleBytes(block.requested)) {
+          ++implausible_;
+          continue;
+        }
         auto state = d_.get(b, "state");
         std::string_view st = state ? d_.str(*state) : "";
         block.allocated = st == "active_allocated" || st == "active_pending_free";
@@ -125,14 +140,32 @@ class SnapshotBuilder {
       return;
     }
     model::MemoryEvent ev;
-    auto action = d_.get(e, "action");
-    ev.action = action ? actionOf(d_.str(*action)) : MemoryAction::Other;
+    ev.action = MemoryAction::Other;
     ev.device = device;
-    ev.addr = static_cast<uint64_t>(integer(e, "addr"));
-    ev.size = integer(e, "size");
-    ev.time_us = integer(e, "time_us");
-    ev.device_free = integer(e, "device_free");
-    ev.stack = stackOf(e);
+    // One pass over its entries (2M events: a lookup per field would compare every key again);
+    // a key set twice keeps its last value, as Python's dict does.
+    std::optional<Ref> frames;
+    for (size_t i = 0, n = d_.size(e); i < n; ++i) {
+      std::string_view key = d_.str(d_.key(e, i));
+      Ref v = d_.value(e, i);
+      if (key == "action")
+        ev.action = actionOf(d_.str(v));
+      else if (key == "addr")
+        ev.addr = static_cast<uint64_t>(d_.integer(v));
+      else if (key == "size")
+        ev.size = d_.integer(v);
+      else if (key == "time_us")
+        ev.time_us = d_.integer(v);
+      else if (key == "device_free")
+        ev.device_free = d_.integer(v);
+      else if (key == "frames")
+        frames = v;
+    }
+    if (!plausibleBytes(ev.size) || !plausibleBytes(ev.device_free)) {
+      ++implausible_;
+      return;
+    }
+    ev.stack = stackOfFrames(frames);
     out_.events.push_back(ev);
   }
 
@@ -140,7 +173,7 @@ class SnapshotBuilder {
   model::MemorySnapshot out_;
   std::unordered_map<std::string, uint32_t> frames_, stacks_;
   std::unordered_map<Ref, uint32_t> frame_by_ref_, by_ref_;
-  size_t skipped_ = 0;
+  size_t skipped_ = 0, implausible_ = 0;
 };
 
 }  // namespace

@@ -445,7 +445,7 @@ class ProfileReader : Reader {
     if (!st) return warn("CUDA_GPU_MEMORY_USAGE_EVENTS: " + error);
     while (st->step() == Statement::Step::Row) {
       int64_t bytes = st->int64(4), op = st->int64(5), device = st->int64(2);
-      if (bytes <= 0 || (op != 0 && op != 1) || device < 0 || device >= 1024) continue;
+      if (bytes <= 0 || bytes > (int64_t{1} << 44) || (op != 0 && op != 1) || device < 0 || device >= 1024) continue;
       model::MemoryUse u;
       u.time_ns = st->int64(0);
       u.pid = static_cast<uint32_t>(pidOf(st->int64(1)));

@@ -63,6 +63,10 @@ size_t PickleData::bytesUsed() const {
 class Unpickler {
  public:
   Unpickler(PickleData& doc, const PickleLimits& limits) : d_(doc), limits_(limits) {
+    // Room for what a snapshot of this size holds (about one value per 6 bytes, a slot per 4),
+    // so the tables do not move while they grow: pages not used are never touched.
+    d_.nodes_.reserve(259 + d_.bytes_.size() / 6);
+    d_.slots_.reserve(d_.bytes_.size() / 4);
     // None, False, True, then the ints 0..255: shared by every use.
     d_.nodes_.push_back({PickleData::Type::None, false, false, 0, 0});
     d_.nodes_.push_back({PickleData::Type::Bool, false, false, 0, 0});
