@@ -601,6 +601,8 @@ void addCost(LineCost& into, const LineCost& from) {
   into.gpu_ns += from.gpu_ns;
   into.memory_peak_bytes += from.memory_peak_bytes;
   into.memory_reserved_bytes += from.memory_reserved_bytes;
+  into.memory_kept_count += from.memory_kept_count;
+  into.memory_kept_bytes += from.memory_kept_bytes;
   into.forward_ns += from.forward_ns;
   into.backward_ns += from.backward_ns;
   for (size_t m = 0; m < kMethodCount; ++m) into.by_method[m] += from.by_method[m];

@@ -86,6 +86,10 @@ struct LineCost {
   int64_t memory_peak_bytes = 0;
   // The caching allocator's pool grown by this line's cudaMalloc calls (nsys --cuda-memory-usage).
   int64_t memory_reserved_bytes = 0;
+  // Allocations of this line never freed over a memory snapshot's trace, made step after step
+  // (attribution/memory_replay.h MemoryKept).
+  int32_t memory_kept_count = 0;
+  int64_t memory_kept_bytes = 0;
 };
 
 // A rank's own work on a line: its GPU time less the time it waited in collectives for others.

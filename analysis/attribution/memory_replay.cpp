@@ -32,6 +32,7 @@ class DeviceReplay {
     before(r);
     peak(r);
     reserved(r);
+    kept(r);
     for (size_t k = 0; k < events_.size(); ++k) {
       const auto& e = s_.events[events_[k]];
       if (e.action != MemoryAction::Oom) continue;
@@ -185,6 +186,40 @@ class DeviceReplay {
       best = std::max(best, reserved);
     }
     r.peak_reserved = best;
+  }
+
+  // Lines whose allocations alive at the trace's end were made at three or more times spread
+  // over at least a third of the trace (not the model's weights made once at the start, nor
+  // the last step's tensors).
+  void kept(MemoryReplay& r) {
+    std::unordered_map<uint64_t, size_t> live;  // addr -> k of its alloc
+    for (size_t k = 0; k < events_.size(); ++k) {
+      const auto& e = s_.events[events_[k]];
+      if (e.action == MemoryAction::Alloc)
+        live[e.addr] = k;
+      else if (e.action == free_action_)
+        live.erase(e.addr);
+    }
+    struct Span {
+      int count = 0;
+      int64_t bytes = 0;
+      size_t first = SIZE_MAX, last = 0;
+    };
+    std::map<int32_t, Span> by_owner;
+    for (const auto& [addr, k] : live) {
+      if (owner_[k] == kNoLine) continue;
+      auto& s = by_owner[owner_[k]];
+      ++s.count;
+      s.bytes += s_.events[events_[k]].size;
+      s.first = std::min(s.first, k), s.last = std::max(s.last, k);
+    }
+    for (const auto& [owner, s] : by_owner) {
+      if (s.count < 3 || (s.last - s.first) * 3 < events_.size()) continue;
+      const auto& f = s_.frames[static_cast<size_t>(owner)];
+      r.kept.push_back({f.file, f.line, s.count, s.bytes});
+    }
+    std::stable_sort(r.kept.begin(), r.kept.end(),
+                     [](const MemoryKept& a, const MemoryKept& b) { return a.bytes > b.bytes; });
   }
 
   struct Initial {

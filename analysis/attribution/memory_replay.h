@@ -37,6 +37,15 @@ struct MemoryOom {
 // the forward pass and the rest of the step.
 enum class MemoryPhase : uint8_t { Unknown, Forward, Backward, Optimizer };
 
+// Allocations of one line still alive when the trace ends, made over much of it: memory kept
+// step after step (a list that keeps each step's tensors).
+struct MemoryKept {
+  std::string file;
+  int32_t line = 0;
+  int count = 0;      // allocations never freed
+  int64_t bytes = 0;  // their bytes
+};
+
 struct MemoryReplay {
   int32_t device = 0;
   int64_t peak_allocated = 0;
@@ -51,6 +60,7 @@ struct MemoryReplay {
   // The caching allocator's pool (nsys --cuda-memory-usage=true: its cudaMalloc and cudaFree):
   // all it grew by, and by which line (most first). No tensor events: peak_allocated is 0 and
   // allocated_known false.
+  std::vector<MemoryKept> kept;  // most bytes first
   bool allocated_known = true;
   int64_t pool_growth = 0;
   std::vector<MemoryLine> growth_lines;

@@ -322,6 +322,24 @@ std::optional<Finding> oomFinding(const source::SourceFile& file, const source::
   return f;
 }
 
+// Memory kept step after step: a line whose allocations over the snapshot's trace were never
+// freed (at least 1% of the peak).
+template <class Add>
+void memoryGrowthFindings(const FileCosts& costs, Add&& add) {
+  if (!costs.memory) return;
+  int64_t floor = std::max<int64_t>(1, costs.memory->peak_allocated_bytes / 100);
+  for (const auto& [line, c] : costs.lines) {
+    if (c.memory_kept_count < 3 || c.memory_kept_bytes < floor) continue;
+    add("memory-growth", static_cast<uint32_t>(line - 1), false,
+        "memory grows step after step: " + std::to_string(c.memory_kept_count) + " allocations made here (" +
+            formatBytes(c.memory_kept_bytes / c.memory_kept_count) + " each on average, " +
+            formatBytes(c.memory_kept_bytes) +
+            " in all) over the recorded history were never freed; something keeps what this line makes every "
+            "step (a list it is appended to, a running total kept as a tensor): keep a number (`.item()`) or a "
+            "detached copy (`.detach()`), or drop the reference");
+  }
+}
+
 // torch.compile's graph breaks at their lines, and recompiles at the compiled function's `def`.
 template <class Add>
 void compileFindings(const source::SourceFile& file, const source::SourceIndex& index, const FileCosts& costs,
@@ -479,6 +497,7 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
   stepFindings(file, index, costs, profile, s, add);
   compileFindings(file, index, costs, add);
   if (auto oom = oomFinding(file, index, costs, config)) findings.push_back(std::move(*oom));
+  memoryGrowthFindings(costs, add);
   // A measured copy gets both halves of the cure: the loader's pin_memory and non_blocking=True
   // on the copy itself (the static finding's fix on the same call), together and apart.
   for (auto& f : findings) {

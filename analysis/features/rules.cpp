@@ -44,6 +44,10 @@ const std::vector<RuleInfo>& allRules() {
        "stopped so hovers and hints stay quick.",
        "Run `sightline check FILE` for the full findings, or raise the `ruleBudgetMs` setting."},
       // Raised only with a profile (profile_diagnostics.h).
+      {"memory-growth", Severity::Warning, "GPU memory kept step after step by a line (needs a memory snapshot)",
+       "Allocations a line makes every step that are never freed add up until the GPU runs out of memory; a list "
+       "that keeps each step's loss or logits also keeps what they hold.",
+       "Keep numbers (`.item()`) or detached tensors (`.detach()`) across steps, not the tensors themselves."},
       {"out-of-memory", Severity::Error, "the GPU ran out of memory on this line (needs a memory snapshot)",
        "The caching allocator could neither find nor reserve a block of the size the line asked for, so the run "
        "stopped there; what was alive at that moment decides whether it fits.",

@@ -62,6 +62,11 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
     attr.files[file][l.line].memory_reserved_bytes += l.bytes;
     story->growth.push_back({place(file), l.line, l.bytes, ""});
   }
+  for (const auto& k : r.kept) {
+    auto& cost = attr.files[profile.strings.intern(k.file)][k.line];
+    cost.memory_kept_count += k.count;
+    cost.memory_kept_bytes += k.bytes;
+  }
   for (const auto& l : r.lines) {
     model::StringId file = profile.strings.intern(l.file);
     attr.files[file][l.line].memory_peak_bytes += l.bytes;

@@ -125,6 +125,26 @@ TEST(MemoryFeatures, NoOutOfMemoryErrorWithoutOne) {
   auto findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), RuleConfig{});
   EXPECT_TRUE(
       std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; }));
+  // The weights (made once at the start) and AdamW's state (at the first step) stay alive: no growth.
+  EXPECT_TRUE(
+      std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "memory-growth"; }));
+}
+
+// gpt_mem.py --keep-logits appends every step's logits to a list: the logits line keeps 10.
+TEST(MemoryFeatures, MemoryKeptStepAfterStepIsFoundOnTheLineThatMadeIt) {
+  Joined j("gpt_keep");
+  ASSERT_TRUE(j.join);
+  auto findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), RuleConfig{});
+  std::vector<const Finding*> growth;
+  for (const auto& f : findings)
+    if (f.code == "memory-growth") growth.push_back(&f);
+  ASSERT_EQ(growth.size(), 1u);
+  EXPECT_EQ(j.file.lines().pointAt(growth[0]->range.begin).line, 59u);  // logits = self.head(self.ln_f(x))
+  EXPECT_EQ(growth[0]->message.rfind("memory grows step after step: 10 allocations made here (786.0 MiB each on "
+                                     "average, 7.68 GiB in all)",
+                                     0),
+            0u)
+      << growth[0]->message;
 }
 
 }  // namespace
