@@ -188,10 +188,19 @@ class DeviceReplay {
     r.peak_reserved = best;
   }
 
-  // Lines whose allocations alive at the trace's end were made at three or more times spread
-  // over at least a third of the trace (not the model's weights made once at the start, nor
-  // the last step's tensors).
+  // Lines whose allocations alive at the trace's end were made in three or more steps (steps
+  // told apart by the backward passes between them): not the model's weights made once at the
+  // start, nor the optimizer's state made at the first step, nor one forward's activations.
   void kept(MemoryReplay& r) {
+    std::vector<uint32_t> step(events_.size());
+    uint32_t backwards = 0;
+    bool in_backward = false;
+    for (size_t k = 0; k < events_.size(); ++k) {
+      bool b = phaseOf(k) == MemoryPhase::Backward;
+      if (b && !in_backward) ++backwards;
+      in_backward = b;
+      step[k] = backwards;
+    }
     std::unordered_map<uint64_t, size_t> live;  // addr -> k of its alloc
     for (size_t k = 0; k < events_.size(); ++k) {
       const auto& e = s_.events[events_[k]];
@@ -203,7 +212,7 @@ class DeviceReplay {
     struct Span {
       int count = 0;
       int64_t bytes = 0;
-      size_t first = SIZE_MAX, last = 0;
+      std::set<uint32_t> steps;
     };
     std::map<int32_t, Span> by_owner;
     for (const auto& [addr, k] : live) {
@@ -211,10 +220,10 @@ class DeviceReplay {
       auto& s = by_owner[owner_[k]];
       ++s.count;
       s.bytes += s_.events[events_[k]].size;
-      s.first = std::min(s.first, k), s.last = std::max(s.last, k);
+      if (s.steps.size() < 3) s.steps.insert(step[k]);
     }
     for (const auto& [owner, s] : by_owner) {
-      if (s.count < 3 || (s.last - s.first) * 3 < events_.size()) continue;
+      if (s.count < 3 || s.steps.size() < 3) continue;
       const auto& f = s_.frames[static_cast<size_t>(owner)];
       r.kept.push_back({f.file, f.line, s.count, s.bytes});
     }
@@ -336,6 +345,7 @@ std::vector<MemoryReplay> replayMemory(const model::MemorySnapshot& snapshot,
   for (const auto& e : snapshot.events) devices.insert(e.device);
   for (const auto& b : snapshot.blocks) devices.insert(b.device);
   std::vector<MemoryReplay> out;
+  out.reserve(devices.size());
   for (int32_t d : devices) out.push_back(DeviceReplay(snapshot, is_user_file, d).run());
   return out;
 }

@@ -285,6 +285,59 @@ std::string baseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+bool evaluates(std::string_view name) {
+  for (std::string_view word : {"eval", "valid", "test", "predict", "generate", "infer", "sample"})
+    if (name.find(word) != std::string_view::npos) return true;
+  return false;
+}
+
+// Advice that fits an out-of-memory error: an evaluation function on its call chain that runs
+// with autograd on (no decorator, no `with torch.no_grad()` in it or in a caller of this file)
+// gets `@torch.no_grad()`; huge logits get a chunked loss. "" when nothing fits.
+std::string oomAdvice(const source::SourceFile& file, const source::SourceIndex& index, const join::MemoryStory& m,
+                      const std::string& here, std::vector<Fix>& fixes) {
+  std::string advice;
+  const source::FunctionInfo* eval = nullptr;
+  bool grad_off = false;
+  for (const auto& frame : m.oom->chain) {
+    if (frame.path != here) continue;
+    for (const auto& f : index.functions) {
+      if (f.name != frame.function) continue;
+      std::string_view text = std::string_view(file.text()).substr(f.range.begin, f.range.end - f.range.begin);
+      for (const auto& d : f.decorators)
+        grad_off = grad_off || d.find("no_grad") != std::string::npos || d.find("inference_mode") != std::string::npos;
+      grad_off = grad_off || text.find("no_grad") != std::string_view::npos ||
+                 text.find("inference_mode") != std::string_view::npos ||
+                 text.find("set_grad_enabled(False)") != std::string_view::npos;
+      if (evaluates(f.name)) eval = &f;
+    }
+  }
+  if (eval && !grad_off) {
+    advice = "; " + eval->name +
+             "() runs with autograd on, keeping every activation for a backward that never comes: run it under "
+             "torch.no_grad() or torch.inference_mode()";
+    bool imports_torch = file.text().find("import torch") != std::string::npos;
+    if (imports_torch) {
+      uint32_t at = file.lines().lineStart(eval->def_line);
+      std::string_view line = std::string_view(file.text()).substr(at);
+      std::string indent(line.substr(0, line.find_first_not_of(" \t")));
+      fixes.push_back(
+          {"Decorate " + eval->name + "() with @torch.no_grad()", {{{at, at}, indent + "@torch.no_grad()\n"}}, true});
+    }
+  }
+  if (!m.top.empty() && m.top[0].path == here && m.top[0].bytes * 4 >= m.peak_allocated_bytes) {
+    auto line0 = static_cast<uint32_t>(m.top[0].line - 1);
+    if (line0 < file.lines().lineCount()) {
+      auto r = file.lines().lineRange(line0);
+      if (std::string_view(file.text()).substr(r.begin, r.end - r.begin).find("logits") != std::string_view::npos)
+        advice += "; the logits on line " + std::to_string(m.top[0].line) + " hold " + formatBytes(m.top[0].bytes) +
+                  ": compute the loss over chunks of the batch (or with a fused linear cross-entropy) instead of "
+                  "whole";
+    }
+  }
+  return advice;
+}
+
 // Out of memory on the line of this file where the failing allocation was made: what it asked
 // for and had free, the call chain to it, and the lines that held the most at the peak (as
 // related information).
@@ -313,6 +366,7 @@ std::optional<Finding> oomFinding(const source::SourceFile& file, const source::
                  std::to_string(top.line) + (top.path == oom.where.path ? "" : " of " + baseName(top.path)) +
                  " holds " + formatBytes(top.bytes);
   }
+  f.message += oomAdvice(file, index, m, oom.where.path, f.fixes);
   for (size_t i = 0; i < m.top.size() && i < 5; ++i)
     f.related.push_back({m.top[i].path, m.top[i].line, "holds " + formatBytes(m.top[i].bytes) + " at the peak"});
   for (size_t i = 0; i + 1 < oom.chain.size(); ++i)

@@ -103,14 +103,38 @@ TEST(MemoryFeatures, OutOfMemoryIsAnErrorOnItsLineWithTheLinesThatHoldThePeak) {
   ASSERT_NE(it, findings.end());
   EXPECT_EQ(it->severity, Severity::Error);
   EXPECT_EQ(j.file.lines().pointAt(it->range.begin).line, 72u);
-  EXPECT_EQ(it->message,
-            "out of memory here: asked 24.56 GiB with 14.16 GiB free (<module> line 159 → main line 132 → here); at "
-            "the peak (63.54 GiB allocated) line 60 holds 25.71 GiB");
+  EXPECT_EQ(it->message.rfind(
+                "out of memory here: asked 24.56 GiB with 14.16 GiB free (<module> line 159 → main line 132 → here); "
+                "at the peak (63.54 GiB allocated) line 60 holds 25.71 GiB; ",
+                0),
+            0u)
+      << it->message;
   ASSERT_GE(it->related.size(), 3u);
   EXPECT_EQ(it->related[0].line, 60);
   EXPECT_EQ(it->related[0].path, j.path);
   EXPECT_EQ(it->related[0].message, "holds 25.71 GiB at the peak");
   EXPECT_EQ(it->related.back().line, 132);  // main's call of evaluate
+  // The advice that fits: evaluate() runs with autograd on; the logits hold 40% of the peak.
+  EXPECT_NE(it->message.find("; evaluate() runs with autograd on"), std::string::npos) << it->message;
+  EXPECT_NE(it->message.find("; the logits on line 60 hold 25.71 GiB: compute the loss over chunks"),
+            std::string::npos);
+  ASSERT_EQ(it->fixes.size(), 1u);
+  EXPECT_EQ(it->fixes[0].title, "Decorate evaluate() with @torch.no_grad()");
+  EXPECT_EQ(it->fixes[0].edits[0].new_text, "@torch.no_grad()\n");
+  EXPECT_EQ(j.file.lines().pointAt(it->fixes[0].edits[0].range.begin).line, 68u);  // above `def evaluate`
+  // A script that already evaluates without autograd gets no such advice (the blank line above
+  // the def made the decorator: the lines stay where the snapshot put them).
+  std::string text = j.file.text();
+  auto def = text.find("\n\ndef evaluate");
+  ASSERT_NE(def, std::string::npos);
+  text.replace(def + 1, 0, "@torch.no_grad()");
+  source::SourceFile guarded(text);
+  auto guarded_index = source::buildSourceIndex(guarded);
+  auto again = confirmWithProfile({}, guarded, guarded_index, j.costs, j.join->profile(), RuleConfig{});
+  auto g = std::find_if(again.begin(), again.end(), [](const Finding& f) { return f.code == "out-of-memory"; });
+  ASSERT_NE(g, again.end());
+  EXPECT_EQ(g->message.find("autograd on"), std::string::npos) << g->message;
+  EXPECT_TRUE(g->fixes.empty());
   // Off in the configuration: none.
   RuleConfig off;
   off.rules["out-of-memory"].enabled = false;
