@@ -269,14 +269,14 @@ std::optional<CodeAction> annotateTrainingStep(const SourceFile& file, const Sou
   return action;
 }
 
-std::optional<CodeAction> limitProfilingWindow(const SourceFile& file, const SourceIndex& index, uint32_t offset,
-                                               uint32_t first_step, uint32_t last_step) {
-  if (last_step < first_step) return std::nullopt;
-  for (const auto& call : index.calls) {
-    if (call.resolved == "torch.cuda.profiler.start" || call.resolved == "torch.cuda.cudart" ||
-        call.method == "cudaProfilerStart")
-      return std::nullopt;  // the file already opens a capture range
-  }
+namespace {
+
+// The training loop around `offset`: its header's line and its body's first line (0-based), or
+// nullopt where there is none whose body stands on its own lines.
+struct LoopLines {
+  uint32_t header = 0, first = 0;
+};
+std::optional<LoopLines> trainingLoopAt(const SourceIndex& index, uint32_t offset) {
   int chosen = -1;
   for (size_t l = 0; l < index.loops.size(); ++l) {
     const auto& loop = index.loops[l];
@@ -289,12 +289,25 @@ std::optional<CodeAction> limitProfilingWindow(const SourceFile& file, const Sou
   int loop_statement = index.blocks[static_cast<size_t>(body)].owner_statement;
   // A loop whose body the parser could not give its own block (broken syntax): no action.
   if (loop_statement < 0 || index.blocks[static_cast<size_t>(body)].statements.empty()) return std::nullopt;
-  const auto& header = stmt(index, loop_statement);
-  const auto& first = stmt(index, index.blocks[static_cast<size_t>(body)].statements.front());
+  return LoopLines{stmt(index, loop_statement).first_line,
+                   stmt(index, index.blocks[static_cast<size_t>(body)].statements.front()).first_line};
+}
 
+}  // namespace
+
+std::optional<CodeAction> limitProfilingWindow(const SourceFile& file, const SourceIndex& index, uint32_t offset,
+                                               uint32_t first_step, uint32_t last_step) {
+  if (last_step < first_step) return std::nullopt;
+  for (const auto& call : index.calls) {
+    if (call.resolved == "torch.cuda.profiler.start" || call.resolved == "torch.cuda.cudart" ||
+        call.method == "cudaProfilerStart")
+      return std::nullopt;  // the file already opens a capture range
+  }
+  auto loop = trainingLoopAt(index, offset);
+  if (!loop) return std::nullopt;
   ImportEdit torch = ensureImport(file, index, "torch");
-  std::string outer = lineIndentation(file, header.first_line);
-  std::string inner = lineIndentation(file, first.first_line);
+  std::string outer = lineIndentation(file, loop->header);
+  std::string inner = lineIndentation(file, loop->first);
   std::string unit = indentUnit(file, index);
   std::string counter = "profile_step";
   CodeAction action{"Limit profiling to steps " + std::to_string(first_step) + ".." + std::to_string(last_step) +
@@ -303,15 +316,53 @@ std::optional<CodeAction> limitProfilingWindow(const SourceFile& file, const Sou
                     {},
                     -1,
                     false};
-  uint32_t before_loop = file.lines().lineStart(header.first_line);
+  uint32_t before_loop = file.lines().lineStart(loop->header);
   action.edits.push_back(
       {{before_loop, before_loop}, outer + counter + " = 0  # iterations seen, for the profiling window\n"});
-  uint32_t body_start = file.lines().lineStart(first.first_line);
+  uint32_t body_start = file.lines().lineStart(loop->first);
   action.edits.push_back({{body_start, body_start},
                           inner + "if " + counter + " == " + std::to_string(first_step) + ":\n" + inner + unit +
                               torch.name + ".cuda.profiler.start()\n" + inner + "elif " + counter +
                               " == " + std::to_string(last_step + 1) + ":\n" + inner + unit + torch.name +
                               ".cuda.profiler.stop()\n" + inner + counter + " += 1\n"});
+  addTorchImport(action.edits, torch);
+  return action;
+}
+
+std::optional<CodeAction> recordMemoryHistory(const SourceFile& file, const SourceIndex& index, uint32_t offset,
+                                              uint32_t first_step, uint32_t last_step) {
+  if (last_step < first_step) return std::nullopt;
+  for (const auto& call : index.calls)
+    if (call.method == "_record_memory_history" || call.method == "_dump_snapshot")
+      return std::nullopt;  // the file records memory already
+  auto loop = trainingLoopAt(index, offset);
+  if (!loop) return std::nullopt;
+  ImportEdit torch = ensureImport(file, index, "torch");
+  const std::string& t = torch.name;
+  std::string outer = lineIndentation(file, loop->header);
+  std::string inner = lineIndentation(file, loop->first);
+  std::string unit = indentUnit(file, index);
+  std::string counter = "memory_step";
+  CodeAction action{"Record GPU memory for steps " + std::to_string(first_step) + ".." + std::to_string(last_step) +
+                        " (a snapshot at the end, and on out-of-memory)",
+                    "refactor.rewrite",
+                    {},
+                    -1,
+                    false};
+  uint32_t before_loop = file.lines().lineStart(loop->header);
+  // PyTorch's out-of-memory observer: the snapshot people write by hand in an except clause.
+  action.edits.push_back({{before_loop, before_loop},
+                          outer + "def dump_memory_on_oom(device, alloc, device_alloc, device_free):\n" + outer + unit +
+                              t + ".cuda.memory._dump_snapshot(\"oom_snapshot.pickle\")\n" + outer + t +
+                              "._C._cuda_attach_out_of_memory_observer(dump_memory_on_oom)\n" + outer + counter +
+                              " = 0  # iterations seen, for the memory history window\n"});
+  uint32_t body_start = file.lines().lineStart(loop->first);
+  action.edits.push_back({{body_start, body_start},
+                          inner + "if " + counter + " == " + std::to_string(first_step) + ":\n" + inner + unit + t +
+                              ".cuda.memory._record_memory_history(max_entries=100000, stacks=\"python\")\n" + inner +
+                              "elif " + counter + " == " + std::to_string(last_step + 1) + ":\n" + inner + unit + t +
+                              ".cuda.memory._dump_snapshot(\"memory_snapshot.pickle\")\n" + inner + unit + t +
+                              ".cuda.memory._record_memory_history(enabled=None)\n" + inner + counter + " += 1\n"});
   addTorchImport(action.edits, torch);
   return action;
 }
@@ -331,6 +382,8 @@ std::vector<CodeAction> computeCodeActions(const SourceFile& file, const SourceI
   if (auto a = annotateTrainingStep(file, index, selection.begin)) actions.push_back(std::move(*a));
   if (auto a =
           limitProfilingWindow(file, index, selection.begin, options.profile_first_step, options.profile_last_step))
+    actions.push_back(std::move(*a));
+  if (auto a = recordMemoryHistory(file, index, selection.begin, options.profile_first_step, options.profile_last_step))
     actions.push_back(std::move(*a));
   return actions;
 }

@@ -37,5 +37,10 @@ std::optional<CodeAction> annotateTrainingStep(const source::SourceFile& file, c
                                                uint32_t offset);
 std::optional<CodeAction> limitProfilingWindow(const source::SourceFile& file, const source::SourceIndex& index,
                                                uint32_t offset, uint32_t first_step, uint32_t last_step);
+// GPU memory history recorded for steps first..last of the training loop at `offset`, a snapshot
+// dumped at the window's end and, through PyTorch's out-of-memory observer, when it runs out
+// (docs/memory.md). None where the file records memory already.
+std::optional<CodeAction> recordMemoryHistory(const source::SourceFile& file, const source::SourceIndex& index,
+                                              uint32_t offset, uint32_t first_step, uint32_t last_step);
 
 }  // namespace sightline::features

@@ -223,6 +223,35 @@ TEST(LimitProfilingWindow, InsertsACounterAndTheCaptureCalls) {
   EXPECT_FALSE(limitProfilingWindow(after.file, after.index, static_cast<uint32_t>(out.find("loss =")), 3, 5));
 }
 
+TEST(RecordMemoryHistory, RecordsAWindowAndDumpsOnOutOfMemory) {
+  std::string text = "import torch\nfor x in loader:\n    loss = model(x)\n    loss.backward()\n";
+  Snapshot s(text);
+  auto action = recordMemoryHistory(s.file, s.index, static_cast<uint32_t>(text.find("loss =")), 3, 5);
+  ASSERT_TRUE(action);
+  EXPECT_EQ(action->title, "Record GPU memory for steps 3..5 (a snapshot at the end, and on out-of-memory)");
+  std::string out = applyAction(text, *action);
+  EXPECT_EQ(out,
+            "import torch\n"
+            "def dump_memory_on_oom(device, alloc, device_alloc, device_free):\n"
+            "    torch.cuda.memory._dump_snapshot(\"oom_snapshot.pickle\")\n"
+            "torch._C._cuda_attach_out_of_memory_observer(dump_memory_on_oom)\n"
+            "memory_step = 0  # iterations seen, for the memory history window\n"
+            "for x in loader:\n"
+            "    if memory_step == 3:\n"
+            "        torch.cuda.memory._record_memory_history(max_entries=100000, stacks=\"python\")\n"
+            "    elif memory_step == 6:\n"
+            "        torch.cuda.memory._dump_snapshot(\"memory_snapshot.pickle\")\n"
+            "        torch.cuda.memory._record_memory_history(enabled=None)\n"
+            "    memory_step += 1\n"
+            "    loss = model(x)\n    loss.backward()\n");
+  expectValidPython(out);
+  Snapshot after(out);  // offered once: the file records memory now
+  EXPECT_FALSE(recordMemoryHistory(after.file, after.index, static_cast<uint32_t>(out.find("loss =")), 3, 5));
+  // Not outside a training loop.
+  Snapshot plain("for i in range(3):\n    print(i)\n");
+  EXPECT_FALSE(recordMemoryHistory(plain.file, plain.index, 20, 1, 2));
+}
+
 TEST(LimitProfilingWindow, OnlyInTrainingLoops) {
   std::string text = "for i in range(3):\n    print(i)\n";
   Snapshot s(text);
