@@ -27,6 +27,7 @@ interface ProfileStatus {
   verdict?: string;
   stepWallNs?: number;
   gpuBusyShare?: number;
+  memory?: { peakAllocatedBytes: number; peakReservedBytes: number; summary: string };
 }
 
 interface NsysCommands {
@@ -73,8 +74,12 @@ function showStatus(status: ProfileStatus): void {
     const ms = ((perStep ? status.gpuNsPerStep : status.totalGpuNs) ?? 0) / 1e6;
     const share = Math.round((status.attributedShare ?? 0) * 100);
     const warnings = status.warnings ?? [];
+    // A memory snapshot has no time: its memory summary stands in the time's place.
+    const memoryOnly = status.format === "memory-snapshot" && status.memory;
     statusItem.text =
-      `$(pulse) ${basename(status.file ?? "")} · ${ms.toFixed(2)} ms${perStep ? "/step" : ""} · ${share}%` +
+      `$(pulse) ${basename(status.file ?? "")} · ` +
+      (memoryOnly ? status.memory!.summary : `${ms.toFixed(2)} ms${perStep ? "/step" : ""} · ${share}%`) +
+      (status.memory && !memoryOnly ? ` · ${status.memory.summary}` : "") +
       (status.verdict ? ` · ${status.verdict}` : "") +
       (warnings.length > 0 ? ` $(warning) ${warnings.length}` : "");
     tooltip.appendMarkdown("**Sightline** · ");

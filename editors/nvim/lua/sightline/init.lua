@@ -363,8 +363,17 @@ function M.statusline()
   else
     time = string.format("%.2f ms", (s.totalGpuNs or 0) / 1e6)
   end
-  local text = string.format("▮ %s %s · %d%%", vim.fn.fnamemodify(s.file or "", ":t"), time,
-    math.floor((s.attributedShare or 0) * 100 + 0.5))
+  local text
+  if s.format == "memory-snapshot" and s.memory then
+    -- A memory snapshot has no time: its memory summary stands in the time's place.
+    text = string.format("▮ %s %s", vim.fn.fnamemodify(s.file or "", ":t"), s.memory.summary)
+  else
+    text = string.format("▮ %s %s · %d%%", vim.fn.fnamemodify(s.file or "", ":t"), time,
+      math.floor((s.attributedShare or 0) * 100 + 0.5))
+    if s.memory then
+      text = text .. " · " .. s.memory.summary
+    end
+  end
   if s.verdict then
     text = text .. " · " .. s.verdict
   end
