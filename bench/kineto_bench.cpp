@@ -23,8 +23,11 @@
 #include "analysis/attribution/call_sites.h"
 #include "analysis/ingest/kineto_reader.h"
 #include "analysis/source/source_index.h"
+#include "bench/python_run.h"
 
 namespace {
+
+using sightline::bench::seconds;
 
 // nlohmann's SAX parser over the same bytes, doing nothing with them: the alternative to our
 // scanner (the candidates were nlohmann SAX and simdjson on-demand; simdjson needs the
@@ -46,29 +49,12 @@ struct NullSax : nlohmann::json_sax<nlohmann::json> {
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 };
 
-double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
 // Runs python3's json.load on the file; returns {seconds, peak RSS in MiB} or {-1, 0}.
 std::pair<double, double> pythonJsonLoad(const std::string& path) {
-  std::string code =
+  return sightline::bench::runPython(
       "import json,gzip,sys; p=sys.argv[1]; o=gzip.open if p.endswith('.gz') else open; "
-      "d=json.load(o(p,'rb')); print(len(d['traceEvents']))";
-  auto t0 = std::chrono::steady_clock::now();
-  pid_t child = fork();
-  if (child == 0) {
-    int devnull = ::open("/dev/null", O_WRONLY);
-    dup2(devnull, 1);
-    execlp("python3", "python3", "-c", code.c_str(), path.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(child, &status, 0, &usage);
-  auto t1 = std::chrono::steady_clock::now();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {-1, 0};
-  return {seconds(t0, t1), static_cast<double>(usage.ru_maxrss) / 1024.0};
+      "d=json.load(o(p,'rb')); print(len(d['traceEvents']))",
+      path);
 }
 
 }  // namespace

@@ -1,10 +1,7 @@
 // A memory snapshot read and replayed (docs/memory.md) against Python's pickle.load of the same
 // file: seconds and peak RSS of each, in one run (see bench/README.md; scale a real snapshot
 // with bench/scale_snapshot.py).
-#include <fcntl.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -14,30 +11,16 @@
 #include "analysis/attribution/attribution.h"
 #include "analysis/attribution/memory_replay.h"
 #include "analysis/ingest/memory_snapshot_reader.h"
+#include "bench/python_run.h"
 
 namespace {
 
-double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
+using sightline::bench::seconds;
 
 // python3's pickle.load of the file: {seconds, peak RSS in MiB}, or {-1, 0}.
 std::pair<double, double> pythonPickleLoad(const std::string& path) {
-  std::string code = "import pickle,sys; d=pickle.load(open(sys.argv[1],'rb')); print(len(d['device_traces']))";
-  auto t0 = std::chrono::steady_clock::now();
-  pid_t child = fork();
-  if (child == 0) {
-    int devnull = ::open("/dev/null", O_WRONLY);
-    dup2(devnull, 1);
-    execlp("python3", "python3", "-c", code.c_str(), path.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(child, &status, 0, &usage);
-  auto t1 = std::chrono::steady_clock::now();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {-1, 0};
-  return {seconds(t0, t1), static_cast<double>(usage.ru_maxrss) / 1024.0};
+  return sightline::bench::runPython(
+      "import pickle,sys; d=pickle.load(open(sys.argv[1],'rb')); print(len(d['device_traces']))", path);
 }
 
 }  // namespace

@@ -1,0 +1,39 @@
+// The benches' yardstick: a python3 one-liner run on a file in a child process, timed, with
+// its peak RSS (header-only; bench code, not the product).
+#pragma once
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <utility>
+
+namespace sightline::bench {
+
+inline double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// `python3 -c CODE PATH` with stdout to /dev/null: {seconds, peak RSS in MiB}, or {-1, 0} when
+// it fails.
+inline std::pair<double, double> runPython(const std::string& code, const std::string& path) {
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t child = fork();
+  if (child == 0) {
+    int devnull = ::open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    execlp("python3", "python3", "-c", code.c_str(), path.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(child, &status, 0, &usage);
+  auto t1 = std::chrono::steady_clock::now();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {-1, 0};
+  return {seconds(t0, t1), static_cast<double>(usage.ru_maxrss) / 1024.0};
+}
+
+}  // namespace sightline::bench
