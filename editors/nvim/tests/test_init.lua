@@ -6,37 +6,9 @@
 -- diagnostics (codes and lines), the hover window, a code action applied to the buffer, the
 -- hints drawn as virtual text (Neovim < 0.10 has no inlay hints), the commands and the
 -- statusline. Exits 0 when every check passed.
-local bin = assert(os.getenv("SIGHTLINE_BIN"), "SIGHTLINE_BIN")
-local plugin = assert(os.getenv("SIGHTLINE_NVIM"), "SIGHTLINE_NVIM")
-local workspace = assert(os.getenv("SIGHTLINE_WORKSPACE"), "SIGHTLINE_WORKSPACE")
-
-vim.opt.runtimepath:prepend(plugin)
-vim.opt.swapfile = false
-vim.opt.shortmess:append("F")
-vim.cmd("filetype on")
-
-local failures = 0
-local function log(text)
-  io.stderr:write(text .. "\n")
-end
-local function check(ok, what, detail)
-  if ok then
-    log("ok   " .. what)
-  else
-    failures = failures + 1
-    log("FAIL " .. what .. (detail and (": " .. detail) or ""))
-  end
-  return ok
-end
-local function wait(ms, condition)
-  return vim.wait(ms, condition, 50)
-end
-
--- Give up (failing) if anything hangs.
-vim.defer_fn(function()
-  log("FAIL timed out")
-  vim.cmd("cquit 2")
-end, 120000)
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
+local bin, workspace = H.bin, H.workspace
+local log, check, wait = H.log, H.check, H.wait
 
 local sightline = require("sightline")
 sightline.setup({
@@ -97,13 +69,7 @@ local function run()
 
   -- Hints as end-of-line virtual text; the hot line (33) carries milliseconds.
   local function hint_on(lnum)
-    local marks = vim.api.nvim_buf_get_extmarks(buf, sightline.namespace, { lnum, 0 }, { lnum, -1 }, { details = true })
-    for _, m in ipairs(marks) do
-      local details = m[4]
-      if details and details.virt_text then
-        return details.virt_text[1][1]
-      end
-    end
+    return H.hint_on(buf, sightline.namespace, lnum)
   end
   wait(10000, function()
     return hint_on(32) ~= nil
@@ -197,18 +163,7 @@ local function run()
     return s ~= before and s.loaded == true
   end), ":SightlineLoad loads the profile again")
 
-  log(failures == 0 and "all checks passed" or (failures .. " check(s) failed"))
-  vim.cmd(failures == 0 and "qall!" or "cquit 1")
+  H.finish()
 end
 
-vim.api.nvim_create_autocmd("VimEnter", {
-  callback = function()
-    vim.schedule(function()
-      local ok, err = pcall(run)
-      if not ok then
-        log("FAIL error: " .. tostring(err))
-        vim.cmd("cquit 3")
-      end
-    end)
-  end,
-})
+H.start(run, 120000)
