@@ -15,6 +15,22 @@ using model::MemoryAction;
 
 constexpr int32_t kNoLine = -1;
 
+// Bytes by (file, line), as lines holding the most first.
+template <class File>
+std::vector<MemoryLine> mostFirst(const std::map<std::pair<File, int32_t>, int64_t>& by_line,
+                                  const std::function<std::string(const File&)>& name) {
+  std::vector<MemoryLine> out;
+  out.reserve(by_line.size());
+  for (const auto& [key, bytes] : by_line) out.push_back({name(key.first), key.second, bytes});
+  std::stable_sort(out.begin(), out.end(), [](const MemoryLine& a, const MemoryLine& b) { return a.bytes > b.bytes; });
+  return out;
+}
+
+std::vector<MemoryLine> mostFirst(const std::map<std::pair<model::StringId, int32_t>, int64_t>& by_line,
+                                  const model::Profile& profile) {
+  return mostFirst<model::StringId>(by_line, [&](const model::StringId& f) { return profile.strings[f]; });
+}
+
 class DeviceReplay {
  public:
   DeviceReplay(const model::MemorySnapshot& s, const std::function<bool(std::string_view)>& is_user, int32_t device)
@@ -164,9 +180,7 @@ class DeviceReplay {
       const auto& f = s_.frames[static_cast<size_t>(owner)];
       lines[{f.file, f.line}] += bytes;
     }
-    for (const auto& [key, bytes] : lines) r.lines.push_back({key.first, key.second, bytes});
-    std::stable_sort(r.lines.begin(), r.lines.end(),
-                     [](const MemoryLine& a, const MemoryLine& b) { return a.bytes > b.bytes; });
+    r.lines = mostFirst<std::string>(lines, [](const std::string& f) { return f; });
   }
   // Reserved bytes: the segments at the dump, less what the trace allocated, plus what it freed,
   // is what the trace began with; its peak walking forward.
@@ -288,9 +302,7 @@ MemoryReplay replayUses(const model::Profile& profile, const std::vector<LineRef
     placed += uses[i].bytes;
   }
   r.unattributed_at_peak = std::max<int64_t>(0, best - placed);
-  for (const auto& [key, bytes] : by_line) r.lines.push_back({profile.strings[key.first], key.second, bytes});
-  std::stable_sort(r.lines.begin(), r.lines.end(),
-                   [](const MemoryLine& a, const MemoryLine& b) { return a.bytes > b.bytes; });
+  r.lines = mostFirst(by_line, profile);
   return r;
 }
 
@@ -310,9 +322,7 @@ void replayPool(const model::Profile& profile, const std::vector<LineRef>& lines
     if (at.file != 0) by_line[{at.file, at.line}] += u.bytes;
   }
   r.peak_reserved = std::max(r.peak_reserved, best);
-  for (const auto& [key, bytes] : by_line) r.growth_lines.push_back({profile.strings[key.first], key.second, bytes});
-  std::stable_sort(r.growth_lines.begin(), r.growth_lines.end(),
-                   [](const MemoryLine& a, const MemoryLine& b) { return a.bytes > b.bytes; });
+  r.growth_lines = mostFirst(by_line, profile);
 }
 
 }  // namespace

@@ -287,18 +287,16 @@ json memoryPlaceJson(const join::MemoryPlace& p) {
 
 // The memory object (docs/report-json.md): the peak, what holds it, an out-of-memory error.
 json memoryJson(const join::MemoryStory& m) {
-  json top = json::array();
-  for (const auto& t : m.top) {
-    json j = memoryPlaceJson(t);
-    j["bytes"] = t.bytes;
-    top.push_back(std::move(j));
-  }
-  json growth = json::array();
-  for (const auto& g : m.growth) {
-    json j = memoryPlaceJson(g);
-    j["bytes"] = g.bytes;
-    growth.push_back(std::move(j));
-  }
+  auto withBytes = [](const std::vector<join::MemoryPlace>& places) {
+    json out = json::array();
+    for (const auto& p : places) {
+      json j = memoryPlaceJson(p);
+      j["bytes"] = p.bytes;
+      out.push_back(std::move(j));
+    }
+    return out;
+  };
+  json top = withBytes(m.top), growth = withBytes(m.growth);
   json doc = {{"source", m.source},
               {"device", m.device},
               {"devices", m.devices},
