@@ -445,6 +445,38 @@ void compileFindings(const source::SourceFile& file, const source::SourceIndex& 
 
 }  // namespace
 
+namespace {
+
+// A measured copy gets both halves of the cure: the loader's pin_memory and non_blocking=True
+// on the copy itself (the static finding's fix on the same call), together and apart.
+void combineCopyFixes(std::vector<Finding>& findings) {
+  for (auto& f : findings) {
+    if (f.code != "pageable-memcpy" && f.code != "sync-memcpy") continue;
+    const Finding* copy = nullptr;
+    for (const auto& g : findings)
+      if (g.code == "missing-non-blocking" && g.range == f.range && !g.fixes.empty()) copy = &g;
+    if (!copy) continue;
+    std::vector<Fix> fixes;
+    if (!f.fixes.empty()) {
+      Fix both{"Pin the DataLoader's memory and copy with non_blocking=True", f.fixes.front().edits, true};
+      both.edits.insert(both.edits.end(), copy->fixes.front().edits.begin(), copy->fixes.front().edits.end());
+      std::sort(both.edits.begin(), both.edits.end(),
+                [](const TextEdit& a, const TextEdit& b) { return a.range.begin < b.range.begin; });
+      fixes.push_back(std::move(both));
+    }
+    for (auto fix : f.fixes) {
+      fix.preferred = false;
+      fixes.push_back(std::move(fix));
+    }
+    Fix nb = copy->fixes.front();
+    nb.preferred = fixes.empty();
+    fixes.push_back(std::move(nb));
+    f.fixes = std::move(fixes);
+  }
+}
+
+}  // namespace
+
 std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const source::SourceFile& file,
                                         const source::SourceIndex& index, const FileCosts& costs,
                                         const model::Profile& profile, const RuleConfig& config,
@@ -552,31 +584,7 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
   compileFindings(file, index, costs, add);
   if (auto oom = oomFinding(file, index, costs, config)) findings.push_back(std::move(*oom));
   memoryGrowthFindings(costs, add);
-  // A measured copy gets both halves of the cure: the loader's pin_memory and non_blocking=True
-  // on the copy itself (the static finding's fix on the same call), together and apart.
-  for (auto& f : findings) {
-    if (f.code != "pageable-memcpy" && f.code != "sync-memcpy") continue;
-    const Finding* copy = nullptr;
-    for (const auto& g : findings)
-      if (g.code == "missing-non-blocking" && g.range == f.range && !g.fixes.empty()) copy = &g;
-    if (!copy) continue;
-    std::vector<Fix> fixes;
-    if (!f.fixes.empty()) {
-      Fix both{"Pin the DataLoader's memory and copy with non_blocking=True", f.fixes.front().edits, true};
-      both.edits.insert(both.edits.end(), copy->fixes.front().edits.begin(), copy->fixes.front().edits.end());
-      std::sort(both.edits.begin(), both.edits.end(),
-                [](const TextEdit& a, const TextEdit& b) { return a.range.begin < b.range.begin; });
-      fixes.push_back(std::move(both));
-    }
-    for (auto fix : f.fixes) {
-      fix.preferred = false;
-      fixes.push_back(std::move(fix));
-    }
-    Fix nb = copy->fixes.front();
-    nb.preferred = fixes.empty();
-    fixes.push_back(std::move(nb));
-    f.fixes = std::move(fixes);
-  }
+  combineCopyFixes(findings);
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.range.begin < b.range.begin; });
   return findings;

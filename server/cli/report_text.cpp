@@ -271,21 +271,23 @@ std::string marginFor(const std::map<int32_t, LineCost>& lines, const std::map<i
   return std::string(9 + 2 + 6 + 2 + 15 + 2 + 10, ' ');
 }
 
-void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::ostream& out) {
+namespace {
+
+// The file's first line: its share of the GPU time (or, for a snapshot alone, of the memory
+// peak); and where the profile never ran the file, which file it did run.
+void writeFileHeader(const ReportData& d, const cli::NamedFile& local, bool memory_only, std::ostream& out) {
   const attribution::Attribution& attr = d.main.attribution();
   double total_ns = static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns));
   const auto& lines = d.measured.at(local.absolute).lines;
   int64_t this_file = 0;
   for (const auto& [line, c] : lines) this_file += c.gpu_ns;
   int64_t other = attr.attributed_gpu_ns - this_file;
-  const auto& memory_story = d.main.memory().story;
-  bool memory_only = memory_story && d.main.profile().activities.empty();
   if (memory_only) {
     int64_t held = 0;
     for (const auto& [line, c] : lines) held += c.memory_peak_bytes;
     out << "\n"
-        << local.path << ": " << formatBytes(held) << " of the " << formatBytes(memory_story->peak_allocated_bytes)
-        << " peak held by its lines\n";
+        << local.path << ": " << formatBytes(held) << " of the "
+        << formatBytes(d.main.memory().story->peak_allocated_bytes) << " peak held by its lines\n";
   } else {
     out << "\n"
         << local.path << ": " << formatPercent(static_cast<double>(this_file) / total_ns)
@@ -307,6 +309,17 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
         << "). Name that script (a copy of it in this workspace), or map its path with --map "
            "PROFILE_PREFIX=LOCAL_PREFIX\n";
   }
+}
+
+}  // namespace
+
+void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::ostream& out) {
+  const attribution::Attribution& attr = d.main.attribution();
+  double total_ns = static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns));
+  const auto& lines = d.measured.at(local.absolute).lines;
+  const auto& memory_story = d.main.memory().story;
+  bool memory_only = memory_story && d.main.profile().activities.empty();
+  writeFileHeader(d, local, memory_only, out);
   auto rollup = rollups(local, d.measured.at(local.absolute));
   // Work beneath a line through calls (`model(x)`), where it adds to the line's own time.
   std::map<int32_t, int64_t> beneath;
