@@ -31,7 +31,7 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 bool isProfileName(const std::string& name) {
   // Memory snapshots by the names people give them (any `.pickle` could be data of another kind:
   // those load when named in the `profiles` setting).
-  bool snapshot = (endsWith(name, ".pickle") || endsWith(name, ".pkl")) &&
+  bool snapshot = ingest::isMemorySnapshotName(name) &&
                   (name.find("snapshot") != std::string::npos || name.find("memory") != std::string::npos ||
                    name.find("oom") != std::string::npos);
   return snapshot || endsWith(name, ".nsys-rep") || endsWith(name, ".sqlite") || endsWith(name, ".pt.trace.json") ||
