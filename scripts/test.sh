@@ -47,7 +47,11 @@ elif ! try_apt_packages chromium libkrb5-dev ripgrep; then
   echo "SKIPPED the VS Code test: Debian's chromium (with libkrb5-dev, ripgrep) could not be installed" >&2
 else
   ensure_vscode_test_tools
+  mkdir -p "$ROOT/build/editors"
+  xz -dc "$ROOT/tests/data/memory/gpt_oom_eval.pickle.xz" > "$ROOT/build/editors/oom_snapshot.pickle"
   node "$ROOT/editors/vscode/test/e2e.mjs" --vsix "$ROOT/editors/vscode/sightline.vsix" \
     --server "$ROOT/build/server/sightline" --script "$ROOT/examples/train_small.py" \
-    --profile "$(example_profile)" --screenshot "$ROOT/build/editors/vscode.png"
+    --profile "$(example_profile)" --screenshot "$ROOT/build/editors/vscode.png" \
+    --memory-script "$ROOT/tests/data/memory/gpt_mem.py" \
+    --memory-snapshot "$ROOT/build/editors/oom_snapshot.pickle"
 fi

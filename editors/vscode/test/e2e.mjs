@@ -1,10 +1,14 @@
 // The extension in a real VS Code: code-server on 127.0.0.1 with the packaged .vsix installed,
 // driven by Playwright in Debian's headless Chromium. Opens examples/train_small.py beside its
 // real H200 profile and checks what a user sees: the diagnostics in the Problems panel, the
-// inlay hint on the hot line, the hover card, the status bar item. Saves a screenshot.
+// inlay hint on the hot line, the hover card, the status bar item. Saves a screenshot. With
+// --memory-script and --memory-snapshot, first opens a folder holding a script and the memory
+// snapshot its run dumped when it ran out of memory: the out-of-memory error in Problems,
+// the bytes held at the peak as a hint, the memory summary in the status bar.
 //
 // usage: node e2e.mjs --vsix sightline.vsix --server build/server/sightline \
-//          --script examples/train_small.py --profile train_small_naive.sqlite --screenshot out.png
+//          --script examples/train_small.py --profile train_small_naive.sqlite --screenshot out.png \
+//          [--memory-script gpt_mem.py --memory-snapshot oom_snapshot.pickle]
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, copyFileSync, writeFileSync, chmodSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -151,6 +155,9 @@ async function main() {
     ],
   });
   const page = context.pages()[0] ?? (await context.newPage());
+  // The memory folder first: a window opened after the palette commands below started its
+  // server without the user's sightline.serverPath (code-server; seen here every time).
+  if (args["memory-script"] && args["memory-snapshot"]) await memoryFolder(page, port);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
   await page.locator(".explorer-folders-view").getByText("train_small.py").first().waitFor({ timeout: 60000 });
   log("workbench up");
@@ -309,6 +316,60 @@ async function main() {
   const statusAgain = after.locator(".statusbar .statusbar-item", { hasText: "ms/step" });
   await after.waitForTimeout(500);
   check(await waitFor(async () => (await statusAgain.count()) > 0), "Restart Server: the new server's status arrives");
+}
+
+// A folder with a script and the memory snapshot dumped when its run ran out of memory in
+// evaluation (tests/data/memory): found by workspace discovery, as a user would leave it.
+async function memoryFolder(page, port) {
+  const waitFor = async (condition, tries) => {
+    for (let i = 0; i < tries; i++) {
+      if (await condition()) return true;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return false;
+  };
+  const folder = join(tmp, "memory");
+  mkdirSync(folder, { recursive: true });
+  copyFileSync(args["memory-script"], join(folder, "gpt_mem.py"));
+  copyFileSync(args["memory-snapshot"], join(folder, "oom_snapshot.pickle"));
+  chmodSync(join(folder, "gpt_mem.py"), 0o644);
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`);
+  await page.locator(".explorer-folders-view").getByText("gpt_mem.py").first().waitFor({ timeout: 60000 });
+  await page.locator(".explorer-folders-view").getByText("gpt_mem.py").first().click();
+  await page.locator(".monaco-editor .view-lines").first().waitFor({ timeout: 20000 });
+  log("memory folder open");
+
+  const status = page.locator(".statusbar .statusbar-item", { hasText: "GiB" });
+  const statusOk = await waitFor(async () => (await status.count()) > 0, 240);
+  const statusText = (await page.locator(".statusbar").innerText()).replace(/\s+/g, " ");
+  check(statusOk && /peak 63\.54 GiB/.test(statusText) && /out of memory at gpt_mem\.py:73/.test(statusText),
+    "status bar shows the memory peak and where it ran out", statusText);
+
+  await page.keyboard.press("Control+Shift+M");
+  const markers = page.locator(".markers-panel");
+  let problems = "";
+  await waitFor(async () => {
+    problems = (await markers.innerText().catch(() => "")).replace(/\s+/g, " ");
+    return problems.includes("out-of-memory");
+  }, 240);
+  check(problems.includes("out-of-memory") && problems.includes("asked 24.56 GiB with 14.16 GiB free"),
+    "Problems panel lists the out-of-memory error", problems.slice(0, 400));
+  check(/\[Ln 73/.test(problems), "the error is on line 73", problems.slice(0, 400));
+
+  // The logits line (60) holds the most at the peak: its hint gives the bytes.
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").waitFor({ timeout: 20000 });
+  await page.keyboard.type(":60");
+  await page.keyboard.press("Enter");
+  const logits = page.locator(".monaco-editor .view-line", { hasText: "logits = self.head(self.ln_f(x))" }).first();
+  let lineText = "";
+  await waitFor(async () => {
+    lineText = ((await logits.textContent().catch(() => "")) ?? "").replace(/\u00a0/g, " ");
+    return lineText.includes("at peak");
+  }, 120);
+  check(/▮ 25\.71 GiB at peak · \d+%/.test(lineText), "memory hint on the logits line (60)", lineText);
+  await page.screenshot({ path: args.screenshot.replace(/\.png$/, "-memory.png") });
 }
 
 try {
