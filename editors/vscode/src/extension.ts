@@ -276,8 +276,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (e.affectsConfiguration("sightline.serverPath") && client) {
-        await client.stop();
+      // Also after a failed start: the error asks for this setting, and it should take at once.
+      if (e.affectsConfiguration("sightline.serverPath")) {
+        await client?.stop().catch(() => {});
         client = undefined;
         await startClient(context);
       }
