@@ -236,6 +236,26 @@ std::string placeText(const join::MemoryPlace& p) {
   return md::code(std::filesystem::path(p.path).filename().string() + ":" + std::to_string(p.line));
 }
 
+// Bytes held at the peak by the pass that allocated them: "; made in the backward pass", or
+// "; forward 1.2 GiB, backward 300 MiB" when more than one pass made them ("" when none known).
+std::string phaseSplit(const std::array<int64_t, 3>& by_phase, int64_t bytes) {
+  static const char* const kNames[] = {"forward", "backward", "optimizer"};
+  std::string parts;
+  int count = 0;
+  for (size_t i = 0; i < by_phase.size(); ++i) {
+    if (by_phase[i] <= 0) continue;
+    ++count;
+    parts += std::string(parts.empty() ? "" : ", ") + kNames[i] + " " + formatBytes(by_phase[i]);
+  }
+  if (count == 0) return "";
+  if (count > 1) return "; " + parts;
+  for (size_t i = 0; i < by_phase.size(); ++i)
+    if (by_phase[i] > 0)
+      return by_phase[i] == bytes ? std::string("; made in the ") + (i == 2 ? "optimizer step" : std::string(kNames[i]) + " pass")
+                                  : "; " + parts;
+  return "";
+}
+
 // The memory part of a hover: what the line holds at the peak, an out-of-memory error on it.
 std::string memoryMarkdown(const features::HoverInfo& hover) {
   if (!hover.memory) return "";
@@ -263,13 +283,31 @@ std::string memoryMarkdown(const features::HoverInfo& hover) {
     std::string held = "**" + formatBytes(hover.memory_bytes) +
                        "** of GPU memory allocated here was alive at the peak (" + formatShare(share) + " of " +
                        formatBytes(m.peak_allocated_bytes) + (hover.memory_rank == 1 ? "; the most of any line" : "") +
-                       ")";
+                       phaseSplit(hover.memory_by_phase, hover.memory_bytes) + ")";
     out = out.empty() ? held : out + "\n\n" + held;
+  }
+  if (hover.memory_step_bytes > 0) {
+    std::string step = "Allocates " + formatBytes(hover.memory_step_bytes) + " per step (" +
+                       std::to_string(hover.memory_step_allocations) + " allocation" +
+                       (hover.memory_step_allocations == 1 ? "" : "s") + ", the mean of " +
+                       std::to_string(m.steady_steps) + " steady step" + (m.steady_steps == 1 ? "" : "s") + ")";
+    out = out.empty() ? step : out + "\n\n" + step;
   }
   return out;
 }
 
 }  // namespace
+
+std::string memoryPeakWhen(const join::MemoryStory& m) {
+  std::string pass = m.peak_phase == attribution::MemoryPhase::Optimizer ? "optimizer step"
+                     : m.peak_phase != attribution::MemoryPhase::Unknown
+                         ? std::string(join::phaseName(m.peak_phase)) + " pass"
+                         : "";
+  if (m.peak_step > 0 && m.steps > 1)
+    return "in step " + std::to_string(m.peak_step) + " of the " + std::to_string(m.steps) + " recorded" +
+           (pass.empty() ? "" : " (" + pass + ")");
+  return pass.empty() ? "" : "in the " + pass;
+}
 
 std::string hoverMarkdown(const features::HoverInfo& hover) {
   std::string compiled =

@@ -35,6 +35,10 @@ nlohmann::json hintData(const features::LineHint& hint);
 std::string breakdownMarkdown(const features::LineBreakdown& b);
 // The hover card (Markdown).
 std::string hoverMarkdown(const features::HoverInfo& hover);
+
+// When the memory peak came: "in step 3 of the 4 recorded (backward pass)", "in the optimizer step", "" when
+// not known.
+std::string memoryPeakWhen(const join::MemoryStory& m);
 // A finding under the cursor (Markdown): its message, why the pattern costs, the fix and the
 // quick fixes on offer.
 std::string findingMarkdown(const features::Finding& finding);

@@ -103,7 +103,7 @@ std::string memoryMarkdown(const join::MemoryStory& m) {
   std::string md = "\n\n## GPU memory\n\n- peak: " +
                    (m.allocated_known ? formatBytes(m.peak_allocated_bytes) + " allocated, " : std::string()) +
                    formatBytes(m.peak_reserved_bytes) + " reserved";
-  if (m.peak_phase != attribution::MemoryPhase::Unknown) md += std::string(" (") + join::phaseName(m.peak_phase) + ")";
+  if (std::string when = memoryPeakWhen(m); !when.empty()) md += ", " + when;
   md += "\n";
   if (m.pool_growth_bytes > 0)
     md += "- the caching allocator's pool grew by " + formatBytes(m.pool_growth_bytes) + " (cudaMalloc)\n";

@@ -603,6 +603,11 @@ void addCost(LineCost& into, const LineCost& from) {
   into.memory_reserved_bytes += from.memory_reserved_bytes;
   into.memory_kept_count += from.memory_kept_count;
   into.memory_kept_bytes += from.memory_kept_bytes;
+  into.memory_kept_steps = std::max(into.memory_kept_steps, from.memory_kept_steps);
+  for (size_t i = 0; i < into.memory_peak_by_phase.size(); ++i)
+    into.memory_peak_by_phase[i] += from.memory_peak_by_phase[i];
+  into.memory_step_bytes += from.memory_step_bytes;
+  into.memory_step_allocations += from.memory_step_allocations;
   into.forward_ns += from.forward_ns;
   into.backward_ns += from.backward_ns;
   for (size_t m = 0; m < kMethodCount; ++m) into.by_method[m] += from.by_method[m];

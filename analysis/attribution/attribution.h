@@ -84,12 +84,17 @@ struct LineCost {
   // GPU memory (a memory snapshot, attribution/memory_replay.h): bytes this line allocated that
   // were still alive at the peak.
   int64_t memory_peak_bytes = 0;
+  std::array<int64_t, 3> memory_peak_by_phase{};  // of those, allocated in forward, backward, optimizer
+  // Allocated by this line per steady step of the memory trace (bytes, allocations).
+  int64_t memory_step_bytes = 0;
+  int64_t memory_step_allocations = 0;
   // The caching allocator's pool grown by this line's cudaMalloc calls (nsys --cuda-memory-usage).
   int64_t memory_reserved_bytes = 0;
   // Allocations of this line never freed over a memory snapshot's trace, made step after step
   // (attribution/memory_replay.h MemoryKept).
   int32_t memory_kept_count = 0;
   int64_t memory_kept_bytes = 0;
+  int32_t memory_kept_steps = 0;  // the steps they were made in
 };
 
 // A rank's own work on a line: its GPU time less the time it waited in collectives for others.

@@ -15,20 +15,30 @@ using model::MemoryAction;
 
 constexpr int32_t kNoLine = -1;
 
-// Bytes by (file, line), as lines holding the most first.
+// Lines by (file, line), their file and line filled in, most bytes first.
 template <class File>
-std::vector<MemoryLine> mostFirst(const std::map<std::pair<File, int32_t>, int64_t>& by_line,
+std::vector<MemoryLine> mostFirst(const std::map<std::pair<File, int32_t>, MemoryLine>& by_line,
                                   const std::function<std::string(const File&)>& name) {
   std::vector<MemoryLine> out;
   out.reserve(by_line.size());
-  for (const auto& [key, bytes] : by_line) out.push_back({name(key.first), key.second, bytes});
+  for (const auto& [key, held] : by_line) {
+    out.push_back(held);
+    out.back().file = name(key.first);
+    out.back().line = key.second;
+  }
   std::stable_sort(out.begin(), out.end(), [](const MemoryLine& a, const MemoryLine& b) { return a.bytes > b.bytes; });
   return out;
 }
 
-std::vector<MemoryLine> mostFirst(const std::map<std::pair<model::StringId, int32_t>, int64_t>& by_line,
+std::vector<MemoryLine> mostFirst(const std::map<std::pair<model::StringId, int32_t>, MemoryLine>& by_line,
                                   const model::Profile& profile) {
   return mostFirst<model::StringId>(by_line, [&](const model::StringId& f) { return profile.strings[f]; });
+}
+
+void addBytes(MemoryLine& into, int64_t bytes, MemoryPhase phase) {
+  into.bytes += bytes;
+  ++into.allocations;
+  if (int i = phaseIndex(phase); i >= 0) into.by_phase[static_cast<size_t>(i)] += bytes;
 }
 
 class DeviceReplay {
@@ -45,10 +55,12 @@ class DeviceReplay {
     free_action_ = completed ? MemoryAction::FreeCompleted : MemoryAction::FreeRequested;
     MemoryReplay r;
     r.device = device_;
+    phasesAndSteps(r);
     before(r);
     peak(r);
     reserved(r);
     kept(r);
+    perStep(r);
     for (size_t k = 0; k < events_.size(); ++k) {
       const auto& e = s_.events[events_[k]];
       if (e.action != MemoryAction::Oom) continue;
@@ -85,13 +97,28 @@ class DeviceReplay {
     }
     return false;
   }
-  MemoryPhase phaseOf(size_t k) const {
+  MemoryPhase computePhase(size_t k) const {
     uint32_t stack = s_.events[events_[k]].stack;
     if (stack == 0) return owner_[k] == kNoLine ? MemoryPhase::Unknown : MemoryPhase::Backward;
     if (runsBackward(stack)) return MemoryPhase::Backward;
     for (uint32_t f : s_.stacks[stack])
       if (s_.frames[f].file.find("torch/optim/") != std::string::npos) return MemoryPhase::Optimizer;
     return MemoryPhase::Forward;
+  }
+  // Each event's pass, and its step: a forward after a backward or optimizer pass begins one.
+  void phasesAndSteps(MemoryReplay& r) {
+    phase_.reserve(events_.size());
+    step_.reserve(events_.size());
+    int step = events_.empty() ? 0 : 1;
+    MemoryPhase last = MemoryPhase::Unknown;
+    for (size_t k = 0; k < events_.size(); ++k) {
+      MemoryPhase p = computePhase(k);
+      if (p == MemoryPhase::Forward && (last == MemoryPhase::Backward || last == MemoryPhase::Optimizer)) ++step;
+      if (p != MemoryPhase::Unknown) last = p;
+      phase_.push_back(p);
+      step_.push_back(step);
+    }
+    r.steps = step;
   }
   // Who each event's bytes belong to: its own user frame, or for an event without frames the
   // `backward()` line last seen (the engine runs what that call asked for).
@@ -156,12 +183,14 @@ class DeviceReplay {
     r.peak_event = best_k < 0 ? -1 : static_cast<int64_t>(events_[static_cast<size_t>(best_k)]);
     if (best_k >= 0) {
       r.peak_time_us = s_.events[events_[static_cast<size_t>(best_k)]].time_us;
-      r.peak_phase = phaseOf(static_cast<size_t>(best_k));
+      r.peak_phase = phase_[static_cast<size_t>(best_k)];
+      r.peak_step = step_[static_cast<size_t>(best_k)];
     }
     // Alive at the peak: the blocks from before the trace not yet freed, and the trace's own.
-    std::map<int32_t, int64_t> by_owner;
+    std::map<int32_t, MemoryLine> by_owner;
     for (const auto& i : initial_)
-      if (i.freed_at == SIZE_MAX || static_cast<int64_t>(i.freed_at) > best_k) by_owner[i.owner] += i.size;
+      if (i.freed_at == SIZE_MAX || static_cast<int64_t>(i.freed_at) > best_k)
+        addBytes(by_owner[i.owner], i.size, MemoryPhase::Unknown);
     std::unordered_map<uint64_t, size_t> alive;  // addr -> k of its alloc
     for (int64_t k = 0; k <= best_k; ++k) {
       const auto& e = s_.events[events_[static_cast<size_t>(k)]];
@@ -170,16 +199,12 @@ class DeviceReplay {
       else if (e.action == free_action_ && !frees_before[static_cast<size_t>(k)])
         alive.erase(e.addr);
     }
-    for (const auto& [addr, k] : alive) by_owner[owner_[k]] += s_.events[events_[k]].size;
-    std::map<std::pair<std::string, int32_t>, int64_t> lines;
-    for (const auto& [owner, bytes] : by_owner) {
-      if (owner == kNoLine) {
-        r.unattributed_at_peak += bytes;
-        continue;
-      }
-      const auto& f = s_.frames[static_cast<size_t>(owner)];
-      lines[{f.file, f.line}] += bytes;
+    for (const auto& [addr, k] : alive) addBytes(by_owner[owner_[k]], s_.events[events_[k]].size, phase_[k]);
+    if (auto none = by_owner.find(kNoLine); none != by_owner.end()) {
+      r.unattributed_at_peak = none->second.bytes;
+      by_owner.erase(none);
     }
+    auto lines = byLine(by_owner);
     r.lines = mostFirst<std::string>(lines, [](const std::string& f) { return f; });
   }
   // Reserved bytes: the segments at the dump, less what the trace allocated, plus what it freed,
@@ -202,19 +227,10 @@ class DeviceReplay {
     r.peak_reserved = best;
   }
 
-  // Lines whose allocations alive at the trace's end were made in three or more steps (steps
-  // told apart by the backward passes between them): not the model's weights made once at the
+  // Lines whose allocations alive at the trace's end were made in three or more steps (as
+  // phasesAndSteps tells them): not the model's weights made once at the
   // start, nor the optimizer's state made at the first step, nor one forward's activations.
   void kept(MemoryReplay& r) {
-    std::vector<uint32_t> step(events_.size());
-    uint32_t backwards = 0;
-    bool in_backward = false;
-    for (size_t k = 0; k < events_.size(); ++k) {
-      bool b = phaseOf(k) == MemoryPhase::Backward;
-      if (b && !in_backward) ++backwards;
-      in_backward = b;
-      step[k] = backwards;
-    }
     std::unordered_map<uint64_t, size_t> live;  // addr -> k of its alloc
     for (size_t k = 0; k < events_.size(); ++k) {
       const auto& e = s_.events[events_[k]];
@@ -226,7 +242,7 @@ class DeviceReplay {
     struct Span {
       int count = 0;
       int64_t bytes = 0;
-      std::set<uint32_t> steps;
+      std::set<int> steps;
     };
     std::map<int32_t, Span> by_owner;
     for (const auto& [addr, k] : live) {
@@ -234,15 +250,47 @@ class DeviceReplay {
       auto& s = by_owner[owner_[k]];
       ++s.count;
       s.bytes += s_.events[events_[k]].size;
-      if (s.steps.size() < 3) s.steps.insert(step[k]);
+      s.steps.insert(step_[k]);
     }
     for (const auto& [owner, s] : by_owner) {
       if (s.count < 3 || s.steps.size() < 3) continue;
       const auto& f = s_.frames[static_cast<size_t>(owner)];
-      r.kept.push_back({f.file, f.line, s.count, s.bytes});
+      r.kept.push_back({f.file, f.line, s.count, s.bytes, static_cast<int>(s.steps.size())});
     }
     std::stable_sort(r.kept.begin(), r.kept.end(),
                      [](const MemoryKept& a, const MemoryKept& b) { return a.bytes > b.bytes; });
+  }
+
+  // Each line's allocations in the steady steps, per step.
+  void perStep(MemoryReplay& r) {
+    int first = r.steps >= 3 ? 2 : 1, last = r.steps >= 3 ? r.steps - 1 : r.steps;
+    r.steady_steps = std::max(0, last - first + 1);
+    if (r.steady_steps == 0) return;
+    std::map<int32_t, MemoryLine> by_owner;
+    for (size_t k = 0; k < events_.size(); ++k) {
+      const auto& e = s_.events[events_[k]];
+      if (e.action == MemoryAction::Alloc && owner_[k] != kNoLine && step_[k] >= first && step_[k] <= last)
+        addBytes(by_owner[owner_[k]], e.size, phase_[k]);
+    }
+    auto lines = byLine(by_owner);
+    for (auto& [key, l] : lines) {
+      l.bytes /= r.steady_steps;
+      l.allocations /= r.steady_steps;
+      for (auto& b : l.by_phase) b /= r.steady_steps;
+    }
+    r.per_step = mostFirst<std::string>(lines, [](const std::string& f) { return f; });
+  }
+  // Owners (frame ids) merged by their file and line.
+  std::map<std::pair<std::string, int32_t>, MemoryLine> byLine(const std::map<int32_t, MemoryLine>& by_owner) const {
+    std::map<std::pair<std::string, int32_t>, MemoryLine> lines;
+    for (const auto& [owner, held] : by_owner) {
+      const auto& f = s_.frames[static_cast<size_t>(owner)];
+      auto& into = lines[{f.file, f.line}];
+      into.bytes += held.bytes;
+      into.allocations += held.allocations;
+      for (size_t i = 0; i < into.by_phase.size(); ++i) into.by_phase[i] += held.by_phase[i];
+    }
+    return lines;
   }
 
   struct Initial {
@@ -255,6 +303,8 @@ class DeviceReplay {
   int32_t device_;
   std::vector<size_t> events_;  // this device's, in order
   std::vector<int32_t> owner_;  // by position in events_: a frame id or kNoLine
+  std::vector<MemoryPhase> phase_;  // by position in events_
+  std::vector<int> step_;           // by position in events_: 1-based
   std::unordered_map<uint32_t, int32_t> user_frame_;
   MemoryAction free_action_ = MemoryAction::FreeCompleted;
   std::vector<size_t> freed_before_;
@@ -293,12 +343,12 @@ MemoryReplay replayUses(const model::Profile& profile, const std::vector<LineRef
     else if (u.bytes < 0)
       alive.erase(u.addr);
   }
-  std::map<std::pair<model::StringId, int32_t>, int64_t> by_line;
+  std::map<std::pair<model::StringId, int32_t>, MemoryLine> by_line;
   int64_t placed = 0;
   for (const auto& [addr, i] : alive) {
     const LineRef& at = i < lines.size() ? lines[i] : LineRef{};
     if (at.file == 0) continue;
-    by_line[{at.file, at.line}] += uses[i].bytes;
+    addBytes(by_line[{at.file, at.line}], uses[i].bytes, MemoryPhase::Unknown);
     placed += uses[i].bytes;
   }
   r.unattributed_at_peak = std::max<int64_t>(0, best - placed);
@@ -311,7 +361,7 @@ MemoryReplay replayUses(const model::Profile& profile, const std::vector<LineRef
 void replayPool(const model::Profile& profile, const std::vector<LineRef>& lines, const std::vector<size_t>& events,
                 MemoryReplay& r) {
   int64_t reserved = 0, best = 0;
-  std::map<std::pair<model::StringId, int32_t>, int64_t> by_line;
+  std::map<std::pair<model::StringId, int32_t>, MemoryLine> by_line;
   for (size_t i : events) {
     const auto& u = profile.memory_uses[i];
     reserved += u.bytes;
@@ -319,7 +369,7 @@ void replayPool(const model::Profile& profile, const std::vector<LineRef>& lines
     if (u.bytes <= 0) continue;
     r.pool_growth += u.bytes;
     const LineRef& at = i < lines.size() ? lines[i] : LineRef{};
-    if (at.file != 0) by_line[{at.file, at.line}] += u.bytes;
+    if (at.file != 0) addBytes(by_line[{at.file, at.line}], u.bytes, MemoryPhase::Unknown);
   }
   r.peak_reserved = std::max(r.peak_reserved, best);
   r.growth_lines = mostFirst(by_line, profile);

@@ -6,6 +6,7 @@
 // thread) go to the user line of the `backward()` call that ran them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -18,10 +19,15 @@
 
 namespace sightline::attribution {
 
+// What was allocated in each pass: forward, backward, optimizer (MemoryPhase less one).
+using PhaseBytes = std::array<int64_t, 3>;
+
 struct MemoryLine {
   std::string file;
   int32_t line = 0;
   int64_t bytes = 0;  // alive at the peak, allocated by this line (innermost user frame)
+  PhaseBytes by_phase{};  // of `bytes`, by the pass that allocated them (where known)
+  int64_t allocations = 0;
 };
 
 struct MemoryOom {
@@ -36,6 +42,8 @@ struct MemoryOom {
 // autograd engine's frameless thread after one), the optimizer (a frame in torch/optim), else
 // the forward pass and the rest of the step.
 enum class MemoryPhase : uint8_t { Unknown, Forward, Backward, Optimizer };
+// Index into PhaseBytes; -1 for Unknown.
+inline int phaseIndex(MemoryPhase p) { return static_cast<int>(p) - 1; }
 
 // Allocations of one line still alive when the trace ends, made over much of it: memory kept
 // step after step (a list that keeps each step's tensors).
@@ -44,6 +52,7 @@ struct MemoryKept {
   int32_t line = 0;
   int count = 0;      // allocations never freed
   int64_t bytes = 0;  // their bytes
+  int steps = 0;      // the steps they were made in
 };
 
 struct MemoryReplay {
@@ -54,7 +63,15 @@ struct MemoryReplay {
   int64_t peak_event = -1;  // index into the snapshot's events; -1: the peak is the trace's start
   int64_t peak_time_us = 0;
   MemoryPhase peak_phase = MemoryPhase::Unknown;
+  // Steps as the trace tells them (a forward after a backward or optimizer pass begins one): how
+  // many it holds (the first and last may be partial) and the one of the peak (1-based; 0: none).
+  int steps = 0;
+  int peak_step = 0;
   std::vector<MemoryLine> lines;  // most bytes first
+  // Per steady step (the trace's steps but its first and last, when it has three or more):
+  // each line's bytes allocated (`bytes`, by pass) and allocations, most bytes first.
+  int steady_steps = 0;
+  std::vector<MemoryLine> per_step;
   int64_t unattributed_at_peak = 0;
   std::optional<MemoryOom> oom;
   // The caching allocator's pool (nsys --cuda-memory-usage=true: its cudaMalloc and cudaFree):

@@ -22,8 +22,13 @@ std::optional<HoverInfo> computeHover(const source::SourceFile& file, const sour
   }
   if (costs.memory && options.figures != HintFigures::Time) {
     info.oom_here = costs.oom_line == line1;
-    info.memory_bytes = it == costs.lines.end() ? 0 : it->second.memory_peak_bytes;
-    if (info.memory_bytes > 0 || info.oom_here) info.memory = costs.memory;
+    if (it != costs.lines.end()) {
+      info.memory_bytes = it->second.memory_peak_bytes;
+      info.memory_by_phase = it->second.memory_peak_by_phase;
+      info.memory_step_bytes = it->second.memory_step_bytes;
+      info.memory_step_allocations = it->second.memory_step_allocations;
+    }
+    if (info.memory_bytes > 0 || info.memory_step_bytes > 0 || info.oom_here) info.memory = costs.memory;
     for (const auto& t : costs.memory->top)
       if (t.bytes > info.memory_bytes) ++info.memory_rank;
     info.memory_rank = info.memory_bytes > 0 ? info.memory_rank + 1 : 0;

@@ -385,8 +385,9 @@ void memoryGrowthFindings(const FileCosts& costs, Add&& add) {
   for (const auto& [line, c] : costs.lines) {
     if (c.memory_kept_count < 3 || c.memory_kept_bytes < floor) continue;
     add("memory-growth", static_cast<uint32_t>(line - 1), false,
-        "memory grows step after step: " + std::to_string(c.memory_kept_count) + " allocations made here (" +
-            formatBytes(c.memory_kept_bytes / c.memory_kept_count) + " each on average, " +
+        "memory grows step after step: " + std::to_string(c.memory_kept_count) + " allocations made here in " +
+            std::to_string(c.memory_kept_steps) + " steps (" +
+            formatBytes(c.memory_kept_bytes / std::max(1, c.memory_kept_steps)) + " per step, " +
             formatBytes(c.memory_kept_bytes) +
             " in all) over the recorded history were never freed; something keeps what this line makes every "
             "step (a list it is appended to, a running total kept as a tensor): keep a number (`.item()`) or a "

@@ -55,6 +55,9 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
   story->allocated_before_trace_bytes = r.allocated_before_trace;
   story->unattributed_bytes = r.unattributed_at_peak;
   story->peak_phase = r.peak_phase;
+  story->steps = r.steps;
+  story->peak_step = r.peak_step;
+  story->steady_steps = r.steady_steps;
   story->allocated_known = r.allocated_known;
   story->pool_growth_bytes = r.pool_growth;
   for (const auto& l : r.growth_lines) {
@@ -66,11 +69,19 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
     auto& cost = attr.files[profile.strings.intern(k.file)][k.line];
     cost.memory_kept_count += k.count;
     cost.memory_kept_bytes += k.bytes;
+    cost.memory_kept_steps = std::max(cost.memory_kept_steps, k.steps);
   }
   for (const auto& l : r.lines) {
     model::StringId file = profile.strings.intern(l.file);
-    attr.files[file][l.line].memory_peak_bytes += l.bytes;
+    auto& cost = attr.files[file][l.line];
+    cost.memory_peak_bytes += l.bytes;
+    for (size_t i = 0; i < l.by_phase.size(); ++i) cost.memory_peak_by_phase[i] += l.by_phase[i];
     story->top.push_back({place(file), l.line, l.bytes, ""});
+  }
+  for (const auto& l : r.per_step) {
+    auto& cost = attr.files[profile.strings.intern(l.file)][l.line];
+    cost.memory_step_bytes += l.bytes;
+    cost.memory_step_allocations += l.allocations;
   }
   if (r.oom) {
     MemoryStory::Oom oom;

@@ -33,6 +33,9 @@ struct MemoryStory {
   int64_t allocated_before_trace_bytes = 0;  // the trace's ring buffer began after these
   int64_t unattributed_bytes = 0;            // of the peak, on no user line
   attribution::MemoryPhase peak_phase = attribution::MemoryPhase::Unknown;
+  int steps = 0;      // in the trace (a snapshot's; 0: not told)
+  int peak_step = 0;  // the step of the peak, 1-based; 0: not known
+  int steady_steps = 0;
   std::vector<MemoryPlace> top;  // the user lines holding the peak, most first
   // The caching allocator's pool (nsys --cuda-memory-usage=true): all it grew by, and the lines
   // whose cudaMalloc grew it, most first. Without tensor events the allocated figures are unknown.

@@ -308,6 +308,9 @@ json memoryJson(const join::MemoryStory& m) {
               {"unattributed_at_peak_bytes", m.unattributed_bytes},
               {"peak_phase",
                m.peak_phase == attribution::MemoryPhase::Unknown ? json(nullptr) : json(join::phaseName(m.peak_phase))},
+              {"steps", m.steps},
+              {"peak_step", m.peak_step > 0 ? json(m.peak_step) : json(nullptr)},
+              {"steady_steps", m.steady_steps},
               {"top_lines", top},
               {"oom", nullptr}};
   if (m.oom) {
@@ -372,7 +375,16 @@ json reportJson(const ReportData& d) {
                         {"oneoff_idle_ns", c.oneoff_idle_ns},
                         {"top_kernels", topKernels(profile, c, 5)}});
       if (const auto& m = d.main.memory().story) {
-        if (m->allocated_known) jlines.back()["memory_at_peak_bytes"] = c.memory_peak_bytes;
+        if (m->allocated_known) {
+          jlines.back()["memory_at_peak_bytes"] = c.memory_peak_bytes;
+          const auto& ph = c.memory_peak_by_phase;
+          if (ph[0] + ph[1] + ph[2] > 0)
+            jlines.back()["memory_at_peak_by_phase"] = {{"forward", ph[0]}, {"backward", ph[1]}, {"optimizer", ph[2]}};
+        }
+        if (m->steady_steps > 0) {
+          jlines.back()["memory_per_step_bytes"] = c.memory_step_bytes;
+          jlines.back()["memory_per_step_allocations"] = c.memory_step_allocations;
+        }
         if (m->pool_growth_bytes > 0) jlines.back()["memory_reserved_bytes"] = c.memory_reserved_bytes;
       }
       if (attr.ranks.size() > 1) {
@@ -391,7 +403,7 @@ json reportJson(const ReportData& d) {
       any = any || c.sync_ns > 0 || c.idle_ns > 0 || c.oneoff_ns > 0;
     any = any || !inc_here.empty();
     for (const auto& [line, c] : attr.files.at(m.profile_file))
-      any = any || c.memory_peak_bytes > 0 || c.memory_reserved_bytes > 0;
+      any = any || c.memory_peak_bytes > 0 || c.memory_reserved_bytes > 0 || c.memory_step_bytes > 0;
     if (!any) continue;
     jfiles.push_back({{"path", profile.strings[m.profile_file]},
                       {"local_path", m.local_path ? json(*m.local_path) : json(nullptr)},

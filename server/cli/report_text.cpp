@@ -125,10 +125,7 @@ void writeMemory(const join::MemoryStory& m, std::ostream& out) {
       << formatBytes(m.peak_reserved_bytes) << " reserved";
   if (m.peak_reserved_bytes > m.peak_allocated_bytes)
     out << " (" << formatBytes(m.peak_reserved_bytes - m.peak_allocated_bytes) << " cached, not allocated)";
-  if (m.peak_phase == attribution::MemoryPhase::Optimizer)
-    out << ", in the optimizer step";
-  else if (m.peak_phase != attribution::MemoryPhase::Unknown)
-    out << ", in the " << join::phaseName(m.peak_phase) << " pass";
+  if (std::string when = memoryPeakWhen(m); !when.empty()) out << ", " << when;
   if (m.devices > 1) out << ", on device " << m.device << " of " << m.devices;
   out << "\n";
   if (m.allocated_before_trace_bytes > 0)

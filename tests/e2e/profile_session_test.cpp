@@ -778,6 +778,12 @@ TEST(ProfileSession, AMemorySnapshotPutsThePeakAndTheOutOfMemoryErrorOnTheLines)
   auto hover = hoverText(*client, w.script_uri, 72, 10);
   ASSERT_TRUE(hover);
   EXPECT_NE(hover->find("**Out of memory here**: asked 24.56 GiB with 14.16 GiB free"), std::string::npos) << *hover;
+  auto held = hoverText(*client, w.script_uri, 59, 10);
+  ASSERT_TRUE(held);
+  EXPECT_NE(held->find("; the most of any line; made in the forward pass)"), std::string::npos) << *held;
+  // 5 steps and the evaluation that failed: steps 2 to 5 are steady.
+  EXPECT_NE(held->find("Allocates 798.0 MiB per step (4 allocations, the mean of 4 steady steps)"), std::string::npos)
+      << *held;
 
   std::optional<json> oom;
   auto take = [&](const json& m) {

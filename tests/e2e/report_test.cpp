@@ -261,7 +261,7 @@ TEST(Report, AMemorySnapshotPutsThePeakAndTheOutOfMemoryLineOnTheScript) {
   auto r = runSightline("report --profile '" + snapshot + "' tests/data/memory/gpt_mem.py", sourcePath(""));
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("(PyTorch memory snapshot)\nMemory    peak 63.54 GiB allocated, 64.96 GiB reserved (1.42 GiB "
-                       "cached, not allocated)"),
+                       "cached, not allocated), in step 6 of the 6 recorded (forward pass)"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("Out of memory  gpt_mem.py:73 (evaluate) asked 24.56 GiB with 14.16 GiB free\n"
@@ -284,7 +284,16 @@ TEST(Report, AMemorySnapshotPutsThePeakAndTheOutOfMemoryLineOnTheScript) {
   EXPECT_EQ(m["oom"]["free_bytes"], 15202451456);
   EXPECT_EQ(m["oom"]["stack"].size(), 3u);
   EXPECT_EQ(m["top_lines"][0]["line"], 60);
+  EXPECT_EQ(m["steps"], 6);
+  EXPECT_EQ(m["peak_step"], 6);
+  EXPECT_EQ(m["steady_steps"], 4);
   EXPECT_FALSE(doc.contains("advice")) << "the memory is on the lines";
+  for (const auto& l : doc["files"][0]["lines"]) {
+    if (l["line"] != 60) continue;
+    EXPECT_EQ(l["memory_at_peak_by_phase"]["forward"], l["memory_at_peak_bytes"]) << l.dump();
+    EXPECT_EQ(l["memory_per_step_bytes"], 836796416) << l.dump();
+    EXPECT_EQ(l["memory_per_step_allocations"], 4) << l.dump();
+  }
   int64_t on_lines = 0;
   for (const auto& f : doc["files"])
     for (const auto& l : f["lines"]) on_lines += l["memory_at_peak_bytes"].get<int64_t>();

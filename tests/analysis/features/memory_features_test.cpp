@@ -164,8 +164,8 @@ TEST(MemoryFeatures, MemoryKeptStepAfterStepIsFoundOnTheLineThatMadeIt) {
     if (f.code == "memory-growth") growth.push_back(&f);
   ASSERT_EQ(growth.size(), 1u);
   EXPECT_EQ(j.file.lines().pointAt(growth[0]->range.begin).line, 59u);  // logits = self.head(self.ln_f(x))
-  EXPECT_EQ(growth[0]->message.rfind("memory grows step after step: 10 allocations made here (786.0 MiB each on "
-                                     "average, 7.68 GiB in all)",
+  EXPECT_EQ(growth[0]->message.rfind("memory grows step after step: 10 allocations made here in 10 steps (786.0 MiB "
+                                     "per step, 7.68 GiB in all)",
                                      0),
             0u)
       << growth[0]->message;

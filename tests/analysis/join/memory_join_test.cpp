@@ -79,6 +79,44 @@ TEST(MemoryJoin, ThePeakOfATrainingRunIsInBackward) {
   EXPECT_EQ(j->measuredCosts(testDataPath(kScript)).oom_line, 0);
 }
 
+// Steps told from the trace itself: a forward after a backward or optimizer pass begins one (an
+// evaluation's forward joins the training step after it). gpt records iterations 2..11 of 12.
+TEST(MemoryJoin, StepsAreToldFromTheTrace) {
+  struct Want {
+    const char* capture;
+    int steps, peak_step;
+  };
+  for (const Want& w : {Want{"gpt", 10, 1}, Want{"gpt_start", 12, 2}, Want{"gpt_oom_eval", 6, 6}}) {
+    auto j = joined(w.capture);
+    ASSERT_TRUE(j);
+    const auto& story = j->memory().story;
+    ASSERT_TRUE(story);
+    EXPECT_EQ(story->steps, w.steps) << w.capture;
+    EXPECT_EQ(story->peak_step, w.peak_step) << w.capture;  // gpt_oom_eval: the evaluation after 5 steps
+    EXPECT_EQ(story->steady_steps, w.steps - 2) << w.capture;
+  }
+}
+
+// What a line allocates per steady step, and by which pass what it holds at the peak was made.
+TEST(MemoryJoin, EachLineAllocatesPerStepAndHoldsByPass) {
+  auto keep = joined("gpt_keep");
+  ASSERT_TRUE(keep);
+  auto costs = keep->measuredCosts(testDataPath(kScript));
+  // The forward's last line: the logits (8 x 512 x 50304 floats), ln_f's output (8 x 512 x 768)
+  // and its mean and rstd (2 x 8 x 512 floats), each step.
+  const int64_t per_step = 8LL * 512 * 50304 * 4 + 8LL * 512 * 768 * 4 + 2LL * 8 * 512 * 4;
+  EXPECT_EQ(costs.lines.at(60).memory_step_bytes, per_step);
+  EXPECT_EQ(costs.lines.at(60).memory_step_allocations, 4);
+  EXPECT_EQ(costs.lines.at(60).memory_peak_by_phase[0], costs.lines.at(60).memory_peak_bytes);  // forward
+  // loss.backward(): all it holds was made by the backward pass.
+  EXPECT_EQ(costs.lines.at(128).memory_peak_by_phase[1], costs.lines.at(128).memory_peak_bytes);
+  EXPECT_GT(costs.lines.at(128).memory_peak_bytes, 0);
+  // gpt evaluates after iterations 4 and 9: two more forwards of line 60 in its 8 steady steps.
+  auto eval = joined("gpt");
+  ASSERT_TRUE(eval);
+  EXPECT_EQ(eval->measuredCosts(testDataPath(kScript)).lines.at(60).memory_step_bytes, per_step * 10 / 8);
+}
+
 // The same script under the PyTorch profiler with profile_memory=True: its `[memory]` events,
 // charged to the line running on their thread (the autograd engine's to `loss.backward()`).
 TEST(MemoryJoin, AProfilerTraceWithMemoryEventsGivesThePeakItRecorded) {
