@@ -251,8 +251,9 @@ std::string phaseSplit(const std::array<int64_t, 3>& by_phase, int64_t bytes) {
   if (count > 1) return "; " + parts;
   for (size_t i = 0; i < by_phase.size(); ++i)
     if (by_phase[i] > 0)
-      return by_phase[i] == bytes ? std::string("; made in the ") + (i == 2 ? "optimizer step" : std::string(kNames[i]) + " pass")
-                                  : "; " + parts;
+      return by_phase[i] == bytes
+                 ? std::string("; made in the ") + (i == 2 ? "optimizer step" : std::string(kNames[i]) + " pass")
+                 : "; " + parts;
   return "";
 }
 

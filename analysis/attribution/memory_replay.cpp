@@ -301,8 +301,8 @@ class DeviceReplay {
   const model::MemorySnapshot& s_;
   const std::function<bool(std::string_view)>& is_user_;
   int32_t device_;
-  std::vector<size_t> events_;  // this device's, in order
-  std::vector<int32_t> owner_;  // by position in events_: a frame id or kNoLine
+  std::vector<size_t> events_;      // this device's, in order
+  std::vector<int32_t> owner_;      // by position in events_: a frame id or kNoLine
   std::vector<MemoryPhase> phase_;  // by position in events_
   std::vector<int> step_;           // by position in events_: 1-based
   std::unordered_map<uint32_t, int32_t> user_frame_;

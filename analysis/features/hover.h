@@ -33,7 +33,7 @@ struct HoverInfo {
   std::shared_ptr<const join::MemoryStory> memory;
   int64_t memory_bytes = 0;
   std::array<int64_t, 3> memory_by_phase{};  // of memory_bytes: forward, backward, optimizer
-  int memory_rank = 0;                        // 1: the line holding the most at the peak; 0: holds none
+  int memory_rank = 0;                       // 1: the line holding the most at the peak; 0: holds none
   // Allocated here per steady step of the memory trace (0: none, or no steps told).
   int64_t memory_step_bytes = 0;
   int64_t memory_step_allocations = 0;

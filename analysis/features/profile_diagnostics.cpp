@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdio>
 #include <optional>
+#include <regex>
 #include <set>
 
 namespace sightline::features {
@@ -294,8 +295,52 @@ bool evaluates(std::string_view name) {
 // Advice that fits an out-of-memory error: an evaluation function on its call chain that runs
 // with autograd on (no decorator, no `with torch.no_grad()` in it or in a caller of this file)
 // gets `@torch.no_grad()`; huge logits get a chunked loss. "" when nothing fits.
-std::string oomAdvice(const source::SourceFile& file, const source::SourceIndex& index, const join::MemoryStory& m,
-                      const std::string& here, std::vector<Fix>& fixes) {
+// Activations a training forward keeps for backward: the `forward` method of this file whose
+// lines hold the most forward-made bytes at the peak (at least a quarter of it), and the line of
+// the failure's call chain that calls it. Nothing when the script checkpoints already.
+std::string checkpointAdvice(const source::SourceFile& file, const source::SourceIndex& index, const FileCosts& costs,
+                             const join::MemoryStory& m, const std::string& here) {
+  if (file.text().find("checkpoint(") != std::string::npos) return "";
+  const source::FunctionInfo* best = nullptr;
+  int64_t best_bytes = 0;
+  for (const auto& f : index.functions) {
+    if (f.name != "forward") continue;
+    int64_t bytes = 0;
+    for (auto it = costs.lines.lower_bound(static_cast<int32_t>(f.def_line) + 1);
+         it != costs.lines.end() && it->first <= static_cast<int32_t>(f.end_line) + 1; ++it)
+      bytes += it->second.memory_peak_by_phase[0];
+    if (bytes > best_bytes) best = &f, best_bytes = bytes;
+  }
+  if (!best || best_bytes * 4 < m.peak_allocated_bytes) return "";
+  // The caller: the chain's frame just before the first frame inside that function.
+  const auto& chain = m.oom->chain;
+  for (size_t i = 1; i < chain.size(); ++i) {
+    auto line0 = static_cast<uint32_t>(chain[i].line - 1);
+    if (chain[i].path != here || chain[i - 1].path != here || line0 < best->def_line || line0 > best->end_line)
+      continue;
+    std::string owner = best->qualified_name.empty() ? best->name : best->qualified_name;
+    std::string advice = "; the activations " + owner + "() keeps for backward hold " + formatBytes(best_bytes) +
+                         " at the peak: recompute them in backward instead, calling it through "
+                         "torch.utils.checkpoint.checkpoint(..., use_reentrant=False) on line " +
+                         std::to_string(chain[i - 1].line);
+    // The call as it would read (`x = block(x)`: `x = checkpoint(block, x, use_reentrant=False)`).
+    auto caller0 = static_cast<uint32_t>(chain[i - 1].line - 1);
+    if (caller0 < file.lines().lineCount()) {
+      auto r = file.lines().lineRange(caller0);
+      std::string text(std::string_view(file.text()).substr(r.begin, r.end - r.begin));
+      static const std::regex kCall(R"(^\s*([\w., ]+=\s*)([A-Za-z_][\w.]*)\((.*)\)\s*$)");
+      std::smatch call;
+      if (std::regex_match(text, call, kCall) && call[3].str().find('(') == std::string::npos)
+        advice += " (`" + call[1].str() + "torch.utils.checkpoint.checkpoint(" + call[2].str() +
+                  (call[3].length() ? ", " + call[3].str() : "") + ", use_reentrant=False)`)";
+    }
+    return advice;
+  }
+  return "";
+}
+
+std::string oomAdvice(const source::SourceFile& file, const source::SourceIndex& index, const FileCosts& costs,
+                      const join::MemoryStory& m, const std::string& here, std::vector<Fix>& fixes) {
   std::string advice;
   const source::FunctionInfo* eval = nullptr;
   bool grad_off = false;
@@ -325,6 +370,7 @@ std::string oomAdvice(const source::SourceFile& file, const source::SourceIndex&
           {"Decorate " + eval->name + "() with @torch.no_grad()", {{{at, at}, indent + "@torch.no_grad()\n"}}, true});
     }
   }
+  if (!eval) advice += checkpointAdvice(file, index, costs, m, here);
   if (!m.top.empty() && m.top[0].path == here && m.top[0].bytes * 4 >= m.peak_allocated_bytes) {
     auto line0 = static_cast<uint32_t>(m.top[0].line - 1);
     if (line0 < file.lines().lineCount()) {
@@ -366,7 +412,7 @@ std::optional<Finding> oomFinding(const source::SourceFile& file, const source::
                  std::to_string(top.line) + (top.path == oom.where.path ? "" : " of " + baseName(top.path)) +
                  " holds " + formatBytes(top.bytes);
   }
-  f.message += oomAdvice(file, index, m, oom.where.path, f.fixes);
+  f.message += oomAdvice(file, index, costs, m, oom.where.path, f.fixes);
   for (size_t i = 0; i < m.top.size() && i < 5; ++i)
     f.related.push_back({m.top[i].path, m.top[i].line, "holds " + formatBytes(m.top[i].bytes) + " at the peak"});
   for (size_t i = 0; i + 1 < oom.chain.size(); ++i)

@@ -154,6 +154,41 @@ TEST(MemoryFeatures, NoOutOfMemoryErrorWithoutOne) {
       std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "memory-growth"; }));
 }
 
+// A larger model runs out in the training step's forward: the blocks' activations hold most of
+// the peak, and checkpointing them is the advice (with the call as it would read); never where
+// the script checkpoints already, nor for the evaluation that ran out (no backward to feed).
+TEST(MemoryFeatures, ActivationsOfATrainingForwardGetCheckpointingAdvice) {
+  Joined j("gpt_oom_fwd");
+  ASSERT_TRUE(j.join);
+  auto oomOf = [&](const source::SourceFile& file) {
+    auto findings =
+        confirmWithProfile({}, file, source::buildSourceIndex(file), j.costs, j.join->profile(), RuleConfig{});
+    auto it =
+        std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; });
+    return it == findings.end() ? std::string() : it->message;
+  };
+  std::string message = oomOf(j.file);
+  EXPECT_NE(message.find("; the activations Block.forward() keeps for backward hold 72.58 GiB at the peak: recompute "
+                         "them in backward instead, calling it through torch.utils.checkpoint.checkpoint(..., "
+                         "use_reentrant=False) on line 59 (`x = torch.utils.checkpoint.checkpoint(block, x, "
+                         "use_reentrant=False)`)"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("no_grad"), std::string::npos) << message;
+  std::string text = j.file.text();
+  auto call = text.find("x = block(x)");
+  ASSERT_NE(call, std::string::npos);
+  text.replace(call, 12, "x = checkpoint(block, x)");
+  message = oomOf(source::SourceFile(text));
+  ASSERT_FALSE(message.empty());
+  EXPECT_EQ(message.find("checkpoint"), std::string::npos) << message;
+
+  Joined eval("gpt_oom_eval");
+  ASSERT_TRUE(eval.join);
+  auto findings = confirmWithProfile({}, eval.file, eval.index, eval.costs, eval.join->profile(), RuleConfig{});
+  for (const auto& f : findings) EXPECT_EQ(f.message.find("checkpoint"), std::string::npos) << f.message;
+}
+
 // gpt_mem.py --keep-logits appends every step's logits to a list: the logits line keeps 10.
 TEST(MemoryFeatures, MemoryKeptStepAfterStepIsFoundOnTheLineThatMadeIt) {
   Joined j("gpt_keep");
