@@ -179,7 +179,9 @@ std::string hintLabel(const features::LineHint& h) {
     case features::HintKind::Cost:
       break;
   }
-  std::string memory = h.memory_bytes > 0 ? formatBytes(h.memory_bytes) + " at peak" : "";
+  std::string memory = h.memory_bytes <= 0 ? ""
+                       : h.memory_reserved ? "+" + formatBytes(h.memory_bytes) + " reserved"
+                                           : formatBytes(h.memory_bytes) + " at peak";
   if (!h.show_time) return "▮ " + memory + " · " + formatShare(h.memory_share);
   if (!memory.empty()) memory = " · " + memory;
   if (h.show_inclusive) {
@@ -207,6 +209,7 @@ nlohmann::json hintData(const features::LineHint& h) {
   if (h.show_inclusive) data["inclusiveNs"] = h.inclusive_ns, data["inclusiveShare"] = h.inclusive_share;
   if (!h.show_time) data["gpuNs"] = nullptr;
   if (h.memory_bytes > 0) data["memoryBytes"] = h.memory_bytes, data["memoryShare"] = h.memory_share;
+  if (h.memory_reserved) data["memoryReserved"] = true;
   return data;
 }
 
@@ -221,10 +224,13 @@ std::string hintTooltip(const features::LineHint& h) {
     case features::HintKind::Cost:
       break;
   }
-  std::string memory = h.memory_bytes > 0 ? "**" + formatBytes(h.memory_bytes) +
-                                                "** of GPU memory allocated here was still alive at the peak (" +
-                                                formatShare(h.memory_share) + " of it)"
-                                          : "";
+  std::string memory =
+      h.memory_bytes <= 0 ? ""
+      : h.memory_reserved
+          ? "The caching allocator's pool grew by **" + formatBytes(h.memory_bytes) +
+                "** through this line's cudaMalloc (" + formatShare(h.memory_share) + " of all it grew by)"
+          : "**" + formatBytes(h.memory_bytes) + "** of GPU memory allocated here was still alive at the peak (" +
+                formatShare(h.memory_share) + " of it)";
   if (!h.show_time) return memory;
   std::string card = h.breakdown ? breakdownMarkdown(*h.breakdown) : "";
   return memory.empty() ? card : card + "\n\n" + memory;

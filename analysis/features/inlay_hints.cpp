@@ -60,9 +60,14 @@ std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const so
   auto lo = static_cast<int32_t>(first) + 1, hi = static_cast<int32_t>(last) + 1;
   std::set<int32_t> candidates;  // lines with time of their own or beneath them
   bool time = options.figures != HintFigures::Memory, memory = options.figures != HintFigures::Time && costs.memory;
-  double peak = memory ? static_cast<double>(std::max<int64_t>(1, costs.memory->peak_allocated_bytes)) : 1;
+  // Bytes at the peak; without tensor events, the pool's growth (nsys --cuda-memory-usage).
+  bool pool = memory && !costs.memory->allocated_known;
+  auto held = [&](const attribution::LineCost& c) { return pool ? c.memory_reserved_bytes : c.memory_peak_bytes; };
+  double peak = !memory ? 1
+                : pool  ? static_cast<double>(std::max<int64_t>(1, costs.memory->pool_growth_bytes))
+                        : static_cast<double>(std::max<int64_t>(1, costs.memory->peak_allocated_bytes));
   for (auto it = costs.lines.lower_bound(lo); it != costs.lines.end() && it->first <= hi; ++it)
-    if ((time && it->second.gpu_ns > 0) || (memory && it->second.memory_peak_bytes > 0)) candidates.insert(it->first);
+    if ((time && it->second.gpu_ns > 0) || (memory && held(it->second) > 0)) candidates.insert(it->first);
   for (const auto& span : costs.spans)
     for (auto l = std::lower_bound(span.lines.begin(), span.lines.end(), lo); l != span.lines.end() && *l <= hi; ++l)
       if (time) candidates.insert(*l);
@@ -70,14 +75,15 @@ std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const so
     LineBreakdown b = breakdownAt(costs, profile, s, line);
     double share = std::max(b.share, b.inclusive_share);
     auto own = costs.lines.find(line);
-    int64_t bytes = memory && own != costs.lines.end() ? own->second.memory_peak_bytes : 0;
+    int64_t bytes = memory && own != costs.lines.end() ? held(own->second) : 0;
     bool show_time = time && share >= options.min_share && hasCost(b);
     bool show_memory = bytes > 0 && static_cast<double>(bytes) / peak >= options.min_share;
     if (!show_time && !show_memory) continue;
     LineHint h;
     h.line = static_cast<uint32_t>(line - 1);
     h.show_time = show_time;
-    if (show_memory) h.memory_bytes = bytes, h.memory_share = static_cast<double>(bytes) / peak;
+    if (show_memory)
+      h.memory_bytes = bytes, h.memory_share = static_cast<double>(bytes) / peak, h.memory_reserved = pool;
     h.scale = s;
     h.gpu_ns = b.gpu_ns;
     h.share = b.share;

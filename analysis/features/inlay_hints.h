@@ -43,6 +43,9 @@ struct LineHint {
   bool show_time = true;
   int64_t memory_bytes = 0;  // allocated here and alive at the peak; 0: not shown
   double memory_share = 0;   // of the peak
+  // Without tensor events (nsys --cuda-memory-usage): memory_bytes is what this line's cudaMalloc
+  // grew the caching allocator's pool by, memory_share its share of all the pool grew by.
+  bool memory_reserved = false;
 };
 
 // Hints for lines [first, last] (0-based, inclusive): lines with cost, then def and loop

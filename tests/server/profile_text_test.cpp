@@ -257,6 +257,29 @@ TEST(HintData, CarriesTheFiguresNotTheLabel) {
   EXPECT_EQ(data["deltaNs"], -1'900'000.0);
 }
 
+// Memory beside time: bytes at the peak (snapshots, profiler traces) or, without tensor events
+// (nsys --cuda-memory-usage), the pool grown by the line's cudaMalloc.
+TEST(HintLabels, MemoryAtThePeakOrThePoolsGrowth) {
+  features::LineHint h;
+  h.scale = {10, true};
+  h.gpu_ns = 6'410'000;
+  h.share = 0.12;
+  h.memory_bytes = 27601666048;
+  h.memory_share = 0.4;
+  EXPECT_EQ(hintLabel(h), "▮ 6.41 ms · 12% · 25.71 GiB at peak");
+  h.show_time = false;
+  EXPECT_EQ(hintLabel(h), "▮ 25.71 GiB at peak · 40%");
+  h.show_time = true;
+  h.memory_reserved = true;
+  h.memory_bytes = 4123000832;
+  EXPECT_EQ(hintLabel(h), "▮ 6.41 ms · 12% · +3.84 GiB reserved");
+  EXPECT_EQ(hintData(h)["memoryReserved"], true);
+  EXPECT_NE(hintTooltip(h).find("The caching allocator's pool grew by **3.84 GiB** through this line's cudaMalloc (40% "
+                                "of all it grew by)"),
+            std::string::npos)
+      << hintTooltip(h);
+}
+
 }  // namespace
 }  // namespace sightline::server
 

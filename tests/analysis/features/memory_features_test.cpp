@@ -26,7 +26,8 @@ struct Joined {
   FileCosts costs;
 
   explicit Joined(const std::string& capture) {
-    auto loaded = ingest::loadProfile(testing::dataProfile("memory/" + capture + ".pickle.xz"));
+    std::string name = capture.find('.') == std::string::npos ? capture + ".pickle.xz" : capture;
+    auto loaded = ingest::loadProfile(testing::dataProfile("memory/" + name));
     if (!loaded.profile) return;
     join::JoinEnvironment env;
     env.mapper.candidates = {path};
@@ -152,6 +153,27 @@ TEST(MemoryFeatures, NoOutOfMemoryErrorWithoutOne) {
   // The weights (made once at the start) and AdamW's state (at the first step) stay alive: no growth.
   EXPECT_TRUE(
       std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "memory-growth"; }));
+}
+
+// Nsight Systems with --cuda-memory-usage=true has no tensor events: hints give the pool's growth
+// by each line's cudaMalloc, beside its time (the report's "reserved" column).
+TEST(MemoryFeatures, HintsFromNsightSystemsGiveThePoolsGrowth) {
+  Joined j("gpt_nsys.sqlite.xz");
+  ASSERT_TRUE(j.join);
+  ASSERT_TRUE(j.costs.memory);
+  EXPECT_FALSE(j.costs.memory->allocated_known);
+  auto hints = computeInlayHints(j.file, j.index, j.costs, j.join->profile(), HintOptions{}, 0, 200);
+  const LineHint* loss = hintOn(hints, 124);  // loss = F.cross_entropy(...)
+  ASSERT_TRUE(loss);
+  EXPECT_TRUE(loss->memory_reserved);
+  EXPECT_EQ(loss->memory_bytes, j.costs.lines.at(125).memory_reserved_bytes);
+  EXPECT_GT(loss->memory_bytes, 0);
+  EXPECT_NEAR(loss->memory_share,
+              static_cast<double>(loss->memory_bytes) / static_cast<double>(j.costs.memory->pool_growth_bytes), 1e-12);
+  HintOptions time;
+  time.figures = HintFigures::Time;
+  for (const auto& h : computeInlayHints(j.file, j.index, j.costs, j.join->profile(), time, 0, 200))
+    EXPECT_EQ(h.memory_bytes, 0);
 }
 
 // A larger model runs out in the training step's forward: the blocks' activations hold most of
