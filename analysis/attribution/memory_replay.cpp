@@ -394,6 +394,7 @@ std::vector<MemoryReplay> replayMemoryUses(const model::Profile& profile, const 
       r.allocated_known = false;
     }
     if (!events[1].empty()) replayPool(profile, lines, events[1], r);
+    r.pid = key.first;
     out.push_back(std::move(r));
   }
   return out;

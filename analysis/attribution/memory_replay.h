@@ -57,6 +57,7 @@ struct MemoryKept {
 
 struct MemoryReplay {
   int32_t device = 0;
+  uint32_t pid = 0;  // a trace's process (replayMemoryUses); 0 for a snapshot
   int64_t peak_allocated = 0;
   int64_t peak_reserved = 0;
   int64_t allocated_before_trace = 0;

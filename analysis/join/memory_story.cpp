@@ -2,6 +2,7 @@
 #include "analysis/join/memory_story.h"
 
 #include <algorithm>
+#include <map>
 
 namespace sightline::join {
 
@@ -31,6 +32,43 @@ const attribution::MemoryReplay& toldDevice(const std::vector<attribution::Memor
     if (r.oom.has_value() == told->oom.has_value() && r.peak_allocated > told->peak_allocated) told = &r;
   }
   return *told;
+}
+
+// A trace's memory events by the steps found in it (attribution's, on the host clock): the
+// step of the peak, and each line's allocations per steady step.
+void tracePerStep(const model::Profile& profile, attribution::Attribution& attr, const attribution::MemoryReplay& r,
+                  MemoryStory& story) {
+  auto found = attr.process_steps.find(r.pid);
+  if (found == attr.process_steps.end() || found->second.list.empty()) return;
+  const auto& steps = found->second.list;
+  auto stepAt = [&](int64_t t) -> int {  // 1-based; 0: in none
+    auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                               [](int64_t v, const attribution::Step& s) { return v < s.start_ns; });
+    if (it == steps.begin()) return 0;
+    --it;
+    return t < it->end_ns ? static_cast<int>(it - steps.begin()) + 1 : 0;
+  };
+  story.steps = static_cast<int>(steps.size());
+  if (r.peak_event >= 0) story.peak_step = stepAt(profile.memory_uses[static_cast<size_t>(r.peak_event)].time_ns);
+  story.steady_steps = static_cast<int>(std::count_if(
+      steps.begin(), steps.end(), [](const attribution::Step& s) { return s.kind == attribution::StepKind::Steady; }));
+  if (story.steady_steps == 0) return;
+  std::map<std::pair<model::StringId, int32_t>, std::pair<int64_t, int64_t>> by_line;  // bytes, allocations
+  for (size_t i = 0; i < profile.memory_uses.size() && i < attr.memory_use_lines.size(); ++i) {
+    const auto& u = profile.memory_uses[i];
+    const auto& at = attr.memory_use_lines[i];
+    if (u.bytes <= 0 || u.segment || u.pid != r.pid || u.device != r.device || at.file == 0) continue;
+    int step = stepAt(u.time_ns);
+    if (step == 0 || steps[static_cast<size_t>(step - 1)].kind != attribution::StepKind::Steady) continue;
+    auto& line = by_line[{at.file, at.line}];
+    line.first += u.bytes;
+    ++line.second;
+  }
+  for (const auto& [key, sums] : by_line) {
+    auto& cost = attr.files[key.first][key.second];
+    cost.memory_step_bytes += sums.first / story.steady_steps;
+    cost.memory_step_allocations += sums.second / story.steady_steps;
+  }
 }
 
 }  // namespace
@@ -78,6 +116,7 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
     for (size_t i = 0; i < l.by_phase.size(); ++i) cost.memory_peak_by_phase[i] += l.by_phase[i];
     story->top.push_back({place(file), l.line, l.bytes, ""});
   }
+  if (!from_snapshot && r.allocated_known) tracePerStep(profile, attr, r, *story);
   for (const auto& l : r.per_step) {
     auto& cost = attr.files[profile.strings.intern(l.file)][l.line];
     cost.memory_step_bytes += l.bytes;

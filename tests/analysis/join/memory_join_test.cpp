@@ -141,6 +141,14 @@ TEST(MemoryJoin, AProfilerTraceWithMemoryEventsGivesThePeakItRecorded) {
   auto costs = j.measuredCosts(testDataPath(kScript));
   EXPECT_GT(costs.lines[60].memory_peak_bytes, 800'000'000);  // the logits (798 MiB)
   EXPECT_GT(costs.lines[60].gpu_ns, 0);                       // time and memory on one line
+  // Its three ProfilerStep windows (iterations 4..6) hold three training forwards and the
+  // evaluation after iteration 4: four times the forward's last line (logits, ln_f's output, its
+  // mean and rstd), over three steps.
+  EXPECT_EQ(story->steps, 3);
+  EXPECT_EQ(story->steady_steps, 3);
+  const int64_t forward_end = 8LL * 512 * 50304 * 4 + 8LL * 512 * 768 * 4 + 2LL * 8 * 512 * 4;
+  EXPECT_EQ(costs.lines[60].memory_step_bytes, forward_end * 4 / 3);
+  EXPECT_EQ(costs.lines[60].memory_step_allocations, 16 / 3);  // four forwards of 4 each
 }
 
 // The same script under nsys with --cuda-memory-usage=true: the caching allocator's cudaMalloc
