@@ -30,9 +30,10 @@ using nlohmann::json;
 constexpr const char* kUsage =
     "usage: sightline report --profile PROFILE [options] [FILE...]\n"
     "\n"
-    "Puts the GPU time of a profile on the lines of Python files. PROFILE is an nsys SQLite\n"
-    "export (nsys export --type sqlite --include-blobs=true), a .nsys-rep (needs nsys on PATH),\n"
-    "or a PyTorch profiler trace (.json or .json.gz, from export_chrome_trace).\n"
+    "Puts the GPU time (and memory) of a profile on the lines of Python files. PROFILE is an\n"
+    "nsys SQLite export (nsys export --type sqlite --include-blobs=true), a .nsys-rep (needs nsys\n"
+    "on PATH), a PyTorch profiler trace (.json or .json.gz, from export_chrome_trace), or a CUDA\n"
+    "memory snapshot (.pickle, from torch.cuda.memory._dump_snapshot; docs/memory.md).\n"
     "\n"
     "options:\n"
     "  --profile PATH      the profile to read (required); repeat it for the reports of one run's\n"
