@@ -25,7 +25,7 @@ using PhaseBytes = std::array<int64_t, 3>;
 struct MemoryLine {
   std::string file;
   int32_t line = 0;
-  int64_t bytes = 0;  // alive at the peak, allocated by this line (innermost user frame)
+  int64_t bytes = 0;      // alive at the peak, allocated by this line (innermost user frame)
   PhaseBytes by_phase{};  // of `bytes`, by the pass that allocated them (where known)
   int64_t allocations = 0;
 };
