@@ -1,8 +1,7 @@
 // Snapshot dicts into the memory model: frames and stacks made distinct as they are read.
 #include "analysis/ingest/memory_snapshot_reader.h"
 
-#include <fstream>
-#include <iterator>
+#include <filesystem>
 #include <map>
 #include <unordered_map>
 
@@ -28,22 +27,51 @@ MemoryAction actionOf(std::string_view a) {
   return it == kActions.end() ? MemoryAction::Other : it->second;
 }
 
-class SnapshotBuilder {
+// Builds the snapshot as the unpickler reads: each trace entry (a dict with an `action`) is
+// taken as its batch completes, so that the document never holds the millions of them; what
+// remains (segments, blocks) is read from the document at the end.
+class SnapshotBuilder : public PickleSink {
  public:
-  explicit SnapshotBuilder(const PickleData& d) : d_(d) { out_.stacks.emplace_back(); }
+  explicit SnapshotBuilder(size_t expected_events) {
+    out_.stacks.emplace_back();
+    out_.events.reserve(expected_events);
+  }
 
-  std::optional<model::MemorySnapshot> build(std::string& error) {
-    auto segments = d_.get(d_.root(), "segments");
-    auto traces = d_.get(d_.root(), "device_traces");
+  bool take(const PickleData& doc, Ref list, Ref item) override {
+    d_ = &doc;
+    if (doc.type(item) != PickleData::Type::Dict || !doc.get(item, "action")) return false;
+    size_t before = out_.events.size();
+    readEvent(item, kNoDevice);
+    if (runs_.empty() || runs_.back().list != list) runs_.push_back({list, 0});
+    runs_.back().count += out_.events.size() - before;
+    return true;
+  }
+
+  void moved(Ref from, const std::unordered_map<Ref, Ref>& to) override {
+    for (auto& run : runs_)
+      if (run.list >= from) run.list = to.count(run.list) ? to.at(run.list) : kGone;
+    rekey(by_ref_, from, to);
+    rekey(frame_by_ref_, from, to);
+  }
+
+  std::optional<model::MemorySnapshot> build(const PickleData& doc, std::string& error) {
+    d_ = &doc;
+    if (d().type(d().root()) != PickleData::Type::Dict) {
+      error = "not a memory snapshot: the pickle holds no dict";
+      return std::nullopt;
+    }
+    auto segments = d().get(d().root(), "segments");
+    auto traces = d().get(d().root(), "device_traces");
     if (!segments && !traces) {
       error = "not a memory snapshot: no segments and no device_traces";
       return std::nullopt;
     }
     if (segments) readSegments(*segments);
+    placeTakenEvents(traces);
     if (traces) {
-      for (size_t device = 0; device < d_.size(*traces) && device < 4096; ++device) {
-        Ref trace = d_.item(*traces, device);
-        for (size_t i = 0; i < d_.size(trace); ++i) readEvent(d_.item(trace, i), static_cast<int32_t>(device));
+      for (size_t device = 0; device < d().size(*traces) && device < 4096; ++device) {
+        Ref trace = d().item(*traces, device);
+        for (size_t i = 0; i < d().size(trace); ++i) readEvent(d().item(trace, i), static_cast<int32_t>(device));
       }
     }
     if (skipped_) out_.warnings.push_back(std::to_string(skipped_) + " entries that were not dicts were skipped");
@@ -54,22 +82,60 @@ class SnapshotBuilder {
   }
 
  private:
+  static constexpr int32_t kNoDevice = -1;
+  static constexpr Ref kGone = UINT32_MAX;
+  struct Run {
+    Ref list;
+    size_t count;
+  };
+
+  const PickleData& d() const { return *d_; }
+  // Refs at or above `from` moved (or gone): a cache keyed by them follows.
+  static void rekey(std::unordered_map<Ref, uint32_t>& cache, Ref from, const std::unordered_map<Ref, Ref>& to) {
+    std::vector<std::pair<Ref, uint32_t>> kept;
+    for (auto it = cache.begin(); it != cache.end();) {
+      if (it->first < from) {
+        ++it;
+        continue;
+      }
+      if (auto m = to.find(it->first); m != to.end()) kept.emplace_back(m->second, it->second);
+      it = cache.erase(it);
+    }
+    for (const auto& [ref, id] : kept) cache[ref] = id;
+  }
+  // Entries taken while reading get the device of the trace list they were appended to; those of
+  // any other list are not trace entries and go.
+  void placeTakenEvents(std::optional<Ref> traces) {
+    std::unordered_map<Ref, int32_t> device_of;
+    if (traces)
+      for (size_t device = 0; device < d().size(*traces) && device < 4096; ++device)
+        device_of.emplace(d().item(*traces, device), static_cast<int32_t>(device));
+    size_t at = 0;
+    for (const auto& run : runs_) {
+      auto it = device_of.find(run.list);
+      int32_t device = it == device_of.end() ? kNoDevice : it->second;
+      for (size_t i = 0; i < run.count; ++i) out_.events[at + i].device = device;
+      at += run.count;
+    }
+    std::erase_if(out_.events, [](const model::MemoryEvent& e) { return e.device == kNoDevice; });
+  }
+
   int64_t integer(Ref dict, std::string_view key) const {
-    auto v = d_.get(dict, key);
-    return v ? d_.integer(*v) : 0;
+    auto v = d().get(dict, key);
+    return v ? d().integer(*v) : 0;
   }
   // A size in bytes no GPU could hold (or negative): the entry is skipped, so that no sum over
   // a hostile snapshot can overflow (2^44 bytes = 16 TiB, times any count the unpickler allows,
   // stays far below 2^63).
   static bool plausibleBytes(int64_t v) { return v >= 0 && v <= (int64_t{1} << 44); }
-  uint32_t stackOf(Ref dict) { return stackOfFrames(d_.get(dict, "frames")); }
+  uint32_t stackOf(Ref dict) { return stackOfFrames(d().get(dict, "frames")); }
   uint32_t stackOfFrames(std::optional<Ref> frames) {
-    if (!frames || d_.size(*frames) == 0) return 0;
+    if (!frames || d().size(*frames) == 0) return 0;
     if (auto it = by_ref_.find(*frames); it != by_ref_.end()) return it->second;
     std::vector<uint32_t> ids;
     std::string key;
-    for (size_t i = 0; i < d_.size(*frames); ++i) {
-      Ref f = d_.item(*frames, i);
+    for (size_t i = 0; i < d().size(*frames); ++i) {
+      Ref f = d().item(*frames, i);
       uint32_t id = frameOf(f);
       ids.push_back(id);
       key.append(reinterpret_cast<const char*>(&id), sizeof id);
@@ -82,8 +148,8 @@ class SnapshotBuilder {
   uint32_t frameOf(Ref f) {
     if (auto it = frame_by_ref_.find(f); it != frame_by_ref_.end()) return it->second;
     model::MemoryFrame frame;
-    if (auto v = d_.get(f, "filename")) frame.file = std::string(d_.str(*v));
-    if (auto v = d_.get(f, "name")) frame.function = std::string(d_.str(*v));
+    if (auto v = d().get(f, "filename")) frame.file = std::string(d().str(*v));
+    if (auto v = d().get(f, "name")) frame.function = std::string(d().str(*v));
     frame.line = static_cast<int32_t>(integer(f, "line"));
     std::string key = frame.file + '\0' + frame.function + '\0' + std::to_string(frame.line);
     auto [it, added] = frames_.try_emplace(key, static_cast<uint32_t>(out_.frames.size()));
@@ -92,9 +158,9 @@ class SnapshotBuilder {
     return it->second;
   }
   void readSegments(Ref segments) {
-    for (size_t i = 0; i < d_.size(segments); ++i) {
-      Ref s = d_.item(segments, i);
-      if (d_.type(s) != PickleData::Type::Dict) {
+    for (size_t i = 0; i < d().size(segments); ++i) {
+      Ref s = d().item(segments, i);
+      if (d().type(s) != PickleData::Type::Dict) {
         ++skipped_;
         continue;
       }
@@ -107,11 +173,11 @@ class SnapshotBuilder {
         else
           ++implausible_;
       }
-      auto blocks = d_.get(s, "blocks");
+      auto blocks = d().get(s, "blocks");
       if (!blocks) continue;
-      for (size_t j = 0; j < d_.size(*blocks); ++j) {
-        Ref b = d_.item(*blocks, j);
-        if (d_.type(b) != PickleData::Type::Dict) continue;
+      for (size_t j = 0; j < d().size(*blocks); ++j) {
+        Ref b = d().item(*blocks, j);
+        if (d().type(b) != PickleData::Type::Dict) continue;
         model::MemoryBlock block;
         block.device = device;
         block.addr = static_cast<uint64_t>(integer(b, "address"));
@@ -121,21 +187,21 @@ class SnapshotBuilder {
           ++implausible_;
           continue;
         }
-        auto state = d_.get(b, "state");
-        std::string_view st = state ? d_.str(*state) : "";
+        auto state = d().get(b, "state");
+        std::string_view st = state ? d().str(*state) : "";
         block.allocated = st == "active_allocated" || st == "active_pending_free";
         block.stack = stackOf(b);
         // Older snapshots keep a block's stack in its `history` (the latest entry last).
         if (!block.stack) {
-          if (auto history = d_.get(b, "history"); history && d_.size(*history) > 0)
-            block.stack = stackOf(d_.item(*history, d_.size(*history) - 1));
+          if (auto history = d().get(b, "history"); history && d().size(*history) > 0)
+            block.stack = stackOf(d().item(*history, d().size(*history) - 1));
         }
         out_.blocks.push_back(block);
       }
     }
   }
   void readEvent(Ref e, int32_t device) {
-    if (d_.type(e) != PickleData::Type::Dict) {
+    if (d().type(e) != PickleData::Type::Dict) {
       ++skipped_;
       return;
     }
@@ -145,19 +211,19 @@ class SnapshotBuilder {
     // One pass over its entries (2M events: a lookup per field would compare every key again);
     // a key set twice keeps its last value, as Python's dict does.
     std::optional<Ref> frames;
-    for (size_t i = 0, n = d_.size(e); i < n; ++i) {
-      std::string_view key = d_.str(d_.key(e, i));
-      Ref v = d_.value(e, i);
+    for (size_t i = 0, n = d().size(e); i < n; ++i) {
+      std::string_view key = d().str(d().key(e, i));
+      Ref v = d().value(e, i);
       if (key == "action")
-        ev.action = actionOf(d_.str(v));
+        ev.action = actionOf(d().str(v));
       else if (key == "addr")
-        ev.addr = static_cast<uint64_t>(d_.integer(v));
+        ev.addr = static_cast<uint64_t>(d().integer(v));
       else if (key == "size")
-        ev.size = d_.integer(v);
+        ev.size = d().integer(v);
       else if (key == "time_us")
-        ev.time_us = d_.integer(v);
+        ev.time_us = d().integer(v);
       else if (key == "device_free")
-        ev.device_free = d_.integer(v);
+        ev.device_free = d().integer(v);
       else if (key == "frames")
         frames = v;
     }
@@ -169,8 +235,9 @@ class SnapshotBuilder {
     out_.events.push_back(ev);
   }
 
-  const PickleData& d_;
+  const PickleData* d_ = nullptr;
   model::MemorySnapshot out_;
+  std::vector<Run> runs_;  // the trace entries taken, by the list they were appended to, in order
   std::unordered_map<std::string, uint32_t> frames_, stacks_;
   std::unordered_map<Ref, uint32_t> frame_by_ref_, by_ref_;
   size_t skipped_ = 0, implausible_ = 0;
@@ -178,32 +245,39 @@ class SnapshotBuilder {
 
 }  // namespace
 
-std::optional<model::MemorySnapshot> parseMemorySnapshot(std::string bytes, std::string& error) {
+std::optional<model::MemorySnapshot> parseMemorySnapshot(std::string bytes, std::string& error, bool whole) {
   std::string why;
-  auto doc = readPickleData(std::move(bytes), why);
+  SnapshotBuilder builder(0);
+  auto doc = readPickleData(std::move(bytes), why, PickleLimits{}, whole ? nullptr : &builder);
   if (!doc) {
     error = "not a memory snapshot we can read: " + why;
     return std::nullopt;
   }
-  if (doc->type(doc->root()) != PickleData::Type::Dict) {
-    error = "not a memory snapshot: the pickle holds no dict";
-    return std::nullopt;
-  }
-  return SnapshotBuilder(*doc).build(error);
+  return builder.build(*doc, error);
 }
 
 std::optional<model::MemorySnapshot> readMemorySnapshot(const std::string& path, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  return readMemorySnapshot(path, error, PickleLimits{});
+}
+
+std::optional<model::MemorySnapshot> readMemorySnapshot(const std::string& path, std::string& error,
+                                                        const PickleLimits& limits) {
+  std::error_code ec;
+  uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) {
     error = "cannot open " + path;
     return std::nullopt;
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    error = "cannot read " + path;
+  // A trace entry takes 60 to 100 bytes of pickle: room for all of them, set aside once (pages
+  // not used are never touched).
+  SnapshotBuilder builder(static_cast<size_t>(size / 56));
+  std::string why;
+  auto doc = readPickleFile(path, why, limits, &builder);
+  if (!doc) {
+    error = why.starts_with("cannot ") ? why : "not a memory snapshot we can read: " + why;
     return std::nullopt;
   }
-  return parseMemorySnapshot(std::move(bytes), error);
+  return builder.build(*doc, error);
 }
 
 }  // namespace sightline::ingest

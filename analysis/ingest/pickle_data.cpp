@@ -1,8 +1,12 @@
 // The whitelisting unpickler: a stack machine over the plain-data opcodes of protocols 2-5.
 #include "analysis/ingest/pickle_data.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unordered_set>
 
 namespace sightline::ingest {
 
@@ -61,12 +65,29 @@ size_t PickleData::bytesUsed() const {
 }
 
 class Unpickler {
+  // Where things stood at a MARK: the stack's height and the document's sizes.
+  struct Mark {
+    size_t stack = 0;
+    PickleData::Ref nodes = 0;
+    uint64_t slots = 0, strings = 0;
+    size_t memo_log = 0;
+    uint64_t chunk_writes = 0;
+  };
+
  public:
-  Unpickler(PickleData& doc, const PickleLimits& limits) : d_(doc), limits_(limits) {
+  // From the document's bytes, or (with `file`) from a file read in pieces.
+  Unpickler(PickleData& doc, const PickleLimits& limits, PickleSink* sink, std::istream* file = nullptr,
+            uint64_t file_size = 0)
+      : d_(doc), limits_(limits), sink_(sink), file_(file), file_size_(file_size) {
+    in_ = file_ ? &buf_ : &d_.bytes_;
     // Room for what a snapshot of this size holds (about one value per 6 bytes, a slot per 4),
-    // so the tables do not move while they grow: pages not used are never touched.
-    d_.nodes_.reserve(259 + d_.bytes_.size() / 6);
-    d_.slots_.reserve(d_.bytes_.size() / 4);
+    // so the tables do not move while they grow: pages not used are never touched. A sink
+    // gives most values back: no room is set aside.
+    if (!sink_) {
+      uint64_t size = file_ ? file_size_ : d_.bytes_.size();
+      d_.nodes_.reserve(259 + size / 6);
+      d_.slots_.reserve(size / 4);
+    }
     // None, False, True, then the ints 0..255: shared by every use.
     d_.nodes_.push_back({PickleData::Type::None, false, false, 0, 0});
     d_.nodes_.push_back({PickleData::Type::Bool, false, false, 0, 0});
@@ -75,10 +96,9 @@ class Unpickler {
   }
 
   bool run(std::string& error) {
-    const std::string& b = d_.bytes_;
-    while (p_ < b.size()) {
-      at_ = p_;
-      auto op = static_cast<uint8_t>(b[p_++]);
+    while (need(1)) {
+      at_ = consumed_ + p_;
+      auto op = static_cast<uint8_t>((*in_)[p_++]);
       if (op == '.') {  // STOP
         if (stack_.size() != 1 || !marks_.empty())
           return fail(error, "STOP with " + std::to_string(stack_.size()) + " values on the stack");
@@ -110,10 +130,24 @@ class Unpickler {
              ": not read";
     return false;
   }
+  // At least n bytes of input from p_ on (reading more of the file where there is one).
+  bool need(uint64_t n) {
+    if (in_->size() - p_ >= n) return true;
+    uint64_t pos = consumed_ + p_;
+    if (!file_ || pos > file_size_ || n > file_size_ - pos) return false;
+    buf_.erase(0, p_);
+    consumed_ += p_;
+    p_ = 0;
+    size_t have = buf_.size(), want = std::max<uint64_t>(n, std::max<uint64_t>(1, limits_.read_size));
+    buf_.resize(have + want);
+    file_->read(buf_.data() + have, static_cast<std::streamsize>(want));
+    buf_.resize(have + static_cast<size_t>(std::max<std::streamsize>(0, file_->gcount())));
+    return buf_.size() >= n;
+  }
   template <class T>
   bool le(T& out) {
-    if (sizeof(T) > d_.bytes_.size() - p_) return false;
-    std::memcpy(&out, d_.bytes_.data() + p_, sizeof(T));
+    if (!need(sizeof(T))) return false;
+    std::memcpy(&out, in_->data() + p_, sizeof(T));
     p_ += sizeof(T);
     return true;
   }
@@ -137,11 +171,15 @@ class Unpickler {
   bool string() {
     T n = 0;
     if (!le(n)) return false;
-    if (n > d_.bytes_.size() - p_ || n > UINT32_MAX) {
+    if (n > UINT32_MAX || !need(n)) {
       error_ = "a string of " + std::to_string(static_cast<uint64_t>(n)) + " bytes runs past the end";
       return false;
     }
     uint64_t offset = p_;
+    if (file_) {  // the input does not stay: the string is kept in the document
+      offset = d_.bytes_.size();
+      d_.bytes_.append(*in_, p_, n);
+    }
     p_ += n;
     return node(Type::Str, static_cast<uint32_t>(n), offset);
   }
@@ -153,15 +191,15 @@ class Unpickler {
       error_ = "an integer of " + std::to_string(static_cast<uint64_t>(n)) + " bytes (more than 64 bits)";
       return false;
     }
-    if (n > d_.bytes_.size() - p_) return false;
+    if (!need(n)) return false;
     uint64_t v = 0;
-    for (T i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(d_.bytes_[p_ + i])) << (8 * i);
+    for (T i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>((*in_)[p_ + i])) << (8 * i);
     if (n > 0 && n < 8 && (v >> (8 * n - 1)) & 1) v |= ~uint64_t{0} << (8 * n);  // sign
     p_ += n;
     return integer(static_cast<int64_t>(v));
   }
   bool pop(Ref& out) {
-    if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back())) {
+    if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back().stack)) {
       error_ = "a value was taken from an empty stack";
       return false;
     }
@@ -169,12 +207,12 @@ class Unpickler {
     stack_.pop_back();
     return true;
   }
-  bool popMark(size_t& from) {
+  bool popMark(Mark& mark) {
     if (marks_.empty()) {
       error_ = "no MARK";
       return false;
     }
-    from = marks_.back();
+    mark = marks_.back();
     marks_.pop_back();
     return true;
   }
@@ -186,6 +224,7 @@ class Unpickler {
     }
     if (memo_.size() <= idx) memo_.resize(idx + 1, kUnset);
     memo_[idx] = stack_.back();
+    if (sink_) memo_log_.push_back(idx);
     return true;
   }
   bool memoGet(uint64_t idx) {
@@ -214,27 +253,40 @@ class Unpickler {
     d_.nodes_.back().tuple = tuple;
     return true;
   }
-  // APPEND(S), SETITEM(S): the values above `from` added to the container below them.
-  bool extend(Type type, size_t from) {
+  // APPEND(S), SETITEM(S): the values above `from` added to the container below them (a list's
+  // offered to the sink first). `mark`: the APPENDS's MARK.
+  bool extend(Type type, size_t from, const Mark* mark = nullptr) {
     // The container lies inside the current MARK's frame, as in Python's unpickler.
-    size_t floor = marks_.empty() ? 0 : marks_.back();
+    size_t floor = marks_.empty() ? 0 : marks_.back().stack;
     if (from == 0 || from > stack_.size() || from - 1 < floor) {
       error_ = "no container to add to";
       return false;
     }
     Ref target = stack_[from - 1];
-    PickleData::Node& c = d_.nodes_[target];
-    size_t n = stack_.size() - from;
-    if (c.type != type || c.tuple) {
+    if (d_.nodes_[target].type != type || d_.nodes_[target].tuple) {
       error_ = type == Type::Dict ? "SETITEMS on a value that is not a dict" : "APPENDS on a value that is not a list";
       return false;
     }
-    if (type == Type::Dict && n % 2) {
+    if (type == Type::Dict && (stack_.size() - from) % 2) {
       error_ = "a dict item with a key and no value";
       return false;
     }
+    if (sink_ && type == Type::List) {
+      auto keep = stack_.begin() + static_cast<ptrdiff_t>(from);
+      for (auto it = keep; it != stack_.end(); ++it) {
+        if (sink_->take(d_, target, *it))
+          taken_.push_back(*it);
+        else
+          *keep++ = *it;
+      }
+      stack_.erase(keep, stack_.end());
+    }
+    size_t n = stack_.size() - from;
+    PickleData::Node& c = d_.nodes_[target];
     auto items_begin = stack_.begin() + static_cast<ptrdiff_t>(from);
-    if (!c.chunked && (c.count == 0 || c.payload + c.count == d_.slots_.size())) {
+    if (n == 0) {
+      // all taken (or none given)
+    } else if (!c.chunked && (c.count == 0 || c.payload + c.count == d_.slots_.size())) {
       if (c.count == 0) c.payload = d_.slots_.size();
       d_.slots_.insert(d_.slots_.end(), items_begin, stack_.end());
       c.count += static_cast<uint32_t>(n);
@@ -247,9 +299,80 @@ class Unpickler {
         d_.chunks_.push_back(std::move(items));
       }
       d_.chunks_[c.payload].insert(d_.chunks_[c.payload].end(), items_begin, stack_.end());
+      ++chunk_writes_;
     }
     stack_.resize(from);
+    if (!taken_.empty() && n == 0 && mark) reclaim(*mark);
+    taken_.clear();
     return true;
+  }
+
+  // A batch the sink took whole: the values made since its MARK are given back, but those the
+  // memo names (moved down, their refs told to the sink). Left alone when something older than
+  // the MARK was filled meanwhile (it may hold a value of the batch).
+  void reclaim(const Mark& m) {
+    const Ref base = m.nodes;
+    if (chunk_writes_ != m.chunk_writes) return;
+    uint64_t owned = 0;
+    for (size_t r = base; r < d_.nodes_.size(); ++r) {
+      const auto& node = d_.nodes_[r];
+      if (node.type != Type::List && node.type != Type::Dict) continue;
+      if (node.chunked) return;
+      owned += node.count;
+    }
+    if (owned != d_.slots_.size() - m.slots) return;
+    std::unordered_set<Ref> taken(taken_.begin(), taken_.end());
+    std::unordered_map<Ref, Ref> moved;
+    std::vector<Ref> order;  // kept values, in their new order
+    auto keep = [&](Ref r) {
+      if (r >= base && moved.emplace(r, static_cast<Ref>(base + order.size())).second) order.push_back(r);
+    };
+    std::unordered_set<uint64_t> roots;  // memo indices written since the mark, still naming a value
+    for (size_t i = m.memo_log; i < memo_log_.size(); ++i) {
+      uint64_t idx = memo_log_[i];
+      if (!roots.insert(idx).second) continue;
+      Ref& r = memo_[idx];
+      if (taken.count(r)) r = 0;  // what the sink took is gone: None
+      if (r != kUnset) keep(r);
+    }
+    memo_log_.resize(m.memo_log);
+    memo_log_.insert(memo_log_.end(), roots.begin(), roots.end());
+    for (size_t k = 0; k < order.size(); ++k) {
+      const auto& node = d_.nodes_[order[k]];
+      if (node.type == Type::List || node.type == Type::Dict)
+        for (uint32_t i = 0; i < node.count; ++i) keep(d_.slots_[node.payload + i]);
+    }
+    std::vector<PickleData::Node> nodes;
+    std::vector<Ref> slots;
+    std::string strings;
+    nodes.reserve(order.size());
+    for (Ref old : order) {
+      PickleData::Node node = d_.nodes_[old];
+      if (node.type == Type::List || node.type == Type::Dict) {
+        uint64_t first = m.slots + slots.size();
+        for (uint32_t i = 0; i < node.count; ++i) {
+          Ref child = d_.slots_[node.payload + i];
+          slots.push_back(child >= base ? moved.at(child) : child);
+        }
+        node.payload = first;
+      } else if (node.type == Type::Str && file_) {
+        uint64_t offset = m.strings + strings.size();
+        strings.append(d_.bytes_, node.payload, node.count);
+        node.payload = offset;
+      }
+      nodes.push_back(node);
+    }
+    d_.nodes_.resize(base);
+    d_.nodes_.insert(d_.nodes_.end(), nodes.begin(), nodes.end());
+    d_.slots_.resize(m.slots);
+    d_.slots_.insert(d_.slots_.end(), slots.begin(), slots.end());
+    if (file_) {
+      d_.bytes_.resize(m.strings);
+      d_.bytes_ += strings;
+    }
+    for (uint64_t idx : roots)
+      if (memo_[idx] != kUnset && memo_[idx] >= base) memo_[idx] = moved.at(memo_[idx]);
+    sink_->moved(base, moved);
   }
 
   bool step(uint8_t op) {
@@ -268,16 +391,17 @@ class Unpickler {
         return le(v);
       }
       case '(':
-        marks_.push_back(stack_.size());
+        marks_.push_back({stack_.size(), static_cast<Ref>(d_.nodes_.size()), d_.slots_.size(),
+                          file_ ? d_.bytes_.size() : 0, memo_log_.size(), chunk_writes_});
         return true;
       case '0': {
         Ref r = 0;
         return pop(r);
       }
       case '1': {
-        size_t from = 0;
-        if (!popMark(from)) return false;
-        stack_.resize(from);
+        Mark mark;
+        if (!popMark(mark)) return false;
+        stack_.resize(mark.stack);
         return true;
       }
       case 0x94:
@@ -349,7 +473,7 @@ class Unpickler {
       case 0x86:
       case 0x87: {
         size_t n = op - 0x84u;
-        size_t floor = marks_.empty() ? 0 : marks_.back();
+        size_t floor = marks_.empty() ? 0 : marks_.back().stack;
         if (stack_.size() < floor + n) {
           error_ = "a tuple of values the stack does not hold";
           return false;
@@ -359,8 +483,8 @@ class Unpickler {
       case 'l':
       case 't':
       case 'd': {
-        size_t from = 0;
-        return popMark(from) && container(op == 'd' ? Type::Dict : Type::List, op == 't', from);
+        Mark mark;
+        return popMark(mark) && container(op == 'd' ? Type::Dict : Type::List, op == 't', mark.stack);
       }
       case 'a':
         return extend(Type::List, stack_.size() - 1);
@@ -368,8 +492,8 @@ class Unpickler {
         return extend(Type::Dict, stack_.size() - 2);
       case 'e':
       case 'u': {
-        size_t from = 0;
-        return popMark(from) && extend(op == 'u' ? Type::Dict : Type::List, from);
+        Mark mark;
+        return popMark(mark) && extend(op == 'u' ? Type::Dict : Type::List, mark.stack, &mark);
       }
       default:
         return refuse(op, opName(op));
@@ -419,22 +543,54 @@ class Unpickler {
   static constexpr Ref kUnset = UINT32_MAX;
   PickleData& d_;
   const PickleLimits& limits_;
+  PickleSink* sink_;
+  std::istream* file_;
+  uint64_t file_size_;
+  std::string buf_;        // the file's bytes not yet read (from a file)
+  const std::string* in_;  // the input: buf_, or the document's bytes
+  uint64_t consumed_ = 0;  // bytes of the file before in_'s first
   std::vector<Ref> stack_;
-  std::vector<size_t> marks_;
+  std::vector<Mark> marks_;
   std::vector<Ref> memo_;
+  std::vector<uint64_t> memo_log_;  // memo indices as they were written (with a sink)
+  std::vector<Ref> taken_;          // by the sink, in the APPENDS being run
+  uint64_t chunk_writes_ = 0;
   std::string error_;
   size_t p_ = 0, at_ = 0;
 };
 
 std::optional<PickleData> readPickleData(std::string bytes, std::string& error) {
-  return readPickleData(std::move(bytes), error, PickleLimits{});
+  return readPickleData(std::move(bytes), error, PickleLimits{}, nullptr);
 }
 
 std::optional<PickleData> readPickleData(std::string bytes, std::string& error, const PickleLimits& limits) {
+  return readPickleData(std::move(bytes), error, limits, nullptr);
+}
+
+std::optional<PickleData> readPickleData(std::string bytes, std::string& error, const PickleLimits& limits,
+                                         PickleSink* sink) {
   PickleData doc;
   doc.bytes_ = std::move(bytes);
-  Unpickler u(doc, limits);
+  Unpickler u(doc, limits, sink);
   if (!u.run(error)) return std::nullopt;
+  return doc;
+}
+
+std::optional<PickleData> readPickleFile(const std::string& path, std::string& error, const PickleLimits& limits,
+                                         PickleSink* sink) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  uint64_t size = std::filesystem::file_size(path, ec);
+  if (!in || ec) {
+    error = "cannot open " + path;
+    return std::nullopt;
+  }
+  PickleData doc;
+  Unpickler u(doc, limits, sink, &in, size);
+  if (!u.run(error)) {
+    if (in.bad()) error = "cannot read " + path;
+    return std::nullopt;
+  }
   return doc;
 }
 

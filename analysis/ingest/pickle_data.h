@@ -10,16 +10,21 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace sightline::ingest {
 
 class PickleData;
+class PickleSink;
 struct PickleLimits {
   uint64_t max_values = 1ull << 31;  // values in one document
   uint64_t max_memo = 1ull << 28;    // memo index
+  uint64_t read_size = 1ull << 20;   // a file is read this many bytes at a time (at least)
 };
 std::optional<PickleData> readPickleData(std::string bytes, std::string& error, const PickleLimits& limits);
+std::optional<PickleData> readPickleData(std::string bytes, std::string& error, const PickleLimits& limits,
+                                         PickleSink* sink);
 
 class PickleData {
  public:
@@ -46,7 +51,10 @@ class PickleData {
 
  private:
   friend class Unpickler;
-  friend std::optional<PickleData> readPickleData(std::string bytes, std::string& error, const PickleLimits& limits);
+  friend std::optional<PickleData> readPickleData(std::string bytes, std::string& error, const PickleLimits& limits,
+                                                  PickleSink* sink);
+  friend std::optional<PickleData> readPickleFile(const std::string& path, std::string& error,
+                                                  const PickleLimits& limits, PickleSink* sink);
   struct Node {
     Type type = Type::None;
     bool chunked = false;  // a container filled in several batches: its slots in chunks_
@@ -56,7 +64,7 @@ class PickleData {
   };
   Ref slot(Ref container, size_t i) const;
 
-  std::string bytes_;
+  std::string bytes_;  // the pickle's bytes; read from a file: its strings alone
   std::vector<Node> nodes_;
   std::vector<Ref> slots_;
   std::vector<std::vector<Ref>> chunks_;
@@ -66,5 +74,23 @@ class PickleData {
 // Reads `bytes` (moved into the document). On failure returns nullopt with `error` naming the
 // opcode and byte offset ("opcode GLOBAL (0x63) at byte 12 would load a class: not read").
 std::optional<PickleData> readPickleData(std::string bytes, std::string& error);
+
+// Takes the items of lists as they are appended, so that a large pickle (a memory snapshot's
+// millions of trace entries) never stands whole in memory: what the sink takes is left out of
+// its list, and a batch it took whole (an APPENDS) gives its values back to the document, those
+// the memo still names (strings, frames met first in the batch) moved and kept.
+class PickleSink {
+ public:
+  virtual ~PickleSink() = default;
+  // `item`, complete, appended to `list`: true when the sink took it.
+  virtual bool take(const PickleData& doc, PickleData::Ref list, PickleData::Ref item) = 0;
+  // Values at or above `from` were given back; those kept have the refs of `moved` (any other
+  // ref at or above `from` the sink holds is gone).
+  virtual void moved(PickleData::Ref from, const std::unordered_map<PickleData::Ref, PickleData::Ref>& moved) = 0;
+};
+
+// Reads a pickle file in pieces (strings copied into the document, the file never held whole).
+std::optional<PickleData> readPickleFile(const std::string& path, std::string& error, const PickleLimits& limits,
+                                         PickleSink* sink);
 
 }  // namespace sightline::ingest

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <optional>
+
 #include "tests/support/test_paths.h"
 
 namespace sightline::ingest {
@@ -78,6 +81,58 @@ TEST(PickleData, ReadsARealMemorySnapshot) {
   EXPECT_EQ(doc->str(*doc->get(last, "action")), "oom");
   EXPECT_EQ(doc->integer(*doc->get(last, "size")), 26373783552);
   EXPECT_EQ(doc->integer(*doc->get(last, "device_free")), 15202451456);
+}
+
+// Takes the dicts with an `action` (as the snapshot reader does).
+struct ActionSink : PickleSink {
+  int taken = 0, moves = 0;
+  bool take(const PickleData& doc, PickleData::Ref, PickleData::Ref item) override {
+    if (doc.type(item) != Type::Dict || !doc.get(item, "action")) return false;
+    ++taken;
+    return true;
+  }
+  void moved(PickleData::Ref, const std::unordered_map<PickleData::Ref, PickleData::Ref>&) override { ++moves; }
+};
+
+// {'device_traces': [[x, y]], 'again': x, 'action': 'z'} with x, y dicts with an 'action': the
+// batch of x and y is taken whole and its values given back, but the strings its dicts met first
+// ('action', memoized inside x) stay for the root's keys; the memo's x is gone (None).
+TEST(PickleData, ASinkTakesABatchAndWhatTheMemoStillNamesStays) {
+  const std::string hex =
+      "8004955b000000000000007d94288c0d6465766963655f747261636573945d945d94287d94288c06616374696f6e948c05616c6c6f"
+      "63948c0461646472944b01757d942868058c04667265659468074b017565618c05616761696e94680468058c017a94752e";
+  for (bool from_file : {false, true}) {
+    ActionSink sink;
+    std::string error;
+    std::optional<PickleData> doc;
+    if (from_file) {
+      std::string path = ::testing::TempDir() + "/sink.pickle";
+      std::FILE* f = std::fopen(path.c_str(), "wb");
+      ASSERT_TRUE(f);
+      std::string bytes = fromHex(hex);
+      std::fwrite(bytes.data(), 1, bytes.size(), f);
+      std::fclose(f);
+      PickleLimits small;
+      small.read_size = 3;  // every piece boundary crossed
+      doc = readPickleFile(path, error, small, &sink);
+    } else {
+      doc = readPickleData(fromHex(hex), error, PickleLimits{}, &sink);
+    }
+    ASSERT_TRUE(doc) << error;
+    EXPECT_EQ(sink.taken, 2);
+    EXPECT_EQ(sink.moves, 1);
+    auto root = doc->root();
+    auto traces = doc->get(root, "device_traces");
+    ASSERT_TRUE(traces);
+    ASSERT_EQ(doc->size(*traces), 1u);
+    EXPECT_EQ(doc->size(doc->item(*traces, 0)), 0u);  // taken
+    auto action = doc->get(root, "action");
+    ASSERT_TRUE(action);
+    EXPECT_EQ(doc->str(*action), "z");
+    auto again = doc->get(root, "again");
+    ASSERT_TRUE(again);
+    EXPECT_TRUE(doc->isNone(*again));
+  }
 }
 
 TEST(PickleData, FloatsReadAsIntegersOnlyWhenTheyFit) {

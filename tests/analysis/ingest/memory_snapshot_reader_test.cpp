@@ -1,0 +1,73 @@
+// The snapshot reader that takes trace entries as they complete (a file read in pieces, the
+// document never holding them all) gives what reading the whole document first gives: every
+// event, block, frame and stack of our captures, with pieces of any size.
+#include "analysis/ingest/memory_snapshot_reader.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/test_paths.h"
+
+namespace sightline::ingest {
+namespace {
+
+void expectSame(const model::MemorySnapshot& a, const model::MemorySnapshot& b, const std::string& what) {
+  ASSERT_EQ(a.events.size(), b.events.size()) << what;
+  for (size_t i = 0; i < a.events.size(); ++i) {
+    const auto &x = a.events[i], &y = b.events[i];
+    ASSERT_TRUE(x.action == y.action && x.device == y.device && x.addr == y.addr && x.size == y.size &&
+                x.time_us == y.time_us && x.device_free == y.device_free)
+        << what << " event " << i;
+    // Stacks are numbered as they are met: compare their frames.
+    ASSERT_EQ(a.stacks[x.stack].size(), b.stacks[y.stack].size()) << what << " event " << i;
+    for (size_t f = 0; f < a.stacks[x.stack].size(); ++f) {
+      const auto &fa = a.frames[a.stacks[x.stack][f]], &fb = b.frames[b.stacks[y.stack][f]];
+      ASSERT_TRUE(fa.file == fb.file && fa.function == fb.function && fa.line == fb.line) << what << " event " << i;
+    }
+  }
+  ASSERT_EQ(a.blocks.size(), b.blocks.size()) << what;
+  for (size_t i = 0; i < a.blocks.size(); ++i)
+    EXPECT_TRUE(a.blocks[i].addr == b.blocks[i].addr && a.blocks[i].size == b.blocks[i].size &&
+                a.blocks[i].allocated == b.blocks[i].allocated &&
+                a.stacks[a.blocks[i].stack].size() == b.stacks[b.blocks[i].stack].size())
+        << what << " block " << i;
+  EXPECT_EQ(a.reserved_at_dump, b.reserved_at_dump) << what;
+  EXPECT_EQ(a.warnings, b.warnings) << what;
+}
+
+TEST(MemorySnapshotReader, EntriesTakenAsTheyCompleteMatchTheWholeDocument) {
+  for (const char* name : {"gpt", "gpt_keep", "gpt_start", "gpt_oom_eval", "gpt_oom_fwd", "cnn"}) {
+    std::string path = testing::dataProfile(std::string("memory/") + name + ".pickle.xz"), error;
+    auto whole = parseMemorySnapshot(testing::readFile(path), error, true);
+    ASSERT_TRUE(whole) << name << ": " << error;
+    EXPECT_GT(whole->events.size(), 500u) << name;
+    auto taken = parseMemorySnapshot(testing::readFile(path), error);
+    ASSERT_TRUE(taken) << name << ": " << error;
+    expectSame(*whole, *taken, std::string(name) + " (bytes)");
+    for (uint64_t piece : {uint64_t{1} << 20, uint64_t{4093}, uint64_t{7}}) {
+      PickleLimits limits;
+      limits.read_size = piece;
+      auto file = readMemorySnapshot(path, error, limits);
+      ASSERT_TRUE(file) << name << ": " << error;
+      expectSame(*whole, *file, std::string(name) + " (file, pieces of " + std::to_string(piece) + ")");
+    }
+  }
+}
+
+// A snapshot cut short, and one whose pickle lies about a string's length: errors, from a file
+// as from bytes.
+TEST(MemorySnapshotReader, ACutFileIsAClearError) {
+  std::string bytes = testing::readFile(testing::dataProfile("memory/gpt_oom_eval.pickle.xz"));
+  std::string path = ::testing::TempDir() + "/cut.pickle";
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_TRUE(f);
+  std::fwrite(bytes.data(), 1, bytes.size() / 2, f);
+  std::fclose(f);
+  std::string error;
+  EXPECT_FALSE(readMemorySnapshot(path, error));
+  EXPECT_NE(error.find("cut short"), std::string::npos) << error;
+  EXPECT_FALSE(parseMemorySnapshot(bytes.substr(0, bytes.size() / 2), error));
+  EXPECT_NE(error.find("cut short"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace sightline::ingest
