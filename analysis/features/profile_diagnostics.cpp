@@ -339,6 +339,25 @@ std::string checkpointAdvice(const source::SourceFile& file, const source::Sourc
   return "";
 }
 
+// Gradients kept through a forward: the peak in a forward pass, lines holding backward-made
+// bytes there (>= 5% of the peak), and a zero_grad(set_to_none=False) in the file, which zeroes
+// them in place instead of freeing them. A quick fix sets it to True.
+std::string setToNoneAdvice(const source::SourceFile& file, const FileCosts& costs, const join::MemoryStory& m,
+                            std::vector<Fix>& fixes) {
+  static constexpr std::string_view kKeep = "set_to_none=False";
+  size_t at = file.text().find(kKeep);
+  if (m.peak_phase != attribution::MemoryPhase::Forward || at == std::string::npos) return "";
+  int64_t grads = 0;
+  for (const auto& [line, c] : costs.lines) grads += c.memory_peak_by_phase[1];
+  if (grads * 20 < m.peak_allocated_bytes) return "";
+  auto line = file.lines().pointAt(static_cast<uint32_t>(at)).line + 1;
+  auto begin = static_cast<uint32_t>(at + kKeep.size() - 5);  // "False"
+  fixes.push_back({"Free the gradients between steps (set_to_none=True)", {{{begin, begin + 5}, "True"}}, false});
+  return "; " + formatBytes(grads) + " made by backward passes is still allocated in this forward: zero_grad(" +
+         std::string(kKeep) + ") on line " + std::to_string(line) +
+         " zeroes the gradients in place; set_to_none=True (the default) frees them until the next backward";
+}
+
 std::string oomAdvice(const source::SourceFile& file, const source::SourceIndex& index, const FileCosts& costs,
                       const join::MemoryStory& m, const std::string& here, std::vector<Fix>& fixes) {
   std::string advice;
@@ -371,6 +390,7 @@ std::string oomAdvice(const source::SourceFile& file, const source::SourceIndex&
     }
   }
   if (!eval) advice += checkpointAdvice(file, index, costs, m, here);
+  advice += setToNoneAdvice(file, costs, m, fixes);
   if (!m.top.empty() && m.top[0].path == here && m.top[0].bytes * 4 >= m.peak_allocated_bytes) {
     auto line0 = static_cast<uint32_t>(m.top[0].line - 1);
     if (line0 < file.lines().lineCount()) {

@@ -211,6 +211,42 @@ TEST(MemoryFeatures, ActivationsOfATrainingForwardGetCheckpointingAdvice) {
   for (const auto& f : findings) EXPECT_EQ(f.message.find("checkpoint"), std::string::npos) << f.message;
 }
 
+// zero_grad(set_to_none=False) keeps the gradients allocated through the next forward: said
+// (with a quick fix) where the forward's peak holds backward-made bytes, 5% of it or more.
+TEST(MemoryFeatures, GradientsZeroedInPlaceGetSetToNoneAdvice) {
+  Joined j("gpt_oom_eval");
+  ASSERT_TRUE(j.join);
+  std::string text = j.file.text();
+  auto at = text.find("zero_grad(set_to_none=True)");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at + 22, 4, "False");
+  source::SourceFile keeps(text);
+  auto index = source::buildSourceIndex(keeps);
+  auto oomOf = [&](const FileCosts& costs) {
+    auto findings = confirmWithProfile({}, keeps, index, costs, j.join->profile(), RuleConfig{});
+    auto it =
+        std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; });
+    return it == findings.end() ? Finding{} : *it;
+  };
+  // The run itself set the gradients to None: what backward made and the evaluation's peak still
+  // holds is 32 MiB, under 5% of it. No advice.
+  EXPECT_EQ(oomOf(j.costs).message.find("set_to_none"), std::string::npos);
+  // Had the gradients been kept (6.35 GiB on the backward line at the peak): the advice and its fix.
+  FileCosts kept = j.costs;
+  kept.lines[128].memory_peak_by_phase[1] = 6821191725;
+  Finding f = oomOf(kept);
+  EXPECT_NE(f.message.find("; 6.35 GiB made by backward passes is still allocated in this forward: "
+                           "zero_grad(set_to_none=False) on line 130 zeroes the gradients in place; set_to_none=True"),
+            std::string::npos)
+      << f.message;
+  auto fix = std::find_if(f.fixes.begin(), f.fixes.end(),
+                          [](const Fix& x) { return x.title.find("set_to_none=True") != std::string::npos; });
+  ASSERT_NE(fix, f.fixes.end());
+  ASSERT_EQ(fix->edits.size(), 1u);
+  EXPECT_EQ(text.substr(fix->edits[0].range.begin, fix->edits[0].range.end - fix->edits[0].range.begin), "False");
+  EXPECT_EQ(fix->edits[0].new_text, "True");
+}
+
 // gpt_mem.py --keep-logits appends every step's logits to a list: the logits line keeps 10.
 TEST(MemoryFeatures, MemoryKeptStepAfterStepIsFoundOnTheLineThatMadeIt) {
   Joined j("gpt_keep");
