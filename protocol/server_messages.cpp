@@ -64,6 +64,7 @@ json toJson(const ProfileStatusParams& p) {
     const auto& m = *p.memory;
     json memory = {{"peakAllocatedBytes", m.peakAllocatedBytes},
                    {"peakReservedBytes", m.peakReservedBytes},
+                   {"peakWhen", m.peakWhen},
                    {"summary", m.summary},
                    {"oom", nullptr}};
     if (m.oomPath)

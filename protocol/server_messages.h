@@ -87,7 +87,8 @@ struct ProfileStatusParams {
   // GPU memory (a memory snapshot): the peak, and where the GPU ran out of memory.
   struct Memory {
     int64_t peakAllocatedBytes = 0, peakReservedBytes = 0;
-    std::string summary;  // "peak 63.54 GiB · out of memory at gpt_mem.py:73"
+    std::string peakWhen;  // "in step 6 of the 6 recorded (forward pass)"; "" when not known
+    std::string summary;   // "peak 63.54 GiB · out of memory at gpt_mem.py:73"
     std::optional<std::string> oomPath;
     int32_t oomLine = 0;
     int64_t oomRequestedBytes = 0, oomFreeBytes = 0;

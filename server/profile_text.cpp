@@ -290,7 +290,11 @@ std::string memoryMarkdown(const features::HoverInfo& hover) {
     std::string held = "**" + formatBytes(hover.memory_bytes) +
                        "** of GPU memory allocated here was alive at the peak (" + formatShare(share) + " of " +
                        formatBytes(m.peak_allocated_bytes) + (hover.memory_rank == 1 ? "; the most of any line" : "") +
-                       phaseSplit(hover.memory_by_phase, hover.memory_bytes) + ")";
+                       phaseSplit(hover.memory_by_phase, hover.memory_bytes);
+    for (size_t i = 0; i < hover.memory_ops.size() && i < 3; ++i)
+      held += std::string(i ? ", " : "; allocated by ") + md::code(hover.memory_ops[i].first) + " " +
+              formatBytes(hover.memory_ops[i].second);
+    held += ")";
     out = out.empty() ? held : out + "\n\n" + held;
   }
   if (hover.memory_step_bytes > 0) {

@@ -82,6 +82,7 @@ protocol::ProfileStatusParams::Memory memoryStatus(const join::MemoryStory& m) {
   protocol::ProfileStatusParams::Memory out;
   out.peakAllocatedBytes = m.peak_allocated_bytes;
   out.peakReservedBytes = m.peak_reserved_bytes;
+  out.peakWhen = memoryPeakWhen(m);
   out.summary = m.allocated_known ? "peak " + features::formatBytes(m.peak_allocated_bytes)
                                   : "reserved " + features::formatBytes(m.peak_reserved_bytes);
   if (m.oom && !m.oom->where.path.empty()) {

@@ -606,6 +606,16 @@ void addCost(LineCost& into, const LineCost& from) {
   into.memory_kept_steps = std::max(into.memory_kept_steps, from.memory_kept_steps);
   for (size_t i = 0; i < into.memory_peak_by_phase.size(); ++i)
     into.memory_peak_by_phase[i] += from.memory_peak_by_phase[i];
+  for (const auto& held : from.memory_peak_ops) {
+    auto it = std::find_if(into.memory_peak_ops.begin(), into.memory_peak_ops.end(),
+                           [&](const auto& o) { return o.first == held.first; });
+    if (it == into.memory_peak_ops.end())
+      into.memory_peak_ops.push_back(held);
+    else
+      it->second += held.second;
+  }
+  std::stable_sort(into.memory_peak_ops.begin(), into.memory_peak_ops.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   into.memory_step_bytes += from.memory_step_bytes;
   into.memory_step_allocations += from.memory_step_allocations;
   into.forward_ns += from.forward_ns;
@@ -711,10 +721,12 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   summarizeSteps(profile, options, calls, resolver, gap_cause, out);
   if (options.estimate_unprofiled) estimateWithoutProfiler({profile, links.call_of, gap_cause}, options, out);
   out.memory_use_lines.reserve(profile.memory_uses.size());
+  out.memory_use_ops.reserve(profile.memory_uses.size());
   for (const auto& u : profile.memory_uses) {
     int64_t api = calls.callOf(u.pid, u.correlation);
     out.memory_use_lines.push_back(api >= 0 ? resolver.lineOfCall(static_cast<size_t>(api))
                                             : resolver.lineAtTime(u.pid, u.tid, u.time_ns));
+    out.memory_use_ops.push_back(u.segment ? -1 : resolver.operatorAtTime(u.pid, u.tid, u.time_ns));
   }
   out.contexts = resolver.contexts().release();
   if (options.fused_lines) {

@@ -85,6 +85,8 @@ struct LineCost {
   // were still alive at the peak.
   int64_t memory_peak_bytes = 0;
   std::array<int64_t, 3> memory_peak_by_phase{};  // of those, allocated in forward, backward, optimizer
+  // Of those, by the operator that allocated them, most first (traces with operator ranges).
+  std::vector<std::pair<model::StringId, int64_t>> memory_peak_ops;
   // Allocated by this line per steady step of the memory trace (bytes, allocations).
   int64_t memory_step_bytes = 0;
   int64_t memory_step_allocations = 0;
@@ -336,7 +338,8 @@ struct Attribution {
   std::map<model::StringId, std::map<int32_t, LineCost>> files;  // profile path -> line -> cost
   std::vector<LineRef> activity_lines;                           // parallel to Profile::activities
   std::vector<LineRef> memory_use_lines;                         // parallel to Profile::memory_uses
-  std::vector<IdleGap> idle_gaps;                                // by device, then time
+  std::vector<int32_t> memory_use_ops;  // parallel to it: the operator range around each (Profile::ranges), or -1
+  std::vector<IdleGap> idle_gaps;       // by device, then time
   // Steady steps, over every rank: the divisor of every per-step figure (0: no steps known, and
   // figures are totals). With steps known, every figure above but total_gpu_ns covers the steady
   // steps only (step_summary), and what ran outside them is LineCost::oneoff_*.

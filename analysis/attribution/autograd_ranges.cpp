@@ -79,6 +79,12 @@ int AutogradRanges::outermostAutograd(int range) const {
   return found;
 }
 
+std::string operatorName(const model::Profile& profile, const model::NvtxRange& range) {
+  std::string_view name = profile.strings[range.op != 0 ? range.op : range.text];
+  if (name.starts_with(kEvaluateFunction)) name.remove_prefix(kEvaluateFunction.size());
+  return std::string(name);
+}
+
 model::StringId AutogradRanges::forwardOpOf(const model::ApiCall& c) const {
   int outer = outermostAutograd(innermostRange(c.pid, c.tid, c.start_ns));
   if (outer < 0) return 0;

@@ -4,6 +4,7 @@
 // seq = 12`) runs later on the autograd thread. Answers the op and backward methods.
 #pragma once
 
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -11,12 +12,20 @@
 
 namespace sightline::attribution {
 
+// An operator range's name: `aten::linear`, `MmBackward0` (an engine wrapper,
+// `autograd::engine::evaluate_function: MmBackward0`, as the backward op it runs).
+std::string operatorName(const model::Profile& profile, const model::NvtxRange& range);
+
 class AutogradRanges {
  public:
   explicit AutogradRanges(const model::Profile& profile);
 
   // The innermost range on (pid, tid) containing time t, or -1.
   int innermostRange(uint32_t pid, uint32_t tid, int64_t t) const;
+  // The outermost operator range running at t on (pid, tid), or -1.
+  int outermostOpAt(uint32_t pid, uint32_t tid, int64_t t) const {
+    return outermostAutograd(innermostRange(pid, tid, t));
+  }
   // The outermost operator range around `range` (itself included), or -1.
   int outermostAutograd(int range) const;
   bool isBackwardOp(const model::NvtxRange& r) const;

@@ -26,6 +26,8 @@ class LineResolver {
   // The user line running at t on (pid, tid), else on the process's Python thread (the
   // autograd engine's thread runs beneath `loss.backward()` there): file 0 when none.
   LineRef lineAtTime(uint32_t pid, uint32_t tid, int64_t t);
+  // The outermost operator range running at t on (pid, tid) (into Profile::ranges), or -1.
+  int operatorAtTime(uint32_t pid, uint32_t tid, int64_t t) const { return ranges_.outermostOpAt(pid, tid, t); }
   // The forward autograd op around call `api` (0: none), computed once.
   model::StringId forwardOpOf(size_t api);
   const BacktraceIndex& backtraces() const { return backtraces_; }

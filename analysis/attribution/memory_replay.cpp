@@ -8,6 +8,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "analysis/attribution/autograd_ranges.h"
+
 namespace sightline::attribution {
 namespace {
 
@@ -313,7 +315,7 @@ class DeviceReplay {
 
 // One process's device: its events in time order.
 MemoryReplay replayUses(const model::Profile& profile, const std::vector<LineRef>& lines,
-                        const std::vector<size_t>& events) {
+                        const std::vector<int32_t>& ops, const std::vector<size_t>& events) {
   MemoryReplay r;
   const auto& uses = profile.memory_uses;
   r.device = uses[events.front()].device;
@@ -344,12 +346,23 @@ MemoryReplay replayUses(const model::Profile& profile, const std::vector<LineRef
       alive.erase(u.addr);
   }
   std::map<std::pair<model::StringId, int32_t>, MemoryLine> by_line;
+  std::map<std::pair<model::StringId, int32_t>, std::map<int32_t, int64_t>> by_op;  // operator range -> bytes
   int64_t placed = 0;
   for (const auto& [addr, i] : alive) {
     const LineRef& at = i < lines.size() ? lines[i] : LineRef{};
     if (at.file == 0) continue;
     addBytes(by_line[{at.file, at.line}], uses[i].bytes, MemoryPhase::Unknown);
     placed += uses[i].bytes;
+    if (i < ops.size() && ops[i] >= 0) by_op[{at.file, at.line}][ops[i]] += uses[i].bytes;
+  }
+  // Operators by name (one op runs as many ranges), most first.
+  for (const auto& [key, ranges] : by_op) {
+    std::map<std::string, int64_t> named;
+    for (const auto& [range, bytes] : ranges)
+      named[operatorName(profile, profile.ranges[static_cast<size_t>(range)])] += bytes;
+    auto& list = by_line[key].ops;
+    list.assign(named.begin(), named.end());
+    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   }
   r.unattributed_at_peak = std::max<int64_t>(0, best - placed);
   r.lines = mostFirst(by_line, profile);
@@ -377,7 +390,8 @@ void replayPool(const model::Profile& profile, const std::vector<LineRef>& lines
 
 }  // namespace
 
-std::vector<MemoryReplay> replayMemoryUses(const model::Profile& profile, const std::vector<LineRef>& lines) {
+std::vector<MemoryReplay> replayMemoryUses(const model::Profile& profile, const std::vector<LineRef>& lines,
+                                           const std::vector<int32_t>& ops) {
   // By process and device: tensor events and the pool's own, apart.
   std::map<std::pair<uint32_t, int32_t>, std::array<std::vector<size_t>, 2>> by_device;
   for (size_t i = 0; i < profile.memory_uses.size(); ++i) {
@@ -388,7 +402,7 @@ std::vector<MemoryReplay> replayMemoryUses(const model::Profile& profile, const 
   for (const auto& [key, events] : by_device) {
     MemoryReplay r;
     if (!events[0].empty()) {
-      r = replayUses(profile, lines, events[0]);
+      r = replayUses(profile, lines, ops, events[0]);
     } else {
       r.device = key.second;
       r.allocated_known = false;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
@@ -28,6 +29,9 @@ struct MemoryLine {
   int64_t bytes = 0;      // alive at the peak, allocated by this line (innermost user frame)
   PhaseBytes by_phase{};  // of `bytes`, by the pass that allocated them (where known)
   int64_t allocations = 0;
+  // Of `bytes`, by the operator that allocated them, most first (traces: the autograd engine's
+  // allocations charged to `backward()` name their backward op).
+  std::vector<std::pair<std::string, int64_t>> ops;
 };
 
 struct MemoryOom {
@@ -87,8 +91,10 @@ struct MemoryReplay {
 // The same from a trace's memory events (PyTorch profiler, profile_memory=True), one replay
 // per process and device: the peak is the largest `Total Allocated` recorded, what was
 // allocated before the first event is its total less its bytes, and the bytes alive at the
-// peak are charged to `lines` (parallel to profile.memory_uses; file 0: on no line).
-std::vector<MemoryReplay> replayMemoryUses(const model::Profile& profile, const std::vector<LineRef>& lines);
+// peak are charged to `lines` (parallel to profile.memory_uses; file 0: on no line) and to the
+// operators of `ops` (the same; ranges of profile.ranges, -1: none).
+std::vector<MemoryReplay> replayMemoryUses(const model::Profile& profile, const std::vector<LineRef>& lines,
+                                           const std::vector<int32_t>& ops);
 
 // One replay per device that has a trace or blocks. `is_user_file` picks the user's frames.
 std::vector<MemoryReplay> replayMemory(const model::MemorySnapshot& snapshot,

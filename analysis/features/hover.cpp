@@ -25,6 +25,8 @@ std::optional<HoverInfo> computeHover(const source::SourceFile& file, const sour
     if (it != costs.lines.end()) {
       info.memory_bytes = it->second.memory_peak_bytes;
       info.memory_by_phase = it->second.memory_peak_by_phase;
+      for (const auto& [op, bytes] : it->second.memory_peak_ops)
+        info.memory_ops.emplace_back(profile.strings[op], bytes);
       info.memory_step_bytes = it->second.memory_step_bytes;
       info.memory_step_allocations = it->second.memory_step_allocations;
     }

@@ -32,8 +32,9 @@ struct HoverInfo {
   // of memory on it. `memory` is the whole profile's story (null: no memory in the profile).
   std::shared_ptr<const join::MemoryStory> memory;
   int64_t memory_bytes = 0;
-  std::array<int64_t, 3> memory_by_phase{};  // of memory_bytes: forward, backward, optimizer
-  int memory_rank = 0;                       // 1: the line holding the most at the peak; 0: holds none
+  std::array<int64_t, 3> memory_by_phase{};                 // of memory_bytes: forward, backward, optimizer
+  std::vector<std::pair<std::string, int64_t>> memory_ops;  // of memory_bytes: by operator, most first
+  int memory_rank = 0;                                      // 1: the line holding the most at the peak; 0: holds none
   // Allocated here per steady step of the memory trace (0: none, or no steps told).
   int64_t memory_step_bytes = 0;
   int64_t memory_step_allocations = 0;

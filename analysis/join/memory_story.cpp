@@ -79,7 +79,7 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
   const auto& snapshot = profile.memory;
   bool from_snapshot = !snapshot.empty();
   auto replays = from_snapshot ? attribution::replayMemory(snapshot, isUser)
-                               : attribution::replayMemoryUses(profile, attr.memory_use_lines);
+                               : attribution::replayMemoryUses(profile, attr.memory_use_lines, attr.memory_use_ops);
   if (replays.empty()) return out;
   const auto& r = toldDevice(replays);
   auto story = std::make_shared<MemoryStory>();
@@ -114,6 +114,7 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
     auto& cost = attr.files[file][l.line];
     cost.memory_peak_bytes += l.bytes;
     for (size_t i = 0; i < l.by_phase.size(); ++i) cost.memory_peak_by_phase[i] += l.by_phase[i];
+    for (const auto& [op, bytes] : l.ops) cost.memory_peak_ops.emplace_back(profile.strings.intern(op), bytes);
     story->top.push_back({place(file), l.line, l.bytes, ""});
   }
   if (!from_snapshot && r.allocated_known) tracePerStep(profile, attr, r, *story);

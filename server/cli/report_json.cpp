@@ -380,6 +380,13 @@ json reportJson(const ReportData& d) {
           const auto& ph = c.memory_peak_by_phase;
           if (ph[0] + ph[1] + ph[2] > 0)
             jlines.back()["memory_at_peak_by_phase"] = {{"forward", ph[0]}, {"backward", ph[1]}, {"optimizer", ph[2]}};
+          if (!c.memory_peak_ops.empty()) {
+            json ops = json::array();
+            for (size_t i = 0; i < c.memory_peak_ops.size() && i < 5; ++i)
+              ops.push_back(
+                  {{"op", profile.strings[c.memory_peak_ops[i].first]}, {"bytes", c.memory_peak_ops[i].second}});
+            jlines.back()["memory_at_peak_ops"] = ops;
+          }
         }
         if (m->steady_steps > 0) {
           jlines.back()["memory_per_step_bytes"] = c.memory_step_bytes;

@@ -768,6 +768,7 @@ TEST(ProfileSession, AMemorySnapshotPutsThePeakAndTheOutOfMemoryErrorOnTheLines)
   EXPECT_EQ(st["memory"]["oom"]["line"], 73);
   EXPECT_EQ(st["memory"]["oom"]["requestedBytes"], 26373783552);
   EXPECT_EQ(st["memory"]["summary"], "peak 63.54 GiB · out of memory at gpt_mem.py:73");
+  EXPECT_EQ(st["memory"]["peakWhen"], "in step 6 of the 6 recorded (forward pass)");
   EXPECT_TRUE(st["warnings"].empty()) << st.dump();
 
   json hints = hintsOf(*client, w.script_uri);

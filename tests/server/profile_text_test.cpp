@@ -257,6 +257,26 @@ TEST(HintData, CarriesTheFiguresNotTheLabel) {
   EXPECT_EQ(data["deltaNs"], -1'900'000.0);
 }
 
+// What a line holds at the peak, by the pass and the operators that allocated it (operator
+// names come from the profile: escaped).
+TEST(HoverCards, MemoryHeldByPassAndOperator) {
+  features::HoverInfo h;
+  auto story = std::make_shared<join::MemoryStory>();
+  story->peak_allocated_bytes = 6051878400;
+  h.memory = story;
+  h.memory_bytes = 1648361984;
+  h.memory_by_phase = {0, 1648361984, 0};
+  h.memory_ops = {{"LogSoftmaxBackward0", 824180736}, {"NllLossBackward0", 824180736}, {"a`b*", 512}};
+  h.memory_rank = 1;
+  std::string card = hoverMarkdown(h);
+  EXPECT_NE(card.find("**1.54 GiB** of GPU memory allocated here was alive at the peak (27% of 5.64 GiB; the most "
+                      "of any line; made in the backward pass; allocated by `LogSoftmaxBackward0` 786.0 MiB, "
+                      "`NllLossBackward0` 786.0 MiB, "),
+            std::string::npos)
+      << card;
+  EXPECT_NE(card.find("``a`b*`` 512 B)"), std::string::npos) << card;  // fenced past its backtick
+}
+
 // Memory beside time: bytes at the peak (snapshots, profiler traces) or, without tensor events
 // (nsys --cuda-memory-usage), the pool grown by the line's cudaMalloc.
 TEST(HintLabels, MemoryAtThePeakOrThePoolsGrowth) {

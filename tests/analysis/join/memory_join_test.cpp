@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/join/profile_join.h"
@@ -149,6 +150,19 @@ TEST(MemoryJoin, AProfilerTraceWithMemoryEventsGivesThePeakItRecorded) {
   const int64_t forward_end = 8LL * 512 * 50304 * 4 + 8LL * 512 * 768 * 4 + 2LL * 8 * 512 * 4;
   EXPECT_EQ(costs.lines[60].memory_step_bytes, forward_end * 4 / 3);
   EXPECT_EQ(costs.lines[60].memory_step_allocations, 16 / 3);  // four forwards of 4 each
+  // The operator that allocated what a line holds at the peak: the logits are aten::linear's; the
+  // autograd engine's allocations charged to loss.backward() name their backward ops.
+  auto named = [&](int32_t line) {
+    std::map<std::string, int64_t> out;
+    for (const auto& [op, bytes] : costs.lines[line].memory_peak_ops) out[j.profile().strings[op]] = bytes;
+    return out;
+  };
+  const int64_t logits = 8LL * 512 * 50304 * 4;
+  EXPECT_EQ(named(60)["aten::linear"], logits);
+  auto backward = named(128);
+  EXPECT_EQ(backward["LogSoftmaxBackward0"], logits);
+  EXPECT_EQ(backward["NllLossBackward0"], logits);
+  EXPECT_EQ(j.profile().strings[costs.lines[128].memory_peak_ops[0].first].find("autograd::engine"), std::string::npos);
 }
 
 // The same script under nsys with --cuda-memory-usage=true: the caching allocator's cudaMalloc
