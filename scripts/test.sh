@@ -51,7 +51,10 @@ else
   xz -dc "$ROOT/tests/data/memory/gpt_oom_eval.pickle.xz" > "$ROOT/build/editors/oom_snapshot.pickle"
   node "$ROOT/editors/vscode/test/e2e.mjs" --vsix "$ROOT/editors/vscode/sightline.vsix" \
     --server "$ROOT/build/server/sightline" --script "$ROOT/examples/train_small.py" \
-    --profile "$(example_profile)" --screenshot "$ROOT/build/editors/vscode.png" \
+    --profile "$(example_profile)" --screenshot "$ROOT/build/editors/vscode.png"
+  node "$ROOT/editors/vscode/test/e2e.mjs" --vsix "$ROOT/editors/vscode/sightline.vsix" \
+    --server "$ROOT/build/server/sightline" --script "$ROOT/examples/train_small.py" \
+    --profile "$(example_profile)" --screenshot "$ROOT/build/editors/vscode-memory.png" \
     --memory-script "$ROOT/tests/data/memory/gpt_mem.py" \
-    --memory-snapshot "$ROOT/build/editors/oom_snapshot.pickle"
+    --memory-snapshot "$ROOT/build/editors/oom_snapshot.pickle" --memory-only yes
 fi

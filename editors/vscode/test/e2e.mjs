@@ -2,13 +2,13 @@
 // driven by Playwright in Debian's headless Chromium. Opens examples/train_small.py beside its
 // real H200 profile and checks what a user sees: the diagnostics in the Problems panel, the
 // inlay hint on the hot line, the hover card, the status bar item. Saves a screenshot. With
-// --memory-script and --memory-snapshot, first opens a folder holding a script and the memory
-// snapshot its run dumped when it ran out of memory: the out-of-memory error in Problems,
+// --memory-script, --memory-snapshot and --memory-only yes, opens instead a folder holding a
+// script and the memory snapshot its run dumped when it ran out of memory: the out-of-memory error in Problems,
 // the bytes held at the peak as a hint, the memory summary in the status bar.
 //
 // usage: node e2e.mjs --vsix sightline.vsix --server build/server/sightline \
 //          --script examples/train_small.py --profile train_small_naive.sqlite --screenshot out.png \
-//          [--memory-script gpt_mem.py --memory-snapshot oom_snapshot.pickle]
+//          [--memory-script gpt_mem.py --memory-snapshot oom_snapshot.pickle --memory-only yes]
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, copyFileSync, writeFileSync, chmodSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -155,9 +155,12 @@ async function main() {
     ],
   });
   const page = context.pages()[0] ?? (await context.newPage());
-  // The memory folder first: a window opened after the palette commands below started its
-  // server without the user's sightline.serverPath (code-server; seen here every time).
-  if (args["memory-script"] && args["memory-snapshot"]) await memoryFolder(page, port);
+  // The memory folder in a run of its own (--memory-only yes): a second window of one
+  // code-server at times starts its server without the user's sightline.serverPath.
+  if (args["memory-script"] && args["memory-snapshot"]) {
+    await memoryFolder(page, port);
+    if (args["memory-only"] === "yes") return;
+  }
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
   await page.locator(".explorer-folders-view").getByText("train_small.py").first().waitFor({ timeout: 60000 });
   log("workbench up");
@@ -369,7 +372,8 @@ async function memoryFolder(page, port) {
     return lineText.includes("at peak");
   }, 120);
   check(/▮ 25\.71 GiB at peak · \d+%/.test(lineText), "memory hint on the logits line (60)", lineText);
-  await page.screenshot({ path: args.screenshot.replace(/\.png$/, "-memory.png") });
+  const shot = args["memory-only"] === "yes" ? args.screenshot : args.screenshot.replace(/\.png$/, "-memory.png");
+  await page.screenshot({ path: shot });
 }
 
 try {
