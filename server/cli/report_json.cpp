@@ -325,6 +325,54 @@ json memoryJson(const join::MemoryStory& m) {
   return doc;
 }
 
+// A line's GPU memory: bytes at the peak (by pass and operator), per steady step, pool growth.
+void addLineMemory(json& jl, const join::MemoryStory& m, const LineCost& c, const model::Profile& profile) {
+  if (m.allocated_known) {
+    jl["memory_at_peak_bytes"] = c.memory_peak_bytes;
+    const auto& ph = c.memory_peak_by_phase;
+    if (ph[0] + ph[1] + ph[2] > 0)
+      jl["memory_at_peak_by_phase"] = {{"forward", ph[0]}, {"backward", ph[1]}, {"optimizer", ph[2]}};
+    if (!c.memory_peak_ops.empty()) {
+      json ops = json::array();
+      for (size_t i = 0; i < c.memory_peak_ops.size() && i < 5; ++i)
+        ops.push_back({{"op", profile.strings[c.memory_peak_ops[i].first]}, {"bytes", c.memory_peak_ops[i].second}});
+      jl["memory_at_peak_ops"] = ops;
+    }
+  }
+  if (m.steady_steps > 0) {
+    jl["memory_per_step_bytes"] = c.memory_step_bytes;
+    jl["memory_per_step_allocations"] = c.memory_step_allocations;
+  }
+  if (m.pool_growth_bytes > 0) jl["memory_reserved_bytes"] = c.memory_reserved_bytes;
+}
+
+// Whether any line of a file has a cost other than GPU time: host waits, idle gaps, memory.
+bool hasCost(const std::map<int32_t, LineCost>& lines) {
+  return std::any_of(lines.begin(), lines.end(), [](const auto& entry) {
+    const LineCost& c = entry.second;
+    return c.sync_ns > 0 || c.idle_ns > 0 || c.oneoff_ns > 0 || c.memory_peak_bytes > 0 ||
+           c.memory_reserved_bytes > 0 || c.memory_step_bytes > 0;
+  });
+}
+
+// The compared profile (--compare): its totals and its lines per file, and how files were aligned.
+json compareJson(const ReportData& d) {
+  json files_before = json::array();
+  for (const auto& [local, lines] : d.compare_lines) {
+    json jl = json::array();
+    for (const auto& [line, ns] : lines) jl.push_back({{"line", line}, {"gpu_ns", ns}});
+    files_before.push_back({{"local_path", local}, {"lines", jl}});
+  }
+  json aligned = json::object();
+  for (const auto& [local, how] : d.compare_aligned) aligned[local] = how;
+  return {{"path", d.args.compare_path},
+          {"total_gpu_ns", d.compare->attribution().total_gpu_ns},
+          {"steady_gpu_ns", d.compare->attribution().steady_gpu_ns},
+          {"steps", d.compare->attribution().steps},
+          {"files", files_before},
+          {"aligned", aligned}};
+}
+
 }  // namespace
 
 json reportJson(const ReportData& d) {
@@ -374,26 +422,7 @@ json reportJson(const ReportData& d) {
                         {"oneoff_ns", c.oneoff_ns},
                         {"oneoff_idle_ns", c.oneoff_idle_ns},
                         {"top_kernels", topKernels(profile, c, 5)}});
-      if (const auto& m = d.main.memory().story) {
-        if (m->allocated_known) {
-          jlines.back()["memory_at_peak_bytes"] = c.memory_peak_bytes;
-          const auto& ph = c.memory_peak_by_phase;
-          if (ph[0] + ph[1] + ph[2] > 0)
-            jlines.back()["memory_at_peak_by_phase"] = {{"forward", ph[0]}, {"backward", ph[1]}, {"optimizer", ph[2]}};
-          if (!c.memory_peak_ops.empty()) {
-            json ops = json::array();
-            for (size_t i = 0; i < c.memory_peak_ops.size() && i < 5; ++i)
-              ops.push_back(
-                  {{"op", profile.strings[c.memory_peak_ops[i].first]}, {"bytes", c.memory_peak_ops[i].second}});
-            jlines.back()["memory_at_peak_ops"] = ops;
-          }
-        }
-        if (m->steady_steps > 0) {
-          jlines.back()["memory_per_step_bytes"] = c.memory_step_bytes;
-          jlines.back()["memory_per_step_allocations"] = c.memory_step_allocations;
-        }
-        if (m->pool_growth_bytes > 0) jlines.back()["memory_reserved_bytes"] = c.memory_reserved_bytes;
-      }
+      if (const auto& story = d.main.memory().story) addLineMemory(jlines.back(), *story, c, profile);
       if (attr.ranks.size() > 1) {
         std::vector<int64_t> per_rank = c.rank_ns;
         per_rank.resize(attr.ranks.size());
@@ -404,14 +433,8 @@ json reportJson(const ReportData& d) {
         jlines.back()["compare_gpu_ns"] = b == before->end() ? 0 : b->second;
       }
     }
-    // A file the profile names but puts no cost on (GPU, host waits, idle gaps) says nothing.
-    bool any = file_ns > 0;
-    for (const auto& [line, c] : attr.files.at(m.profile_file))
-      any = any || c.sync_ns > 0 || c.idle_ns > 0 || c.oneoff_ns > 0;
-    any = any || !inc_here.empty();
-    for (const auto& [line, c] : attr.files.at(m.profile_file))
-      any = any || c.memory_peak_bytes > 0 || c.memory_reserved_bytes > 0 || c.memory_step_bytes > 0;
-    if (!any) continue;
+    // A file the profile names but puts no cost on (GPU, host waits, idle gaps, memory) says nothing.
+    if (file_ns == 0 && inc_here.empty() && !hasCost(attr.files.at(m.profile_file))) continue;
     jfiles.push_back({{"path", profile.strings[m.profile_file]},
                       {"local_path", m.local_path ? json(*m.local_path) : json(nullptr)},
                       {"gpu_ns", file_ns},
@@ -452,22 +475,7 @@ json reportJson(const ReportData& d) {
   bool memory_placed =
       d.main.memory().story && (!d.main.memory().story->top.empty() || !d.main.memory().story->growth.empty());
   if (attr.attributed_gpu_ns == 0 && !memory_placed) doc["advice"] = ingest::captureAdvice(profile.info);
-  if (d.compare) {
-    json files_before = json::array();
-    for (const auto& [local, lines] : d.compare_lines) {
-      json jl = json::array();
-      for (const auto& [line, ns] : lines) jl.push_back({{"line", line}, {"gpu_ns", ns}});
-      files_before.push_back({{"local_path", local}, {"lines", jl}});
-    }
-    json aligned = json::object();
-    for (const auto& [local, how] : d.compare_aligned) aligned[local] = how;
-    doc["compare"] = {{"path", d.args.compare_path},
-                      {"total_gpu_ns", d.compare->attribution().total_gpu_ns},
-                      {"steady_gpu_ns", d.compare->attribution().steady_gpu_ns},
-                      {"steps", d.compare->attribution().steps},
-                      {"files", files_before},
-                      {"aligned", aligned}};
-  }
+  if (d.compare) doc["compare"] = compareJson(d);
   return doc;
 }
 
