@@ -42,6 +42,14 @@ const LineHint* hintOn(const std::vector<LineHint>& hints, uint32_t line0) {
   return it == hints.end() ? nullptr : &*it;
 }
 
+// The out-of-memory error on `file` (a copy of the script, maybe edited) with `costs`; an empty
+// Finding when there is none.
+Finding oomOn(const Joined& j, const source::SourceFile& file, const FileCosts& costs) {
+  auto findings = confirmWithProfile({}, file, source::buildSourceIndex(file), costs, j.join->profile(), RuleConfig{});
+  auto it = std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; });
+  return it == findings.end() ? Finding{} : *it;
+}
+
 TEST(MemoryFeatures, HintsShowTheBytesEachLineHoldsAtThePeak) {
   Joined j("gpt_oom_eval");
   ASSERT_TRUE(j.join);
@@ -129,13 +137,10 @@ TEST(MemoryFeatures, OutOfMemoryIsAnErrorOnItsLineWithTheLinesThatHoldThePeak) {
   auto def = text.find("\n\ndef evaluate");
   ASSERT_NE(def, std::string::npos);
   text.replace(def + 1, 0, "@torch.no_grad()");
-  source::SourceFile guarded(text);
-  auto guarded_index = source::buildSourceIndex(guarded);
-  auto again = confirmWithProfile({}, guarded, guarded_index, j.costs, j.join->profile(), RuleConfig{});
-  auto g = std::find_if(again.begin(), again.end(), [](const Finding& f) { return f.code == "out-of-memory"; });
-  ASSERT_NE(g, again.end());
-  EXPECT_EQ(g->message.find("autograd on"), std::string::npos) << g->message;
-  EXPECT_TRUE(g->fixes.empty());
+  Finding g = oomOn(j, source::SourceFile(text), j.costs);
+  ASSERT_EQ(g.code, "out-of-memory");
+  EXPECT_EQ(g.message.find("autograd on"), std::string::npos) << g.message;
+  EXPECT_TRUE(g.fixes.empty());
   // Off in the configuration: none.
   RuleConfig off;
   off.rules["out-of-memory"].enabled = false;
@@ -182,13 +187,7 @@ TEST(MemoryFeatures, HintsFromNsightSystemsGiveThePoolsGrowth) {
 TEST(MemoryFeatures, ActivationsOfATrainingForwardGetCheckpointingAdvice) {
   Joined j("gpt_oom_fwd");
   ASSERT_TRUE(j.join);
-  auto oomOf = [&](const source::SourceFile& file) {
-    auto findings =
-        confirmWithProfile({}, file, source::buildSourceIndex(file), j.costs, j.join->profile(), RuleConfig{});
-    auto it =
-        std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; });
-    return it == findings.end() ? std::string() : it->message;
-  };
+  auto oomOf = [&](const source::SourceFile& file) { return oomOn(j, file, j.costs).message; };
   std::string message = oomOf(j.file);
   EXPECT_NE(message.find("; the activations Block.forward() keeps for backward hold 72.58 GiB at the peak: recompute "
                          "them in backward instead, calling it through torch.utils.checkpoint.checkpoint(..., "
@@ -221,13 +220,7 @@ TEST(MemoryFeatures, GradientsZeroedInPlaceGetSetToNoneAdvice) {
   ASSERT_NE(at, std::string::npos);
   text.replace(at + 22, 4, "False");
   source::SourceFile keeps(text);
-  auto index = source::buildSourceIndex(keeps);
-  auto oomOf = [&](const FileCosts& costs) {
-    auto findings = confirmWithProfile({}, keeps, index, costs, j.join->profile(), RuleConfig{});
-    auto it =
-        std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; });
-    return it == findings.end() ? Finding{} : *it;
-  };
+  auto oomOf = [&](const FileCosts& costs) { return oomOn(j, keeps, costs); };
   // The run itself set the gradients to None: what backward made and the evaluation's peak still
   // holds is 32 MiB, under 5% of it. No advice.
   EXPECT_EQ(oomOf(j.costs).message.find("set_to_none"), std::string::npos);
