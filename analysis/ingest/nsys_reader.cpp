@@ -104,33 +104,60 @@ uint64_t readUnsigned(std::string_view blob, size_t offset, uint32_t size) {
   return v;
 }
 
-// Parses "aten::mm, seq = 12, op_id = 40, sizes = [...]" into op / seq / op_id; the range's
-// text becomes the op name alone (the rest is unique per call and would fill the string table).
-bool parseAutogradText(std::string_view text, model::NvtxRange& r, model::StringTable& strings) {
+// PyTorch's autograd range text, "aten::mm, seq = 12, op_id = 40, sizes = [...], ...": the op
+// name and the fields attribution uses. The range keeps the op name alone (the rest is unique
+// per call and would fill the string table).
+struct AutogradText {
+  std::string_view op;
+  int32_t seq = -1, op_id = -1;  // -1: absent
+  bool shapes = false;           // input shapes follow (autograd-shapes-nvtx)
+};
+
+// One walk over the fields (`key = value` after each ", "), up to the shapes, whose lists hold
+// commas of their own; false when the text has no seq or op_id (not an autograd range).
+bool parseAutogradText(std::string_view text, AutogradText& out) {
   auto comma = text.find(", ");
-  bool has_fields = text.find("seq = ") != std::string_view::npos || text.find("op_id = ") != std::string_view::npos;
-  if (!has_fields) return false;
-  r.op = strings.intern(text.substr(0, comma));
-  r.text = r.op;
-  auto number = [&](std::string_view key) -> int32_t {
-    auto at = text.find(key);
-    if (at == std::string_view::npos) return -1;
+  if (comma == std::string_view::npos) return false;
+  out.op = text.substr(0, comma);
+  auto number = [&](size_t at) -> int32_t {
     int64_t v = 0;
     bool any = false;
-    for (size_t i = at + key.size(); i < text.size() && text[i] >= '0' && text[i] <= '9' && v < INT32_MAX; ++i) {
+    for (size_t i = at; i < text.size() && text[i] >= '0' && text[i] <= '9' && v <= INT32_MAX; ++i) {
       v = v * 10 + (text[i] - '0');
       any = true;
     }
     return any && v <= INT32_MAX ? static_cast<int32_t>(v) : -1;
   };
-  r.seq = number(", seq = ");
-  r.op_id = number("op_id = ");
-  return true;
+  auto field = [&](size_t at, std::string_view key) { return text.compare(at, key.size(), key) == 0; };
+  bool fields = false;
+  for (size_t at = comma + 2; at < text.size();) {
+    if (field(at, "seq = ")) {
+      out.seq = number(at + 6), fields = true;
+    } else if (field(at, "op_id = ")) {
+      out.op_id = number(at + 8), fields = true;
+    } else if (field(at, "sizes = ")) {
+      out.shapes = true;
+      break;
+    }
+    auto next = text.find(", ", at);
+    if (next == std::string_view::npos) break;
+    at = next + 2;
+  }
+  return fields;
 }
 
 // What the GPU-activity tables give back; read on a second connection and thread, so it
 // interns nothing: names come from the shared id -> StringId map and pre-interned ids.
+// An NVTX domain's row (eventType 75): interned by the caller once the thread has ended.
+struct DomainRow {
+  int64_t pid = -1;  // -1: a row of no thread
+  int64_t id = 0;
+  std::string name;           // empty: named by `text_id`
+  model::StringId text_id = 0;
+};
+
 struct ActivityTables {
+  std::vector<DomainRow> domains;
   std::vector<model::GpuActivity> activities;
   std::vector<model::LaunchConfig> launch_configs{model::LaunchConfig{}};
   std::vector<std::pair<size_t, int64_t>> graphs;  // activity index -> graphId, named afterwards
@@ -192,6 +219,7 @@ class ActivityReader : Reader {
     readCopies();
     readMemsets();
     readGraphs();
+    readNvtxDomains();
   }
 
  private:
@@ -275,6 +303,17 @@ class ActivityReader : Reader {
                    });
   }
 
+  // The domain rows may come after the events that use them, so they take a scan of the whole
+  // table of their own: here, while the other thread still reads CUDA API calls.
+  void readNvtxDomains() {
+    std::string missing;
+    std::string sql = nsys_sql::selectColumns(db_, "NVTX_EVENTS", nsys_sql::kNvtx, "", missing);
+    if (sql.empty()) return;
+    forEachRow(sql + nsys_sql::kNvtxDomainRows, missing, "NVTX domains", false, [&](Statement& s) {
+      out_.domains.push_back({s.isNull(3) ? -1 : pidOf(s.int64(3)), s.int64(6), std::string(s.text(4)), str(s, 5)});
+    });
+  }
+
   struct ConfigHash {
     size_t operator()(const model::LaunchConfig& c) const {
       size_t h = 0;
@@ -288,6 +327,209 @@ class ActivityReader : Reader {
   std::array<model::StringId, 6> copy_names_;
   model::StringId memset_name_;
   std::unordered_map<model::LaunchConfig, uint32_t, ConfigHash> config_ids_;
+};
+
+struct RankFields {
+  int64_t rank_offset = -1, size_offset = -1;
+  uint32_t rank_size = 4, size_size = 4;
+};
+
+// An NVTX domain, by (pid, id) of its eventType 75 row.
+struct NvtxDomain {
+  model::StringId name = 0;
+  enum { Other, Backtrace, Sampling } python = Other;
+};
+
+// What every pass over NVTX events reads and none changes: read before the passes.
+struct NvtxContext {
+  std::map<std::pair<int64_t, int64_t>, NvtxDomain> domains;  // (pid, id) -> domain; pid -1: rows of no thread
+  std::map<std::string, std::vector<PayloadLayout>> layouts;  // Python payload layouts by domain name
+  std::map<std::pair<int64_t, int64_t>, RankFields> rank_fields;  // (domain, schema) -> where
+  std::vector<std::pair<uint64_t, int64_t>> call_starts;          // kept API calls' (thread, start), sorted
+};
+
+// One pass over NVTX events (a range of rowids) into `out`: ranges, Python marks with their
+// frames, the capture's events. Two passes run at once on two connections, each into its own
+// profile; the second's is merged into the first's afterwards, so ids it interns are its own.
+class NvtxPass : Reader {
+ public:
+  NvtxPass(Database& db, model::Profile& out, const NvtxContext& context,
+           const std::unordered_map<int64_t, model::StringId>& string_ids)
+      : Reader(db, out.info.warnings, string_ids), p_(out), c_(context) {}
+
+  void run(const std::string& sql, const std::string& missing) {
+    forEachRow(sql, missing, "NVTX events", false, [&](Statement& s) { row(s); });
+  }
+
+  size_t marks_without_blob = 0, undecodable = 0, python_marks = 0, dropped = 0;
+  bool autograd = false;
+  std::map<uint32_t, std::pair<int32_t, int32_t>> ranks;  // pid -> (rank, world size)
+
+ private:
+  void row(Statement& s) {
+    int64_t type = s.int64(2);
+    int64_t g = s.int64(3);
+    auto domain_it = c_.domains.find({pidOf(g), s.int64(6)});
+    if (domain_it == c_.domains.end()) domain_it = c_.domains.find({-1, s.int64(6)});
+    NvtxDomain domain = domain_it == c_.domains.end() ? NvtxDomain{} : domain_it->second;
+    if (type == kNvtxMark) return mark(s, g, domain);
+    if (s.isNull(1)) return;  // an unfinished range
+    model::NvtxRange r;
+    r.start_ns = s.int64(0);
+    r.end_ns = std::max(r.start_ns, s.int64(1));
+    r.pid = static_cast<uint32_t>(pidOf(g));
+    r.tid = static_cast<uint32_t>(tidOf(g));
+    r.domain = domain.name;
+    if (!c_.rank_fields.empty()) readRankPayload(s.blob(7), s.int64(6), r.pid);
+    std::string_view text = s.text(4);
+    if (text.empty()) text = p_.strings[str(s, 5)];
+    AutogradText parsed;
+    if (parseAutogradText(text, parsed)) {
+      autograd = autograd || parsed.seq >= 0;
+      p_.capture.add(r.pid, r.start_ns, model::CaptureEvent::AutogradRange);
+      if (parsed.shapes) p_.capture.add(r.pid, r.start_ns, model::CaptureEvent::ShapesRange);
+      // Autograd ranges without a seq are kept only around a kept API call of their thread.
+      if (parsed.seq < 0 && !enclosesCall(r)) {
+        ++dropped;
+        return;
+      }
+      r.op = r.text = p_.strings.intern(parsed.op);
+      r.seq = parsed.seq;
+      r.op_id = parsed.op_id;
+    } else {
+      r.text = p_.strings.intern(text);
+    }
+    p_.ranges.push_back(r);
+  }
+
+  void mark(Statement& s, int64_t g, const NvtxDomain& domain) {
+    if (domain.python == NvtxDomain::Other) return;
+    ++python_marks;
+    if (domain.python == NvtxDomain::Backtrace)
+      p_.capture.add(static_cast<uint32_t>(pidOf(g)), s.int64(0), model::CaptureEvent::PythonBacktrace);
+    std::string_view blob = s.blob(7);
+    if (blob.empty()) {
+      ++marks_without_blob;
+      return;
+    }
+    auto layout = c_.layouts.find(domain.python == NvtxDomain::Sampling ? kSamplingDomain : kBacktraceDomain);
+    uint64_t process_key = static_cast<uint64_t>(pidOf(g)) << 1 | (domain.python == NvtxDomain::Sampling ? 1 : 0);
+    if (layout == c_.layouts.end() || !decodeMark(blob, layout->second, process_key, raw_)) {
+      ++undecodable;
+      return;
+    }
+    model::PythonMark m;
+    m.time_ns = s.int64(0);
+    m.pid = static_cast<uint32_t>(pidOf(g));
+    m.tid = static_cast<uint32_t>(tidOf(g));
+    m.kind = domain.python == NvtxDomain::Sampling ? model::MarkKind::Sample : model::MarkKind::Backtrace;
+    std::tie(m.first_frame, m.frame_count) = internStack(raw_);
+    p_.marks.push_back(m);
+  }
+
+  bool enclosesCall(const model::NvtxRange& r) const {
+    auto key = std::make_pair(model::threadKey(r.pid, r.tid), r.start_ns);
+    auto it = std::lower_bound(c_.call_starts.begin(), c_.call_starts.end(), key);
+    return it != c_.call_starts.end() && it->first == key.first && it->second <= r.end_ns;
+  }
+  // Decodes a mark of process `pid` with the layout that fits that process's marks: the first
+  // whose frames all name strings of the export (one layout in a report of identical processes).
+  bool decodeMark(std::string_view blob, const std::vector<PayloadLayout>& layouts, uint64_t process_key,
+                  std::vector<RawFrame>& raw) {
+    auto chosen = layout_of_process_.find(process_key);
+    if (chosen != layout_of_process_.end()) return decodeBacktracePayload(blob, layouts[chosen->second], raw);
+    int fallback = -1;
+    for (size_t i = 0; i < layouts.size(); ++i) {
+      if (!decodeBacktracePayload(blob, layouts[i], raw)) continue;
+      bool named = std::all_of(raw.begin(), raw.end(), [&](const RawFrame& f) {
+        return strings_.count(static_cast<int64_t>(f.file_id)) &&
+               strings_.count(static_cast<int64_t>(f.function_id));
+      });
+      if (named && !raw.empty()) {
+        layout_of_process_[process_key] = i;
+        return true;
+      }
+      if (fallback < 0) fallback = static_cast<int>(i);
+    }
+    return fallback >= 0 && decodeBacktracePayload(blob, layouts[static_cast<size_t>(fallback)], raw);
+  }
+
+  // An NVTX payload whose schema has a "Rank" field (NCCL's communicator init): the process's
+  // rank. Header: four u64 { version, schema id, payload size, payload offset }.
+  void readRankPayload(std::string_view blob, int64_t domain, uint32_t pid) {
+    if (blob.size() < 32) return;
+    auto it = c_.rank_fields.find({domain, static_cast<int64_t>(readUnsigned(blob, 8, 8))});
+    if (it == c_.rank_fields.end()) return;
+    uint64_t size = readUnsigned(blob, 16, 8), offset = readUnsigned(blob, 24, 8);
+    if (offset > blob.size() || size > blob.size() - offset) return;
+    std::string_view payload = blob.substr(offset, size);
+    auto field = [&](int64_t at, uint32_t bytes) -> int32_t {
+      if (at < 0 || static_cast<uint64_t>(at) + bytes > payload.size()) return -1;
+      auto v = static_cast<int64_t>(readUnsigned(payload, static_cast<size_t>(at), bytes));
+      return v >= 0 && v < INT32_MAX ? static_cast<int32_t>(v) : -1;
+    };
+    int32_t rank = field(it->second.rank_offset, it->second.rank_size);
+    if (rank >= 0 && !ranks.count(pid)) ranks[pid] = {rank, field(it->second.size_offset, it->second.size_size)};
+  }
+
+  // Stacks repeat (the same loop, the same layers): each distinct one is stored once.
+  std::pair<uint32_t, uint32_t> internStack(const std::vector<RawFrame>& raw) {
+    uint64_t h = 1469598103934665603ull;
+    for (const auto& f : raw)
+      for (uint64_t v : {f.function_id, f.file_id, static_cast<uint64_t>(static_cast<uint32_t>(f.line))})
+        h = (h ^ v) * 1099511628211ull;
+    auto matches = [&](uint32_t first) {
+      for (size_t i = 0; i < raw.size(); ++i) {
+        const auto& a = raw_frames_[first + i];
+        if (a.function_id != raw[i].function_id || a.file_id != raw[i].file_id || a.line != raw[i].line) return false;
+      }
+      return true;
+    };
+    auto [lo, hi] = stacks_.equal_range(h);
+    for (auto it = lo; it != hi; ++it)
+      if (it->second.second == raw.size() && matches(it->second.first)) return it->second;
+    std::pair<uint32_t, uint32_t> stack{static_cast<uint32_t>(p_.frames.size()), static_cast<uint32_t>(raw.size())};
+    for (const auto& f : raw) {
+      p_.frames.push_back({functionName(f.function_id), functionName(f.file_id), f.line});
+      raw_frames_.push_back(f);
+    }
+    stacks_.emplace(h, stack);
+    return stack;
+  }
+
+  // Function and file names arrive XML-escaped (`&lt;module&gt;`, `&lt;string&gt;`).
+  model::StringId functionName(uint64_t id) {
+    model::StringId raw = stringFor(id);
+    const std::string& text = p_.strings[raw];
+    if (text.find('&') == std::string::npos) return raw;
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+      auto try_entity = [&](const char* entity, char c) {
+        size_t n = std::strlen(entity);
+        if (text.compare(i, n, entity) != 0) return false;
+        out += c;
+        i += n - 1;
+        return true;
+      };
+      if (!try_entity("&lt;", '<') && !try_entity("&gt;", '>') && !try_entity("&amp;", '&') &&
+          !try_entity("&quot;", '"') && !try_entity("&apos;", '\''))
+        out += text[i];
+    }
+    return p_.strings.intern(out);
+  }
+
+  model::StringId stringFor(uint64_t id) {
+    auto it = strings_.find(static_cast<int64_t>(id));
+    return it == strings_.end() ? p_.strings.intern("<string " + std::to_string(id) + ">") : it->second;
+  }
+
+
+  model::Profile& p_;
+  const NvtxContext& c_;
+  std::vector<RawFrame> raw_;
+  std::vector<RawFrame> raw_frames_;  // parallel to p_.frames: the ids they were decoded from
+  std::unordered_multimap<uint64_t, std::pair<uint32_t, uint32_t>> stacks_;  // hash -> (first, count)
+  std::unordered_map<uint64_t, size_t> layout_of_process_;                   // (pid, sampling?) -> index of its layout
 };
 
 // Everything else, on the caller's thread: metadata, names, API calls, NVTX; it runs the
@@ -327,6 +569,7 @@ class ProfileReader : Reader {
       ActivityReader(db_, tables, string_ids_, copy_names, memset_name).run();
     p_.activities = std::move(tables.activities);
     p_.launch_configs = std::move(tables.launch_configs);
+    domain_rows_ = std::move(tables.domains);
     for (auto& w : tables.warnings) warn(std::move(w));
     for (const auto& [index, graph] : tables.graphs)
       p_.activities[index].name = p_.strings.intern("[CUDA graph " + std::to_string(graph) + "]");
@@ -497,8 +740,10 @@ class ProfileReader : Reader {
   // Layouts of the Python payload schemas, read from NVTX_PAYLOAD_SCHEMA(_ENTRIE)S, by domain
   // name. Every process of a report writes its own rows of these tables (and the tables have no
   // process column): identical definitions are read once; where processes differ, each distinct
-  // layout is kept and a process's marks are decoded with the one that fits them.
-  std::map<std::string, std::vector<PayloadLayout>> readPayloadLayouts() {
+  // layout is kept and a process's marks are decoded with the one that fits them. NCCL's
+  // payload fields that name a rank go to `rank_fields`.
+  std::map<std::string, std::vector<PayloadLayout>> readPayloadLayouts(
+      std::map<std::pair<int64_t, int64_t>, RankFields>& rank_fields) {
     struct Entry {
       int64_t idx, type, offset;
       std::string name;
@@ -546,7 +791,7 @@ class ProfileReader : Reader {
           if (e.name == "Rank") f.rank_offset = e.offset, f.rank_size = scalarSize(e.type);
           if (e.name == "No. of ranks") f.size_offset = e.offset, f.size_size = scalarSize(e.type);
         }
-        if (f.rank_offset >= 0) rank_fields_[key] = f;
+        if (f.rank_offset >= 0) rank_fields[key] = f;
       }
 
     std::map<std::string, std::vector<PayloadLayout>> layouts;
@@ -594,116 +839,82 @@ class ProfileReader : Reader {
     return layouts;
   }
 
-  // Decodes a mark of process `pid` with the layout that fits that process's marks: the first
-  // whose frames all name strings of the export (one layout in a report of identical processes).
-  bool decodeMark(std::string_view blob, const std::vector<PayloadLayout>& layouts, uint64_t process_key,
-                  std::vector<RawFrame>& raw) {
-    auto chosen = layout_of_process_.find(process_key);
-    if (chosen != layout_of_process_.end()) return decodeBacktracePayload(blob, layouts[chosen->second], raw);
-    int fallback = -1;
-    for (size_t i = 0; i < layouts.size(); ++i) {
-      if (!decodeBacktracePayload(blob, layouts[i], raw)) continue;
-      bool named = std::all_of(raw.begin(), raw.end(), [&](const RawFrame& f) {
-        return string_ids_.count(static_cast<int64_t>(f.file_id)) &&
-               string_ids_.count(static_cast<int64_t>(f.function_id));
-      });
-      if (named && !raw.empty()) {
-        layout_of_process_[process_key] = i;
-        return true;
-      }
-      if (fallback < 0) fallback = static_cast<int>(i);
-    }
-    return fallback >= 0 && decodeBacktracePayload(blob, layouts[static_cast<size_t>(fallback)], raw);
-  }
-
+  // NVTX events: the domains (read by the activity thread) and payload layouts first, then the
+  // events in two halves by rowid, on two connections at once. The second half goes into a
+  // profile of its own whose strings start as a copy of ours, merged after the first half, so
+  // ranges and marks keep the table's order.
   void readNvtx() {
     if (!db_.hasTable("NVTX_EVENTS")) return;
-    struct Domain {
-      model::StringId name = 0;
-      enum { Other, Backtrace, Sampling } python = Other;
-    };
-    // Domain ids are numbered per process: (pid, id) -> domain; by id alone for rows of no thread.
-    std::map<std::pair<int64_t, int64_t>, Domain> domains;
+    NvtxContext context;
+    for (const auto& row : domain_rows_) {
+      std::string name = row.name.empty() ? p_.strings[row.text_id] : row.name;
+      NvtxDomain d{p_.strings.intern(name)};
+      if (name == kBacktraceDomain) d.python = NvtxDomain::Backtrace;
+      if (name == kSamplingDomain) d.python = NvtxDomain::Sampling;
+      context.domains[{row.pid, row.id}] = d;
+    }
+    context.layouts = readPayloadLayouts(context.rank_fields);
+    context.call_starts.reserve(p_.api_calls.size());
+    for (const auto& c : p_.api_calls) context.call_starts.emplace_back(model::threadKey(c.pid, c.tid), c.start_ns);
+    std::sort(context.call_starts.begin(), context.call_starts.end());
+
     std::string missing;
     std::string sql = nsys_sql::selectColumns(db_, "NVTX_EVENTS", nsys_sql::kNvtx, "", missing);
-    // Domains first (eventType 75 rows may come after the events that use them).
-    forEachRow(sql.empty() ? "" : sql + nsys_sql::kNvtxDomainRows, missing, "NVTX domains", false, [&](Statement& s) {
-      std::string name(s.text(4));
-      if (name.empty()) name = p_.strings[str(s, 5)];
-      Domain d{p_.strings.intern(name)};
-      if (name == kBacktraceDomain) d.python = Domain::Backtrace;
-      if (name == kSamplingDomain) d.python = Domain::Sampling;
-      domains[{s.isNull(3) ? -1 : pidOf(s.int64(3)), s.int64(6)}] = d;
-    });
-    auto layouts = readPayloadLayouts();
-    // Autograd ranges without a seq are kept only around a kept API call of their thread.
-    std::vector<std::pair<uint64_t, int64_t>> call_starts;  // (thread, start), sorted
-    call_starts.reserve(p_.api_calls.size());
-    for (const auto& c : p_.api_calls) call_starts.emplace_back(model::threadKey(c.pid, c.tid), c.start_ns);
-    std::sort(call_starts.begin(), call_starts.end());
-    auto enclosesCall = [&](const model::NvtxRange& r) {
-      auto key = std::make_pair(model::threadKey(r.pid, r.tid), r.start_ns);
-      auto it = std::lower_bound(call_starts.begin(), call_starts.end(), key);
-      return it != call_starts.end() && it->first == key.first && it->second <= r.end_ns;
-    };
-    size_t marks_without_blob = 0, undecodable = 0, python_marks = 0, dropped = 0;
-    bool autograd = false;
-    std::vector<RawFrame> raw;
-    forEachRow(sql.empty() ? "" : sql + nsys_sql::kNvtxEventRows, missing, "NVTX events", false, [&](Statement& s) {
-      int64_t type = s.int64(2);
-      int64_t g = s.int64(3);
-      auto domain_it = domains.find({pidOf(g), s.int64(6)});
-      if (domain_it == domains.end()) domain_it = domains.find({-1, s.int64(6)});
-      Domain domain = domain_it == domains.end() ? Domain{} : domain_it->second;
-      if (type == kNvtxMark) {
-        if (domain.python == Domain::Other) return;
-        ++python_marks;
-        if (domain.python == Domain::Backtrace)
-          p_.capture.add(static_cast<uint32_t>(pidOf(g)), s.int64(0), model::CaptureEvent::PythonBacktrace);
-        std::string_view blob = s.blob(7);
-        if (blob.empty()) {
-          ++marks_without_blob;
-          return;
-        }
-        auto layout = layouts.find(domain.python == Domain::Sampling ? kSamplingDomain : kBacktraceDomain);
-        uint64_t process_key = static_cast<uint64_t>(pidOf(g)) << 1 | (domain.python == Domain::Sampling ? 1 : 0);
-        if (layout == layouts.end() || !decodeMark(blob, layout->second, process_key, raw)) {
-          ++undecodable;
-          return;
-        }
-        model::PythonMark m;
-        m.time_ns = s.int64(0);
-        m.pid = static_cast<uint32_t>(pidOf(g));
-        m.tid = static_cast<uint32_t>(tidOf(g));
-        m.kind = domain.python == Domain::Sampling ? model::MarkKind::Sample : model::MarkKind::Backtrace;
-        std::tie(m.first_frame, m.frame_count) = internStack(raw);
-        p_.marks.push_back(m);
-        return;
-      }
-      if (s.isNull(1)) return;  // an unfinished range
-      model::NvtxRange r;
-      r.start_ns = s.int64(0);
-      r.end_ns = std::max(r.start_ns, s.int64(1));
-      r.pid = static_cast<uint32_t>(pidOf(g));
-      r.tid = static_cast<uint32_t>(tidOf(g));
-      r.domain = domain.name;
-      if (!rank_fields_.empty()) readRankPayload(s.blob(7), s.int64(6), r.pid);
-      std::string_view text = s.text(4);
-      if (text.empty()) text = p_.strings[str(s, 5)];
-      if (parseAutogradText(text, r, p_.strings)) {
-        autograd = autograd || r.seq >= 0;
-        p_.capture.add(r.pid, r.start_ns, model::CaptureEvent::AutogradRange);
-        if (text.find("sizes = ") != std::string_view::npos)
-          p_.capture.add(r.pid, r.start_ns, model::CaptureEvent::ShapesRange);
-        if (r.seq < 0 && !enclosesCall(r)) {
-          ++dropped;
-          return;
-        }
-      } else {
-        r.text = p_.strings.intern(text);
-      }
+    if (!sql.empty()) sql += nsys_sql::kNvtxEventRows;
+    std::string error;
+    int64_t last_row = 0;  // stays 0 where rowids cannot be read (a view): one pass
+    if (auto st = db_.prepare("SELECT max(rowid) FROM NVTX_EVENTS", error))
+      if (st->step() == Statement::Step::Row) last_row = st->int64(0, 0);
+    auto second = last_row > 1 ? Database::openReadOnly(path_, error) : std::nullopt;
+    NvtxPass first(db_, p_, context, string_ids_);
+    if (!second) {
+      first.run(sql, missing);
+      return finishNvtx({&first});
+    }
+    int64_t half = last_row / 2;
+    model::Profile side;
+    side.strings = p_.strings;
+    size_t shared_strings = side.strings.size();
+    NvtxPass later(*second, side, context, string_ids_);
+    std::thread worker([&] { later.run(sql + " AND rowid > " + std::to_string(half), missing); });
+    first.run(sql + " AND rowid <= " + std::to_string(half), missing);
+    worker.join();
+    mergeNvtx(side, shared_strings);
+    finishNvtx({&first, &later});
+  }
+
+  // Adds a pass's ranges, marks, frames and capture events (ids it interned past `shared`
+  // interned again here) after ours.
+  void mergeNvtx(model::Profile& part, size_t shared) {
+    std::vector<model::StringId> ids(part.strings.size());
+    for (size_t i = 0; i < ids.size(); ++i)
+      ids[i] = i < shared ? static_cast<model::StringId>(i) : p_.strings.intern(part.strings[static_cast<model::StringId>(i)]);
+    p_.ranges.reserve(p_.ranges.size() + part.ranges.size());
+    for (auto r : part.ranges) {
+      r.text = ids[r.text], r.op = ids[r.op], r.domain = ids[r.domain];
       p_.ranges.push_back(r);
-    });
+    }
+    auto frame_base = static_cast<uint32_t>(p_.frames.size());
+    for (auto f : part.frames) {
+      f.function = ids[f.function], f.file = ids[f.file];
+      p_.frames.push_back(f);
+    }
+    for (auto m : part.marks) {
+      m.first_frame += frame_base;
+      p_.marks.push_back(m);
+    }
+    p_.capture.addAll(part.capture, [](uint32_t pid) { return pid; });
+    for (auto& w : part.info.warnings) warn(std::move(w));
+  }
+
+  void finishNvtx(const std::vector<const NvtxPass*>& passes) {
+    size_t marks_without_blob = 0, undecodable = 0, python_marks = 0;
+    bool autograd = false;
+    for (const auto* pass : passes) {
+      marks_without_blob += pass->marks_without_blob, undecodable += pass->undecodable;
+      python_marks += pass->python_marks, autograd = autograd || pass->autograd;
+      for (const auto& [pid, rank] : pass->ranks) ranks_.emplace(pid, rank);
+    }
     if (python_marks > 0) {
       p_.info.capabilities.push_back("python-backtraces");
       if (marks_without_blob == python_marks) {
@@ -717,24 +928,6 @@ class ProfileReader : Reader {
       }
     }
     if (autograd) p_.info.capabilities.push_back("autograd-nvtx");
-  }
-
-  // An NVTX payload whose schema has a "Rank" field (NCCL's communicator init): the process's
-  // rank. Header: four u64 { version, schema id, payload size, payload offset }.
-  void readRankPayload(std::string_view blob, int64_t domain, uint32_t pid) {
-    if (blob.size() < 32) return;
-    auto it = rank_fields_.find({domain, static_cast<int64_t>(readUnsigned(blob, 8, 8))});
-    if (it == rank_fields_.end()) return;
-    uint64_t size = readUnsigned(blob, 16, 8), offset = readUnsigned(blob, 24, 8);
-    if (offset > blob.size() || size > blob.size() - offset) return;
-    std::string_view payload = blob.substr(offset, size);
-    auto field = [&](int64_t at, uint32_t bytes) -> int32_t {
-      if (at < 0 || static_cast<uint64_t>(at) + bytes > payload.size()) return -1;
-      auto v = static_cast<int64_t>(readUnsigned(payload, static_cast<size_t>(at), bytes));
-      return v >= 0 && v < INT32_MAX ? static_cast<int32_t>(v) : -1;
-    };
-    int32_t rank = field(it->second.rank_offset, it->second.rank_size);
-    if (rank >= 0 && !ranks_.count(pid)) ranks_[pid] = {rank, field(it->second.size_offset, it->second.size_size)};
   }
 
   // Processes by name (PROCESSES), with the ranks NCCL recorded.
@@ -754,57 +947,6 @@ class ProfileReader : Reader {
       std::tie(p.rank, p.world_size) = rank;
     }
     for (auto& [pid, p] : by_pid) p_.info.processes.push_back(std::move(p));
-  }
-
-  // Stacks repeat (the same loop, the same layers): each distinct one is stored once.
-  std::pair<uint32_t, uint32_t> internStack(const std::vector<RawFrame>& raw) {
-    uint64_t h = 1469598103934665603ull;
-    for (const auto& f : raw)
-      for (uint64_t v : {f.function_id, f.file_id, static_cast<uint64_t>(static_cast<uint32_t>(f.line))})
-        h = (h ^ v) * 1099511628211ull;
-    auto matches = [&](uint32_t first) {
-      for (size_t i = 0; i < raw.size(); ++i) {
-        const auto& a = raw_frames_[first + i];
-        if (a.function_id != raw[i].function_id || a.file_id != raw[i].file_id || a.line != raw[i].line) return false;
-      }
-      return true;
-    };
-    auto [lo, hi] = stacks_.equal_range(h);
-    for (auto it = lo; it != hi; ++it)
-      if (it->second.second == raw.size() && matches(it->second.first)) return it->second;
-    std::pair<uint32_t, uint32_t> stack{static_cast<uint32_t>(p_.frames.size()), static_cast<uint32_t>(raw.size())};
-    for (const auto& f : raw) {
-      p_.frames.push_back({functionName(f.function_id), functionName(f.file_id), f.line});
-      raw_frames_.push_back(f);
-    }
-    stacks_.emplace(h, stack);
-    return stack;
-  }
-
-  // Function and file names arrive XML-escaped (`&lt;module&gt;`, `&lt;string&gt;`).
-  model::StringId functionName(uint64_t id) {
-    model::StringId raw = stringFor(id);
-    const std::string& text = p_.strings[raw];
-    if (text.find('&') == std::string::npos) return raw;
-    std::string out;
-    for (size_t i = 0; i < text.size(); ++i) {
-      auto try_entity = [&](const char* entity, char c) {
-        size_t n = std::strlen(entity);
-        if (text.compare(i, n, entity) != 0) return false;
-        out += c;
-        i += n - 1;
-        return true;
-      };
-      if (!try_entity("&lt;", '<') && !try_entity("&gt;", '>') && !try_entity("&amp;", '&') &&
-          !try_entity("&quot;", '"') && !try_entity("&apos;", '\''))
-        out += text[i];
-    }
-    return p_.strings.intern(out);
-  }
-
-  model::StringId stringFor(uint64_t id) {
-    auto it = string_ids_.find(static_cast<int64_t>(id));
-    return it == string_ids_.end() ? p_.strings.intern("<string " + std::to_string(id) + ">") : it->second;
   }
 
   // Nesting depth of each range among the ranges of its thread (input sorted by pid, tid, start).
@@ -828,15 +970,8 @@ class ProfileReader : Reader {
   const LoadProgress& progress_;
   const NamesRead& names_read_;
   std::vector<uint64_t> allocating_;  // correlation keys of CUDA calls that allocated or freed device memory
-  std::vector<RawFrame> raw_frames_;  // parallel to p_.frames: the ids they were decoded from
-  std::unordered_multimap<uint64_t, std::pair<uint32_t, uint32_t>> stacks_;  // hash -> (first, count)
-  std::unordered_map<uint64_t, size_t> layout_of_process_;                   // (pid, sampling?) -> index of its layout
-  struct RankFields {
-    int64_t rank_offset = -1, size_offset = -1;
-    uint32_t rank_size = 4, size_size = 4;
-  };
-  std::map<std::pair<int64_t, int64_t>, RankFields> rank_fields_;  // (domain, schema) -> where
-  std::map<uint32_t, std::pair<int32_t, int32_t>> ranks_;          // pid -> (rank, world size)
+  std::vector<DomainRow> domain_rows_;  // NVTX domains, read by the activity thread
+  std::map<uint32_t, std::pair<int32_t, int32_t>> ranks_;  // pid -> (rank, world size)
 };
 
 }  // namespace

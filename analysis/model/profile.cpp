@@ -53,7 +53,7 @@ int64_t binOf(int64_t t_ns) {
 }
 }  // namespace
 
-void CaptureEvents::add(uint32_t pid, int64_t t_ns, CaptureEvent kind) {
+void CaptureEvents::add(uint32_t pid, int64_t t_ns, CaptureEvent kind, uint32_t count) {
   auto [it, added] = processes_.try_emplace(pid);
   Process& p = it->second;
   int64_t bin = binOf(t_ns);
@@ -69,15 +69,14 @@ void CaptureEvents::add(uint32_t pid, int64_t t_ns, CaptureEvent kind) {
   auto at = static_cast<uint64_t>(bin - p.first_bin);
   if (at >= (uint64_t{1} << 26)) return;  // over 18 hours after the first event: corrupt
   if (v.size() <= at) v.resize(at + 1, 0);
-  if (v[at] < UINT16_MAX) ++v[at];
+  v[at] = static_cast<uint16_t>(std::min<uint32_t>(UINT16_MAX, v[at] + count));
 }
 
 void CaptureEvents::addProcess(uint32_t pid, const Process& from) {
   for (size_t k = 0; k < kCaptureEventKinds; ++k) {
     const auto& v = from.bins[k];
     for (size_t i = 0; i < v.size(); ++i)
-      for (uint16_t n = 0; n < v[i]; ++n)
-        add(pid, (from.first_bin + static_cast<int64_t>(i)) * kBinNs, static_cast<CaptureEvent>(k));
+      if (v[i] > 0) add(pid, (from.first_bin + static_cast<int64_t>(i)) * kBinNs, static_cast<CaptureEvent>(k), v[i]);
   }
 }
 

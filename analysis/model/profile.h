@@ -187,7 +187,7 @@ const char* captureEventName(CaptureEvent e);
 class CaptureEvents {
  public:
   static constexpr int64_t kBinNs = 1'000'000;
-  void add(uint32_t pid, int64_t t_ns, CaptureEvent kind);
+  void add(uint32_t pid, int64_t t_ns, CaptureEvent kind, uint32_t count = 1);
   // Events of `kind` of process `pid` in [a_ns, b_ns), prorated within the bins at the ends.
   double count(uint32_t pid, CaptureEvent kind, int64_t a_ns, int64_t b_ns) const;
   uint64_t total(CaptureEvent kind) const;
