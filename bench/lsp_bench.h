@@ -31,13 +31,14 @@ struct Stats {
 
 inline testing::json position(int line, int character) { return {{"line", line}, {"character", character}}; }
 
-// `sightline serve --diagnostics-delay-ms 0` with `profile` in the `profiles` setting and `root`
-// as the workspace, once its status says the profile is loaded; nullptr after printing why not.
-// `status` receives that status notification.
-inline std::unique_ptr<testing::LspClient> startWithProfile(const std::string& root, const std::string& profile,
-                                                            testing::json& status) {
+// `sightline serve ARGS` (by default `--diagnostics-delay-ms 0`) with `profile` in the `profiles`
+// setting and `root` as the workspace, once its status says the profile is loaded; nullptr after
+// printing why not. `status` receives that status notification.
+inline std::unique_ptr<testing::LspClient> startWithProfile(
+    const std::string& root, const std::string& profile, testing::json& status,
+    const std::vector<std::string>& args = {"--diagnostics-delay-ms", "0"}) {
   using testing::json;
-  auto client = testing::LspClient::spawnStdio({"--diagnostics-delay-ms", "0"});
+  auto client = testing::LspClient::spawnStdio(args);
   auto init = client->request("initialize", {{"processId", nullptr},
                                              {"rootUri", server::pathToUri(root)},
                                              {"capabilities",

@@ -4,7 +4,8 @@
 // PROFILE is an nsys export of train_small.py (the ×N copies of scale_nsys_profile); the
 // script is our profiled train_small.py repeated to 10,000+ lines (the profile's lines fall on
 // the first copy), placed in a temporary workspace as train_small.py. The server runs with
-// --diagnostics-delay-ms 0 so the edit figure is the server's work, not the debounce.
+// --diagnostics-delay-ms 0 so the first edit figure is the server's work, not the debounce;
+// then a second server with its default (adaptive) debounce gives the end-to-end figure.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +27,37 @@ using bench::position;
 using bench::Stats;
 using testing::json;
 namespace fs = std::filesystem;
+
+// Types a character into an identifier in the middle of the file (`loss` -> `lloss`), then
+// deletes it, `count` times; waits for each version's diagnostics.
+Stats measureEdits(testing::LspClient& client, const std::string& uri, const std::string& script, int count,
+                   int version) {
+  Stats edits;
+  size_t at = script.find("loss = train_step", script.size() / 2);
+  int mid = static_cast<int>(std::count(script.begin(), script.begin() + static_cast<long>(at), '\n'));
+  int column = static_cast<int>(at - script.rfind('\n', at) - 1);
+  for (int i = 0; i < count; ++i) {
+    bool insert = i % 2 == 0;
+    json change = {{"range", {{"start", position(mid, column)}, {"end", position(mid, insert ? column : column + 1)}}},
+                   {"text", insert ? "l" : ""}};
+    ++version;
+    auto start = Clock::now();
+    client.notify("textDocument/didChange",
+                   {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", json::array({change})}});
+    auto published = client.waitFor(
+        [&](const json& m) {
+          return m.value("method", "") == "textDocument/publishDiagnostics" &&
+                 m["params"].value("version", -1) == version;
+        },
+        std::chrono::seconds(10));
+    if (!published) {
+      std::fprintf(stderr, "no diagnostics for version %d\n", version);
+      break;
+    }
+    edits.add(Clock::now() - start);
+  }
+  return edits;
+}
 
 }  // namespace
 
@@ -93,34 +125,19 @@ int main(int argc, char** argv) {
   std::printf("  (%zu of %d hovers on profiled lines had a card; %.1f hints per profiled window)\n", hot_cards,
               iterations, static_cast<double>(hint_count) / iterations);
 
-  // Type a character into an identifier in the middle of the file (`loss` -> `lloss`), then
-  // delete it; wait for each version's diagnostics.
-  Stats edits;
-  int version = 1;
-  size_t at = script.find("loss = train_step", script.size() / 2);
-  int mid = static_cast<int>(std::count(script.begin(), script.begin() + static_cast<long>(at), '\n'));
-  int column = static_cast<int>(at - script.rfind('\n', at) - 1);
-  for (int i = 0; i < std::max(20, iterations / 5); ++i) {
-    bool insert = i % 2 == 0;
-    json change = {{"range", {{"start", position(mid, column)}, {"end", position(mid, insert ? column : column + 1)}}},
-                   {"text", insert ? "l" : ""}};
-    ++version;
-    auto start = Clock::now();
-    client->notify("textDocument/didChange",
-                   {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", json::array({change})}});
-    auto published = client->waitFor(
-        [&](const json& m) {
-          return m.value("method", "") == "textDocument/publishDiagnostics" &&
-                 m["params"].value("version", -1) == version;
-        },
-        std::chrono::seconds(10));
-    if (!published) {
-      std::fprintf(stderr, "no diagnostics for version %d\n", version);
-      break;
-    }
-    edits.add(Clock::now() - start);
-  }
-  edits.print("edit -> publishDiagnostics");
+  measureEdits(*client, uri, script, std::max(20, iterations / 5), 1).print("edit -> publishDiagnostics");
+  client->request("shutdown", nullptr);
+  client->notify("exit", nullptr);
+  client->waitExit();
+
+  // The same edits end to end as users get them: the server's own (adaptive) debounce.
+  client = bench::startWithProfile(root.string(), profile, status, {});
+  if (!client) return 1;
+  client->notify("textDocument/didOpen",
+                 {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", script}}}});
+  client->waitForNotification("textDocument/publishDiagnostics", std::chrono::seconds(30));
+  measureEdits(*client, uri, script, std::max(20, iterations / 5), 1)
+      .print("edit -> diagnostics (debounced)");
   client->request("shutdown", nullptr);
   client->notify("exit", nullptr);
   client->waitExit();

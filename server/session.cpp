@@ -158,6 +158,7 @@ void Session::didClose(const json& p) {
     it->second->cancel();
     publish_timers_.erase(it);
   }
+  debounce_.erase(params.uri);
   if (workspace_.close(params.uri))
     dispatcher_.sendNotification("textDocument/publishDiagnostics",
                                  protocol::toJson(protocol::PublishDiagnosticsParams{params.uri, std::nullopt, {}}));
@@ -312,18 +313,28 @@ json Session::hover(const json& params) {
 
 void Session::publishNow(Document& doc) {
   if (auto it = publish_timers_.find(doc.uri()); it != publish_timers_.end()) it->second->cancel();
+  auto began = Debounce::Clock::now();
   protocol::PublishDiagnosticsParams params;
   params.uri = doc.uri();
   if (client_.diagnostic_version) params.version = doc.version();
   for (const auto& f : workspace_.findingsFor(doc))
     params.diagnostics.push_back(toDiagnostic(doc.file(), f, encoding_, workspace_.settings()));
   dispatcher_.sendNotification("textDocument/publishDiagnostics", protocol::toJson(params));
+  debounceOf(doc.uri()).record(Debounce::Clock::now() - began);
+}
+
+Debounce& Session::debounceOf(const std::string& uri) {
+  auto it = debounce_.find(uri);
+  if (it == debounce_.end())
+    it = debounce_.emplace(uri, options_.diagnostics_delay ? Debounce::fixed(*options_.diagnostics_delay) : Debounce())
+             .first;
+  return it->second;
 }
 
 void Session::schedulePublish(const std::string& uri) {
   auto& timer = publish_timers_[uri];
   if (!timer) timer = std::make_unique<asio::steady_timer>(io_);
-  timer->expires_after(options_.diagnostics_delay);
+  timer->expires_after(debounceOf(uri).delay());
   timer->async_wait([this, uri](const boost::system::error_code& ec) {
     if (ec || stopped_) return;
     if (Document* doc = workspace_.find(uri)) publishNow(*doc);

@@ -10,10 +10,12 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "protocol/lsp_types.h"
 #include "protocol/server_messages.h"
+#include "server/debounce.h"
 #include "server/dispatcher.h"
 #include "server/framing.h"
 #include "server/transport.h"
@@ -22,7 +24,9 @@
 namespace sightline::server {
 
 struct SessionOptions {
-  std::chrono::milliseconds diagnostics_delay{150};  // debounce after didChange
+  // The delay after didChange before diagnostics are recomputed: fixed when set, else following
+  // what the document's last computations cost (debounce.h).
+  std::optional<std::chrono::milliseconds> diagnostics_delay;
   std::chrono::milliseconds profile_poll{1000};      // own watcher: how often the profile's mtime is read
   size_t max_message_bytes = MessageFramer::kDefaultMaxMessageBytes;
 };
@@ -63,6 +67,7 @@ class Session final : public WorkspaceClient {
 
   void publishNow(Document& doc);
   void schedulePublish(const std::string& uri);
+  Debounce& debounceOf(const std::string& uri);
 
   Document& documentFor(const std::string& uri);
   nlohmann::json codeActions(const nlohmann::json& params);
@@ -79,6 +84,7 @@ class Session final : public WorkspaceClient {
   protocol::ClientCapabilities client_;
   PositionEncoding encoding_ = PositionEncoding::Utf16;
   std::map<std::string, std::unique_ptr<boost::asio::steady_timer>> publish_timers_;
+  std::map<std::string, Debounce> debounce_;  // per document
   int progress_counter_ = 0;
   bool stopped_ = false;
   bool shutdown_requested_ = false;

@@ -26,7 +26,8 @@ constexpr const char* kUsage =
     "Runs the language server. Without --listen it speaks LSP over stdin/stdout; with it, it\n"
     "accepts one client on HOST:PORT (port 0 picks a free port; the address is logged). The\n"
     "server has no authentication: HOST must be a loopback address unless --allow-remote is\n"
-    "given. Logs go to stderr.\n";
+    "given. Logs go to stderr. Diagnostics follow an edit after a delay that follows what the\n"
+    "file's last diagnostics cost (20 to 500 ms); --diagnostics-delay-ms fixes it.\n";
 
 // A whole non-negative decimal number no larger than `max`, or -1.
 long parseCount(const std::string& text, long max) {
