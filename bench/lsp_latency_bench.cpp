@@ -43,7 +43,7 @@ Stats measureEdits(testing::LspClient& client, const std::string& uri, const std
     ++version;
     auto start = Clock::now();
     client.notify("textDocument/didChange",
-                   {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", json::array({change})}});
+                  {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", json::array({change})}});
     auto published = client.waitFor(
         [&](const json& m) {
           return m.value("method", "") == "textDocument/publishDiagnostics" &&
@@ -136,8 +136,7 @@ int main(int argc, char** argv) {
   client->notify("textDocument/didOpen",
                  {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", script}}}});
   client->waitForNotification("textDocument/publishDiagnostics", std::chrono::seconds(30));
-  measureEdits(*client, uri, script, std::max(20, iterations / 5), 1)
-      .print("edit -> diagnostics (debounced)");
+  measureEdits(*client, uri, script, std::max(20, iterations / 5), 1).print("edit -> diagnostics (debounced)");
   client->request("shutdown", nullptr);
   client->notify("exit", nullptr);
   client->waitExit();

@@ -4,7 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -12,6 +15,7 @@
 #include <memory>
 #include <mutex>
 
+#include "analysis/ingest/model_cache.h"
 #include "analysis/ingest/nsys_reader.h"
 #include "server/child_process.h"
 
@@ -99,6 +103,87 @@ std::string exportReport(const std::string& path, const std::string& out, const 
   return why;
 }
 
+// What makes a cached model valid: the profile file as it is now and the binary that read it
+// (a rebuilt or upgraded Sightline may read profiles differently).
+std::string modelKey(const std::string& path) {
+  std::error_code ec;
+  auto stamp = [&](const fs::path& p) {
+    auto size = fs::file_size(p, ec);
+    auto mtime = fs::last_write_time(p, ec).time_since_epoch().count();
+    return std::to_string(size) + "|" + std::to_string(mtime);
+  };
+  return "sightline " SIGHTLINE_VERSION "|" + fs::absolute(path, ec).string() + "|" + stamp(path) + "|" +
+         stamp(fs::read_symlink("/proc/self/exe", ec));
+}
+
+std::string modelFile(const std::string& cache, const std::string& key) {
+  char name[40];
+  std::snprintf(name, sizeof name, "model-%016zx.bin", std::hash<std::string>{}(key));
+  return cache + "/" + name;
+}
+
+// The cache's model files beyond `limit` bytes in all, least recently used first, removed.
+void pruneModels(const std::string& cache, uint64_t limit) {
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> files;
+  uint64_t total = 0;
+  for (const auto& entry : fs::directory_iterator(cache, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("model-", 0) != 0 || !entry.is_regular_file(ec)) continue;
+    total += entry.file_size(ec);
+    files.emplace_back(entry.last_write_time(ec), entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& [when, file] : files) {
+    if (total <= limit) break;
+    uint64_t size = fs::file_size(file, ec);
+    if (fs::remove(file, ec)) total -= std::min(total, size);
+  }
+}
+
+// Writes the model under a private temporary name, then renames it into place.
+void storeModel(const model::Profile& profile, const std::string& key, const std::string& file) {
+  std::string tmp = file + ".tmp." + std::to_string(::getpid());
+  std::FILE* out = std::fopen(tmp.c_str(), "wb");
+  if (!out) return;
+  ::fchmod(::fileno(out), 0600);
+  bool written = ingest::encodeModelCache(profile, key, [out](std::string_view bytes) {
+    return std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
+  });
+  written = std::fclose(out) == 0 && written;
+  std::error_code ec;
+  if (written) fs::rename(tmp, file, ec);
+  if (!written || ec) fs::remove(tmp, ec);
+}
+
+// `path` read through the reopen cache (OpenProfileOptions::model_cache).
+ingest::LoadResult loadCached(const std::string& path, const ingest::LoadOptions& load,
+                              const OpenProfileOptions& options) {
+  std::string cache = options.cache_dir.empty() ? defaultCacheDir() : options.cache_dir;
+  if (!options.model_cache || !privateFolder(cache).empty()) return ingest::loadProfile(path, load);
+  std::string key = modelKey(path);
+  std::string file = modelFile(cache, key);
+  std::error_code ec;
+  if (fs::exists(file, ec)) {
+    std::string why;
+    if (auto cached = ingest::readModelCache(file, key, why)) {
+      fs::last_write_time(file, fs::file_time_type::clock::now(), ec);  // recently used: pruned last
+      if (load.names_read) load.names_read(cached->strings);
+      if (load.progress) load.progress("read from the reopen cache", 60);
+      return {std::move(cached), ""};
+    }
+    fs::remove(file, ec);  // another profile's key, another build's, or damaged: made again
+  }
+  auto began = std::chrono::steady_clock::now();
+  auto loaded = ingest::loadProfile(path, load);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  if (loaded.profile && seconds >= options.model_cache_min_s && modelKey(path) == key) {
+    storeModel(*loaded.profile, key, file);
+    pruneModels(cache, options.model_cache_limit);
+  }
+  return loaded;
+}
+
 }  // namespace
 
 ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions& options) {
@@ -106,7 +191,7 @@ ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions
   load.progress = options.progress;
   load.names_read = options.names_read;
   std::error_code ec;
-  if (!endsWith(path, ".nsys-rep") || !fs::exists(path, ec)) return ingest::loadProfile(path, load);
+  if (!endsWith(path, ".nsys-rep") || !fs::exists(path, ec)) return loadCached(path, load, options);
   if (!onPath("nsys"))
     return {std::nullopt, path +
                               ": reading .nsys-rep needs `nsys` on PATH; or export it yourself with\n  nsys export "
@@ -130,7 +215,7 @@ ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions
     if (std::string failed = exportReport(path, out, options); !failed.empty())
       return {std::nullopt, path + ": " + failed};
   }
-  return ingest::loadProfile(out, load);
+  return loadCached(out, load, options);
 }
 
 ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const OpenProfileOptions& options) {

@@ -21,6 +21,13 @@ struct OpenProfileOptions {
   // `nsys export`: stopped after this long, or once `cancelled` says so (a newer load).
   double export_timeout_s = 600;
   std::function<bool()> cancelled;
+  // The reopen cache: a profile that took `model_cache_min_s` or longer to read is kept in the
+  // same folder as compact binary (analysis/ingest/model_cache.h), keyed by its path, size and
+  // mtime and this binary's, and read from there next time; the oldest entries go once they
+  // pass `model_cache_limit` bytes.
+  bool model_cache = true;
+  double model_cache_min_s = 1.0;
+  uint64_t model_cache_limit = uint64_t{2} << 30;
 };
 
 ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions& options = {});

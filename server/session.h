@@ -27,7 +27,7 @@ struct SessionOptions {
   // The delay after didChange before diagnostics are recomputed: fixed when set, else following
   // what the document's last computations cost (debounce.h).
   std::optional<std::chrono::milliseconds> diagnostics_delay;
-  std::chrono::milliseconds profile_poll{1000};      // own watcher: how often the profile's mtime is read
+  std::chrono::milliseconds profile_poll{1000};  // own watcher: how often the profile's mtime is read
   size_t max_message_bytes = MessageFramer::kDefaultMaxMessageBytes;
 };
 

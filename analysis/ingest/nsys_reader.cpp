@@ -152,7 +152,7 @@ bool parseAutogradText(std::string_view text, AutogradText& out) {
 struct DomainRow {
   int64_t pid = -1;  // -1: a row of no thread
   int64_t id = 0;
-  std::string name;           // empty: named by `text_id`
+  std::string name;  // empty: named by `text_id`
   model::StringId text_id = 0;
 };
 
@@ -342,8 +342,8 @@ struct NvtxDomain {
 
 // What every pass over NVTX events reads and none changes: read before the passes.
 struct NvtxContext {
-  std::map<std::pair<int64_t, int64_t>, NvtxDomain> domains;  // (pid, id) -> domain; pid -1: rows of no thread
-  std::map<std::string, std::vector<PayloadLayout>> layouts;  // Python payload layouts by domain name
+  std::map<std::pair<int64_t, int64_t>, NvtxDomain> domains;      // (pid, id) -> domain; pid -1: rows of no thread
+  std::map<std::string, std::vector<PayloadLayout>> layouts;      // Python payload layouts by domain name
   std::map<std::pair<int64_t, int64_t>, RankFields> rank_fields;  // (domain, schema) -> where
   std::vector<std::pair<uint64_t, int64_t>> call_starts;          // kept API calls' (thread, start), sorted
 };
@@ -442,8 +442,7 @@ class NvtxPass : Reader {
     for (size_t i = 0; i < layouts.size(); ++i) {
       if (!decodeBacktracePayload(blob, layouts[i], raw)) continue;
       bool named = std::all_of(raw.begin(), raw.end(), [&](const RawFrame& f) {
-        return strings_.count(static_cast<int64_t>(f.file_id)) &&
-               strings_.count(static_cast<int64_t>(f.function_id));
+        return strings_.count(static_cast<int64_t>(f.file_id)) && strings_.count(static_cast<int64_t>(f.function_id));
       });
       if (named && !raw.empty()) {
         layout_of_process_[process_key] = i;
@@ -522,7 +521,6 @@ class NvtxPass : Reader {
     auto it = strings_.find(static_cast<int64_t>(id));
     return it == strings_.end() ? p_.strings.intern("<string " + std::to_string(id) + ">") : it->second;
   }
-
 
   model::Profile& p_;
   const NvtxContext& c_;
@@ -888,7 +886,8 @@ class ProfileReader : Reader {
   void mergeNvtx(model::Profile& part, size_t shared) {
     std::vector<model::StringId> ids(part.strings.size());
     for (size_t i = 0; i < ids.size(); ++i)
-      ids[i] = i < shared ? static_cast<model::StringId>(i) : p_.strings.intern(part.strings[static_cast<model::StringId>(i)]);
+      ids[i] = i < shared ? static_cast<model::StringId>(i)
+                          : p_.strings.intern(part.strings[static_cast<model::StringId>(i)]);
     p_.ranges.reserve(p_.ranges.size() + part.ranges.size());
     for (auto r : part.ranges) {
       r.text = ids[r.text], r.op = ids[r.op], r.domain = ids[r.domain];
@@ -969,7 +968,7 @@ class ProfileReader : Reader {
   model::Profile& p_;
   const LoadProgress& progress_;
   const NamesRead& names_read_;
-  std::vector<uint64_t> allocating_;  // correlation keys of CUDA calls that allocated or freed device memory
+  std::vector<uint64_t> allocating_;    // correlation keys of CUDA calls that allocated or freed device memory
   std::vector<DomainRow> domain_rows_;  // NVTX domains, read by the activity thread
   std::map<uint32_t, std::pair<int32_t, int32_t>> ranks_;  // pid -> (rank, world size)
 };

@@ -206,11 +206,15 @@ class CaptureEvents {
     for (const auto& [pid, proc] : other.processes_) addProcess(pid_of(pid), proc);
   }
 
- private:
+  // A process's bins as stored (the model cache writes them and sets them back).
   struct Process {
     int64_t first_bin = 0;  // index of bins[k][0], in kBinNs since time 0 (may be negative)
     std::array<std::vector<uint16_t>, kCaptureEventKinds> bins;
   };
+  const std::unordered_map<uint32_t, Process>& processes() const { return processes_; }
+  void setProcess(uint32_t pid, Process p) { processes_[pid] = std::move(p); }
+
+ private:
   void addProcess(uint32_t pid, const Process& from);
   std::unordered_map<uint32_t, Process> processes_;
 };

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -49,6 +51,7 @@ class Export : public ::testing::Test {
     ::setenv("FAKE_NSYS_MODE", "copy", 1);
     ::setenv("FAKE_NSYS_SLEEP", "0", 1);
     options_.cache_dir = (dir_ / "cache").string();
+    options_.model_cache = false;  // the export cache alone (ReopenCache tests the model's)
   }
   void TearDown() override {
     ::setenv("PATH", old_path_.c_str(), 1);
@@ -138,6 +141,106 @@ TEST_F(Export, ATimeLimitEndsAStuckExport) {
   auto r = openProfile(report(), options_);
   EXPECT_FALSE(r.profile);
   EXPECT_NE(r.error.find("stopped after"), std::string::npos) << r.error;
+}
+
+// The reopen cache: a profile's model kept after a load, read back next time while the profile
+// and the binary are the same, and never trusted otherwise.
+class ReopenCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("sightline_reopen_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    fs::copy_file(testing::repoProfile("examples/train_small_naive.sqlite.xz"), profile());
+    options_.cache_dir = (dir_ / "cache").string();
+    options_.model_cache_min_s = 0;
+    options_.progress = [this](const std::string& message, int) { messages_.push_back(message); };
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string profile() const { return (dir_ / "run.sqlite").string(); }
+  std::vector<fs::path> models() const {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(dir_ / "cache"))
+      if (e.path().filename().string().rfind("model-", 0) == 0) out.push_back(e.path());
+    return out;
+  }
+  // Opens the profile; whether it came from the cache.
+  bool openedFromCache(ingest::LoadResult* out = nullptr) {
+    messages_.clear();
+    auto loaded = openProfile(profile(), options_);
+    EXPECT_TRUE(loaded.profile) << loaded.error;
+    bool cached = std::find(messages_.begin(), messages_.end(), "read from the reopen cache") != messages_.end();
+    if (out) *out = std::move(loaded);
+    return cached;
+  }
+  fs::path dir_;
+  OpenProfileOptions options_;
+  std::vector<std::string> messages_;
+};
+
+TEST_F(ReopenCache, TheSecondOpenReadsTheSameProfileFromTheCache) {
+  ingest::LoadResult fresh, again;
+  EXPECT_FALSE(openedFromCache(&fresh));
+  ASSERT_EQ(models().size(), 1u);
+  struct stat st {};
+  ASSERT_EQ(::stat(models()[0].c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_TRUE(openedFromCache(&again));
+  ASSERT_TRUE(fresh.profile && again.profile);
+  const auto& a = *fresh.profile;
+  const auto& b = *again.profile;
+  EXPECT_EQ(a.activities.size(), b.activities.size());
+  EXPECT_EQ(a.ranges.size(), b.ranges.size());
+  EXPECT_EQ(a.marks.size(), b.marks.size());
+  EXPECT_EQ(a.info.capabilities, b.info.capabilities);
+  EXPECT_EQ(a.totalGpuNs(), b.totalGpuNs());
+  ASSERT_FALSE(b.activities.empty());
+  EXPECT_EQ(a.strings[a.activities[7].name], b.strings[b.activities[7].name]);
+}
+
+TEST_F(ReopenCache, AChangedProfileIsReadAgain) {
+  EXPECT_FALSE(openedFromCache());
+  fs::last_write_time(profile(), fs::last_write_time(profile()) + std::chrono::seconds(5));
+  EXPECT_FALSE(openedFromCache()) << "the profile's mtime is part of the key";
+  EXPECT_TRUE(openedFromCache());
+}
+
+TEST_F(ReopenCache, ADamagedOrPlantedEntryIsReadAgainAndReplaced) {
+  EXPECT_FALSE(openedFromCache());
+  fs::path model = models().at(0);
+  auto size = fs::file_size(model);
+  {  // one byte changed in the middle of the tables
+    std::fstream f(model, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    c = static_cast<char>(c ^ 0x5a);
+    f.write(&c, 1);
+  }
+  EXPECT_FALSE(openedFromCache());
+  EXPECT_TRUE(openedFromCache()) << "rewritten after the damaged one was dropped";
+  fs::resize_file(model, size - 100);  // cut short
+  EXPECT_FALSE(openedFromCache());
+  std::ofstream(model, std::ios::trunc) << "planted";
+  EXPECT_FALSE(openedFromCache());
+  EXPECT_TRUE(openedFromCache());
+}
+
+TEST_F(ReopenCache, OldEntriesArePrunedPastTheLimit) {
+  EXPECT_FALSE(openedFromCache());
+  auto one = fs::file_size(models().at(0));
+  fs::copy_file(profile(), dir_ / "other.sqlite");
+  options_.model_cache_limit = one + one / 2;  // room for one
+  ASSERT_TRUE(openProfile((dir_ / "other.sqlite").string(), options_).profile);
+  ASSERT_EQ(models().size(), 1u);
+  EXPECT_FALSE(openedFromCache()) << "the older entry went";
+}
+
+TEST_F(ReopenCache, ProfilesReadFastAreNotKept) {
+  options_.model_cache_min_s = 3600;
+  EXPECT_FALSE(openedFromCache());
+  EXPECT_TRUE(models().empty());
 }
 
 }  // namespace

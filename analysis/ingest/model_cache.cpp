@@ -1,0 +1,294 @@
+// The model cache's format: a header (magic, format number, this build's struct layout, the
+// caller's key), then every table of the profile in a fixed order (rows of trivially copyable
+// structs as their bytes, strings length-prefixed), then a checksum of everything before it.
+#include "analysis/ingest/model_cache.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <type_traits>
+
+namespace sightline::ingest {
+namespace {
+
+constexpr char kMagic[16] = {'S', 'I', 'G', 'H', 'T', 'L', 'I', 'N', 'E', '-', 'M', 'O', 'D', 'E', 'L', '\n'};
+constexpr uint32_t kFormat = 1;
+
+// Sizes of the rows stored as bytes: a build whose structs differ reads none of another's.
+std::string layout() {
+  return "a" + std::to_string(sizeof(model::GpuActivity)) + "c" + std::to_string(sizeof(model::ApiCall)) + "r" +
+         std::to_string(sizeof(model::NvtxRange)) + "m" + std::to_string(sizeof(model::PythonMark)) + "f" +
+         std::to_string(sizeof(model::Frame)) + "p" + std::to_string(sizeof(model::PythonCall)) + "l" +
+         std::to_string(sizeof(model::LaunchConfig)) + "e" + std::to_string(sizeof(model::MemoryEvent)) + "b" +
+         std::to_string(sizeof(model::MemoryBlock)) + "u" + std::to_string(sizeof(model::MemoryUse));
+}
+
+// A 64-bit checksum, word by word, of each piece in order.
+uint64_t mix(uint64_t h, const void* data, size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  uint64_t tail = n;
+  for (size_t i = 0; i < n; ++i) tail = tail << 8 | p[i];
+  h = (h ^ tail) * 0x9E3779B97F4A7C15ull;
+  return h ^ (h >> 29);
+}
+
+class Writer {
+ public:
+  explicit Writer(const ByteSink& sink) : sink_(sink) {}
+  void bytes(const void* data, size_t n) {
+    h_ = mix(h_, data, n);
+    raw(data, n);
+  }
+  template <class T>
+  void pod(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes(&v, sizeof v);
+  }
+  void str(std::string_view s) {
+    pod<uint64_t>(s.size());
+    bytes(s.data(), s.size());
+  }
+  template <class T>
+  void rows(const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    pod<uint64_t>(v.size());
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+  void strs(const std::vector<std::string>& v) {
+    pod<uint64_t>(v.size());
+    for (const auto& s : v) str(s);
+  }
+  bool finish() {
+    uint64_t h = h_;
+    raw(&h, sizeof h);
+    flush();
+    return ok_;
+  }
+
+ private:
+  void raw(const void* data, size_t n) {
+    if (n >= kBuffer) {
+      flush();
+      ok_ = ok_ && sink_(std::string_view(static_cast<const char*>(data), n));
+      return;
+    }
+    buffer_.append(static_cast<const char*>(data), n);
+    if (buffer_.size() >= kBuffer) flush();
+  }
+  void flush() {
+    if (!buffer_.empty()) ok_ = ok_ && sink_(buffer_);
+    buffer_.clear();
+  }
+  static constexpr size_t kBuffer = size_t{1} << 20;
+  const ByteSink& sink_;
+  std::string buffer_;
+  uint64_t h_ = 0;
+  bool ok_ = true;
+};
+
+class Reader {
+ public:
+  Reader(std::ifstream& in, uint64_t size) : in_(in), left_(size) {}
+  bool bytes(void* data, size_t n) {
+    if (!take(n, data)) return false;
+    h_ = mix(h_, data, n);
+    return true;
+  }
+  template <class T>
+  bool pod(T& v) {
+    return bytes(&v, sizeof v);
+  }
+  bool str(std::string& s) {
+    uint64_t n = 0;
+    if (!pod(n) || n > left_) return fail();
+    s.resize(n);
+    return bytes(s.data(), n);
+  }
+  template <class T>
+  bool rows(std::vector<T>& v) {
+    uint64_t n = 0;
+    if (!pod(n) || n > left_ / sizeof(T)) return fail();
+    v.resize(n);
+    return bytes(v.data(), n * sizeof(T));
+  }
+  bool strs(std::vector<std::string>& v) {
+    uint64_t n = 0;
+    if (!pod(n) || n > left_ / sizeof(uint64_t)) return fail();
+    v.resize(n);
+    for (auto& s : v)
+      if (!str(s)) return false;
+    return true;
+  }
+  // The stored checksum matches, and nothing follows it.
+  bool finish() {
+    uint64_t expected = h_, stored = 0;
+    return take(sizeof stored, &stored) && stored == expected && left_ == 0;
+  }
+
+ private:
+  bool take(size_t n, void* data) {
+    if (n > left_) return fail();
+    left_ -= n;
+    return static_cast<bool>(in_.read(static_cast<char*>(data), static_cast<std::streamsize>(n)));
+  }
+  bool fail() {
+    left_ = 0;
+    return false;
+  }
+  std::ifstream& in_;
+  uint64_t left_;
+  uint64_t h_ = 0;
+};
+
+}  // namespace
+
+bool encodeModelCache(const model::Profile& p, const std::string& key, const ByteSink& sink) {
+  Writer w(sink);
+  w.bytes(kMagic, sizeof kMagic);
+  w.pod(kFormat);
+  w.str(layout());
+  w.str(key);
+  w.str(p.info.format), w.str(p.info.tool_version), w.str(p.info.schema_version), w.str(p.info.platform);
+  w.strs(p.info.gpus), w.strs(p.info.warnings), w.strs(p.info.capabilities);
+  w.pod(p.info.has_blobs), w.pod(p.info.utc_start_ns), w.pod(static_cast<uint64_t>(p.info.processes.size()));
+  for (const auto& pr : p.info.processes) w.pod(pr.pid), w.str(pr.name), w.pod(pr.rank), w.pod(pr.world_size);
+  w.pod(static_cast<uint64_t>(p.strings.size()));
+  for (model::StringId i = 0; i < p.strings.size(); ++i) w.str(p.strings[i]);
+  w.rows(p.activities), w.rows(p.api_calls), w.rows(p.ranges), w.rows(p.marks), w.rows(p.frames);
+  w.rows(p.calls), w.rows(p.launch_configs), w.rows(p.memory_uses);
+  std::vector<std::pair<uint32_t, const model::CaptureEvents::Process*>> capture;  // by pid: one profile, one encoding
+  for (const auto& [pid, proc] : p.capture.processes()) capture.emplace_back(pid, &proc);
+  std::sort(capture.begin(), capture.end());
+  w.pod(static_cast<uint64_t>(capture.size()));
+  for (const auto& [pid, proc_ptr] : capture) {
+    const auto& proc = *proc_ptr;
+    w.pod(pid), w.pod(proc.first_bin);
+    for (const auto& bins : proc.bins) w.rows(bins);
+  }
+  const auto& m = p.memory;
+  w.pod(static_cast<uint64_t>(m.frames.size()));
+  for (const auto& f : m.frames) w.str(f.file), w.str(f.function), w.pod(f.line);
+  w.pod(static_cast<uint64_t>(m.stacks.size()));
+  for (const auto& s : m.stacks) w.rows(s);
+  w.rows(m.events), w.rows(m.blocks), w.rows(m.reserved_at_dump), w.strs(m.warnings);
+  return w.finish();
+}
+
+namespace {
+
+bool readTables(Reader& r, model::Profile& p) {
+  uint64_t n = 0;
+  auto& info = p.info;
+  if (!r.str(info.format) || !r.str(info.tool_version) || !r.str(info.schema_version) || !r.str(info.platform) ||
+      !r.strs(info.gpus) || !r.strs(info.warnings) || !r.strs(info.capabilities) || !r.pod(info.has_blobs) ||
+      !r.pod(info.utc_start_ns) || !r.pod(n))
+    return false;
+  for (uint64_t i = 0; i < n; ++i) {
+    model::ProcessInfo pr;
+    if (!r.pod(pr.pid) || !r.str(pr.name) || !r.pod(pr.rank) || !r.pod(pr.world_size)) return false;
+    info.processes.push_back(std::move(pr));
+  }
+  if (!r.pod(n)) return false;
+  std::string s;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!r.str(s)) return false;
+    if (p.strings.intern(s) != i) return false;  // the table holds each string once, "" first
+  }
+  if (!r.rows(p.activities) || !r.rows(p.api_calls) || !r.rows(p.ranges) || !r.rows(p.marks) || !r.rows(p.frames) ||
+      !r.rows(p.calls) || !r.rows(p.launch_configs) || !r.rows(p.memory_uses) || !r.pod(n))
+    return false;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint32_t pid = 0;
+    model::CaptureEvents::Process proc;
+    if (!r.pod(pid) || !r.pod(proc.first_bin)) return false;
+    for (auto& bins : proc.bins)
+      if (!r.rows(bins)) return false;
+    p.capture.setProcess(pid, std::move(proc));
+  }
+  auto& m = p.memory;
+  if (!r.pod(n)) return false;
+  for (uint64_t i = 0; i < n; ++i) {
+    model::MemoryFrame f;
+    if (!r.str(f.file) || !r.str(f.function) || !r.pod(f.line)) return false;
+    m.frames.push_back(std::move(f));
+  }
+  if (!r.pod(n)) return false;
+  for (uint64_t i = 0; i < n; ++i) {
+    std::vector<uint32_t> stack;
+    if (!r.rows(stack)) return false;
+    m.stacks.push_back(std::move(stack));
+  }
+  return r.rows(m.events) && r.rows(m.blocks) && r.rows(m.reserved_at_dump) && r.strs(m.warnings);
+}
+
+// Every id a row holds names a string, frame or launch shape the cache holds: a damaged cache
+// that passed the checksum by chance still cannot make attribution index past a table.
+bool idsInRange(const model::Profile& p) {
+  size_t strings = p.strings.size(), frames = p.frames.size();
+  for (const auto& a : p.activities)
+    if (a.name >= strings || a.launch_config >= p.launch_configs.size()) return false;
+  for (const auto& c : p.api_calls)
+    if (c.name >= strings) return false;
+  for (const auto& r : p.ranges)
+    if (r.text >= strings || r.op >= strings || r.domain >= strings) return false;
+  for (const auto& m : p.marks)
+    if (m.first_frame > frames || m.frame_count > frames - m.first_frame) return false;
+  for (const auto& f : p.frames)
+    if (f.function >= strings || f.file >= strings) return false;
+  for (const auto& c : p.calls)
+    if (c.file >= strings || c.function >= strings || c.parent >= static_cast<int64_t>(p.calls.size())) return false;
+  for (const auto& e : p.memory.events)
+    if (e.stack >= std::max<size_t>(1, p.memory.stacks.size())) return false;
+  for (const auto& b : p.memory.blocks)
+    if (b.stack >= std::max<size_t>(1, p.memory.stacks.size())) return false;
+  for (const auto& s : p.memory.stacks)
+    for (uint32_t f : s)
+      if (f >= p.memory.frames.size()) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<model::Profile> readModelCache(const std::string& path, const std::string& key, std::string& error) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) {
+    error = "cannot open " + path;
+    return std::nullopt;
+  }
+  auto size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  Reader r(in, size);
+  char magic[sizeof kMagic] = {};
+  uint32_t format = 0;
+  std::string stored_layout, stored_key;
+  if (!r.bytes(magic, sizeof magic) || std::memcmp(magic, kMagic, sizeof magic) != 0) {
+    error = "not a Sightline model cache";
+    return std::nullopt;
+  }
+  if (!r.pod(format) || format != kFormat || !r.str(stored_layout) || stored_layout != layout()) {
+    error = "written by another build of Sightline";
+    return std::nullopt;
+  }
+  if (!r.str(stored_key) || stored_key != key) {
+    error = "made for another profile, or another version of it";
+    return std::nullopt;
+  }
+  model::Profile p;
+  if (!readTables(r, p) || !r.finish()) {
+    error = "damaged (cut short or changed since it was written)";
+    return std::nullopt;
+  }
+  if (!idsInRange(p)) {
+    error = "damaged (its rows name entries it does not hold)";
+    return std::nullopt;
+  }
+  return p;
+}
+
+}  // namespace sightline::ingest

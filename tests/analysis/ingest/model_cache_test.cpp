@@ -1,0 +1,99 @@
+// The model cache: what it writes reads back as the same profile (every format), and a cache
+// of another key, cut short or changed anywhere reads as an error, never as a profile.
+#include "analysis/ingest/model_cache.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/ingest/profile_loader.h"
+#include "tests/support/test_paths.h"
+
+namespace sightline::ingest {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string encode(const model::Profile& p, const std::string& key) {
+  std::string bytes;
+  EXPECT_TRUE(encodeModelCache(p, key, [&](std::string_view b) {
+    bytes += b;
+    return true;
+  }));
+  return bytes;
+}
+
+class ModelCache : public ::testing::Test {
+ protected:
+  void SetUp() override { path_ = fs::temp_directory_path() / ("sightline_model_" + std::to_string(::getpid())); }
+  void TearDown() override { fs::remove(path_); }
+  std::optional<model::Profile> readBack(const std::string& bytes, const std::string& key, std::string& error) {
+    std::ofstream(path_, std::ios::binary | std::ios::trunc) << bytes;
+    return readModelCache(path_.string(), key, error);
+  }
+  fs::path path_;
+};
+
+// Each kind of profile: its model, written and read back, writes the same bytes again; the
+// tables a feature reads hold the same rows.
+TEST_F(ModelCache, EveryFormatReadsBackAsTheSameProfile) {
+  for (const std::string& file :
+       {testing::repoProfile("examples/train_small_naive.sqlite.xz"),
+        testing::dataProfile("multi/ddp/ddp_one.sqlite.xz"), testing::dataProfile("memory/gpt_mem.pt.trace.json.xz"),
+        testing::dataProfile("memory/gpt_oom_eval.pickle.xz"), testing::dataProfile("memory/gpt_nsys.sqlite.xz")}) {
+    SCOPED_TRACE(file);
+    auto loaded = loadProfile(file);
+    ASSERT_TRUE(loaded.profile) << loaded.error;
+    const model::Profile& p = *loaded.profile;
+    std::string bytes = encode(p, "key");
+    std::string error;
+    auto back = readBack(bytes, "key", error);
+    ASSERT_TRUE(back) << error;
+    EXPECT_EQ(encode(*back, "key"), bytes);
+    EXPECT_EQ(back->info.format, p.info.format);
+    EXPECT_EQ(back->info.warnings, p.info.warnings);
+    EXPECT_EQ(back->info.processes.size(), p.info.processes.size());
+    EXPECT_EQ(back->activities.size(), p.activities.size());
+    EXPECT_EQ(back->calls.size(), p.calls.size());
+    EXPECT_EQ(back->memory.events.size(), p.memory.events.size());
+    EXPECT_EQ(back->memory_uses.size(), p.memory_uses.size());
+    EXPECT_EQ(back->strings.size(), p.strings.size());
+    EXPECT_EQ(back->totalGpuNs(), p.totalGpuNs());
+    for (auto kind :
+         {model::CaptureEvent::RuntimeCall, model::CaptureEvent::PythonBacktrace, model::CaptureEvent::TraceOp})
+      EXPECT_EQ(back->capture.total(kind), p.capture.total(kind));
+    if (!p.memory.frames.empty()) {
+      EXPECT_EQ(back->memory.frames.back().file, p.memory.frames.back().file);
+    }
+  }
+}
+
+TEST_F(ModelCache, AnotherKeyIsRefused) {
+  auto loaded = loadProfile(testing::repoProfile("examples/train_small_naive.sqlite.xz"));
+  ASSERT_TRUE(loaded.profile);
+  std::string error;
+  EXPECT_FALSE(readBack(encode(*loaded.profile, "run.sqlite|100|1"), "run.sqlite|100|2", error));
+  EXPECT_NE(error.find("another profile"), std::string::npos) << error;
+  EXPECT_FALSE(readBack("PK\x03\x04 a zip, not ours", "k", error));
+  EXPECT_EQ(error, "not a Sightline model cache");
+}
+
+TEST_F(ModelCache, ACutOrChangedCacheIsAnErrorWherever) {
+  auto loaded = loadProfile(testing::repoProfile("examples/train_small_naive.sqlite.xz"));
+  ASSERT_TRUE(loaded.profile);
+  std::string bytes = encode(*loaded.profile, "key");
+  std::string error;
+  for (size_t at : {size_t{17}, size_t{40}, bytes.size() / 7, bytes.size() / 2, bytes.size() - 9, bytes.size() - 1}) {
+    SCOPED_TRACE(at);
+    EXPECT_FALSE(readBack(bytes.substr(0, at), "key", error));
+    std::string changed = bytes;
+    changed[at] = static_cast<char>(changed[at] ^ 0x21);
+    EXPECT_FALSE(readBack(changed, "key", error));
+    EXPECT_FALSE(readBack(bytes + "x", "key", error)) << "bytes after the checksum";
+  }
+}
+
+}  // namespace
+}  // namespace sightline::ingest
