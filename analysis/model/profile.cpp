@@ -115,16 +115,24 @@ int64_t Profile::totalGpuNs() const {
 }
 
 void Profile::sortAll() {
+  sortRows();
+  sortRanges();
+}
+
+void Profile::sortRows() {
   std::stable_sort(activities.begin(), activities.end(),
                    [](const GpuActivity& a, const GpuActivity& b) { return a.start_ns < b.start_ns; });
   std::stable_sort(api_calls.begin(), api_calls.end(),
                    [](const ApiCall& a, const ApiCall& b) { return a.start_ns < b.start_ns; });
+  std::stable_sort(marks.begin(), marks.end(), [](const PythonMark& a, const PythonMark& b) {
+    return std::tie(a.pid, a.tid, a.time_ns) < std::tie(b.pid, b.tid, b.time_ns);
+  });
+}
+
+void Profile::sortRanges() {
   std::stable_sort(ranges.begin(), ranges.end(), [](const NvtxRange& a, const NvtxRange& b) {
     // An enclosing range first when two start together.
     return std::tie(a.pid, a.tid, a.start_ns, b.end_ns) < std::tie(b.pid, b.tid, b.start_ns, a.end_ns);
-  });
-  std::stable_sort(marks.begin(), marks.end(), [](const PythonMark& a, const PythonMark& b) {
-    return std::tie(a.pid, a.tid, a.time_ns) < std::tie(b.pid, b.tid, b.time_ns);
   });
 }
 

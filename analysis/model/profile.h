@@ -254,7 +254,9 @@ struct Profile {
   std::vector<MemoryUse> memory_uses;  // GPU allocations and frees a trace recorded, by time
 
   int64_t totalGpuNs() const;
-  void sortAll();
+  void sortAll();  // sortRows() and sortRanges()
+  void sortRows();  // activities, API calls, marks
+  void sortRanges();
 };
 
 // One profile of several: one report per rank (`nsys profile -o run_%q{RANK}` under torchrun)
