@@ -24,6 +24,7 @@
 #include "analysis/ingest/kineto_reader.h"
 #include "analysis/source/source_index.h"
 #include "bench/python_run.h"
+#include "server/allocator.h"
 
 namespace {
 
@@ -60,6 +61,7 @@ std::pair<double, double> pythonJsonLoad(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sightline::server::tuneAllocator();  // as the sightline binary does
   using namespace sightline;
   if (argc < 2) {
     std::fprintf(stderr, "usage: kineto_bench TRACE.json[.gz] [SCRIPT.py ...]\n");

@@ -12,6 +12,7 @@
 #include "analysis/attribution/memory_replay.h"
 #include "analysis/ingest/memory_snapshot_reader.h"
 #include "bench/python_run.h"
+#include "server/allocator.h"
 
 namespace {
 
@@ -26,6 +27,7 @@ std::pair<double, double> pythonPickleLoad(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sightline::server::tuneAllocator();  // as the sightline binary does
   using namespace sightline;
   if (argc < 2) {
     std::fprintf(stderr, "usage: memory_bench SNAPSHOT.pickle\n");

@@ -10,6 +10,7 @@
 
 #include "analysis/attribution/attribution.h"
 #include "analysis/ingest/nsys_reader.h"
+#include "server/allocator.h"
 
 namespace {
 
@@ -51,6 +52,7 @@ double sqliteScan(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sightline::server::tuneAllocator();  // as the sightline binary does
   if (argc != 2) {
     std::fprintf(stderr, "usage: profile_bench PROFILE.sqlite\n");
     return 2;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "analysis/attribution/attribution.h"
+#include "server/allocator.h"
 #include "server/profile_files.h"
 
 namespace {
@@ -22,6 +23,7 @@ double since(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sightline::server::tuneAllocator();  // as the sightline binary does
   if (argc != 2) {
     std::fprintf(stderr, "usage: reopen_bench PROFILE\n");
     return 2;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "analysis/source/source_file.h"
+#include "server/allocator.h"
 #include "server/cli/check_command.h"
 #include "server/cli/report_command.h"
 #include "server/cli/serve_command.h"
@@ -31,6 +32,7 @@ constexpr const char* kMainUsage =
 
 int main(int argc, char** argv) {
   installCrashHandler();
+  sightline::server::tuneAllocator();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (std::string problem = sightline::source::checkGrammarCompatibility(); !problem.empty()) {
     std::cerr << "sightline: " << problem << "\n";

@@ -1,5 +1,6 @@
 // Profile discovery, background loading and status.
 #include "server/profiles.h"
+#include "server/allocator.h"
 
 #include "server/profile_text.h"
 
@@ -297,6 +298,7 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
       });
       options.compiled = compiled_code.finish(*result.profile);
       loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);
+      releaseFreeMemory();  // what the readers and attribution grew and freed (allocator.h)
     } else {
       error = result.error;
       loaded.reset();
