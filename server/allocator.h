@@ -2,7 +2,8 @@
 // with glibc's defaults every block over 32 MiB is a fresh mmap, so each doubling faults in new
 // zeroed pages and unmaps the old ones (on our VMs a page fault costs microseconds: a third of
 // a large load's time). Large blocks come from the heap instead and freed memory stays there
-// for the next growth; after a load the free part is handed back (`releaseFreeMemory`).
+// for the next growth, on every thread (one arena); after a load the free part is handed back
+// (`releaseFreeMemory`).
 #pragma once
 
 namespace sightline::server {
