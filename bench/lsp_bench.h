@@ -34,9 +34,10 @@ inline testing::json position(int line, int character) { return {{"line", line},
 // `sightline serve ARGS` (by default `--diagnostics-delay-ms 0`) with `profile` in the `profiles`
 // setting and `root` as the workspace, once its status says the profile is loaded; nullptr after
 // printing why not. `status` receives that status notification.
-inline std::unique_ptr<testing::LspClient> startWithProfile(
-    const std::string& root, const std::string& profile, testing::json& status,
-    const std::vector<std::string>& args = {"--diagnostics-delay-ms", "0"}) {
+inline std::unique_ptr<testing::LspClient> startWithProfile(const std::string& root, const std::string& profile,
+                                                            testing::json& status,
+                                                            const std::vector<std::string>& args = {
+                                                                "--diagnostics-delay-ms", "0"}) {
   using testing::json;
   auto client = testing::LspClient::spawnStdio(args);
   auto init = client->request("initialize", {{"processId", nullptr},

@@ -254,7 +254,7 @@ struct Profile {
   std::vector<MemoryUse> memory_uses;  // GPU allocations and frees a trace recorded, by time
 
   int64_t totalGpuNs() const;
-  void sortAll();  // sortRows() and sortRanges()
+  void sortAll();   // sortRows() and sortRanges()
   void sortRows();  // activities, API calls, marks
   void sortRanges();
 };
