@@ -57,7 +57,17 @@ bool onPath(const std::string& program) {
   return false;
 }
 
-std::string defaultCacheDir() {
+// A file as it is now: its absolute path, size and modification time (what the caches key on).
+std::string fileStamp(const fs::path& path) {
+  std::error_code ec;
+  auto size = fs::file_size(path, ec);
+  auto mtime = fs::last_write_time(path, ec).time_since_epoch().count();
+  return fs::absolute(path, ec).string() + "|" + std::to_string(size) + "|" + std::to_string(mtime);
+}
+
+// The caches' folder: OpenProfileOptions::cache_dir, else the user's.
+std::string cacheDirOf(const OpenProfileOptions& options) {
+  if (!options.cache_dir.empty()) return options.cache_dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/sightline";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/sightline";
   // No home: a folder of this user's own, never a shared name others could plant files in.
@@ -107,13 +117,7 @@ std::string exportReport(const std::string& path, const std::string& out, const 
 // (a rebuilt or upgraded Sightline may read profiles differently).
 std::string modelKey(const std::string& path) {
   std::error_code ec;
-  auto stamp = [&](const fs::path& p) {
-    auto size = fs::file_size(p, ec);
-    auto mtime = fs::last_write_time(p, ec).time_since_epoch().count();
-    return std::to_string(size) + "|" + std::to_string(mtime);
-  };
-  return "sightline " SIGHTLINE_VERSION "|" + fs::absolute(path, ec).string() + "|" + stamp(path) + "|" +
-         stamp(fs::read_symlink("/proc/self/exe", ec));
+  return "sightline " SIGHTLINE_VERSION "|" + fileStamp(path) + "|" + fileStamp(fs::read_symlink("/proc/self/exe", ec));
 }
 
 std::string modelFile(const std::string& cache, const std::string& key) {
@@ -159,7 +163,7 @@ void storeModel(const model::Profile& profile, const std::string& key, const std
 // `path` read through the reopen cache (OpenProfileOptions::model_cache).
 ingest::LoadResult loadCached(const std::string& path, const ingest::LoadOptions& load,
                               const OpenProfileOptions& options) {
-  std::string cache = options.cache_dir.empty() ? defaultCacheDir() : options.cache_dir;
+  std::string cache = cacheDirOf(options);
   if (!options.model_cache || !privateFolder(cache).empty()) return ingest::loadProfile(path, load);
   std::string key = modelKey(path);
   std::string file = modelFile(cache, key);
@@ -197,12 +201,9 @@ ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions
                               ": reading .nsys-rep needs `nsys` on PATH; or export it yourself with\n  nsys export "
                               "--type sqlite --include-blobs=true -o run.sqlite " +
                               path};
-  std::string cache = options.cache_dir.empty() ? defaultCacheDir() : options.cache_dir;
+  std::string cache = cacheDirOf(options);
   if (std::string why = privateFolder(cache); !why.empty()) return {std::nullopt, path + ": " + why};
-  auto size = fs::file_size(path, ec);
-  auto mtime = fs::last_write_time(path, ec).time_since_epoch().count();
-  std::string key = std::to_string(std::hash<std::string>{}(fs::absolute(path, ec).string() + "|" +
-                                                            std::to_string(size) + "|" + std::to_string(mtime)));
+  std::string key = std::to_string(std::hash<std::string>{}(fileStamp(path)));
   std::string out = cache + "/" + fs::path(path).stem().string() + "-" + key + ".sqlite";
   auto lock = exportLock(out);
   std::lock_guard<std::mutex> exporting(*lock);

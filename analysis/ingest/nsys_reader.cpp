@@ -361,7 +361,7 @@ class NvtxPass : Reader {
     forEachRow(sql, missing, "NVTX events", false, [&](Statement& s) { row(s); });
   }
 
-  size_t marks_without_blob = 0, undecodable = 0, python_marks = 0, dropped = 0;
+  size_t marks_without_blob = 0, undecodable = 0, python_marks = 0;
   bool autograd = false;
   std::map<uint32_t, std::pair<int32_t, int32_t>> ranks;  // pid -> (rank, world size)
 
@@ -389,10 +389,7 @@ class NvtxPass : Reader {
       p_.capture.add(r.pid, r.start_ns, model::CaptureEvent::AutogradRange);
       if (parsed.shapes) p_.capture.add(r.pid, r.start_ns, model::CaptureEvent::ShapesRange);
       // Autograd ranges without a seq are kept only around a kept API call of their thread.
-      if (parsed.seq < 0 && !enclosesCall(r)) {
-        ++dropped;
-        return;
-      }
+      if (parsed.seq < 0 && !enclosesCall(r)) return;
       r.op = r.text = p_.strings.intern(parsed.op);
       r.seq = parsed.seq;
       r.op_id = parsed.op_id;
@@ -865,9 +862,9 @@ class ProfileReader : Reader {
     std::string sql = nsys_sql::selectColumns(db_, "NVTX_EVENTS", nsys_sql::kNvtx, "", missing);
     if (!sql.empty()) sql += nsys_sql::kNvtxEventRows;
     std::string error;
-    int64_t last_row = 0;  // stays 0 where rowids cannot be read (a view): one pass
-    if (auto st = db_.prepare("SELECT max(rowid) FROM NVTX_EVENTS", error))
-      if (st->step() == Statement::Step::Row) last_row = st->int64(0, 0);
+    int64_t last_row = 0;  // stays 0 where rowids cannot be read (a view) or columns lack: one pass
+    auto st = sql.empty() ? std::nullopt : db_.prepare("SELECT max(rowid) FROM NVTX_EVENTS", error);
+    if (st && st->step() == Statement::Step::Row) last_row = st->int64(0, 0);
     auto second = last_row > 1 ? Database::openReadOnly(path_, error) : std::nullopt;
     NvtxPass first(db_, p_, context, string_ids_);
     if (!second) {

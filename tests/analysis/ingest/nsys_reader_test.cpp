@@ -286,6 +286,27 @@ TEST(NsysReader, RowsWithoutIntegerTimesAreLeftOutAndCounted) {
   std::filesystem::remove_all(dir);
 }
 
+// NVTX_EVENTS without a column the reader needs: its events are not read, quietly (the table
+// is read in two halves, and neither may run a query built on a missing column list).
+TEST(NsysReader, AnNvtxTableWithoutItsColumnsIsLeftOut) {
+  auto dir = std::filesystem::temp_directory_path() / ("sightline-nvtxcols-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "nocols.sqlite").string();
+  std::filesystem::copy_file(testing::repoProfile("examples/train_small_naive.sqlite.xz"), path,
+                             std::filesystem::copy_options::overwrite_existing);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE NVTX_EVENTS DROP COLUMN eventType", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto loaded = loadNsysSqlite(path);
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  EXPECT_TRUE(loaded.profile->ranges.empty());
+  EXPECT_TRUE(loaded.profile->marks.empty());
+  EXPECT_FALSE(loaded.profile->activities.empty());
+  for (const auto& w : loaded.profile->info.warnings) EXPECT_EQ(w.find("cannot read NVTX"), std::string::npos) << w;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(NsysReader, ReadsAWalExportWithoutTouchingWhatIsBesideIt) {
   // A WAL-mode export opened read-only once created `-wal` and `-shm` beside it, and a `-wal`
   // planted there would be applied to what is read. Read immutable: neither.
