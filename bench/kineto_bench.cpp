@@ -61,7 +61,7 @@ std::pair<double, double> pythonJsonLoad(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  sightline::server::tuneAllocator();  // as the sightline binary does
+  sightline::server::tuneAllocator(argv);  // as the sightline binary does
   using namespace sightline;
   if (argc < 2) {
     std::fprintf(stderr, "usage: kineto_bench TRACE.json[.gz] [SCRIPT.py ...]\n");

@@ -52,7 +52,7 @@ double sqliteScan(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  sightline::server::tuneAllocator();  // as the sightline binary does
+  sightline::server::tuneAllocator(argv);  // as the sightline binary does
   if (argc != 2) {
     std::fprintf(stderr, "usage: profile_bench PROFILE.sqlite\n");
     return 2;

@@ -31,8 +31,8 @@ constexpr const char* kMainUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  sightline::server::tuneAllocator(argv);  // first: it may restart the binary
   installCrashHandler();
-  sightline::server::tuneAllocator();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (std::string problem = sightline::source::checkGrammarCompatibility(); !problem.empty()) {
     std::cerr << "sightline: " << problem << "\n";

@@ -209,6 +209,37 @@ TEST(Report, BadInput) {
   EXPECT_EQ(rep.code, 2);
 }
 
+// The binary restarts itself once to ask glibc for huge pages (server/allocator.h), and puts
+// the caller's environment back: a child it runs (here a stand-in `nsys`) sees the caller's.
+TEST(Report, ChildrenSeeTheCallersEnvironmentAfterTheHugePageRestart) {
+  auto dir = std::filesystem::temp_directory_path() / ("sightline-env-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream nsys(dir / "nsys");
+    nsys << "#!/bin/sh\nenv > '" << (dir / "env.txt").string() << "'\nexit 1\n";
+  }
+  std::filesystem::permissions(dir / "nsys", std::filesystem::perms::owner_all);
+  std::ofstream(dir / "run.nsys-rep") << "not a report";
+  for (const char* tunables : {"", "GLIBC_TUNABLES=glibc.malloc.check=0 "}) {
+    std::filesystem::remove(dir / "env.txt");
+    // SIGHTLINE_HUGE_PAGES=1: the restart happens whatever this kernel's huge-page mode.
+    std::string cmd = "env PATH='" + dir.string() + "':\"$PATH\" XDG_CACHE_HOME='" + dir.string() +
+                      "' SIGHTLINE_HUGE_PAGES=1 " + tunables + binaryPath() + " report --format json --profile '" +
+                      (dir / "run.nsys-rep").string() + "' > /dev/null 2>&1";
+    int status = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << cmd;
+    std::ifstream in(dir / "env.txt");
+    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_NE(env.find("PATH="), std::string::npos) << "the stand-in nsys did not run: " << cmd;
+    EXPECT_EQ(env.find("SIGHTLINE_GLIBC_TUNABLES"), std::string::npos) << env;
+    if (*tunables)
+      EXPECT_NE(env.find("GLIBC_TUNABLES=glibc.malloc.check=0\n"), std::string::npos) << env;
+    else
+      EXPECT_EQ(env.find("GLIBC_TUNABLES"), std::string::npos) << env;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // Profile paths reach SQLite as escaped URIs: '#' and '?' in a name open that file, and
 // "%41" is not read as "A" (it once opened runA.sqlite instead).
 TEST(Report, ProfilePathsWithUriCharacters) {
