@@ -11,6 +11,10 @@ namespace sightline::attribution {
 
 namespace {
 constexpr std::string_view kEvaluateFunction = "autograd::engine::evaluate_function: ";
+
+uint64_t seqKey(const model::NvtxRange& r) {
+  return (static_cast<uint64_t>(r.pid) << 32) | static_cast<uint32_t>(r.seq);
+}
 }  // namespace
 
 AutogradRanges::AutogradRanges(const model::Profile& profile) : profile_(profile) {
@@ -25,13 +29,37 @@ AutogradRanges::AutogradRanges(const model::Profile& profile) : profile_(profile
       if (added) it->second = contains(profile_.strings[r.op], "::") || isBackwardOp(r);
       op_range_[i] = it->second;
     }
-    by_thread_[model::threadKey(r.pid, r.tid)].push_back(i);
-    if (r.seq >= 0 && !isBackwardOp(r)) forward_by_seq_.push_back(i);
+    if (r.seq >= 0 && !isBackwardOp(r)) forward_by_seq_.push_back({seqKey(r), r.start_ns, i});
   }
-  std::sort(forward_by_seq_.begin(), forward_by_seq_.end(), [&](uint32_t a, uint32_t b) {
-    const auto &x = ranges[a], &y = ranges[b];
-    return std::tie(x.pid, x.seq, x.start_ns) < std::tie(y.pid, y.seq, y.start_ns);
-  });
+  std::sort(forward_by_seq_.begin(), forward_by_seq_.end());
+  indexThreads();
+}
+
+void AutogradRanges::indexThreads() {
+  const auto& ranges = profile_.ranges;
+  auto thread = [&](uint32_t i) { return model::threadKey(ranges[i].pid, ranges[i].tid); };
+  auto byThreadThenStart = [&](uint32_t a, uint32_t b) {
+    return std::pair(thread(a), ranges[a].start_ns) < std::pair(thread(b), ranges[b].start_ns);
+  };
+  bool sorted = true;
+  for (uint32_t i = 1; i < ranges.size() && sorted; ++i)
+    if (byThreadThenStart(i, i - 1)) sorted = false;
+  if (!sorted) {  // a profile not sorted as readers leave it: searched through a sorted order
+    order_.resize(ranges.size());
+    for (uint32_t i = 0; i < ranges.size(); ++i) order_[i] = i;
+    std::stable_sort(order_.begin(), order_.end(), byThreadThenStart);
+  }
+  starts_.reserve(ranges.size());
+  uint32_t first = 0;
+  for (uint32_t k = 0; k < ranges.size(); ++k) {
+    uint32_t i = order_.empty() ? k : order_[k];
+    starts_.push_back(ranges[i].start_ns);
+    uint32_t next = k + 1 < ranges.size() ? (order_.empty() ? k + 1 : order_[k + 1]) : 0;
+    if (k + 1 == ranges.size() || thread(next) != thread(i)) {
+      by_thread_[thread(i)] = {first, k + 1};
+      first = k + 1;
+    }
+  }
 }
 
 bool AutogradRanges::isBackwardOp(const model::NvtxRange& r) const {
@@ -39,15 +67,11 @@ bool AutogradRanges::isBackwardOp(const model::NvtxRange& r) const {
 }
 
 int AutogradRanges::forwardRangeFor(const model::NvtxRange& backward) const {
-  auto pos =
-      std::upper_bound(forward_by_seq_.begin(), forward_by_seq_.end(), backward, [&](const auto& b, uint32_t idx) {
-        const auto& r = profile_.ranges[idx];
-        return std::tie(b.pid, b.seq, b.start_ns) < std::tie(r.pid, r.seq, r.start_ns);
-      });
-  if (pos == forward_by_seq_.begin()) return -1;
-  const auto& found = profile_.ranges[*(pos - 1)];
-  if (found.pid != backward.pid || found.seq != backward.seq) return -1;
-  return static_cast<int>(*(pos - 1));
+  if (backward.seq < 0) return -1;
+  SeqEntry probe{seqKey(backward), backward.start_ns, ~0u};
+  auto pos = std::upper_bound(forward_by_seq_.begin(), forward_by_seq_.end(), probe);
+  if (pos == forward_by_seq_.begin() || (pos - 1)->key != probe.key) return -1;
+  return static_cast<int>((pos - 1)->range);
 }
 
 int AutogradRanges::backwardChildOf(int range) const {
@@ -63,11 +87,11 @@ int AutogradRanges::backwardChildOf(int range) const {
 int AutogradRanges::innermostRange(uint32_t pid, uint32_t tid, int64_t t) const {
   auto it = by_thread_.find(model::threadKey(pid, tid));
   if (it == by_thread_.end()) return -1;
-  const auto& list = it->second;
-  auto pos = std::upper_bound(list.begin(), list.end(), t,
-                              [&](int64_t time, uint32_t idx) { return time < profile_.ranges[idx].start_ns; });
-  if (pos == list.begin()) return -1;
-  int j = static_cast<int>(*(pos - 1));
+  auto [first, end] = it->second;
+  auto pos = std::upper_bound(starts_.begin() + first, starts_.begin() + end, t);
+  if (pos == starts_.begin() + first) return -1;
+  auto k = static_cast<size_t>(pos - starts_.begin()) - 1;
+  int j = static_cast<int>(order_.empty() ? k : order_[k]);
   while (j >= 0 && profile_.ranges[static_cast<size_t>(j)].end_ns < t) j = parent_[static_cast<size_t>(j)];
   return j;
 }

@@ -50,8 +50,21 @@ class AutogradRanges {
   // Ranges of operators (`aten::mm`, `c10d::allreduce_`, `MmBackward0`), not the scopes that
   // record_function opens around many of them (`DistributedDataParallel.forward`, `## fwd ##`).
   std::vector<bool> op_range_;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> by_thread_;  // thread key -> ranges by start
-  std::vector<uint32_t> forward_by_seq_;                           // forward ranges with a seq, by (pid, seq, start)
+  // Each thread's ranges by start, as one run of `starts_` (a copy of their start times, side
+  // by side for the search): readers leave ranges sorted by thread, then start
+  // (Profile::sortRanges), and the runs are the profile's own; other profiles go through
+  // `order_` (positions in `starts_` -> ranges; empty: the same).
+  void indexThreads();
+  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> by_thread_;  // thread key -> [first, end)
+  std::vector<int64_t> starts_;
+  std::vector<uint32_t> order_;
+  struct SeqEntry {
+    uint64_t key = 0;  // pid << 32 | seq
+    int64_t start_ns = 0;
+    uint32_t range = 0;
+    auto operator<=>(const SeqEntry&) const = default;
+  };
+  std::vector<SeqEntry> forward_by_seq_;  // forward ranges with a seq, by (pid, seq, start)
 };
 
 }  // namespace sightline::attribution
