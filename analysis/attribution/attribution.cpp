@@ -156,6 +156,29 @@ void markLostSteps(const model::Profile& p, const LaunchLinks& links, Attributio
     }
 }
 
+// What a kernel's name says of it, worked out once per name (a profile has a few thousand
+// names and millions of kernels).
+class KernelKinds {
+ public:
+  static constexpr uint8_t kCommunication = 1, kFp32Matmul = 2, kTriton = 4, kKnown = 128;
+  explicit KernelKinds(const model::StringTable& strings) : strings_(strings), kinds_(strings.size(), 0) {}
+  uint8_t of(model::StringId name) {
+    if (name >= kinds_.size()) kinds_.resize(name + 1, 0);
+    uint8_t& k = kinds_[name];
+    if (!(k & kKnown)) {
+      std::string_view text = strings_[name];
+      k = static_cast<uint8_t>(kKnown | (isCommunicationKernel(text) ? kCommunication : 0) |
+                               (isFp32MatmulKernel(text) ? kFp32Matmul : 0) |
+                               (text.starts_with("triton_") ? kTriton : 0));
+    }
+    return k;
+  }
+
+ private:
+  const model::StringTable& strings_;
+  std::vector<uint8_t> kinds_;
+};
+
 void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineResolver& resolver, const RankTable& ranks,
                       const StepWindow& window, Attribution& out) {
   out.activity_lines.resize(p.activities.size());
@@ -164,6 +187,7 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
   std::map<Step*, std::map<std::pair<model::StringId, int32_t>, int64_t>> oneoff_lines;
   LineTally compiled_lines;
   StepSummary& sum = out.step_summary;
+  KernelKinds kinds(p.strings);
   // Kernels replayed by CUDA graph launches of compiled functions: each on the line whose
   // launch the graph recorded (LineResolver::replayedKernelLines).
   std::vector<std::optional<LineRef>> replayed;  // per activity, when placed
@@ -220,12 +244,13 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
       }
     }
     // Compute kernels: NCCL's run as long as the slowest rank makes them wait.
-    if (act.kind == model::ActivityKind::Kernel && !isCommunicationKernel(p.strings[act.name])) {
+    uint8_t kind = act.kind == model::ActivityKind::Kernel ? kinds.of(act.name) : 0;
+    if (act.kind == model::ActivityKind::Kernel && !(kind & KernelKinds::kCommunication)) {
       ++sum.kernels;
       sum.kernel_ns += ns;
       if (api >= 0) sum.queue_ns += model::spanNs(p.api_calls[static_cast<size_t>(api)].start_ns, act.start_ns);
-      if (isFp32MatmulKernel(p.strings[act.name])) sum.fp32_matmul_ns += ns;
-      if (p.strings[act.name].starts_with("triton_")) {
+      if (kind & KernelKinds::kFp32Matmul) sum.fp32_matmul_ns += ns;
+      if (kind & KernelKinds::kTriton) {
         ++sum.triton_kernels;
         sum.triton_ns += ns;
         if (ref.file != 0) {
