@@ -126,14 +126,16 @@ std::string modelFile(const std::string& cache, const std::string& key) {
   return cache + "/" + name;
 }
 
-// The cache's model files beyond `limit` bytes in all, least recently used first, removed.
+// The cache's model and attribution files beyond `limit` bytes in all, least recently used
+// first, removed.
 void pruneModels(const std::string& cache, uint64_t limit) {
   std::error_code ec;
   std::vector<std::pair<fs::file_time_type, fs::path>> files;
   uint64_t total = 0;
   for (const auto& entry : fs::directory_iterator(cache, ec)) {
     std::string name = entry.path().filename().string();
-    if (name.rfind("model-", 0) != 0 || !entry.is_regular_file(ec)) continue;
+    bool kept = name.rfind("model-", 0) == 0 || name.rfind("attr-", 0) == 0;
+    if (!kept || name.find(".tmp.") != std::string::npos || !entry.is_regular_file(ec)) continue;
     total += entry.file_size(ec);
     files.emplace_back(entry.last_write_time(ec), entry.path());
   }
@@ -145,19 +147,27 @@ void pruneModels(const std::string& cache, uint64_t limit) {
   }
 }
 
-// Writes the model under a private temporary name, then renames it into place.
-void storeModel(const model::Profile& profile, const std::string& key, const std::string& file) {
+// Writes `bytes` (through `write`) under a private temporary name, then renames it into place.
+bool storePrivately(const std::string& file, const std::function<bool(std::FILE*)>& write) {
   std::string tmp = file + ".tmp." + std::to_string(::getpid());
   std::FILE* out = std::fopen(tmp.c_str(), "wb");
-  if (!out) return;
+  if (!out) return false;
   ::fchmod(::fileno(out), 0600);
-  bool written = ingest::encodeModelCache(profile, key, [out](std::string_view bytes) {
-    return std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
-  });
+  bool written = write(out);
   written = std::fclose(out) == 0 && written;
   std::error_code ec;
   if (written) fs::rename(tmp, file, ec);
   if (!written || ec) fs::remove(tmp, ec);
+  return written && !ec;
+}
+
+// Writes the model under a private temporary name, then renames it into place.
+void storeModel(const model::Profile& profile, const std::string& key, const std::string& file) {
+  storePrivately(file, [&](std::FILE* out) {
+    return ingest::encodeModelCache(profile, key, [out](std::string_view bytes) {
+      return std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
+    });
+  });
 }
 
 // `path` read through the reopen cache (OpenProfileOptions::model_cache).
@@ -232,6 +242,41 @@ ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const Ope
   ingest::LoadResult merged;
   merged.profile = model::mergeProfiles(std::move(parts), names);
   return merged;
+}
+
+join::AttributionStore attributionStore(const std::vector<std::string>& paths, const OpenProfileOptions& options) {
+  join::AttributionStore store;
+  if (!options.model_cache || paths.empty()) return store;
+  for (const auto& path : paths) store.profile_key += modelKey(path) + "\n";
+  std::string cache = cacheDirOf(options);
+  auto fileOf = [cache](const std::string& key) {
+    char name[40];
+    std::snprintf(name, sizeof name, "attr-%016zx.bin", std::hash<std::string>{}(key));
+    return cache + "/" + name;
+  };
+  uint64_t limit = options.model_cache_limit;
+  store.load = [fileOf, cache, limit](const std::string& key) -> std::optional<std::string> {
+    std::error_code ec;
+    std::string file = fileOf(key);
+    if (!privateFolder(cache).empty() || !fs::is_regular_file(file, ec)) return std::nullopt;
+    uint64_t size = fs::file_size(file, ec);
+    std::FILE* in = ec || size > limit ? nullptr : std::fopen(file.c_str(), "rb");
+    if (!in) return std::nullopt;
+    std::string bytes(size, '\0');
+    bool read = std::fread(bytes.data(), 1, bytes.size(), in) == bytes.size();
+    std::fclose(in);
+    if (!read) return std::nullopt;
+    fs::last_write_time(file, fs::file_time_type::clock::now(), ec);  // recently used: pruned last
+    return bytes;
+  };
+  double min_s = options.model_cache_min_s;
+  store.store = [fileOf, cache, limit, min_s](const std::string& key, const std::string& bytes, double seconds) {
+    if (seconds < min_s / 4 || !privateFolder(cache).empty()) return;
+    storePrivately(fileOf(key),
+                   [&](std::FILE* out) { return std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size(); });
+    pruneModels(cache, limit);
+  };
+  return store;
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/ingest/profile_loader.h"
+#include "analysis/join/profile_join.h"
 
 namespace sightline::server {
 
@@ -31,6 +32,10 @@ struct OpenProfileOptions {
 };
 
 ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions& options = {});
+// The reopen cache's store for the attribution of the profile read from `paths` (the same
+// folder and limit; an attribution that took a quarter of `model_cache_min_s` or longer is
+// kept, keyed by the profiles' keys and the attribution's inputs); empty when the cache is off.
+join::AttributionStore attributionStore(const std::vector<std::string>& paths, const OpenProfileOptions& options = {});
 // Several reports of one run (one per rank) as one profile (model::mergeProfiles); one path is
 // openProfile. Fails with the first part that cannot be read.
 ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const OpenProfileOptions& options = {});

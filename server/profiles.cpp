@@ -297,6 +297,7 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
         if (*generation == mine) stage(rows, 70);
       });
       options.compiled = compiled_code.finish(*result.profile);
+      options.attribution_store = attributionStore(paths, open_options);
       loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);
       releaseFreeMemory();  // what the readers and attribution grew and freed (allocator.h)
     } else {

@@ -3,7 +3,9 @@
 #include "analysis/join/profile_join.h"
 
 #include <algorithm>
+#include <chrono>
 
+#include "analysis/attribution/attribution_cache.h"
 #include "analysis/attribution/nvtx_sites.h"
 #include "analysis/join/call_site_tables.h"
 #include "analysis/join/compare_alignment.h"
@@ -34,7 +36,7 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   }
   // Traces of Python calls name frames by callee: call sites come from the mapped files.
   attribution_options.call_sites = std::ref(call_sites);
-  attr_ = attribution::attribute(profile_, attribution_options);
+  attr_ = attributeOnce(options.attribution_store, attribution_options);
   memory_ = joinMemory(profile_, attr_, [this](model::StringId file) { return placeOf(file); });
   anchors_ = collectFunctionAnchors(profile_);
   story_ = stepStory(attr_, [this](model::StringId file) { return placeOf(file); });
@@ -56,6 +58,34 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
     }
     story_ = std::move(story);
   }
+}
+
+attribution::Attribution ProfileJoin::attributeOnce(const AttributionStore& store, attribution::Options& options) {
+  auto inputs = store.load ? attribution::attributionInputs(profile_, options) : std::nullopt;
+  if (!inputs) return attribution::attribute(profile_, options);
+  std::string key = store.profile_key + '\n' + *inputs;
+  if (auto bytes = store.load(key)) {
+    std::string why;
+    if (auto kept = attribution::decodeAttribution(*bytes, key, profile_, options.call_sites, why)) {
+      attribution_reused_ = true;
+      return std::move(*kept);
+    }
+  }
+  // The call-site tables it asks for, recorded so that a reuse can ask again.
+  std::map<std::string, uint64_t, std::less<>> answers;
+  auto call_sites = options.call_sites;
+  options.call_sites = [&](std::string_view path) -> const attribution::CallSiteTable* {
+    const attribution::CallSiteTable* table = call_sites ? call_sites(path) : nullptr;
+    if (answers.find(path) == answers.end()) answers.emplace(std::string(path), attribution::callSitesDigest(table));
+    return table;
+  };
+  auto began = std::chrono::steady_clock::now();
+  auto out = attribution::attribute(profile_, options);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  options.call_sites = call_sites;
+  if (store.store)
+    store.store(key, attribution::encodeAttribution(out, key, {answers.begin(), answers.end()}), seconds);
+  return out;
 }
 
 std::function<bool(const std::string&)> ProfileJoin::mapsOnto(const std::string& local_path) const {

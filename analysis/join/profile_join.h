@@ -43,6 +43,16 @@ struct JoinEnvironment {
   std::function<std::optional<std::string>(const std::string& local_path)> read_source;
 };
 
+// Where attributions are kept between loads (the server's reopen cache): `load` gives the
+// bytes stored under a key (nullopt: none), `store` keeps them, told how long attribution
+// took. Keys begin with `profile_key`, the identity of the profile as read (its file, the
+// tool that read it). Empty functions: attribute every time.
+struct AttributionStore {
+  std::string profile_key;
+  std::function<std::optional<std::string>(const std::string& key)> load;
+  std::function<void(const std::string& key, const std::string& bytes, double seconds)> store;
+};
+
 struct JoinOptions {
   std::vector<SourceInput> named;  // files the user named; may be empty
   int64_t idle_gap_ns = 1'000'000;
@@ -53,6 +63,7 @@ struct JoinOptions {
   // What torch.compile generated for the run (ingest/inductor_reader.h): kernels launched from
   // its wrappers go to the model lines they compute. Null: they stay on the compiled function.
   std::shared_ptr<const model::CompiledCode> compiled;
+  AttributionStore attribution_store;
 };
 
 class ProfileJoin {
@@ -83,6 +94,8 @@ class ProfileJoin {
   // Tells the step story with `timing`'s figures (a light capture of the same script, joined
   // on its own), this profile's lines (timedStory). Call before sharing the join.
   void setTiming(const ProfileJoin& timing, const std::string& name);
+  // Whether the attribution came from the store (AttributionStore) rather than being run.
+  bool attributionReused() const { return attribution_reused_; }
   // The (function, line) pairs the profile names in the files that map onto `local_path`.
   std::vector<FunctionAnchor> anchors(const std::string& local_path) const;
 
@@ -92,8 +105,13 @@ class ProfileJoin {
   // copied and `local_path` normalized once, not per profile path.
   std::function<bool(const std::string& profile_path)> mapsOnto(const std::string& local_path) const;
 
+  // Attribution through `store`: the stored one when its inputs and call-site tables are
+  // those of now, else attribution run (and stored).
+  attribution::Attribution attributeOnce(const AttributionStore& store, attribution::Options& options);
+
   model::Profile profile_;
   JoinEnvironment env_;
+  bool attribution_reused_ = false;
   std::shared_ptr<const model::CompiledCode> compiled_code_;
   attribution::CompiledMapping compiled_;
   std::vector<CompiledFunctionSummary> compiles_;

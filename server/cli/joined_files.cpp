@@ -75,6 +75,7 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   options.logged_step_ns = request.logged_step_ns;
   for (const auto& f : named) options.named.push_back({f.absolute, f.file, f.index});
   options.compiled = compiled_reader.finish(*loaded.profile);
+  options.attribution_store = attributionStore(profile_paths, open_options);
   return std::make_unique<join::ProfileJoin>(std::move(*loaded.profile), localJoinEnvironment(mapper), options);
 }
 

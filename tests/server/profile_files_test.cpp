@@ -243,5 +243,46 @@ TEST_F(ReopenCache, ProfilesReadFastAreNotKept) {
   EXPECT_TRUE(models().empty());
 }
 
+// The attribution beside the model: kept 0600 through the store the join is given, found
+// again by a second join of the same profile, pruned with the models, off with the cache.
+TEST_F(ReopenCache, TheAttributionIsKeptBesideTheModel) {
+  auto join = [&] {
+    auto loaded = openProfile(profile(), options_);
+    EXPECT_TRUE(loaded.profile) << loaded.error;
+    join::JoinOptions options;
+    options.attribution_store = attributionStore({profile()}, options_);
+    return std::make_unique<join::ProfileJoin>(std::move(*loaded.profile), join::JoinEnvironment{}, options);
+  };
+  auto attrs = [&] {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(dir_ / "cache"))
+      if (e.path().filename().string().rfind("attr-", 0) == 0) out.push_back(e.path());
+    return out;
+  };
+  auto first = join();
+  EXPECT_FALSE(first->attributionReused());
+  ASSERT_EQ(attrs().size(), 1u);
+  struct stat st {};
+  ASSERT_EQ(::stat(attrs()[0].c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  auto second = join();
+  EXPECT_TRUE(second->attributionReused());
+  EXPECT_EQ(second->attribution().steady_gpu_ns, first->attribution().steady_gpu_ns);
+  std::ofstream(attrs()[0], std::ios::trunc) << "planted";
+  EXPECT_FALSE(join()->attributionReused());
+  EXPECT_TRUE(join()->attributionReused()) << "stored again";
+  // A changed profile has another key.
+  fs::last_write_time(profile(), fs::last_write_time(profile()) + std::chrono::seconds(5));
+  EXPECT_FALSE(join()->attributionReused());
+  // Pruned with the models: a limit that holds nothing keeps nothing.
+  options_.model_cache_limit = 1;
+  join();
+  EXPECT_TRUE(attrs().empty());
+  options_.model_cache_limit = uint64_t{2} << 30;
+  options_.model_cache = false;
+  auto store = attributionStore({profile()}, options_);
+  EXPECT_FALSE(store.load || store.store);
+}
+
 }  // namespace
 }  // namespace sightline::server
