@@ -142,6 +142,7 @@ void Builder::finish() {
     return std::tuple(x.start_ns, -x.end_ns, a) < std::tuple(y.start_ns, -y.end_ns, b);
   };
   size_t dropped = 0, shared = 0;
+  p_.calls.reserve(p_.calls.size() + pending_.size());
   for (size_t i = 1; i < by_id.size(); ++i) shared += by_id[i].first == by_id[i - 1].first ? 1 : 0;
   for (size_t i = 0; i < pending_.size(); ++i) {
     auto& pc = pending_[i];
@@ -191,11 +192,25 @@ void Builder::finish() {
   clampNesting();
 }
 
+void Builder::expect(uint64_t json_bytes) {
+  pending_.reserve(pending_.size() + json_bytes / 600);
+  p_.ranges.reserve(p_.ranges.size() + json_bytes / 700);
+  p_.api_calls.reserve(p_.api_calls.size() + json_bytes / 4000);
+  p_.activities.reserve(p_.activities.size() + json_bytes / 4000);
+}
+
 // Takes the rows another builder read (the second part of a split trace) into this one,
 // re-interning its strings. Before finish().
 void Builder::absorb(Builder& other, model::Profile& part) {
   std::vector<model::StringId> remap(part.strings.size());
   for (model::StringId i = 0; i < part.strings.size(); ++i) remap[i] = p_.strings.intern(part.strings[i]);
+  // Grown once to the sum: a doubling would take fresh pages for the whole table again.
+  p_.activities.reserve(p_.activities.size() + part.activities.size());
+  p_.api_calls.reserve(p_.api_calls.size() + part.api_calls.size());
+  p_.ranges.reserve(p_.ranges.size() + part.ranges.size());
+  p_.frames.reserve(p_.frames.size() + part.frames.size());
+  p_.marks.reserve(p_.marks.size() + part.marks.size());
+  pending_.reserve(pending_.size() + other.pending_.size());
   for (auto a : part.activities) {
     a.name = remap[a.name];
     if (a.launch_config != 0) {
@@ -231,7 +246,13 @@ void Builder::absorb(Builder& other, model::Profile& part) {
   }
   saw_call_stacks_ = saw_call_stacks_ || other.saw_call_stacks_;
   p_.capture.addAll(part.capture, [](uint32_t pid) { return pid; });
-  other.pending_.clear();
+  // The part's tables freed now, for the tables finish() grows to reuse.
+  other.pending_ = {};
+  part.activities = {};
+  part.api_calls = {};
+  part.ranges = {};
+  part.frames = {};
+  part.marks = {};
 }
 
 uint32_t Builder::launchConfig(const std::array<uint32_t, 3>& grid, const std::array<uint32_t, 3>& block) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -30,6 +31,12 @@ class Builder {
   void finish();
 
   size_t pythonEvents() const { return pending_.size() + p_.calls.size(); }
+
+  // Room for the rows `json_bytes` of trace events usually hold (a trace with Python stacks:
+  // a Python call per ~700 bytes, an op range per ~800), taken before they arrive: tables
+  // grown by doubling take fresh pages for every doubling, and fresh pages are what a large
+  // load spends most on in a VM. Capacity never used is address space, not memory.
+  void expect(uint64_t json_bytes);
 
   // Takes the rows another builder read (the second part of a split trace) into this one,
   // re-interning its strings. Before finish().

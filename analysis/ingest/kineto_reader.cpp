@@ -433,6 +433,8 @@ LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats, cons
       tail_in.window(*split, size - *split);
       in.window(0, *split);
       tail_reader = std::make_unique<Reader>(tail_in, tail);
+      reader.builder().expect(size);  // its own half, then the tail's rows (absorb)
+      tail_reader->builder().expect(size - *split);
       std::thread worker([&] { tail_reader->runEventsOnly(); });
       ok = reader.run(error);
       worker.join();
@@ -458,6 +460,7 @@ LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats, cons
   std::unique_ptr<Reader> whole;
   if (!split) {
     whole = std::make_unique<Reader>(*active, profile);
+    if (!in.gzip() && !ec) whole->builder().expect(size);
     ok = whole->run(error);
     truncated = whole->truncated() || !active->damaged().empty();
     events = whole->events();
