@@ -120,9 +120,10 @@ std::string modelKey(const std::string& path) {
   return "sightline " SIGHTLINE_VERSION "|" + fileStamp(path) + "|" + fileStamp(fs::read_symlink("/proc/self/exe", ec));
 }
 
-std::string modelFile(const std::string& cache, const std::string& key) {
-  char name[40];
-  std::snprintf(name, sizeof name, "model-%016zx.bin", std::hash<std::string>{}(key));
+// A reopen cache entry's file: "model-<hash of key>.bin", "attr-...".
+std::string entryFile(const std::string& cache, const char* kind, const std::string& key) {
+  char name[48];
+  std::snprintf(name, sizeof name, "%s-%016zx.bin", kind, std::hash<std::string>{}(key));
   return cache + "/" + name;
 }
 
@@ -176,7 +177,7 @@ ingest::LoadResult loadCached(const std::string& path, const ingest::LoadOptions
   std::string cache = cacheDirOf(options);
   if (!options.model_cache || !privateFolder(cache).empty()) return ingest::loadProfile(path, load);
   std::string key = modelKey(path);
-  std::string file = modelFile(cache, key);
+  std::string file = entryFile(cache, "model", key);
   std::error_code ec;
   if (fs::exists(file, ec)) {
     std::string why;
@@ -249,11 +250,7 @@ join::AttributionStore attributionStore(const std::vector<std::string>& paths, c
   if (!options.model_cache || paths.empty()) return store;
   for (const auto& path : paths) store.profile_key += modelKey(path) + "\n";
   std::string cache = cacheDirOf(options);
-  auto fileOf = [cache](const std::string& key) {
-    char name[40];
-    std::snprintf(name, sizeof name, "attr-%016zx.bin", std::hash<std::string>{}(key));
-    return cache + "/" + name;
-  };
+  auto fileOf = [cache](const std::string& key) { return entryFile(cache, "attr", key); };
   uint64_t limit = options.model_cache_limit;
   store.load = [fileOf, cache, limit](const std::string& key) -> std::optional<std::string> {
     std::error_code ec;

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "analysis/attribution/compiled_frames.h"
+#include "analysis/model/checksum.h"
 
 namespace sightline::attribution {
 
@@ -105,18 +106,6 @@ void fields(Ar& ar, Attribution& a) {
 
 template <class T>
 inline constexpr bool kScalar = std::is_arithmetic_v<T> || std::is_enum_v<T>;
-
-uint64_t mix(uint64_t h, const void* data, size_t n) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * 0x100000001b3ULL;
-    h ^= h >> 29;
-  }
-  for (; n > 0; --n, ++p) h = (h ^ *p) * 0x100000001b3ULL;
-  return h;
-}
 
 class Writer {
  public:
@@ -333,14 +322,14 @@ uint64_t callSitesDigest(const CallSiteTable* table) {
     w(f.name, f.first_line, f.def_line, f.last_line, static_cast<uint64_t>(f.calls.size()));
     for (const auto& c : f.calls) w(c.line, c.name, c.module_classes, c.object_call);
   }
-  return mix(0xcbf29ce484222325ULL, w.bytes().data(), w.bytes().size()) | 1;  // never 0
+  return model::checksum(model::kChecksumSeed, w.bytes().data(), w.bytes().size()) | 1;  // never 0
 }
 
 std::string encodeAttribution(const Attribution& attribution, const std::string& key, const CallSiteAnswers& answers) {
   Writer w;
   w.bytes().append(kMagic, sizeof kMagic);
   w(kFormat, layout(), key, answers, attribution);
-  uint64_t sum = mix(0xcbf29ce484222325ULL, w.bytes().data(), w.bytes().size());
+  uint64_t sum = model::checksum(model::kChecksumSeed, w.bytes().data(), w.bytes().size());
   w(sum);
   return std::move(w.bytes());
 }
@@ -356,7 +345,7 @@ std::optional<Attribution> decodeAttribution(std::string_view bytes, const std::
   }
   std::memcpy(&sum, bytes.data() + bytes.size() - sizeof sum, sizeof sum);
   std::string_view body = bytes.substr(0, bytes.size() - sizeof sum);
-  if (mix(0xcbf29ce484222325ULL, body.data(), body.size()) != sum) {
+  if (model::checksum(model::kChecksumSeed, body.data(), body.size()) != sum) {
     error = "damaged (checksum)";
     return std::nullopt;
   }

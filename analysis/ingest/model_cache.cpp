@@ -8,6 +8,8 @@
 #include <fstream>
 #include <type_traits>
 
+#include "analysis/model/checksum.h"
+
 namespace sightline::ingest {
 namespace {
 
@@ -23,26 +25,11 @@ std::string layout() {
          std::to_string(sizeof(model::MemoryBlock)) + "u" + std::to_string(sizeof(model::MemoryUse));
 }
 
-// A 64-bit checksum, word by word, of each piece in order.
-uint64_t mix(uint64_t h, const void* data, size_t n) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t w = 0;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 29;
-  }
-  uint64_t tail = n;
-  for (size_t i = 0; i < n; ++i) tail = tail << 8 | p[i];
-  h = (h ^ tail) * 0x9E3779B97F4A7C15ull;
-  return h ^ (h >> 29);
-}
-
 class Writer {
  public:
   explicit Writer(const ByteSink& sink) : sink_(sink) {}
   void bytes(const void* data, size_t n) {
-    h_ = mix(h_, data, n);
+    h_ = model::checksum(h_, data, n);
     raw(data, n);
   }
   template <class T>
@@ -97,7 +84,7 @@ class Reader {
   Reader(std::ifstream& in, uint64_t size) : in_(in), left_(size) {}
   bool bytes(void* data, size_t n) {
     if (!take(n, data)) return false;
-    h_ = mix(h_, data, n);
+    h_ = model::checksum(h_, data, n);
     return true;
   }
   template <class T>
