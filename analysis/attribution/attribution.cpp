@@ -179,6 +179,31 @@ class KernelKinds {
   std::vector<uint8_t> kinds_;
 };
 
+// Kernels replayed by CUDA graph launches of compiled functions: each on the line whose
+// launch the graph recorded (LineResolver::replayedKernelLines). Per activity, when placed;
+// empty without compiled sites.
+std::vector<std::optional<LineRef>> replayedKernelLines(const model::Profile& p, const LaunchLinks& links,
+                                                        LineResolver& resolver) {
+  std::vector<std::optional<LineRef>> replayed;
+  if (!resolver.hasCompiledSites()) return replayed;
+  replayed.resize(p.activities.size());
+  GraphLaunchNames isGraphLaunch(p);
+  std::map<size_t, std::vector<size_t>> by_launch;  // graph launch -> its kernels, in order
+  for (size_t a = 0; a < p.activities.size(); ++a) {
+    int64_t api = links.call_of[a];
+    if (api >= 0 && p.activities[a].kind == model::ActivityKind::Kernel &&
+        isGraphLaunch(p.api_calls[static_cast<size_t>(api)].name))
+      by_launch[static_cast<size_t>(api)].push_back(a);
+  }
+  for (const auto& [api, acts] : by_launch) {
+    std::vector<model::StringId> names;
+    for (size_t a : acts) names.push_back(p.activities[a].name);
+    auto lines = resolver.replayedKernelLines(api, names);
+    for (size_t i = 0; i < lines.size(); ++i) replayed[acts[i]] = lines[i];
+  }
+  return replayed;
+}
+
 void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineResolver& resolver, const RankTable& ranks,
                       const StepWindow& window, Attribution& out) {
   out.activity_lines.resize(p.activities.size());
@@ -188,26 +213,7 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
   LineTally compiled_lines;
   StepSummary& sum = out.step_summary;
   KernelKinds kinds(p.strings);
-  // Kernels replayed by CUDA graph launches of compiled functions: each on the line whose
-  // launch the graph recorded (LineResolver::replayedKernelLines).
-  std::vector<std::optional<LineRef>> replayed;  // per activity, when placed
-  if (resolver.hasCompiledSites()) {
-    replayed.resize(p.activities.size());
-    GraphLaunchNames isGraphLaunch(p);
-    std::map<size_t, std::vector<size_t>> by_launch;  // graph launch -> its kernels, in order
-    for (size_t a = 0; a < p.activities.size(); ++a) {
-      int64_t api = links.call_of[a];
-      if (api >= 0 && p.activities[a].kind == model::ActivityKind::Kernel &&
-          isGraphLaunch(p.api_calls[static_cast<size_t>(api)].name))
-        by_launch[static_cast<size_t>(api)].push_back(a);
-    }
-    for (const auto& [api, acts] : by_launch) {
-      std::vector<model::StringId> names;
-      for (size_t a : acts) names.push_back(p.activities[a].name);
-      auto lines = resolver.replayedKernelLines(api, names);
-      for (size_t i = 0; i < lines.size(); ++i) replayed[acts[i]] = lines[i];
-    }
-  }
+  std::vector<std::optional<LineRef>> replayed = replayedKernelLines(p, links, resolver);
   for (size_t a = 0; a < p.activities.size(); ++a) {
     const auto& act = p.activities[a];
     int64_t ns = act.duration();
