@@ -38,28 +38,35 @@ AutogradRanges::AutogradRanges(const model::Profile& profile) : profile_(profile
 void AutogradRanges::indexThreads() {
   const auto& ranges = profile_.ranges;
   auto thread = [&](uint32_t i) { return model::threadKey(ranges[i].pid, ranges[i].tid); };
-  auto byThreadThenStart = [&](uint32_t a, uint32_t b) {
-    return std::pair(thread(a), ranges[a].start_ns) < std::pair(thread(b), ranges[b].start_ns);
-  };
-  bool sorted = true;
-  for (uint32_t i = 1; i < ranges.size() && sorted; ++i)
-    if (byThreadThenStart(i, i - 1)) sorted = false;
-  if (!sorted) {  // a profile not sorted as readers leave it: searched through a sorted order
-    order_.resize(ranges.size());
-    for (uint32_t i = 0; i < ranges.size(); ++i) order_[i] = i;
-    std::stable_sort(order_.begin(), order_.end(), byThreadThenStart);
-  }
-  starts_.reserve(ranges.size());
-  uint32_t first = 0;
-  for (uint32_t k = 0; k < ranges.size(); ++k) {
-    uint32_t i = order_.empty() ? k : order_[k];
-    starts_.push_back(ranges[i].start_ns);
-    uint32_t next = k + 1 < ranges.size() ? (order_.empty() ? k + 1 : order_[k + 1]) : 0;
-    if (k + 1 == ranges.size() || thread(next) != thread(i)) {
-      by_thread_[thread(i)] = {first, k + 1};
-      first = k + 1;
+  auto at = [&](uint32_t k) { return order_.empty() ? k : order_[k]; };
+  // One run per thread, by start; false when a thread comes back or goes back in time.
+  auto index = [&] {
+    starts_.clear();
+    by_thread_.clear();
+    starts_.reserve(ranges.size());
+    std::pair<uint32_t, uint32_t>* run = nullptr;  // the thread's [first, end) being read
+    for (uint32_t k = 0; k < ranges.size(); ++k) {
+      uint32_t i = at(k);
+      bool continues = k > 0 && thread(at(k - 1)) == thread(i);
+      if (continues && ranges[i].start_ns < starts_.back()) return false;
+      if (!continues) {
+        auto [it, added] = by_thread_.emplace(thread(i), std::pair(k, k));
+        if (!added) return false;
+        run = &it->second;
+      }
+      run->second = k + 1;
+      starts_.push_back(ranges[i].start_ns);
     }
-  }
+    return true;
+  };
+  if (index()) return;
+  // A profile not grouped as readers leave it: searched through a sorted order.
+  order_.resize(ranges.size());
+  for (uint32_t i = 0; i < ranges.size(); ++i) order_[i] = i;
+  std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+    return std::pair(thread(a), ranges[a].start_ns) < std::pair(thread(b), ranges[b].start_ns);
+  });
+  index();
 }
 
 bool AutogradRanges::isBackwardOp(const model::NvtxRange& r) const {

@@ -51,9 +51,9 @@ class AutogradRanges {
   // record_function opens around many of them (`DistributedDataParallel.forward`, `## fwd ##`).
   std::vector<bool> op_range_;
   // Each thread's ranges by start, as one run of `starts_` (a copy of their start times, side
-  // by side for the search): readers leave ranges sorted by thread, then start
-  // (Profile::sortRanges), and the runs are the profile's own; other profiles go through
-  // `order_` (positions in `starts_` -> ranges; empty: the same).
+  // by side for the search): readers leave each thread's ranges together, by start
+  // (Profile::sortRanges; merged ranks too), and the runs are the profile's own; other
+  // profiles go through `order_` (positions in `starts_` -> ranges; empty: the same).
   void indexThreads();
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> by_thread_;  // thread key -> [first, end)
   std::vector<int64_t> starts_;
