@@ -4,6 +4,7 @@
 #include "analysis/attribution/attribution.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -14,6 +15,7 @@
 #include "analysis/attribution/capture_overhead.h"
 #include "analysis/attribution/line_resolver.h"
 #include "analysis/attribution/ranks.h"
+#include "analysis/attribution/step_parts.h"
 #include "analysis/attribution/steps.h"
 
 namespace sightline::attribution {
@@ -454,8 +456,27 @@ std::pair<Wait, LineRef> classifyGap(const model::Profile& p, int64_t ga, int64_
   return {Wait::Launch, resolver.lineOfCall(static_cast<size_t>(api))};
 }
 
-// Per step: GPU busy time; over the steady steps: wall and busy medians, and GPU idle time by
-// cause with its lines.
+// The steady step of a process closest to its steps' median wall (the last one left out where
+// the loop may cut it short), or -1.
+int32_t representativeStep(const std::vector<Step>& list) {
+  std::vector<int64_t> walls;
+  auto usable = [&](size_t k) { return list[k].kind == StepKind::Steady && (k + 1 < list.size() || list.size() <= 3); };
+  for (size_t k = 0; k < list.size(); ++k)
+    if (usable(k)) walls.push_back(model::spanNs(list[k].window_start_ns, list[k].window_end_ns));
+  if (walls.empty()) return -1;
+  int64_t median = medianNs(walls);
+  int32_t best = -1;
+  int64_t best_distance = 0;
+  for (size_t k = 0; k < list.size(); ++k) {
+    if (!usable(k)) continue;
+    int64_t d = std::abs(model::spanNs(list[k].window_start_ns, list[k].window_end_ns) - median);
+    if (best < 0 || d < best_distance) best = static_cast<int32_t>(k), best_distance = d;
+  }
+  return best;
+}
+
+// Per step: GPU busy time and idle time by cause; over the steady steps: wall and busy medians,
+// and GPU idle time by cause with its lines; the representative step's idle pieces.
 void summarizeSteps(const model::Profile& p, const Options& options, const CallsByCorrelation& calls,
                     LineResolver& resolver, std::vector<GapCause>& gap_cause, Attribution& out) {
   int64_t gap_ns = options.idle_gap_ns;
@@ -482,6 +503,29 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
     for (uint32_t a : acts[pid]) addBusy(busy, p.activities[a].start_ns, p.activities[a].end_ns, a);
     const auto& pid_syncs = syncs[pid];
     const uint32_t process = pid;  // a structured binding cannot be captured (C++17 rules in clang 14)
+    // Splits one idle piece of a step into its causes: `take(wait, line, ns)` for each part.
+    auto classify = [&](int64_t from, int64_t to, const BusyInterval* before, const BusyInterval* after, int64_t e,
+                        bool record, auto&& take) {
+      int64_t ga = before ? before->end : from;
+      int64_t gb = after ? after->start : e;
+      int64_t piece = to - from;
+      // The compiler's share of the piece first; the rest by what the host did.
+      auto compiling = compileOverlap(options.compile_windows, process, from, to);
+      if (compiling.ns > 0) {
+        take(Wait::Compile, compiling.line(), compiling.ns);
+        piece -= compiling.ns;
+      }
+      if (piece > 0) {
+        auto [wait, line] =
+            classifyGap(p, ga, gb, after ? int64_t{after->first} : -1, gap_ns, pid_syncs, calls, resolver);
+        take(wait, line, piece);
+        if (record && after) gap_cause[after->first].wait = static_cast<int8_t>(wait);
+      }
+      // The compiler's part of the gap stays its part in the replay.
+      if (record && after && compiling.ns > 0)
+        gap_cause[after->first].compile =
+            static_cast<uint8_t>(std::min<int64_t>(255, 255 * compiling.ns / std::max<int64_t>(1, to - from)));
+    };
     for (size_t k = 0; k < steps.list.size(); ++k) {
       auto& step = steps.list[k];
       bool steady = step.kind == StepKind::Steady;
@@ -495,33 +539,16 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
         s = step.gpu_start_ns;
         e = !last && steps.list[k + 1].gpu_start_ns > s ? steps.list[k + 1].gpu_start_ns : std::max(s, step.gpu_end_ns);
       }
+      step.window_start_ns = s, step.window_end_ns = std::max(s, e);
       int64_t busy_ns =
           walkBusy(busy, s, e, [&](int64_t from, int64_t to, const BusyInterval* before, const BusyInterval* after) {
-            if (!steady) return;
-            int64_t ga = before ? before->end : from;
-            int64_t gb = after ? after->start : e;
-            int64_t piece = to - from;
-            // The compiler's share of the piece first; the rest by what the host did.
-            auto compiling = compileOverlap(options.compile_windows, process, from, to);
-            if (compiling.ns > 0) {
-              sum.wait_ns[static_cast<size_t>(Wait::Compile)] += compiling.ns;
-              LineRef line = compiling.line();
-              auto& w = lines[{Wait::Compile, line.file, line.line}];
-              w.line = line, w.ns += compiling.ns, ++w.count;
-              piece -= compiling.ns;
-            }
-            if (piece > 0) {
-              auto [wait, line] =
-                  classifyGap(p, ga, gb, after ? int64_t{after->first} : -1, gap_ns, pid_syncs, calls, resolver);
-              sum.wait_ns[static_cast<size_t>(wait)] += piece;
-              if (after) gap_cause[after->first].wait = static_cast<int8_t>(wait);
+            classify(from, to, before, after, e, steady, [&](Wait wait, const LineRef& line, int64_t ns) {
+              step.wait_ns[static_cast<size_t>(wait)] += ns;
+              if (!steady) return;
+              sum.wait_ns[static_cast<size_t>(wait)] += ns;
               auto& w = lines[{wait, line.file, line.line}];
-              w.line = line, w.ns += piece, ++w.count;
-            }
-            // The compiler's part of the gap stays its part in the replay.
-            if (after && compiling.ns > 0)
-              gap_cause[after->first].compile =
-                  static_cast<uint8_t>(std::min<int64_t>(255, 255 * compiling.ns / std::max<int64_t>(1, to - from)));
+              w.line = line, w.ns += ns, ++w.count;
+            });
           });
       step.busy_ns = busy_ns;
       step.compile_ns = compileOverlap(options.compile_windows, pid, std::min(s, step.start_ns), e).ns;
@@ -539,6 +566,20 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
       if (rank) rank->steady_wall_ns += model::spanNs(s, e), rank->steady_busy_ns += busy_ns;
     }
     if (rank) rank->busy_share = median(rank_shares);
+    // The representative step walked again, its idle pieces kept (for a timeline).
+    steps.representative = representativeStep(steps.list);
+    if (steps.representative >= 0) {
+      const Step& step = steps.list[static_cast<size_t>(steps.representative)];
+      int64_t e = step.window_end_ns;
+      walkBusy(busy, step.window_start_ns, e,
+               [&](int64_t from, int64_t to, const BusyInterval* before, const BusyInterval* after) {
+                 int64_t at = from;
+                 classify(from, to, before, after, e, false, [&](Wait wait, const LineRef& line, int64_t ns) {
+                   steps.representative_gaps.push_back({at, at + ns, wait, line});
+                   at += ns;
+                 });
+               });
+    }
   }
   sum.busy_share = median(shares);
   for (const auto& [key, w] : lines)
@@ -750,6 +791,7 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   chargeIdleGaps(profile, options, calls, resolver, window, out);
   std::vector<GapCause> gap_cause(profile.activities.size());
   summarizeSteps(profile, options, calls, resolver, gap_cause, out);
+  splitStepBusy(profile, ranks, out);
   if (options.estimate_unprofiled) estimateWithoutProfiler({profile, links.call_of, gap_cause}, options, out);
   out.memory_use_lines.reserve(profile.memory_uses.size());
   out.memory_use_ops.reserve(profile.memory_uses.size());

@@ -236,6 +236,12 @@ struct Options {
 enum class StepKind : uint8_t { Steady, Warmup, Outlier, Lost };
 const char* stepKindName(StepKind k);
 
+// Why the GPU waits in the steady steps: GPU idle time by the host's activity at the time.
+// Compile: the host was compiling (torch.compile's compilations, Options::compile_windows).
+enum class Wait : uint8_t { Launch, Sync, Input, Host, Compile };
+inline constexpr size_t kWaitCount = 5;
+const char* waitName(Wait w);
+
 struct Step {
   int64_t start_ns = 0, end_ns = 0;  // host time, on the process's clock
   // The GPU's side of the step: from the start of the first work launched in it to the start of
@@ -247,13 +253,23 @@ struct Step {
   uint32_t kernels = 0;    // kernels launched in it
   LineRef top_line;        // the line that launched most of its GPU time (what an outlier ran)
   int64_t compile_ns = 0;  // of its wall time, torch.compile compiling (Options::compile_windows)
+  // Its wall on the GPU's side, split: [window_start_ns, window_end_ns) is the span walked (from
+  // the first work launched in it to the next step's; the host's step where it launched none).
+  // Busy time is compute (kernels but NCCL's), copies and memsets while no kernel ran, and
+  // communication while neither ran (NCCL exposed); of that communication, waiting for the last
+  // rank to arrive (collectives paired across ranks, prorated over the step's collectives).
+  // Idle time by cause; the five causes and the busy parts add up to the window.
+  int64_t window_start_ns = 0, window_end_ns = 0;
+  int64_t compute_ns = 0, copy_ns = 0, comm_ns = 0, comm_wait_ns = 0;
+  std::array<int64_t, kWaitCount> wait_ns{};
 };
 
-// Why the GPU waits in the steady steps: GPU idle time by the host's activity at the time.
-// Compile: the host was compiling (torch.compile's compilations, Options::compile_windows).
-enum class Wait : uint8_t { Launch, Sync, Input, Host, Compile };
-inline constexpr size_t kWaitCount = 5;
-const char* waitName(Wait w);
+// An idle piece of a step on its GPU, with what the host was doing (Wait) and its line.
+struct StepGap {
+  int64_t start_ns = 0, end_ns = 0;
+  Wait wait = Wait::Launch;
+  LineRef line;  // file 0: no line found
+};
 
 struct WaitLine {
   LineRef line;
@@ -351,6 +367,10 @@ struct Attribution {
     int count = 0;
     int64_t median_ns = 0;   // median step length (0: unknown)
     std::vector<Step> list;  // by time; empty when only counts are known
+    // The steady step closest to the median (the one a timeline shows; -1: none), and its idle
+    // pieces in time order.
+    int32_t representative = -1;
+    std::vector<StepGap> representative_gaps;
   };
   std::map<uint32_t, ProcessSteps> process_steps;  // per pid, where steps were found
   std::vector<RankInfo> ranks;                     // processes with GPU work

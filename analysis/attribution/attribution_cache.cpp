@@ -19,14 +19,14 @@ static_assert(sizeof(LineCost) == 624, "LineCost changed: update its fields() an
 static_assert(sizeof(RankInfo) == 272, "RankInfo changed: update its fields() and this size");
 static_assert(sizeof(StepSummary) == 640, "StepSummary changed: update its fields() and this size");
 static_assert(sizeof(Attribution) == 1112, "Attribution changed: update its fields() and this size");
-static_assert(sizeof(Step) == 88 && sizeof(LineRef) == 16 && sizeof(UnprofiledSteps) == 208,
+static_assert(sizeof(Step) == 176 && sizeof(LineRef) == 16 && sizeof(UnprofiledSteps) == 208,
               "a step struct changed: update its fields() and this size");
 #endif
 
 namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'A', 'T', 'T', 'R', '\n', '\0'};
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2;
 
 template <class Ar>
 void fields(Ar& ar, KernelStat& s) {
@@ -69,7 +69,11 @@ void fields(Ar& ar, ContextCost& c) {
 template <class Ar>
 void fields(Ar& ar, Step& s) {
   ar(s.start_ns, s.end_ns, s.gpu_start_ns, s.gpu_end_ns, s.kind, s.gpu_ns, s.busy_ns, s.kernels, s.top_line,
-     s.compile_ns);
+     s.compile_ns, s.window_start_ns, s.window_end_ns, s.compute_ns, s.copy_ns, s.comm_ns, s.comm_wait_ns, s.wait_ns);
+}
+template <class Ar>
+void fields(Ar& ar, StepGap& g) {
+  ar(g.start_ns, g.end_ns, g.wait, g.line);
 }
 template <class Ar>
 void fields(Ar& ar, WaitLine& w) {
@@ -94,7 +98,7 @@ void fields(Ar& ar, IdleGap& g) {
 }
 template <class Ar>
 void fields(Ar& ar, Attribution::ProcessSteps& p) {
-  ar(p.count, p.median_ns, p.list);
+  ar(p.count, p.median_ns, p.list, p.representative, p.representative_gaps);
 }
 template <class Ar>
 void fields(Ar& ar, Attribution& a) {
@@ -280,9 +284,15 @@ bool valid(const Attribution& a, const model::Profile& profile) {
     if (op < -1 || (op >= 0 && static_cast<size_t>(op) >= profile.ranges.size())) return false;
   for (const auto& g : a.idle_gaps)
     if (!ref(g.line)) return false;
-  for (const auto& [pid, steps] : a.process_steps)
+  for (const auto& [pid, steps] : a.process_steps) {
     for (const auto& s : steps.list)
       if (!ref(s.top_line) || static_cast<uint8_t>(s.kind) > static_cast<uint8_t>(StepKind::Lost)) return false;
+    if (steps.representative < -1 ||
+        (steps.representative >= 0 && static_cast<size_t>(steps.representative) >= steps.list.size()))
+      return false;
+    for (const auto& g : steps.representative_gaps)
+      if (!ref(g.line) || static_cast<size_t>(g.wait) >= kWaitCount) return false;
+  }
   const auto& sum = a.step_summary;
   if (!lines(sum.lost_lines) || !lines(sum.compiled_lines) || !lines(sum.sync_lines)) return false;
   for (const auto& w : sum.wait_lines)

@@ -1,0 +1,90 @@
+// Each step's busy time by what kept the GPU busy: merged intervals per process and kind,
+// measured over each step's window by binary search (steps are few, activities many).
+#include "analysis/attribution/step_parts.h"
+
+#include <algorithm>
+#include <map>
+
+namespace sightline::attribution {
+namespace {
+
+// Disjoint intervals in time order, with the covered time before each (prefix sums).
+class Coverage {
+ public:
+  // Intervals come in start order (Profile::activities is sorted by start): merged as they come.
+  void add(int64_t start, int64_t end) {
+    if (!merged_.empty() && start <= merged_.back().second)
+      merged_.back().second = std::max(merged_.back().second, end);
+    else
+      merged_.emplace_back(start, end);
+  }
+  void finish() {
+    before_.resize(merged_.size() + 1);
+    for (size_t i = 0; i < merged_.size(); ++i)
+      before_[i + 1] = before_[i] + model::spanNs(merged_[i].first, merged_[i].second);
+  }
+  // Covered time up to t.
+  int64_t upTo(int64_t t) const {
+    auto it = std::upper_bound(merged_.begin(), merged_.end(), t,
+                               [](int64_t time, const std::pair<int64_t, int64_t>& iv) { return time < iv.first; });
+    if (it == merged_.begin()) return 0;
+    size_t i = static_cast<size_t>(it - merged_.begin()) - 1;
+    return before_[i] + model::spanNs(merged_[i].first, std::min(t, merged_[i].second));
+  }
+  int64_t within(int64_t a, int64_t b) const { return b > a ? upTo(b) - upTo(a) : 0; }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> merged_;
+  std::vector<int64_t> before_;
+};
+
+struct ProcessCoverage {
+  Coverage compute, compute_or_copy;
+  // Collectives by start: (start, end, duration, wait), for the steps' waits.
+  std::vector<std::array<int64_t, 4>> collectives;
+};
+
+}  // namespace
+
+void splitStepBusy(const model::Profile& p, const RankTable& ranks, Attribution& out) {
+  std::map<uint32_t, ProcessCoverage> by_pid;
+  for (const auto& [pid, steps] : out.process_steps)
+    if (!steps.list.empty()) by_pid[pid];
+  if (by_pid.empty()) return;
+  for (size_t a = 0; a < p.activities.size(); ++a) {
+    const auto& act = p.activities[a];
+    auto it = by_pid.find(act.pid);
+    if (it == by_pid.end()) continue;
+    bool comm = a < ranks.exposed_ns.size() && ranks.exposed_ns[a] >= 0;
+    if (comm) {
+      int64_t wait = a < ranks.wait_ns.size() ? std::max<int64_t>(0, ranks.wait_ns[a]) : 0;
+      it->second.collectives.push_back({act.start_ns, act.end_ns, act.duration(), std::min(wait, act.duration())});
+      continue;
+    }
+    if (act.kind == model::ActivityKind::Kernel || act.kind == model::ActivityKind::Graph)
+      it->second.compute.add(act.start_ns, act.end_ns);
+    it->second.compute_or_copy.add(act.start_ns, act.end_ns);
+  }
+  for (auto& [pid, cover] : by_pid) {
+    cover.compute.finish();
+    cover.compute_or_copy.finish();
+    for (auto& step : out.process_steps[pid].list) {
+      int64_t s = step.window_start_ns, e = step.window_end_ns;
+      if (e <= s) continue;
+      int64_t compute = cover.compute.within(s, e);
+      int64_t with_copies = cover.compute_or_copy.within(s, e);
+      step.compute_ns = compute;
+      step.copy_ns = with_copies - compute;
+      step.comm_ns = std::max<int64_t>(0, step.busy_ns - with_copies);
+      // Of the step's collectives (by start in the window), the share spent waiting.
+      int64_t total = 0, waited = 0;
+      auto first = std::lower_bound(cover.collectives.begin(), cover.collectives.end(), std::array<int64_t, 4>{s});
+      for (auto c = first; c != cover.collectives.end() && (*c)[0] < e; ++c) total += (*c)[2], waited += (*c)[3];
+      if (total > 0)
+        step.comm_wait_ns = static_cast<int64_t>(static_cast<double>(step.comm_ns) * static_cast<double>(waited) /
+                                                 static_cast<double>(total));
+    }
+  }
+}
+
+}  // namespace sightline::attribution

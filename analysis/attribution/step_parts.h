@@ -1,0 +1,17 @@
+// Each step's GPU busy time split into compute, copies and communication (internal to
+// analysis/attribution; the idle part is split by cause where the steps are summarized).
+// It reads the windows summarizeSteps set; it changes no other figure.
+#pragma once
+
+#include "analysis/attribution/attribution.h"
+#include "analysis/attribution/ranks.h"
+
+namespace sightline::attribution {
+
+// Fills Step::compute_ns, copy_ns, comm_ns and comm_wait_ns of every step with a window, per
+// process over all its GPUs (as Step::busy_ns): compute first, copies and memsets where no
+// kernel ran, communication where neither ran. `ranks` gives which activities are collectives
+// and, once paired, how long each waited for the last rank.
+void splitStepBusy(const model::Profile& profile, const RankTable& ranks, Attribution& out);
+
+}  // namespace sightline::attribution
