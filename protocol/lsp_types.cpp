@@ -221,6 +221,11 @@ void fromJson(const JsonIn& in, DidChangeWatchedFilesParams& out) {
   }
 }
 
+void fromJson(const JsonIn& in, StepViewParams& out) {
+  if (!in.raw().is_object()) return;  // no params: the defaults
+  if (auto format = in.optionalField("format")) out.format = format->asString();
+  if (out.format != "json" && out.format != "html") in.field("format").fail("expected \"json\" or \"html\"");
+}
 void fromJson(const JsonIn& in, WorkDoneProgressCancelParams& out) { out.token = in.field("token").raw(); }
 
 }  // namespace sightline::protocol

@@ -205,6 +205,13 @@ struct WorkDoneProgressCancelParams {
 };
 void fromJson(const JsonIn& in, WorkDoneProgressCancelParams& out);
 
+// `sightline/stepView` (docs/lsp-extensions.md): "json" (default) for the view's data, "html" for
+// the self-contained page.
+struct StepViewParams {
+  std::string format = "json";
+};
+void fromJson(const JsonIn& in, StepViewParams& out);
+
 struct CancelParams {
   json id;  // integer or string
 };

@@ -11,6 +11,7 @@ json toJson(const InitializeResult& r) {
       {"executeCommandProvider", {{"commands", r.commands}}},
       {"inlayHintProvider", true},
       {"hoverProvider", true},
+      {"codeLensProvider", {{"resolveProvider", false}}},
       {"workspace", {{"workspaceFolders", {{"supported", true}}}}},
   };
   return {{"capabilities", capabilities}, {"serverInfo", {{"name", r.serverName}, {"version", r.serverVersion}}}};

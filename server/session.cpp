@@ -10,12 +10,16 @@
 #include "analysis/features/hover.h"
 #include "analysis/features/inlay_hints.h"
 #include "analysis/features/profile_commands.h"
+#include "analysis/features/profile_view.h"
+#include "analysis/features/step_view.h"
 #include "protocol/json_in.h"
 #include "protocol/server_messages.h"
 #include "server/conversion.h"
 #include "server/local_files.h"
 #include "server/log.h"
 #include "server/profile_text.h"
+#include "server/step_view_html.h"
+#include "server/step_view_json.h"
 #include "server/uri.h"
 
 #ifndef SIGHTLINE_VERSION
@@ -135,6 +139,52 @@ void Session::registerHandlers() {
       if (auto path = uriToPath(change.uri)) workspace_.profileFileChanged(*path);
   });
   dispatcher_.onRequest("workspace/executeCommand", [this](const json& p) { return executeCommand(p); });
+  dispatcher_.onRequest("sightline/stepView", [this](const json& p) { return stepView(p); });
+  dispatcher_.onRequest("textDocument/codeLens", [this](const json& p) { return codeLenses(p); });
+}
+
+// A lens on each outermost training loop that opens the step view (the client's command
+// `sightline.stepView`), once a profile with steps is loaded.
+json Session::codeLenses(const json& params) {
+  auto p = parseParams<protocol::TextDocumentParams>(params);
+  Document& doc = documentFor(p.uri);
+  json out = json::array();
+  const LoadedProfile* loaded = workspace_.profile();
+  if (!loaded || loaded->attr().steps == 0) return out;
+  std::string title = "Sightline: step view";
+  if (int64_t wall = loaded->attr().step_summary.wall_ns; wall > 0)
+    title += " · " + features::formatMilliseconds(static_cast<double>(wall)) + " ms per step";
+  for (const auto& loop : doc.index().loops) {
+    if (!loop.is_training || loop.depth != 0) continue;
+    auto at = toPosition(doc.file().text(), doc.file().lines(), loop.header.begin, encoding_);
+    out.push_back({{"range", protocol::toJson(protocol::Range{at, at})},
+                   {"command", {{"title", title}, {"command", "sightline.stepView"}, {"arguments", json::array()}}}});
+  }
+  return out;
+}
+
+json Session::stepView(const json& params) {
+  auto parsed = parseParams<protocol::StepViewParams>(params);
+  const LoadedProfile* loaded = workspace_.profile();
+  if (!loaded) return json(nullptr);
+  features::StepViewOptions options;
+  std::vector<ListedFile> listed;
+  std::vector<Document*> documents = workspace_.documents();
+  if (parsed.format == "html") {
+    for (Document* doc : documents)
+      if (auto path = uriToPath(doc->uri())) {
+        options.listed_paths.push_back(*path);
+        listed.push_back({*path, *path, &doc->file().text()});
+      }
+  }
+  auto view = features::computeStepView(*loaded->join, options);
+  const auto& info = loaded->profile().info;
+  json data = stepViewJson(view, {std::filesystem::path(loaded->path).filename().string(), info.format, info.gpus});
+  if (parsed.format != "html") return data;
+  if (stepViewScript().empty())
+    throw RequestError{ErrorCode::InternalError, "this sightline was built without the step view renderer"};
+  data["sources"] = annotatedSourcesJson(view, listed);
+  return json{{"html", stepViewHtml(data, "Sightline · " + data["profile"]["file"].get<std::string>())}};
 }
 
 void Session::didOpen(const json& p) {

@@ -74,6 +74,8 @@ class Session final : public WorkspaceClient {
   nlohmann::json executeCommand(const nlohmann::json& params);
   nlohmann::json inlayHints(const nlohmann::json& params);
   nlohmann::json hover(const nlohmann::json& params);
+  nlohmann::json stepView(const nlohmann::json& params);
+  nlohmann::json codeLenses(const nlohmann::json& params);
   void applyEditOnClient(const std::string& label, const protocol::WorkspaceEdit& edit);
 
   boost::asio::io_context& io_;

@@ -1,0 +1,304 @@
+// The step view's numbers from the joined profile: bars from each process's steps (their
+// windows split in attribution), the timeline of the representative step from the rows of
+// the profile inside it, lines placed once and referred to by index.
+#include "analysis/features/step_view.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace sightline::features {
+namespace {
+
+using attribution::Attribution;
+using attribution::LineRef;
+using Key = std::pair<model::StringId, int32_t>;
+
+struct InclusiveCost {
+  int64_t gpu_ns = 0, forward_ns = 0, backward_ns = 0;
+};
+
+// Inclusive time per user line: every context cost counted once on each line it ran beneath
+// and on the line it is charged to.
+std::map<Key, InclusiveCost> inclusiveByLine(const Attribution& attr) {
+  std::map<Key, InclusiveCost> out;
+  std::set<Key> seen;
+  for (const auto& c : attr.context_costs) {
+    seen.clear();
+    if (c.self.file != 0) seen.insert({c.self.file, c.self.line});
+    if (c.context < attr.contexts.size())
+      for (const auto& f : attr.contexts[c.context]) seen.insert({f.file, f.line});
+    for (const auto& k : seen) {
+      auto& into = out[k];
+      into.gpu_ns += c.gpu_ns, into.forward_ns += c.forward_ns, into.backward_ns += c.backward_ns;
+    }
+  }
+  return out;
+}
+
+class LineTable {
+ public:
+  LineTable(const join::ProfileJoin& join, StepView& view)
+      : join_(join), view_(view), inclusive_(inclusiveByLine(join.attribution())) {}
+
+  int32_t indexOf(model::StringId file, int32_t line) {
+    if (file == 0 || line <= 0) return -1;
+    auto [it, added] = index_.try_emplace({file, line}, static_cast<int32_t>(view_.lines.size()));
+    if (!added) return it->second;
+    const auto& attr = join_.attribution();
+    double divisor = attr.steps > 0 ? attr.steps : 1;
+    ViewLine v;
+    v.path = join_.placeOf(file);
+    v.line = line;
+    if (auto f = attr.files.find(file); f != attr.files.end())
+      if (auto c = f->second.find(line); c != f->second.end()) {
+        v.self_ns = static_cast<double>(c->second.gpu_ns) / divisor;
+        v.forward_ns = static_cast<double>(c->second.forward_ns) / divisor;
+        v.backward_ns = static_cast<double>(c->second.backward_ns) / divisor;
+        v.idle_ns = static_cast<double>(c->second.idle_ns) / divisor;
+        v.memory_peak_bytes = c->second.memory_peak_bytes;
+      }
+    if (auto in = inclusive_.find({file, line}); in != inclusive_.end()) {
+      v.inclusive_ns = static_cast<double>(in->second.gpu_ns) / divisor;
+      v.inclusive_forward_ns = static_cast<double>(in->second.forward_ns) / divisor;
+      v.inclusive_backward_ns = static_cast<double>(in->second.backward_ns) / divisor;
+    }
+    // Without inclusive data (or less of it than the line's own), the line's own time.
+    if (v.inclusive_ns < v.self_ns)
+      v.inclusive_ns = v.self_ns, v.inclusive_forward_ns = v.forward_ns, v.inclusive_backward_ns = v.backward_ns;
+    view_.lines.push_back(std::move(v));
+    return it->second;
+  }
+  int32_t indexOf(const LineRef& ref) { return indexOf(ref.file, ref.line); }
+  const std::map<Key, InclusiveCost>& inclusive() const { return inclusive_; }
+
+ private:
+  const join::ProfileJoin& join_;
+  StepView& view_;
+  std::map<Key, InclusiveCost> inclusive_;
+  std::map<Key, int32_t> index_;
+};
+
+// Per step of one process, the line whose work took most of the step's GPU window.
+std::vector<LineRef> topLinesOfSteps(const model::Profile& p, const Attribution& attr, uint32_t pid,
+                                     const std::vector<attribution::Step>& list) {
+  std::vector<std::map<Key, int64_t>> tally(list.size());
+  for (size_t a = 0; a < p.activities.size() && a < attr.activity_lines.size(); ++a) {
+    const auto& act = p.activities[a];
+    const LineRef& ref = attr.activity_lines[a];
+    if (act.pid != pid || ref.file == 0) continue;
+    auto pos = std::upper_bound(list.begin(), list.end(), act.start_ns,
+                                [](int64_t t, const attribution::Step& s) { return t < s.window_start_ns; });
+    if (pos == list.begin()) continue;
+    size_t k = static_cast<size_t>(pos - list.begin()) - 1;
+    if (act.start_ns >= list[k].window_end_ns) continue;
+    tally[k][{ref.file, ref.line}] += act.duration();
+  }
+  std::vector<LineRef> out(list.size());
+  for (size_t k = 0; k < list.size(); ++k) {
+    int64_t best = 0;
+    for (const auto& [key, ns] : tally[k])
+      if (ns > best) best = ns, out[k].file = key.first, out[k].line = key.second;
+  }
+  return out;
+}
+
+void addBars(const join::ProfileJoin& join, LineTable& lines, StepView& view) {
+  const auto& attr = join.attribution();
+  const auto& story = join.story();
+  std::string late = story && story->late ? story->late->label : "";
+  for (const auto& rank : attr.ranks) {
+    auto it = attr.process_steps.find(rank.pid);
+    if (it == attr.process_steps.end() || it->second.list.empty()) continue;
+    RankBars bars;
+    bars.label = rank.label;
+    bars.pid = rank.pid;
+    bars.straggler = attr.ranks.size() > 1 && !late.empty() && late == rank.label;
+    bars.median_wall_ns = it->second.median_ns;
+    const auto& list = it->second.list;
+    int64_t origin = list.front().window_start_ns;
+    auto top = topLinesOfSteps(join.profile(), attr, rank.pid, list);
+    for (size_t k = 0; k < list.size(); ++k) {
+      const auto& s = list[k];
+      StepBar b;
+      b.index = static_cast<int>(k) + 1;
+      b.kind = s.kind;
+      b.start_ns = s.window_start_ns - origin;
+      b.wall_ns = model::spanNs(s.window_start_ns, s.window_end_ns);
+      b.compute_ns = s.compute_ns, b.copy_ns = s.copy_ns, b.comm_ns = s.comm_ns, b.comm_wait_ns = s.comm_wait_ns;
+      b.idle_ns = s.wait_ns;
+      b.top_line = lines.indexOf(top[k].file != 0 ? top[k] : s.top_line);
+      bars.steps.push_back(b);
+    }
+    view.ranks.push_back(std::move(bars));
+  }
+}
+
+// Spans of one lane merged where there are too many: neighbours of the same line (and the
+// closest ones first) until the lane holds `budget`.
+uint32_t thinLane(std::vector<TimelineSpan>& spans, size_t budget) {
+  uint32_t merged = 0;
+  if (spans.size() <= budget) return 0;
+  int64_t span = spans.back().end_ns - spans.front().start_ns;
+  for (int64_t tolerance = std::max<int64_t>(1, span / 100000); spans.size() > budget; tolerance *= 4) {
+    std::vector<TimelineSpan> out;
+    out.reserve(spans.size());
+    for (auto& s : spans) {
+      if (!out.empty() && out.back().line == s.line && s.start_ns - out.back().end_ns <= tolerance) {
+        out.back().end_ns = std::max(out.back().end_ns, s.end_ns);
+        ++merged;
+        continue;
+      }
+      out.push_back(std::move(s));
+    }
+    spans = std::move(out);
+    if (tolerance > span) break;
+  }
+  return merged;
+}
+
+void addTimeline(const join::ProfileJoin& join, LineTable& lines, const StepViewOptions& options, StepView& view) {
+  const auto& p = join.profile();
+  const auto& attr = join.attribution();
+  const attribution::RankInfo* rank = nullptr;
+  const Attribution::ProcessSteps* steps = nullptr;
+  for (const auto& r : attr.ranks) {
+    auto it = attr.process_steps.find(r.pid);
+    if (it != attr.process_steps.end() && it->second.representative >= 0) {
+      rank = &r, steps = &it->second;
+      break;
+    }
+  }
+  if (!rank) return;
+  const auto& step = steps->list[static_cast<size_t>(steps->representative)];
+  Timeline& t = view.timeline;
+  t.rank = rank->label;
+  t.step = steps->representative + 1;
+  int64_t host_start = step.start_ns, host_end = std::max(step.start_ns, step.end_ns);
+  t.origin_ns = std::min(host_start, step.window_start_ns);
+  int64_t last = std::max(host_end, step.window_end_ns);
+  t.wall_ns = model::spanNs(step.window_start_ns, step.window_end_ns);
+  t.gpu_start_ns = step.window_start_ns - t.origin_ns;
+  t.end_ns = last - t.origin_ns;
+  // Streams: the GPU work inside the window, clipped to it.
+  std::map<std::pair<uint32_t, uint32_t>, TimelineLane> streams;
+  std::unordered_map<int64_t, int32_t> line_of_correlation;  // the launches' lines, for the host lane
+  for (size_t a = 0; a < p.activities.size(); ++a) {
+    const auto& act = p.activities[a];
+    if (act.start_ns >= step.window_end_ns) break;
+    if (act.pid != rank->pid || act.end_ns <= step.window_start_ns) continue;
+    int32_t line = a < attr.activity_lines.size() ? lines.indexOf(attr.activity_lines[a]) : -1;
+    auto& lane = streams[{act.device, act.stream}];
+    lane.spans.push_back({std::max(act.start_ns, step.window_start_ns) - t.origin_ns,
+                          std::min(act.end_ns, step.window_end_ns) - t.origin_ns, line, p.strings[act.name]});
+    if (act.correlation > 0) line_of_correlation[act.correlation] = line;
+  }
+  // The host: the process's launching and synchronizing calls in the step, one lane per thread
+  // that launched work in it (most launches first: the Python thread, then the autograd
+  // engine's that launches the backward pass), as runs of one line.
+  std::map<uint32_t, uint32_t> launches_by_thread;
+  auto first = std::lower_bound(p.api_calls.begin(), p.api_calls.end(), t.origin_ns,
+                                [](const model::ApiCall& c, int64_t time) { return c.start_ns < time; });
+  for (auto c = first; c != p.api_calls.end() && c->start_ns < last; ++c)
+    if (c->pid == rank->pid && line_of_correlation.count(c->correlation)) ++launches_by_thread[c->tid];
+  std::vector<std::pair<uint32_t, uint32_t>> threads;  // (launches, tid)
+  for (const auto& [thread, n] : launches_by_thread) threads.emplace_back(n, thread);
+  std::sort(threads.rbegin(), threads.rend());
+  if (threads.size() > 4) threads.resize(4);
+  std::vector<TimelineLane> hosts;
+  for (const auto& [n, tid] : threads) {
+    bool python = std::any_of(p.marks.begin(), p.marks.end(),
+                              [&](const model::PythonMark& m) { return m.pid == rank->pid && m.tid == tid; });
+    TimelineLane host{LaneKind::Host, (python ? "Python thread " : "thread ") + std::to_string(tid), {}, 0};
+    for (auto c = first; c != p.api_calls.end() && c->start_ns < last; ++c) {
+      if (c->pid != rank->pid || c->tid != tid) continue;
+      auto line = line_of_correlation.find(c->correlation);
+      bool sync = c->sync != model::SyncKind::None;
+      if (line == line_of_correlation.end() && !sync) continue;
+      int32_t at = line != line_of_correlation.end() ? line->second : -1;
+      TimelineSpan span{c->start_ns - t.origin_ns, std::max(c->start_ns, c->end_ns) - t.origin_ns, at, ""};
+      if (sync) {
+        span.name = "sync: " + p.strings[c->name];
+        for (const auto& g : steps->representative_gaps)
+          if (g.wait == attribution::Wait::Sync && g.start_ns < c->end_ns && g.end_ns > c->start_ns)
+            span.line = lines.indexOf(g.line);
+      }
+      // A run of launches from one line is one span, named by its line.
+      if (!sync && !host.spans.empty() && host.spans.back().line == at && host.spans.back().name.empty())
+        host.spans.back().end_ns = std::max(host.spans.back().end_ns, span.end_ns);
+      else
+        host.spans.push_back(std::move(span));
+    }
+    hosts.push_back(std::move(host));
+  }
+  size_t lanes = streams.size() + hosts.size();
+  size_t budget = std::max<size_t>(200, options.max_spans / std::max<size_t>(1, lanes));
+  for (auto& host : hosts) {
+    host.merged = thinLane(host.spans, budget);
+    t.lanes.push_back(std::move(host));
+  }
+  for (auto& [key, lane] : streams) {
+    lane.kind = LaneKind::Stream;
+    lane.name = "GPU " + std::to_string(key.first) + " · stream " + std::to_string(key.second);
+    lane.merged = thinLane(lane.spans, budget);
+    t.lanes.push_back(std::move(lane));
+  }
+  for (const auto& g : steps->representative_gaps)
+    t.gaps.push_back({g.start_ns - t.origin_ns, g.end_ns - t.origin_ns, g.wait, lines.indexOf(g.line)});
+  view.has_timeline = true;
+}
+
+void addTopLines(const join::ProfileJoin& join, LineTable& lines, const StepViewOptions& options, StepView& view) {
+  const auto& attr = join.attribution();
+  std::vector<std::pair<int64_t, Key>> ranked;
+  std::set<Key> seen;
+  for (const auto& [file, by_line] : attr.files)
+    for (const auto& [line, c] : by_line) {
+      auto in = lines.inclusive().find({file, line});
+      int64_t ns = std::max(c.gpu_ns, in != lines.inclusive().end() ? in->second.gpu_ns : 0);
+      if (ns > 0) ranked.push_back({ns, {file, line}}), seen.insert({file, line});
+    }
+  // Lines with inclusive time alone (a call into a module: `logits = model(x)`).
+  for (const auto& [key, in] : lines.inclusive())
+    if (!seen.count(key) && in.gpu_ns > 0) ranked.push_back({in.gpu_ns, key});
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
+  for (size_t i = 0; i < ranked.size() && i < options.max_top_lines; ++i)
+    view.top_lines.push_back(lines.indexOf(ranked[i].second.first, ranked[i].second.second));
+}
+
+}  // namespace
+
+StepView computeStepView(const join::ProfileJoin& join, const StepViewOptions& options) {
+  StepView view;
+  const auto& attr = join.attribution();
+  view.has_steps = attr.steps > 0;
+  view.steps_source = attr.steps_source;
+  view.steady_steps = attr.steps;
+  LineTable lines(join, view);
+  addTopLines(join, lines, options, view);
+  for (size_t w = 0; w < attribution::kWaitCount; ++w) {
+    const auto& list = attr.step_summary.wait_lines[w];
+    for (size_t i = 0; i < list.size() && i < options.max_cause_lines; ++i)
+      if (int32_t at = lines.indexOf(list[i].line); at >= 0) view.cause_lines[w].push_back(at);
+  }
+  if (!options.listed_paths.empty()) {
+    std::set<std::string> listed(options.listed_paths.begin(), options.listed_paths.end());
+    for (const auto& [file, by_line] : attr.files) {
+      if (!listed.count(join.placeOf(file))) continue;
+      for (const auto& [line, c] : by_line)
+        if (c.gpu_ns > 0 || c.idle_ns > 0 || c.oneoff_ns > 0 || c.memory_peak_bytes > 0) lines.indexOf(file, line);
+    }
+  }
+  addBars(join, lines, view);
+  addTimeline(join, lines, options, view);
+  const auto& u = attr.step_summary.unprofiled;
+  if (u.estimated && attr.step_summary.steady > 0) {
+    view.unprofiled_wall_ns = u.wall_ns;
+    view.capture_overhead_ns = u.overhead_total_ns / attr.step_summary.steady;
+  }
+  return view;
+}
+
+}  // namespace sightline::features

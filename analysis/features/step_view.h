@@ -1,0 +1,106 @@
+// The step as pictures: every step of every rank as a stacked bar (compute, communication,
+// copies, GPU idle by cause), one representative steady step as a timeline (the Python
+// thread's lines, each stream's work coloured by its line, idle gaps with their cause), and
+// the costliest lines. Every mark names the user line it stands for (an index into `lines`).
+// Numbers only, in ns and bytes: drawing and text are the edge's (server/step_view_json.h and
+// the renderer in editors/vscode/src/stepview).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/attribution/attribution.h"
+#include "analysis/join/profile_join.h"
+
+namespace sightline::features {
+
+// A user line the view refers to. Per step where the profile knows its steps, else totals.
+struct ViewLine {
+  std::string path;  // the local file where the profile path maps onto one, else the profile's path
+  int32_t line = 0;  // 1-based
+  double self_ns = 0, forward_ns = 0, backward_ns = 0;                           // launched from the line itself
+  double inclusive_ns = 0, inclusive_forward_ns = 0, inclusive_backward_ns = 0;  // beneath it too
+  double idle_ns = 0;                                                            // GPU idle charged to it
+  int64_t memory_peak_bytes = 0;  // alive at the memory peak, allocated here (0: no memory data)
+};
+
+struct StepBar {
+  int index = 0;  // 1-based, in its rank
+  attribution::StepKind kind = attribution::StepKind::Steady;
+  int64_t start_ns = 0;  // the window's start, from the rank's first step's
+  int64_t wall_ns = 0;   // the window (Step::window_*); the parts below add up to it
+  int64_t compute_ns = 0, copy_ns = 0, comm_ns = 0, comm_wait_ns = 0;  // comm_wait_ns: of comm_ns
+  std::array<int64_t, attribution::kWaitCount> idle_ns{};              // by attribution::Wait
+  int32_t top_line = -1;                                               // the line that launched most of its GPU time
+};
+
+struct RankBars {
+  std::string label;  // "rank 1", "GPU 0", "pid 4242"
+  uint32_t pid = 0;
+  bool straggler = false;  // the rank the others wait for in collectives
+  int64_t median_wall_ns = 0;
+  std::vector<StepBar> steps;
+};
+
+struct TimelineSpan {
+  int64_t start_ns = 0, end_ns = 0;  // from Timeline::origin_ns
+  int32_t line = -1;                 // into StepView::lines; -1: none
+  std::string name;                  // a kernel's or API call's name (someone else's text)
+};
+
+enum class LaneKind : uint8_t { Host, Stream };
+struct TimelineLane {
+  LaneKind kind = LaneKind::Stream;
+  std::string name;  // "Python thread 4242", "GPU 0 · stream 7"
+  std::vector<TimelineSpan> spans;
+  uint32_t merged = 0;  // spans merged into neighbours to keep the lane drawable
+};
+
+struct TimelineGap {
+  int64_t start_ns = 0, end_ns = 0;  // from Timeline::origin_ns
+  attribution::Wait wait = attribution::Wait::Launch;
+  int32_t line = -1;
+};
+
+struct Timeline {
+  std::string rank;                 // RankBars::label of the rank shown
+  int step = 0;                     // its 1-based index in that rank
+  int64_t origin_ns = 0;            // on the profile's clock: the earlier of the host's and GPU's step start
+  int64_t wall_ns = 0;              // the GPU window (where the bar's figures come from)
+  int64_t gpu_start_ns = 0;         // that window's start, from origin_ns
+  int64_t end_ns = 0;               // the last drawn time, from origin_ns
+  std::vector<TimelineLane> lanes;  // the host lane first, then streams by (device, stream)
+  std::vector<TimelineGap> gaps;
+};
+
+struct StepView {
+  bool has_steps = false;
+  std::string steps_source;
+  int steady_steps = 0;  // the divisor of every ViewLine figure (0: totals)
+  std::vector<ViewLine> lines;
+  std::vector<RankBars> ranks;
+  // The steady step without the profiler (capture_overhead.h): the estimate's median wall and
+  // the host time the capture added per step; 0 both where not estimated.
+  int64_t unprofiled_wall_ns = 0;
+  int64_t capture_overhead_ns = 0;
+  bool has_timeline = false;
+  Timeline timeline;
+  std::vector<int32_t> top_lines;  // into lines: costliest first by inclusive time
+  // Per cause of GPU idle (attribution::Wait), its costliest lines over the steady steps.
+  std::array<std::vector<int32_t>, attribution::kWaitCount> cause_lines;
+};
+
+struct StepViewOptions {
+  size_t max_top_lines = 20;
+  size_t max_spans = 20000;  // over all lanes; neighbours of one line are merged beyond it
+  size_t max_cause_lines = 5;
+  // Local paths (as ProfileJoin::placeOf gives them) whose every line with a cost joins `lines`
+  // (a report's annotated listing refers to them).
+  std::vector<std::string> listed_paths;
+};
+
+StepView computeStepView(const join::ProfileJoin& join, const StepViewOptions& options = {});
+
+}  // namespace sightline::features
