@@ -81,6 +81,12 @@ ensure_grammar() {
   cp "$dir/package-lock.json" "$stamp"
 }
 
+# The extension's tools (esbuild, tsc): the build bundles the step view's renderer with them and
+# embeds it in the binary (server/CMakeLists.txt).
+ensure_renderer_tools() {
+  npm_ci_once "$ROOT/editors/vscode"
+}
+
 # build DIR [cmake args...]; BUILD_TARGET=NAME builds one target (and what it needs) only.
 build() {
   local dir="$1"; shift

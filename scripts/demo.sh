@@ -4,6 +4,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_apt_packages
 ensure_grammar
+ensure_renderer_tools
 # Only the binary the demo runs (tests and benchmarks are test.sh's).
 BUILD_TARGET=sightline build "$ROOT/build" -DSIGHTLINE_WERROR=ON
 BIN="$ROOT/build/server/sightline"

@@ -5,6 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # neovim: the Neovim plugin's test runs in Debian's Neovim; clang and libFuzzer: the fuzz targets.
 ensure_apt_packages neovim clang-tidy clang libfuzzer-14-dev
 ensure_grammar
+ensure_renderer_tools
 # Warnings are errors (as in the demo, which shares build/).
 build "$ROOT/build" -DSIGHTLINE_BUILD_TESTS=ON -DSIGHTLINE_WERROR=ON
 # Sanitizer build, with clang: the parser, protocol, server and end-to-end bad-input tests run

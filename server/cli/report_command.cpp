@@ -40,7 +40,11 @@ constexpr const char* kUsage =
     "                      ranks (nsys profile -o run_%q{RANK}): one multi-rank profile\n"
     "  --merge JSON        add up `report --format json` outputs of single ranks (repeatable), for\n"
     "                      jobs whose reports stay where they were made; prints the merged JSON\n"
-    "  --format text|json  annotated source (default) or JSON for every file (docs/report-json.md)\n"
+    "  --format text|json|html\n"
+    "                      annotated source (default), JSON for every file (docs/report-json.md),\n"
+    "                      or the step view as one self-contained HTML page (steps, a steady step's\n"
+    "                      timeline, memory, top lines, the named files' hot lines)\n"
+    "  -o, --output PATH   write the report to PATH instead of standard output\n"
     "  --total             times over the whole profile instead of per step\n"
     "  --all-lines         print every line of files over 150 lines (default: the lines with costs)\n"
     "  --all-steps         count every step: warm-up and outlier steps (evaluation, checkpoints)\n"
@@ -81,7 +85,9 @@ std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportA
                 into.merge_paths.push_back(v);
                 return std::string();
               })
-      .option("--format", cli::choiceInto(into.format, {"text", "json"}, "format"))
+      .option("--format", cli::choiceInto(into.format, {"text", "json", "html"}, "format"))
+      .option("--output", cli::valueInto(into.output))
+      .option("-o", cli::valueInto(into.output))
       .option("--compare", cli::valueInto(into.compare_path))
       .option("--step-log", cli::valueInto(into.step_log))
       .option("--timing", cli::valueInto(into.timing_path))
@@ -200,13 +206,42 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   }
   ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}};
   joinNamedFiles(data);
-  if (parsed.format == "json") {
-    out << protocol::dumpJson(reportJson(data)) << "\n";
-    return 0;
+  // -o: the report goes to a file, written under a temporary name and renamed when whole.
+  std::ofstream file;
+  std::string partial = parsed.output + ".partial";
+  if (!parsed.output.empty()) {
+    file.open(partial, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      err << "sightline report: cannot write " << parsed.output << "\n";
+      return 2;
+    }
   }
-  writeHeader(data, out);
-  for (const auto& local : sources) writeAnnotatedFile(data, local, out);
-  return unreadable ? 2 : 0;
+  std::ostream& to = parsed.output.empty() ? out : file;
+  int status = unreadable ? 2 : 0;
+  bool written = true;  // false: nothing worth keeping was written
+  if (parsed.format == "json") {
+    to << protocol::dumpJson(reportJson(data)) << "\n";
+    status = 0;
+  } else if (parsed.format == "html") {
+    status = writeHtmlReport(data, to, err);
+    written = status == 0;
+  } else {
+    writeHeader(data, to);
+    for (const auto& local : sources) writeAnnotatedFile(data, local, to);
+  }
+  if (!parsed.output.empty()) {
+    file.close();
+    std::error_code ec;
+    if (written && !file) err << "sightline report: cannot write " << parsed.output << "\n";
+    if (written && file) fs::rename(partial, parsed.output, ec);
+    if (written && file && ec)
+      err << "sightline report: cannot write " << parsed.output << ": " << ec.message() << "\n";
+    if (!written || !file || ec) {
+      fs::remove(partial, ec);
+      return 2;
+    }
+  }
+  return status;
 }
 
 }  // namespace sightline::server

@@ -15,6 +15,7 @@
 #include "analysis/features/step_verdict.h"
 #include "analysis/join/profile_join.h"
 #include "server/cli/joined_files.h"
+#include "server/step_view_json.h"
 
 namespace sightline::server::report {
 
@@ -30,6 +31,7 @@ struct ReportArgs {
   std::vector<std::string> merge_paths;    // --merge: JSON reports to add up
   std::vector<std::string> compiled_code;  // --compiled-code: Inductor cache / TORCH_TRACE folders
   std::string step_log;                    // --step-log: a log of the script run without the profiler
+  std::string output;                      // -o/--output: write here instead of standard output
   std::string timing_path;                 // --timing: a light capture of the same script
   bool total = false, all_steps = false;
   bool all_lines = false;  // --all-lines: every line of a long file, not only those with costs
@@ -56,12 +58,17 @@ struct ReportData {
 // makes one), so its advice names only what is missing.
 std::optional<features::StepVerdict> reportVerdict(const ReportData& d);
 std::string absolutePath(const std::string& path);
+// What the step view says of the profile: its file name, format and GPUs.
+StepViewSource stepViewSource(const join::ProfileJoin& join, const std::string& path);
 
 // `--format json` (docs/report-json.md).
 nlohmann::json reportJson(const ReportData& d);
 // The text: the header (profile, steps, verdict, ranks), then each named file annotated.
 void writeHeader(const ReportData& d, std::ostream& out);
 void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::ostream& out);
+// `--format html`: the step view as one self-contained page (server/step_view_html.h); 2 when
+// this binary has no renderer.
+int writeHtmlReport(const ReportData& d, std::ostream& out, std::ostream& err);
 // --merge: the JSON reports of single ranks added up into one multi-rank report.
 int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err);
 

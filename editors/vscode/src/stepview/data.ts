@@ -1,0 +1,101 @@
+// The step view's data as the server sends it (server/step_view_json.cpp,
+// docs/lsp-extensions.md `sightline/stepView`). Every mark names a line by index into `lines`.
+export interface ViewLine {
+  path: string;
+  line: number;
+  selfNs: number;
+  forwardNs: number;
+  backwardNs: number;
+  inclusiveNs: number;
+  inclusiveForwardNs: number;
+  inclusiveBackwardNs: number;
+  idleNs: number;
+  memoryPeakBytes: number;
+}
+
+export type Cause = "launch" | "sync" | "input" | "host" | "compile";
+export const CAUSES: Cause[] = ["launch", "sync", "input", "host", "compile"];
+
+export interface StepBar {
+  index: number;
+  kind: "steady" | "warm-up" | "outlier" | "lost";
+  startNs: number;
+  wallNs: number;
+  computeNs: number;
+  commNs: number;
+  commWaitNs: number;
+  copyNs: number;
+  idleNs: Record<Cause, number>;
+  topLine: number;
+}
+
+export interface RankBars {
+  label: string;
+  pid: number;
+  straggler: boolean;
+  medianWallNs: number;
+  steps: StepBar[];
+}
+
+// [startNs, endNs, line, name index]
+export type Span = [number, number, number, number];
+// [startNs, endNs, cause, line]
+export type Gap = [number, number, Cause, number];
+
+export interface Lane {
+  kind: "host" | "stream";
+  name: string;
+  merged: number;
+  spans: Span[];
+}
+
+export interface Timeline {
+  rank: string;
+  step: number;
+  originNs: number;
+  wallNs: number;
+  gpuStartNs: number;
+  endNs: number;
+  lanes: Lane[];
+  gaps: Gap[];
+  names: string[];
+}
+
+export interface MemoryPoint {
+  t: number;  // ns from the first point
+  allocated: number;
+  reserved: number;
+}
+
+export interface MemoryView {
+  peakAllocatedBytes: number;
+  peakReservedBytes: number;
+  peakTimeNs: number;  // on the series' clock
+  series: MemoryPoint[];
+  steps: number[];  // step starts on the series' clock
+  top: { line: number; bytes: number }[];
+}
+
+export interface StepViewData {
+  version: number;
+  profile: { file: string; format: string; gpus: string[] };
+  hasSteps: boolean;
+  stepsSource: string;
+  steadySteps: number;
+  unprofiledWallNs: number;
+  captureOverheadNs: number;
+  lines: ViewLine[];
+  ranks: RankBars[];
+  timeline: Timeline | null;
+  topLines: number[];
+  causeLines?: Partial<Record<Cause, number[]>>;
+  memory?: MemoryView | null;
+  // The HTML report only: annotated source of the named files.
+  sources?: { path: string; lines: { line: number; text: string; line_index: number }[] }[];
+}
+
+// What the page asks of its host: open a line (VS Code: reveal it in an editor; the HTML
+// report: scroll to its annotated listing).
+export interface Host {
+  openLine(path: string, line: number): void;
+}

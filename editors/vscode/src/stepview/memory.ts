@@ -1,0 +1,51 @@
+// Picture 3: GPU memory over the recorded steps: allocated and reserved, the peak marked, and
+// the lines holding the peak as bands of one column beside it.
+import { Host, StepViewData } from "./data";
+import { el, lineColour, svg, svgText, Tooltip } from "./dom";
+import { basename, bytes, ms } from "./format";
+
+export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width: number): HTMLElement | null {
+  const m = data.memory;
+  if (!m || m.series.length === 0) return null;
+  const section = el("section", { class: "sl-section", id: "sl-memory" }, [el("h2", {}, ["GPU memory"])]);
+  const height = 200, left = 70, bandW = 70, top = 10, bottom = 20;
+  const plotW = Math.max(100, width - left - bandW - 24);
+  const t1 = Math.max(1, m.series[m.series.length - 1].t);
+  const maxB = Math.max(1, m.peakReservedBytes, ...m.series.map((p) => Math.max(p.allocated, p.reserved)));
+  const x = (t: number) => left + (t / t1) * plotW;
+  const y = (b: number) => top + (1 - b / maxB) * (height - top - bottom);
+  const root = svg("svg", { class: "sl-chart sl-memory", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    "aria-label": `GPU memory: peak ${bytes(m.peakAllocatedBytes)} allocated` });
+  const path = (f: (p: { allocated: number; reserved: number }) => number) =>
+    m.series.map((p, i) => `${i === 0 ? "M" : "L"}${x(p.t).toFixed(1)},${y(f(p)).toFixed(1)}`).join("");
+  root.append(svg("path", { d: path((p) => p.reserved), class: "sl-reserved" }));
+  root.append(svg("path", { d: path((p) => p.allocated), class: "sl-allocated" }));
+  for (const s of m.steps) root.append(svg("line", { x1: x(s), x2: x(s), y1: top, y2: height - bottom, class: "sl-step-tick" }));
+  root.append(svgText(left - 4, y(maxB) + 8, bytes(maxB), { class: "sl-tick", "text-anchor": "end" }));
+  root.append(svgText(left - 4, y(0), "0", { class: "sl-tick", "text-anchor": "end" }));
+  const px = x(m.peakTimeNs), py = y(m.peakAllocatedBytes);
+  root.append(svg("circle", { cx: px, cy: py, r: 4, class: "sl-peak" }));
+  root.append(svgText(Math.min(px + 6, left + plotW - 120), py - 6, `peak ${bytes(m.peakAllocatedBytes)}`, { class: "sl-tick" }));
+  // The lines holding the peak, as bands of one column.
+  const bx = left + plotW + 16;
+  let by = y(0);
+  for (const band of m.top) {
+    const l = data.lines[band.line];
+    if (!l) continue;
+    const h = (band.bytes / maxB) * (height - top - bottom);
+    by -= h;
+    const r = svg("rect", { x: bx, y: by, width: bandW - 20, height: Math.max(1, h), fill: lineColour(band.line),
+      class: "sl-band", "data-line": band.line, "data-bytes": band.bytes });
+    r.addEventListener("mousemove", (e) => {
+      const me = e as MouseEvent;
+      tip.show([`${basename(l.path)}:${l.line}`, `${bytes(band.bytes)} alive at the peak`], me.clientX, me.clientY);
+    });
+    r.addEventListener("mouseleave", () => tip.hide());
+    r.addEventListener("click", () => host.openLine(l.path, l.line));
+    root.append(r);
+  }
+  section.append(root);
+  section.append(el("p", { class: "sl-note" }, [
+    `Allocated (solid) and reserved (dashed) over ${ms(t1)}; ticks mark steps; the column holds the lines with the most bytes alive at the peak.`]));
+  return section;
+}

@@ -1,0 +1,126 @@
+// The step view's one renderer, for the VS Code webview and `sightline report --format html`
+// alike (bundled by esbuild into one script, embedded in the binary at build time). It reads
+// the server's data (data.ts) and draws the four pictures; every mark opens its line through
+// the host. Nothing is fetched: the page is whole without a network.
+import { Host, StepViewData } from "./data";
+import { el, Tooltip } from "./dom";
+import { basename, ms, percent } from "./format";
+import { linesChart } from "./lines_chart";
+import { memoryChart } from "./memory";
+import { stepsChart } from "./steps_chart";
+import { timelineChart } from "./timeline";
+
+const STYLE = `
+:root { --sl-fg: var(--vscode-editor-foreground, #1f2328); --sl-bg: var(--vscode-editor-background, #ffffff);
+  --sl-muted: var(--vscode-descriptionForeground, #656d76); --sl-border: var(--vscode-panel-border, #d0d7de);
+  --sl-focus: var(--vscode-focusBorder, #0969da); }
+@media (prefers-color-scheme: dark) { body:not(.vscode-light):not(.vscode-high-contrast-light) {
+  --sl-fg: var(--vscode-editor-foreground, #e6edf3); --sl-bg: var(--vscode-editor-background, #0d1117);
+  --sl-muted: var(--vscode-descriptionForeground, #9198a1); --sl-border: var(--vscode-panel-border, #30363d); } }
+body { color: var(--sl-fg); background: var(--sl-bg); font: 13px/1.45 var(--vscode-font-family, system-ui, sans-serif); margin: 0; }
+.sl-root { padding: 12px 16px; max-width: 1400px; }
+.sl-root h1 { font-size: 17px; margin: 0 0 4px; } .sl-root h2 { font-size: 14px; margin: 18px 0 6px; }
+.sl-summary { color: var(--sl-muted); margin: 0 0 6px; }
+.sl-note { color: var(--sl-muted); margin: 4px 0; }
+.sl-chart text { fill: var(--sl-fg); font-size: 11px; } .sl-chart .sl-tick { fill: var(--sl-muted); }
+.sl-chart .sl-rank { font-weight: 600; } .sl-chart .sl-straggler { fill: #d1242f; }
+.sl-axis { stroke: var(--sl-border); } .sl-unprofiled { stroke: var(--sl-fg); stroke-dasharray: 4 3; opacity: .6; }
+.sl-bar:focus, .sl-line-bar:focus, .sl-timeline:focus, button:focus { outline: 2px solid var(--sl-focus); outline-offset: 1px; }
+.sl-bar.sl-warm-up, .sl-bar.sl-outlier, .sl-bar.sl-lost { opacity: .55; }
+.sl-seg, .sl-line-bar, .sl-band { cursor: pointer; } .sl-seg:hover { stroke: var(--sl-fg); stroke-width: 1; }
+.sl-legend { display: flex; flex-wrap: wrap; gap: 4px 14px; color: var(--sl-muted); font-size: 12px; }
+.sl-legend-item { display: inline-flex; align-items: center; gap: 5px; }
+.sl-swatch { width: 11px; height: 11px; display: inline-block; border-radius: 2px; }
+.sl-fwd { fill: #4e79a7; background: #4e79a7; } .sl-bwd { fill: #f28e2b; background: #f28e2b; }
+.sl-self { fill: #76b7b2; background: #76b7b2; } .sl-inclusive { fill: var(--sl-border); background: var(--sl-border); }
+.sl-allocated { fill: none; stroke: #4e79a7; stroke-width: 1.5; } .sl-reserved { fill: none; stroke: #e15759; stroke-dasharray: 4 3; }
+.sl-step-tick { stroke: var(--sl-border); } .sl-peak { fill: #e15759; }
+.sl-timeline { display: block; border: 1px solid var(--sl-border); cursor: grab; }
+.sl-controls button { margin: 0 4px 4px 0; color: var(--sl-fg); background: transparent; border: 1px solid var(--sl-border); border-radius: 3px; padding: 1px 8px; cursor: pointer; }
+.sl-tooltip { position: absolute; z-index: 10; pointer-events: none; max-width: 520px; background: var(--vscode-editorHoverWidget-background, #fff8c5);
+  color: var(--vscode-editorHoverWidget-foreground, #1f2328); border: 1px solid var(--sl-border); padding: 4px 8px; border-radius: 4px; font-size: 12px; }
+body.vscode-high-contrast .sl-seg, body.vscode-high-contrast .sl-band { stroke: var(--sl-fg); stroke-width: 1; }
+.sl-source { font: 12px/1.5 var(--vscode-editor-font-family, ui-monospace, monospace); border-collapse: collapse; }
+.sl-source td { padding: 0 8px; white-space: pre; vertical-align: top; } .sl-source td.sl-num { text-align: right; color: var(--sl-muted); }
+.sl-source tr.sl-hot td { background: rgba(242, 142, 43, .18); } .sl-source tr:target td, .sl-source tr.sl-target td { outline: 2px solid var(--sl-focus); }
+`;
+
+function header(data: StepViewData): HTMLElement {
+  const h = el("header", {}, [el("h1", {}, [`Sightline · ${data.profile.file}`])]);
+  const parts: string[] = [];
+  if (data.profile.gpus.length > 0) parts.push(data.profile.gpus.join(", "));
+  if (data.hasSteps) {
+    parts.push(`${data.steadySteps} steady steps (${data.stepsSource})`);
+    const walls = data.ranks.map((r) => r.medianWallNs).filter((w) => w > 0);
+    if (walls.length) parts.push(`median step ${ms(walls[0])}`);
+  } else {
+    parts.push("no steps found: figures are totals");
+  }
+  if (data.ranks.length > 1) parts.push(`${data.ranks.length} ranks`);
+  h.append(el("p", { class: "sl-summary" }, [parts.join(" · ")]));
+  return h;
+}
+
+// The HTML report's annotated hot lines; a mark's click lands here.
+function sources(data: StepViewData): HTMLElement | null {
+  if (!data.sources || data.sources.length === 0) return null;
+  const section = el("section", { class: "sl-section", id: "sl-sources" }, [el("h2", {}, ["Annotated hot lines"])]);
+  const total = data.lines.reduce((a, l) => a + l.selfNs, 0) || 1;
+  for (const file of data.sources) {
+    section.append(el("h3", {}, [file.path]));
+    const table = el("table", { class: "sl-source" });
+    let last = 0;
+    for (const row of file.lines) {
+      if (last > 0 && row.line > last + 1) table.append(el("tr", {}, [el("td", { class: "sl-num" }, ["⋮"])]));
+      last = row.line;
+      const l = row.line_index >= 0 ? data.lines[row.line_index] : undefined;
+      const tr = el("tr", { id: anchorOf(file.path, row.line), class: l && l.selfNs > 0 ? "sl-hot" : "" }, [
+        el("td", { class: "sl-num" }, [l && l.selfNs > 0 ? ms(l.selfNs) : ""]),
+        el("td", { class: "sl-num" }, [l && l.selfNs > 0 ? percent(l.selfNs / total) : ""]),
+        el("td", { class: "sl-num" }, [String(row.line)]),
+        el("td", {}, [row.text]),
+      ]);
+      table.append(tr);
+    }
+    section.append(table);
+  }
+  return section;
+}
+
+export function anchorOf(path: string, line: number): string {
+  return `L-${basename(path).replace(/[^A-Za-z0-9_.-]/g, "_")}-${line}`;
+}
+
+export function render(root: HTMLElement, data: StepViewData, host: Host): void {
+  if (!document.getElementById("sl-style")) {
+    const style = el("style", { id: "sl-style" });
+    style.textContent = STYLE;
+    document.head.append(style);
+  }
+  root.replaceChildren();
+  const page = el("div", { class: "sl-root" });
+  root.append(page);
+  const tip = new Tooltip(document.body);
+  const width = Math.max(480, Math.min(1360, (root.clientWidth || window.innerWidth) - 40));
+  page.append(header(data));
+  page.append(stepsChart(data, host, tip, width));
+  page.append(timelineChart(data, host, tip, width));
+  const memory = memoryChart(data, host, tip, width);
+  if (memory) page.append(memory);
+  page.append(linesChart(data, host, tip, width));
+  const listing = sources(data);
+  if (listing) page.append(listing);
+}
+
+// The HTML report's host: a click scrolls to the line's annotated listing when it has one.
+export function reportHost(): Host {
+  return {
+    openLine(path: string, line: number) {
+      const row = document.getElementById(anchorOf(path, line));
+      if (!row) return;
+      document.querySelectorAll(".sl-target").forEach((e) => e.classList.remove("sl-target"));
+      row.classList.add("sl-target");
+      row.scrollIntoView({ block: "center" });
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// `report --format html`: the step view's data with the named files' hot lines (their text,
+// a line of context around each), in one page (server/step_view_html.h).
+#include <filesystem>
+
+#include "analysis/features/step_view.h"
+#include "server/cli/report_data.h"
+#include "server/step_view_html.h"
+#include "server/step_view_json.h"
+
+namespace sightline::server::report {
+
+using nlohmann::json;
+
+StepViewSource stepViewSource(const join::ProfileJoin& join, const std::string& path) {
+  const auto& info = join.profile().info;
+  return {std::filesystem::path(path).filename().string(), info.format, info.gpus};
+}
+
+int writeHtmlReport(const ReportData& d, std::ostream& out, std::ostream& err) {
+  if (stepViewScript().empty()) {
+    err << "sightline report: this sightline was built without the step view renderer (its build found no "
+           "editors/vscode/node_modules/.bin/esbuild; run `npm ci` in editors/vscode and build again)\n";
+    return 2;
+  }
+  features::StepViewOptions options;
+  for (const auto& f : d.sources) options.listed_paths.push_back(f.absolute);
+  auto view = features::computeStepView(d.main, options);
+  std::string first = d.args.profile_paths.empty() ? d.args.profile_path : d.args.profile_paths.front();
+  json data = stepViewJson(view, stepViewSource(d.main, first));
+  if (d.args.profile_paths.size() > 1) data["profile"]["file"] = d.args.profile_path;
+  std::vector<ListedFile> listed;
+  for (const auto& f : d.sources) listed.push_back({f.absolute, f.path, &f.file->text()});
+  data["sources"] = annotatedSourcesJson(view, listed);
+  out << stepViewHtml(data, "Sightline · " + data["profile"]["file"].get<std::string>());
+  return 0;
+}
+
+}  // namespace sightline::server::report
