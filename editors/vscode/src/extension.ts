@@ -10,6 +10,7 @@ import {
   LanguageClientOptions,
   ServerOptions,
 } from "vscode-languageclient/node";
+import { StepViewPanel } from "./step_view_panel";
 
 // The server's sightline/profileStatus notification (docs/lsp-extensions.md).
 interface ProfileStatus {
@@ -102,8 +103,8 @@ function showStatus(status: ProfileStatus): void {
       tooltip.appendText(w);
       tooltip.appendMarkdown("\n\n");
     }
-    tooltip.appendMarkdown("Click: profile summary");
-    statusItem.command = "sightline.summary";
+    tooltip.appendMarkdown("Click: step view (Sightline: Show Profile Summary for the text)");
+    statusItem.command = "sightline.stepView";
     statusItem.backgroundColor = warnings.length > 0 ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   }
   statusItem.tooltip = tooltip;
@@ -197,12 +198,20 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     synchronize: { configurationSection: "sightline" },
     initializationOptions: { settings: settingsSection() },
     outputChannel: output,
+    middleware: {
+      // The step view's lens on the training loop, unless turned off.
+      provideCodeLenses: (document, token, next) =>
+        vscode.workspace.getConfiguration("sightline").get<boolean>("stepView.codeLens", true)
+          ? next(document, token)
+          : [],
+    },
   };
   client = new LanguageClient("sightline", "Sightline", serverOptions, clientOptions);
   context.subscriptions.push(
     client.onNotification("sightline/profileStatus", (status: ProfileStatus) => {
       showStatus(status);
       heat.schedule(0);
+      StepViewPanel.profileChanged(client);
     }),
   );
   try {
@@ -238,6 +247,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (picked && picked.length > 0) await serverCommand("sightline.loadProfile", [picked[0].fsPath]);
   });
   register("sightline.reload", () => serverCommand("sightline.reloadProfiles"));
+  register("sightline.stepView", () => StepViewPanel.show(context, client));
   register("sightline.summary", async () => {
     const markdown = await serverCommand<string>("sightline.showProfileSummary");
     if (markdown === undefined) return;
