@@ -4,9 +4,13 @@
 #include <sqlite3.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "analysis/attribution/attribution.h"
 #include "analysis/ingest/nsys_reader.h"
@@ -53,28 +57,30 @@ double sqliteScan(const std::string& path) {
 
 int main(int argc, char** argv) {
   sightline::server::tuneAllocator(argv);  // as the sightline binary does
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: profile_bench PROFILE.sqlite\n");
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: profile_bench PROFILE.sqlite [RUNS]\n");
     return 2;
   }
   std::string path = argv[1];
+  int runs = argc == 3 ? std::max(1, std::atoi(argv[2])) : 1;
+  std::vector<double> ratios;
   double scan = sqliteScan(path);
   auto t0 = std::chrono::steady_clock::now();
   // The reader's phases as they end (seconds since the load began).
   auto phase = [&](const std::string& message, int) {
     std::printf("  %6.3f s  %s\n", seconds(t0, std::chrono::steady_clock::now()), message.c_str());
   };
-  auto loaded = sightline::ingest::loadNsysSqlite(path, phase);
+  auto loaded = std::make_unique<sightline::ingest::LoadResult>(sightline::ingest::loadNsysSqlite(path, phase));
   auto t1 = std::chrono::steady_clock::now();
-  if (!loaded.profile) {
-    std::fprintf(stderr, "%s\n", loaded.error.c_str());
+  if (!loaded->profile) {
+    std::fprintf(stderr, "%s\n", loaded->error.c_str());
     return 1;
   }
-  auto attr = sightline::attribution::attribute(*loaded.profile);
+  auto attr = sightline::attribution::attribute(*loaded->profile);
   auto t2 = std::chrono::steady_clock::now();
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  const auto& p = *loaded.profile;
+  const auto& p = *loaded->profile;
   size_t activities = p.activities.size();
   size_t retained =
       activities * sizeof(sightline::model::GpuActivity) + p.api_calls.size() * sizeof(sightline::model::ApiCall) +
@@ -95,5 +101,29 @@ int main(int argc, char** argv) {
               100.0 * static_cast<double>(attr.attributed_gpu_ns) /
                   static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns)),
               static_cast<double>(attr.steady_gpu_ns) / 1e9);
+  ratios.push_back(seconds(t0, t2) / scan);
+  // More pairs, each scan right before its load, the VM's neighbours move both alike: the
+  // median ratio is the figure (docs: bench/README.md).
+  loaded.reset();
+  sightline::server::releaseFreeMemory();
+  for (int run = 1; run < runs; ++run) {
+    double again = sqliteScan(path);
+    auto a = std::chrono::steady_clock::now();
+    auto result = sightline::ingest::loadNsysSqlite(path, nullptr);
+    if (!result.profile) return 1;
+    auto attributed = sightline::attribution::attribute(*result.profile);
+    auto b = std::chrono::steady_clock::now();
+    std::printf("run %d          scan %.3f s, load+attr %.3f s = %.2fx\n", run + 1, again, seconds(a, b),
+                seconds(a, b) / again);
+    ratios.push_back(seconds(a, b) / again);
+    if (attributed.steps < 0) std::puts("");
+    result = {};
+    sightline::server::releaseFreeMemory();
+  }
+  if (ratios.size() > 1) {
+    std::sort(ratios.begin(), ratios.end());
+    std::printf("median ratio   %.2fx of %zu runs (%.2f-%.2f)\n", ratios[ratios.size() / 2], ratios.size(),
+                ratios.front(), ratios.back());
+  }
   return 0;
 }
