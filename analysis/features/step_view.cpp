@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace sightline::features {
@@ -202,14 +203,17 @@ void addTimeline(const join::ProfileJoin& join, LineTable& lines, const StepView
                                 [](const model::ApiCall& c, int64_t time) { return c.start_ns < time; });
   for (auto c = first; c != p.api_calls.end() && c->start_ns < last; ++c)
     if (c->pid == rank->pid && line_of_correlation.count(c->correlation)) ++launches_by_thread[c->tid];
-  std::vector<std::pair<uint32_t, uint32_t>> threads;  // (launches, tid)
-  for (const auto& [thread, n] : launches_by_thread) threads.emplace_back(n, thread);
+  // (has Python frames, launches, tid): Python threads first, then the most launches.
+  std::vector<std::tuple<bool, uint32_t, uint32_t>> threads;
+  for (const auto& [thread, n] : launches_by_thread) {
+    bool python = std::any_of(p.marks.begin(), p.marks.end(),
+                              [&](const model::PythonMark& m) { return m.pid == rank->pid && m.tid == thread; });
+    threads.emplace_back(python, n, thread);
+  }
   std::sort(threads.rbegin(), threads.rend());
   if (threads.size() > 4) threads.resize(4);
   std::vector<TimelineLane> hosts;
-  for (const auto& [n, tid] : threads) {
-    bool python = std::any_of(p.marks.begin(), p.marks.end(),
-                              [&](const model::PythonMark& m) { return m.pid == rank->pid && m.tid == tid; });
+  for (const auto& [python, n, tid] : threads) {
     TimelineLane host{LaneKind::Host, (python ? "Python thread " : "thread ") + std::to_string(tid), {}, 0};
     for (auto c = first; c != p.api_calls.end() && c->start_ns < last; ++c) {
       if (c->pid != rank->pid || c->tid != tid) continue;

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "analysis/features/profile_view.h"
+#include "analysis/features/step_view.h"
 #include "analysis/ingest/profile_loader.h"
 #include "protocol/json_in.h"
 #include "server/cli/command_line.h"
@@ -476,6 +477,11 @@ json reportJson(const ReportData& d) {
       d.main.memory().story && (!d.main.memory().story->top.empty() || !d.main.memory().story->growth.empty());
   if (attr.attributed_gpu_ns == 0 && !memory_placed) doc["advice"] = ingest::captureAdvice(profile.info);
   if (d.compare) doc["compare"] = compareJson(d);
+  // The step view's figures, as the HTML report and the editor draw them (the timeline's spans
+  // only there: thousands of them per step).
+  doc["step_view"] =
+      stepViewJson(features::computeStepView(d.main), stepViewSource(d.main, d.args.profile_paths.front()));
+  doc["step_view"].erase("timeline");
   return doc;
 }
 
