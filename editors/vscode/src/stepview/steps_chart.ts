@@ -77,7 +77,11 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
   const plotW = Math.max(200, width - left - right);
   const maxSteps = Math.max(...data.ranks.map((r) => r.steps.length));
   const per = Math.max(1, Math.ceil(maxSteps / Math.floor(plotW / 3)));
-  const maxWall = Math.max(1, ...data.ranks.flatMap((r) => r.steps.map((s) => s.wallNs)));
+  // One scale for every rank. A warm-up or outlier step far longer than the steady ones (a
+  // first step that compiles) is cut at the top and labelled, so the steady bars stay readable.
+  const allMax = Math.max(1, ...data.ranks.flatMap((r) => r.steps.map((s) => s.wallNs)));
+  const steadyMax = Math.max(0, ...data.ranks.flatMap((r) => r.steps.filter((s) => s.kind === "steady").map((s) => s.wallNs)));
+  const maxWall = steadyMax > 0 && allMax > 1.5 * steadyMax ? steadyMax * 1.25 : allMax;
   const height = data.ranks.length * (rowH + labelH) + top;
   const root = svg("svg", {
     class: "sl-chart sl-steps",
@@ -97,6 +101,7 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
     root.append(svg("line", { x1: left, x2: left + plotW, y1: y0 + rowH, y2: y0 + rowH, class: "sl-axis" }));
     root.append(svgText(left - 4, y0 + rowH, "0", { class: "sl-tick", "text-anchor": "end" }));
     root.append(svgText(left - 4, y0 + rowH - maxWall * scale + 8, ms(maxWall), { class: "sl-tick", "text-anchor": "end" }));
+    root.append(svgText(left - 4, y0 + rowH - (maxWall * scale) / 2 + 4, ms(maxWall / 2), { class: "sl-tick", "text-anchor": "end" }));
     if (data.unprofiledWallNs > 0) {
       const y = y0 + rowH - data.unprofiledWallNs * scale;
       root.append(svg("line", { x1: left, x2: left + plotW, y1: y, y2: y, class: "sl-unprofiled" }));
@@ -120,10 +125,16 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
         "aria-label": `${rank.label} step ${steps} (${g.bar.kind}): ${ms(g.bar.wallNs)}`,
       });
       let y = y0 + rowH;
+      const yTop = y0 + rowH - maxWall * scale;
+      let clipped = false;
       for (const part of PARTS) {
         const v = partValue(g.bar, part.key);
         if (v <= 0) continue;
-        const h = v * scale;
+        let h = v * scale;
+        if (y - h < yTop) {
+          h = Math.max(0, y - yTop);
+          clipped = true;
+        }
         y -= h;
         const line = lineOf(data, g.bar, part.key);
         const where = line >= 0 ? `${data.lines[line].path}:${data.lines[line].line}` : "";
@@ -134,6 +145,7 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
           "data-ns": Math.round(v),
           "data-line": line,
           "data-where": where,
+          "data-clipped": clipped ? "true" : "false",
         });
         rect.addEventListener("mousemove", (e) => {
           const m = e as MouseEvent;
@@ -146,6 +158,11 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
           if (line >= 0) host.openLine(data.lines[line].path, data.lines[line].line);
         });
         bar.append(rect);
+      }
+      if (clipped) {
+        bar.setAttribute("data-clipped", "true");
+        bar.append(svgText(x + barW / 2, yTop - 4, `↑ ${ms(g.bar.wallNs)}`, { class: "sl-tick", "text-anchor": "middle" }));
+        y = yTop - 12;
       }
       if (g.bar.kind !== "steady" || g.kinds.size > 1) {
         const mark = g.bar.kind === "warm-up" ? "W" : g.bar.kind === "outlier" ? "O" : g.bar.kind === "lost" ? "L" : "*";
