@@ -3,10 +3,12 @@
 // zeroed pages and unmaps the old ones (on our VMs a page fault costs microseconds: a third of
 // a large load's time). Large blocks come from the heap instead and freed memory stays there
 // for the next growth, on every thread (one arena); after a load the free part is handed back
-// (`releaseFreeMemory`). Where the kernel gives transparent huge pages on request (`madvise`,
-// Debian's default), the heap asks for them: glibc does so only when told at start-up
+// (`releaseFreeMemory`). Where the kernel gives transparent huge pages on request (`madvise`)
+// without making the faulting thread compact memory for them (defrag `defer` or `never`), the
+// heap asks for them: glibc does so only when told at start-up
 // (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), so the binary restarts itself once with it set, and
 // puts the caller's environment back before anything else runs (children see the caller's).
+// Debian's default defrag (`madvise`) compacts on the spot: no restart there unless asked.
 #pragma once
 
 #include <optional>
@@ -30,9 +32,10 @@ struct HugePagePlan {
   std::optional<std::string> tunables;
   std::string marker;
 };
-// `thp_mode`: /sys/kernel/mm/transparent_hugepage/enabled ("always [madvise] never");
-// `tunables`, `marker`, `choice`: GLIBC_TUNABLES, the restart's marker, SIGHTLINE_HUGE_PAGES
-// (null: unset).
-HugePagePlan planHugePages(std::string_view thp_mode, const char* tunables, const char* marker, const char* choice);
+// `thp_mode`, `defrag_mode`: /sys/kernel/mm/transparent_hugepage/enabled ("always [madvise]
+// never") and .../defrag ("always defer defer+madvise [madvise] never"); `tunables`, `marker`,
+// `choice`: GLIBC_TUNABLES, the restart's marker, SIGHTLINE_HUGE_PAGES (null: unset).
+HugePagePlan planHugePages(std::string_view thp_mode, std::string_view defrag_mode, const char* tunables,
+                           const char* marker, const char* choice);
 
 }  // namespace sightline::server
