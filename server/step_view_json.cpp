@@ -92,6 +92,19 @@ json timelineJson(const features::Timeline& t) {
           {"names", names}};
 }
 
+json memoryJson(const features::MemoryView& m) {
+  json series = json::array();
+  for (const auto& s : m.series) series.push_back({{"t", s.time_ns}, {"allocated", s.allocated}, {"reserved", s.reserved}});
+  json top = json::array();
+  for (const auto& [line, bytes] : m.top) top.push_back({{"line", line}, {"bytes", bytes}});
+  return {{"peakAllocatedBytes", m.peak_allocated_bytes},
+          {"peakReservedBytes", m.peak_reserved_bytes},
+          {"peakTimeNs", m.peak_time_ns},
+          {"series", std::move(series)},
+          {"steps", m.step_starts_ns},
+          {"top", std::move(top)}};
+}
+
 json causeLinesJson(const features::StepView& view) {
   json out = json::object();
   for (size_t w = 0; w < attribution::kWaitCount; ++w)
@@ -152,7 +165,8 @@ json stepViewJson(const features::StepView& view, const StepViewSource& source) 
           {"ranks", ranksJson(view.ranks)},
           {"timeline", view.has_timeline ? timelineJson(view.timeline) : json(nullptr)},
           {"topLines", view.top_lines},
-          {"causeLines", causeLinesJson(view)}};
+          {"causeLines", causeLinesJson(view)},
+          {"memory", view.has_memory ? memoryJson(view.memory) : json(nullptr)}};
 }
 
 std::string jsonForScript(const json& value) {

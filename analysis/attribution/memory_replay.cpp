@@ -115,7 +115,10 @@ class DeviceReplay {
     MemoryPhase last = MemoryPhase::Unknown;
     for (size_t k = 0; k < events_.size(); ++k) {
       MemoryPhase p = computePhase(k);
-      if (p == MemoryPhase::Forward && (last == MemoryPhase::Backward || last == MemoryPhase::Optimizer)) ++step;
+      if (p == MemoryPhase::Forward && (last == MemoryPhase::Backward || last == MemoryPhase::Optimizer)) {
+        ++step;
+        r.step_starts_us.push_back(s_.events[events_[k]].time_us);
+      }
       if (p != MemoryPhase::Unknown) last = p;
       phase_.push_back(p);
       step_.push_back(step);
@@ -166,6 +169,8 @@ class DeviceReplay {
     std::unordered_map<uint64_t, int64_t> live;  // addr -> size
     std::vector<bool> frees_before(events_.size(), false);
     for (size_t k : freed_before_) frees_before[k] = true;
+    size_t per = std::max<size_t>(1, (events_.size() + kMemorySamples - 1) / kMemorySamples);
+    r.series.assign((events_.size() + per - 1) / per, MemorySample{});
     for (size_t k = 0; k < events_.size(); ++k) {
       const auto& e = s_.events[events_[k]];
       if (e.action == MemoryAction::Alloc) {
@@ -180,6 +185,8 @@ class DeviceReplay {
           live.erase(it);
         }
       }
+      auto& sample = r.series[k / per];
+      if (k % per == 0 || allocated > sample.allocated) sample.time_us = e.time_us, sample.allocated = allocated;
     }
     r.peak_allocated = best;
     r.peak_event = best_k < 0 ? -1 : static_cast<int64_t>(events_[static_cast<size_t>(best_k)]);
@@ -220,11 +227,13 @@ class DeviceReplay {
     }
     int64_t at_dump = static_cast<size_t>(device_) < s_.reserved_at_dump.size() ? s_.reserved_at_dump[device_] : 0;
     int64_t reserved = at_dump - delta, best = reserved;
-    for (size_t i : events_) {
-      const auto& e = s_.events[i];
+    size_t per = r.series.empty() ? 1 : (events_.size() + r.series.size() - 1) / r.series.size();
+    for (size_t k = 0; k < events_.size(); ++k) {
+      const auto& e = s_.events[events_[k]];
       if (e.action == MemoryAction::SegmentAlloc || e.action == MemoryAction::SegmentMap) reserved += e.size;
       if (e.action == MemoryAction::SegmentFree || e.action == MemoryAction::SegmentUnmap) reserved -= e.size;
       best = std::max(best, reserved);
+      if (k / per < r.series.size()) r.series[k / per].reserved = std::max(r.series[k / per].reserved, reserved);
     }
     r.peak_reserved = best;
   }
@@ -324,11 +333,16 @@ MemoryReplay replayUses(const model::Profile& profile, const std::vector<LineRef
   // The peak: the largest total recorded (or, without totals, the running sum).
   int64_t running = r.allocated_before_trace, best = running;
   size_t best_k = SIZE_MAX;
+  size_t per = std::max<size_t>(1, (events.size() + kMemorySamples - 1) / kMemorySamples);
+  r.series.assign((events.size() + per - 1) / per, MemorySample{});
   for (size_t k = 0; k < events.size(); ++k) {
     const auto& u = uses[events[k]];
     running = u.total_allocated >= 0 ? u.total_allocated : running + u.bytes;
     if (running > best) best = running, best_k = k;
     r.peak_reserved = std::max(r.peak_reserved, u.total_reserved);
+    auto& sample = r.series[k / per];
+    if (k % per == 0 || running > sample.allocated) sample.time_us = u.time_ns / 1000, sample.allocated = running;
+    sample.reserved = std::max(sample.reserved, u.total_reserved);
   }
   r.peak_allocated = best;
   if (best_k == SIZE_MAX) {

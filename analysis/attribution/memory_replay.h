@@ -59,6 +59,14 @@ struct MemoryKept {
   int steps = 0;      // the steps they were made in
 };
 
+// Bytes over the trace, for a picture: the most allocated within each of up to kMemorySamples
+// runs of events, with the reserved bytes there.
+struct MemorySample {
+  int64_t time_us = 0;
+  int64_t allocated = 0, reserved = 0;
+};
+inline constexpr size_t kMemorySamples = 1000;
+
 struct MemoryReplay {
   int32_t device = 0;
   uint32_t pid = 0;  // a trace's process (replayMemoryUses); 0 for a snapshot
@@ -86,6 +94,8 @@ struct MemoryReplay {
   bool allocated_known = true;
   int64_t pool_growth = 0;
   std::vector<MemoryLine> growth_lines;
+  std::vector<MemorySample> series;     // in time order (empty: the pool alone, no allocations known)
+  std::vector<int64_t> step_starts_us;  // where each step after the first begins
 };
 
 // The same from a trace's memory events (PyTorch profiler, profile_memory=True), one replay

@@ -72,6 +72,18 @@ class LineTable {
     return it->second;
   }
   int32_t indexOf(const LineRef& ref) { return indexOf(ref.file, ref.line); }
+  // A line named by its placed path (the memory story's): the entry for it, else a new one
+  // with its bytes at the peak alone.
+  int32_t indexOfPlaced(const std::string& path, int32_t line, int64_t bytes) {
+    for (size_t i = 0; i < view_.lines.size(); ++i)
+      if (view_.lines[i].path == path && view_.lines[i].line == line) return static_cast<int32_t>(i);
+    ViewLine v;
+    v.path = path;
+    v.line = line;
+    v.memory_peak_bytes = bytes;
+    view_.lines.push_back(std::move(v));
+    return static_cast<int32_t>(view_.lines.size()) - 1;
+  }
   const std::map<Key, InclusiveCost>& inclusive() const { return inclusive_; }
 
  private:
@@ -272,6 +284,23 @@ void addTopLines(const join::ProfileJoin& join, LineTable& lines, const StepView
     view.top_lines.push_back(lines.indexOf(ranked[i].second.first, ranked[i].second.second));
 }
 
+void addMemory(const join::ProfileJoin& join, LineTable& lines, const StepViewOptions& options, StepView& view) {
+  const auto& story = join.memory().story;
+  if (!story || story->series.empty()) return;
+  auto& m = view.memory;
+  int64_t origin = story->series.front().time_us;
+  m.peak_allocated_bytes = story->peak_allocated_bytes;
+  m.peak_reserved_bytes = story->peak_reserved_bytes;
+  m.peak_time_ns = std::max<int64_t>(0, story->peak_time_us - origin) * 1000;
+  for (const auto& s : story->series) m.series.push_back({(s.time_us - origin) * 1000, s.allocated, s.reserved});
+  for (int64_t t : story->step_starts_us)
+    if (t >= origin) m.step_starts_ns.push_back((t - origin) * 1000);
+  for (size_t i = 0; i < story->top.size() && i < options.max_memory_lines; ++i)
+    m.top.emplace_back(lines.indexOfPlaced(story->top[i].path, story->top[i].line, story->top[i].bytes),
+                       story->top[i].bytes);
+  view.has_memory = true;
+}
+
 }  // namespace
 
 StepView computeStepView(const join::ProfileJoin& join, const StepViewOptions& options) {
@@ -297,6 +326,7 @@ StepView computeStepView(const join::ProfileJoin& join, const StepViewOptions& o
   }
   addBars(join, lines, view);
   addTimeline(join, lines, options, view);
+  addMemory(join, lines, options, view);
   const auto& u = attr.step_summary.unprofiled;
   if (u.estimated && attr.step_summary.steady > 0) {
     view.unprofiled_wall_ns = u.wall_ns;

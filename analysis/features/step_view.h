@@ -75,6 +75,19 @@ struct Timeline {
   std::vector<TimelineGap> gaps;
 };
 
+// GPU memory over the recorded trace (a memory snapshot, or a trace with profile_memory=True).
+struct MemoryView {
+  int64_t peak_allocated_bytes = 0, peak_reserved_bytes = 0;
+  int64_t peak_time_ns = 0;  // from the first sample
+  struct Sample {
+    int64_t time_ns = 0;  // from the first sample
+    int64_t allocated = 0, reserved = 0;
+  };
+  std::vector<Sample> series;          // up to attribution::kMemorySamples
+  std::vector<int64_t> step_starts_ns;  // from the first sample
+  std::vector<std::pair<int32_t, int64_t>> top;  // (line index, bytes alive at the peak), most first
+};
+
 struct StepView {
   bool has_steps = false;
   std::string steps_source;
@@ -88,6 +101,8 @@ struct StepView {
   bool has_timeline = false;
   Timeline timeline;
   std::vector<int32_t> top_lines;  // into lines: costliest first by inclusive time
+  bool has_memory = false;
+  MemoryView memory;
   // Per cause of GPU idle (attribution::Wait), its costliest lines over the steady steps.
   std::array<std::vector<int32_t>, attribution::kWaitCount> cause_lines;
 };
@@ -96,6 +111,7 @@ struct StepViewOptions {
   size_t max_top_lines = 20;
   size_t max_spans = 20000;  // over all lanes; neighbours of one line are merged beyond it
   size_t max_cause_lines = 5;
+  size_t max_memory_lines = 8;
   // Local paths (as ProfileJoin::placeOf gives them) whose every line with a cost joins `lines`
   // (a report's annotated listing refers to them).
   std::vector<std::string> listed_paths;

@@ -95,6 +95,12 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
   story->peak_phase = r.peak_phase;
   story->steps = r.steps;
   story->peak_step = r.peak_step;
+  if (r.allocated_known) story->series = r.series, story->step_starts_us = r.step_starts_us;
+  // A trace's steps are its ProfilerStep windows.
+  if (auto steps = attr.process_steps.find(r.pid); story->step_starts_us.empty() && steps != attr.process_steps.end())
+    for (size_t k = 1; k < steps->second.list.size(); ++k)
+      story->step_starts_us.push_back(steps->second.list[k].start_ns / 1000);
+  story->peak_time_us = r.peak_time_us;
   story->steady_steps = r.steady_steps;
   story->allocated_known = r.allocated_known;
   story->pool_growth_bytes = r.pool_growth;

@@ -37,6 +37,11 @@ struct MemoryStory {
   int peak_step = 0;  // the step of the peak, 1-based; 0: not known
   int steady_steps = 0;
   std::vector<MemoryPlace> top;  // the user lines holding the peak, most first
+  // Allocated and reserved over the trace (attribution::MemorySample; empty for the pool alone),
+  // the peak's time and the steps' starts, on the trace's clock (us).
+  std::vector<attribution::MemorySample> series;
+  int64_t peak_time_us = 0;
+  std::vector<int64_t> step_starts_us;
   // The caching allocator's pool (nsys --cuda-memory-usage=true): all it grew by, and the lines
   // whose cudaMalloc grew it, most first. Without tensor events the allocated figures are unknown.
   bool allocated_known = true;

@@ -478,10 +478,11 @@ json reportJson(const ReportData& d) {
   if (attr.attributed_gpu_ns == 0 && !memory_placed) doc["advice"] = ingest::captureAdvice(profile.info);
   if (d.compare) doc["compare"] = compareJson(d);
   // The step view's figures, as the HTML report and the editor draw them (the timeline's spans
-  // only there: thousands of them per step).
+  // and the memory series only there: thousands of points).
   doc["step_view"] =
       stepViewJson(features::computeStepView(d.main), stepViewSource(d.main, d.args.profile_paths.front()));
   doc["step_view"].erase("timeline");
+  if (doc["step_view"]["memory"].is_object()) doc["step_view"]["memory"].erase("series");
   return doc;
 }
 

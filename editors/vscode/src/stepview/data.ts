@@ -62,7 +62,7 @@ export interface Timeline {
 }
 
 export interface MemoryPoint {
-  t: number;  // ns from the first point
+  t: number; // ns from the first sample
   allocated: number;
   reserved: number;
 }

@@ -11,16 +11,24 @@ export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width:
   const height = 200, left = 70, bandW = 70, top = 10, bottom = 20;
   const plotW = Math.max(100, width - left - bandW - 24);
   const t1 = Math.max(1, m.series[m.series.length - 1].t);
+  // A long set-up before the first recorded step (building the model) is left out of view: the
+  // steps are what the picture is for.
+  let t0 = 0;
+  if (m.steps.length > 0 && m.steps[0] > 0.3 * t1) {
+    const mean = m.steps.length > 1 ? (m.steps[m.steps.length - 1] - m.steps[0]) / (m.steps.length - 1) : (t1 - m.steps[0]);
+    t0 = Math.max(0, m.steps[0] - mean);
+  }
+  const series = m.series.filter((p) => p.t >= t0);
   const maxB = Math.max(1, m.peakReservedBytes, ...m.series.map((p) => Math.max(p.allocated, p.reserved)));
-  const x = (t: number) => left + (t / t1) * plotW;
+  const x = (t: number) => left + ((t - t0) / Math.max(1, t1 - t0)) * plotW;
   const y = (b: number) => top + (1 - b / maxB) * (height - top - bottom);
   const root = svg("svg", { class: "sl-chart sl-memory", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
     "aria-label": `GPU memory: peak ${bytes(m.peakAllocatedBytes)} allocated` });
   const path = (f: (p: { allocated: number; reserved: number }) => number) =>
-    m.series.map((p, i) => `${i === 0 ? "M" : "L"}${x(p.t).toFixed(1)},${y(f(p)).toFixed(1)}`).join("");
+    series.map((p, i) => `${i === 0 ? "M" : "L"}${x(p.t).toFixed(1)},${y(f(p)).toFixed(1)}`).join("");
   root.append(svg("path", { d: path((p) => p.reserved), class: "sl-reserved" }));
   root.append(svg("path", { d: path((p) => p.allocated), class: "sl-allocated" }));
-  for (const s of m.steps) root.append(svg("line", { x1: x(s), x2: x(s), y1: top, y2: height - bottom, class: "sl-step-tick" }));
+  for (const s of m.steps.filter((t) => t >= t0)) root.append(svg("line", { x1: x(s), x2: x(s), y1: top, y2: height - bottom, class: "sl-step-tick" }));
   root.append(svgText(left - 4, y(maxB) + 8, bytes(maxB), { class: "sl-tick", "text-anchor": "end" }));
   root.append(svgText(left - 4, y(0), "0", { class: "sl-tick", "text-anchor": "end" }));
   const px = x(m.peakTimeNs), py = y(m.peakAllocatedBytes);
@@ -43,9 +51,12 @@ export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width:
     r.addEventListener("mouseleave", () => tip.hide());
     r.addEventListener("click", () => host.openLine(l.path, l.line));
     root.append(r);
+    if (h >= 11)
+      root.append(svgText(bx + bandW - 16, by + h / 2 + 4, `:${l.line}`, { class: "sl-tick" }));
   }
   section.append(root);
   section.append(el("p", { class: "sl-note" }, [
-    `Allocated (solid) and reserved (dashed) over ${ms(t1)}; ticks mark steps; the column holds the lines with the most bytes alive at the peak.`]));
+    `Allocated (solid) and reserved (dashed) over ${ms(t1 - t0)}${t0 > 0 ? ` (the ${ms(t0)} before the steps left out)` : ""}; ` +
+    "ticks mark steps; the column holds the lines with the most bytes alive at the peak."]));
   return section;
 }

@@ -4,7 +4,7 @@
 // the host. Nothing is fetched: the page is whole without a network.
 import { Host, StepViewData } from "./data";
 import { el, Tooltip } from "./dom";
-import { basename, ms, percent } from "./format";
+import { basename, bytes, ms, percent } from "./format";
 import { linesChart } from "./lines_chart";
 import { memoryChart } from "./memory";
 import { stepsChart } from "./steps_chart";
@@ -53,9 +53,10 @@ function header(data: StepViewData): HTMLElement {
     parts.push(`${data.steadySteps} steady steps (${data.stepsSource})`);
     const walls = data.ranks.map((r) => r.medianWallNs).filter((w) => w > 0);
     if (walls.length) parts.push(`median step ${ms(walls[0])}`);
-  } else {
+  } else if (data.ranks.length > 0 || data.topLines.length > 0) {
     parts.push("no steps found: figures are totals");
   }
+  if (data.memory) parts.push(`GPU memory peak ${bytes(data.memory.peakAllocatedBytes)} allocated`);
   if (data.ranks.length > 1) parts.push(`${data.ranks.length} ranks`);
   h.append(el("p", { class: "sl-summary" }, [parts.join(" · ")]));
   return h;
@@ -74,9 +75,12 @@ function sources(data: StepViewData): HTMLElement | null {
       if (last > 0 && row.line > last + 1) table.append(el("tr", {}, [el("td", { class: "sl-num" }, ["⋮"])]));
       last = row.line;
       const l = row.line_index >= 0 ? data.lines[row.line_index] : undefined;
-      const tr = el("tr", { id: anchorOf(file.path, row.line), class: l && l.selfNs > 0 ? "sl-hot" : "" }, [
-        el("td", { class: "sl-num" }, [l && l.selfNs > 0 ? ms(l.selfNs) : ""]),
-        el("td", { class: "sl-num" }, [l && l.selfNs > 0 ? percent(l.selfNs / total) : ""]),
+      const time = l && l.selfNs > 0;
+      const held = l && l.memoryPeakBytes > 0;
+      const tr = el("tr", { id: anchorOf(file.path, row.line), class: time || held ? "sl-hot" : "" }, [
+        el("td", { class: "sl-num" }, [time ? ms(l.selfNs) : ""]),
+        el("td", { class: "sl-num" }, [time ? percent(l.selfNs / total) : ""]),
+        el("td", { class: "sl-num" }, [held ? bytes(l.memoryPeakBytes) : ""]),
         el("td", { class: "sl-num" }, [String(row.line)]),
         el("td", {}, [row.text]),
       ]);
@@ -103,11 +107,16 @@ export function render(root: HTMLElement, data: StepViewData, host: Host): void 
   const tip = new Tooltip(document.body);
   const width = Math.max(480, Math.min(1360, (root.clientWidth || window.innerWidth) - 40));
   page.append(header(data));
-  page.append(stepsChart(data, host, tip, width));
-  page.append(timelineChart(data, host, tip, width));
   const memory = memoryChart(data, host, tip, width);
-  if (memory) page.append(memory);
-  page.append(linesChart(data, host, tip, width));
+  // A memory snapshot has no steps and no time: its memory alone.
+  const timed = data.ranks.length > 0 || data.topLines.length > 0;
+  if (memory && !timed) page.append(memory);
+  if (timed) {
+    page.append(stepsChart(data, host, tip, width));
+    page.append(timelineChart(data, host, tip, width));
+    if (memory) page.append(memory);
+    page.append(linesChart(data, host, tip, width));
+  }
   const listing = sources(data);
   if (listing) page.append(listing);
 }

@@ -131,7 +131,7 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
         const v = partValue(g.bar, part.key);
         if (v <= 0) continue;
         let h = v * scale;
-        if (y - h < yTop) {
+        if (y - h < yTop - 0.5) {
           h = Math.max(0, y - yTop);
           clipped = true;
         }
