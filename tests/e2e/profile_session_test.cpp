@@ -820,3 +820,68 @@ TEST(ProfileSession, AMemorySnapshotPutsThePeakAndTheOutOfMemoryErrorOnTheLines)
 
 }  // namespace
 }  // namespace sightline::testing
+
+namespace sightline::testing {
+namespace {
+
+json requestResult(LspClient& client, const std::string& method, const json& params) {
+  auto id = client.request(method, params);
+  auto r = client.waitForResponse(id);
+  return r ? *r : json();
+}
+
+// The step view over LSP: its data (the JSON report's figures), the self-contained page with
+// the open script's hot lines, a lens on the training loop that opens it, and clear answers
+// before a profile is loaded and to a format it does not know.
+TEST(ProfileSession, TheStepViewAndItsLensOnTheTrainingLoop) {
+  auto w = makeWorkspace("stepview", repoProfile("examples/train_small_naive.sqlite.xz"));
+  auto client = LspClient::spawnStdio();
+  start(*client, w, {{"profiles", {"runs/*.sqlite"}}});
+  auto s = status(*client);
+  ASSERT_TRUE(s) << client->stderrText();
+  ASSERT_EQ((*s)["params"]["loaded"], true) << s->dump();
+  json view = requestResult(*client, "sightline/stepView", nullptr)["result"];
+  ASSERT_TRUE(view.is_object()) << view.dump();
+  EXPECT_EQ(view["profile"]["file"], "naive.sqlite");
+  ASSERT_EQ(view["ranks"].size(), 1u);
+  EXPECT_EQ(view["ranks"][0]["steps"].size(), 6u);
+  EXPECT_TRUE(view["timeline"].is_object());
+  // The same bars as `report --format json`.
+  auto report = runSightline("report --format json --profile '" + w.profile + "'", sourcePath(""));
+  ASSERT_EQ(report.code, 0) << report.out;
+  EXPECT_EQ(view["ranks"], json::parse(report.out)["step_view"]["ranks"]);
+  // The page, with the open script's hot lines.
+  json page = requestResult(*client, "sightline/stepView", {{"format", "html"}})["result"];
+  ASSERT_TRUE(page.contains("html")) << page.dump().substr(0, 300);
+  std::string html = page["html"];
+  EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
+  EXPECT_NE(html.find("return F.relu(self.bn(self.conv(x)))"), std::string::npos);
+  auto bad = requestResult(*client, "sightline/stepView", {{"format", "svg"}});
+  ASSERT_TRUE(bad.contains("error")) << bad.dump();
+  EXPECT_EQ(bad["error"]["code"], -32602);
+  // The lens: on `for step, (x, y) in enumerate(loader):` (line 100), opening the view.
+  json lenses = requestResult(*client, "textDocument/codeLens", {{"textDocument", {{"uri", w.script_uri}}}})["result"];
+  ASSERT_EQ(lenses.size(), 1u) << lenses.dump();
+  EXPECT_EQ(lenses[0]["range"]["start"]["line"], 99);
+  EXPECT_EQ(lenses[0]["command"]["command"], "sightline.stepView");
+  EXPECT_NE(lenses[0]["command"]["title"].get<std::string>().find("ms per step"), std::string::npos);
+  fs::remove_all(w.root);
+}
+
+TEST(ProfileSession, NoStepViewWithoutAProfile) {
+  fs::path root = fs::temp_directory_path() / ("sightline-ws-noview-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  fs::copy_file(testDataPath("h200/nsys/train_small.py"), root / "train_small.py");
+  Workspace w = workspaceAt(root, "train_small.py");
+  auto client = LspClient::spawnStdio();
+  start(*client, w, json::object());
+  ASSERT_TRUE(status(*client));
+  EXPECT_TRUE(requestResult(*client, "sightline/stepView", json::object())["result"].is_null());
+  json lenses = requestResult(*client, "textDocument/codeLens", {{"textDocument", {{"uri", w.script_uri}}}});
+  EXPECT_EQ(lenses["result"], json::array()) << lenses.dump();
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace sightline::testing
