@@ -40,7 +40,7 @@ log "fuzzing: each libFuzzer target for ${SIGHTLINE_FUZZ_SECONDS:-20} s (ASan+UB
 log "Neovim plugin in Debian's Neovim (headless)"
 "$ROOT/editors/nvim/tests/run.sh" "$ROOT/build/server/sightline" "$(example_profile)"
 
-log "VS Code extension: packaged, then tested in code-server with headless Chromium"
+log "VS Code extension: packaged, then tested in code-server with headless Chromium (and the HTML report)"
 build_vscode_extension
 if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
   echo "SKIPPED the VS Code test: code-server 4.100 needs Node 20 or newer, this is $(node --version)" >&2
@@ -49,6 +49,9 @@ elif ! try_apt_packages chromium libkrb5-dev ripgrep; then
 else
   ensure_vscode_test_tools
   mkdir -p "$ROOT/build/editors"
+  log "report --format html in Chromium: the drawn bars against the JSON figures"
+  node "$ROOT/editors/vscode/test/report_html.mjs" --server "$ROOT/build/server/sightline" --root "$ROOT" \
+    --out "$ROOT/build/editors/report-html" --images "$ROOT/build/editors/images"
   xz -dc "$ROOT/tests/data/memory/gpt_oom_eval.pickle.xz" > "$ROOT/build/editors/oom_snapshot.pickle"
   node "$ROOT/editors/vscode/test/e2e.mjs" --vsix "$ROOT/editors/vscode/sightline.vsix" \
     --server "$ROOT/build/server/sightline" --script "$ROOT/examples/train_small.py" \

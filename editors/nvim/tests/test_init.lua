@@ -155,6 +155,20 @@ local function run()
     summary:sub(1, 200))
   vim.cmd("close")
 
+  -- :SightlineView writes the step view page and opens it (here: records the path).
+  local opened = nil
+  sightline.setup_view_opener(function(path)
+    opened = path
+  end)
+  vim.cmd("SightlineView")
+  check(wait(20000, function()
+    return opened ~= nil
+  end), ":SightlineView opens a page", tostring(opened))
+  local page = opened and table.concat(vim.fn.readfile(opened), "\n") or ""
+  check(page:find("<!doctype html>", 1, true) == 1 and page:find("sightline-data", 1, true)
+    and page:find("return F.relu(self.bn(self.conv(x)))", 1, true), ":SightlineView's page holds the data and the hot lines",
+    page:sub(1, 120))
+
   -- :SightlineLoad loads a profile by path: a fresh status arrives.
   local before = sightline.status()
   vim.cmd("SightlineLoad train_small_naive.sqlite")

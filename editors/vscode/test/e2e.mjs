@@ -237,6 +237,8 @@ async function main() {
   await page.screenshot({ path: args.screenshot });
   log(`screenshot ${args.screenshot}`);
 
+  await stepView(page, statusText);
+
   // Palette commands. Toggle Hints: the hint leaves line 33, and comes back.
   // The workbench's page, or the newest one when code-server replaced it (a path typed into
   // its file dialog can open a new window and close this one: seen once in CI).
@@ -319,6 +321,68 @@ async function main() {
   const statusAgain = after.locator(".statusbar .statusbar-item", { hasText: "ms/step" });
   await after.waitForTimeout(500);
   check(await waitFor(async () => (await statusAgain.count()) > 0), "Restart Server: the new server's status arrives");
+}
+
+// Sightline: Step View from the status bar item: the webview draws the steps of the capture; a
+// click on the tallest bar segment reveals its line in the editor; the lens on the training
+// loop names the step. Saves a screenshot beside the first one.
+async function stepView(page, statusText) {
+  const waitFor = async (condition, tries) => {
+    for (let i = 0; i < tries; i++) {
+      if (await condition()) return true;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return false;
+  };
+  await page.keyboard.press("Escape");
+  await page.locator(".statusbar .statusbar-item", { hasText: "train_small_naive.sqlite" }).first().click();
+  // The webview's document is a frame inside a frame: the one that holds the bars.
+  let frame = null;
+  const found = await waitFor(async () => {
+    for (const f of page.frames()) {
+      if ((await f.locator(".sl-steps .sl-seg").count().catch(() => 0)) > 0) {
+        frame = f;
+        return true;
+      }
+    }
+    return false;
+  }, 240);
+  if (!check(found, "the status bar opens the step view with its bars", statusText)) return;
+  const bars = await frame.locator(".sl-steps .sl-bar").count();
+  check(bars === 6, "the step view draws the capture's six steps", `${bars} bars`);
+  const tallest = await frame.$$eval(".sl-steps .sl-seg", (segs) => {
+    let best = -1, height = -1;
+    segs.forEach((s, i) => {
+      const h = Number(s.getAttribute("height"));
+      if (Number(s.getAttribute("data-line")) >= 0 && h > height) (best = i), (height = h);
+    });
+    return { index: best, where: best >= 0 ? segs[best].getAttribute("data-where") : "" };
+  });
+  const line = Number((tallest.where.match(/:(\d+)$/) ?? [])[1]);
+  await frame.locator(".sl-steps .sl-seg").nth(tallest.index).click({ force: true });
+  let cursor = "";
+  const revealed = await waitFor(async () => {
+    cursor = (await page.locator(".statusbar").innerText().catch(() => "")).replace(/\s+/g, " ");
+    return new RegExp(`Ln ${line}, Col 1\\b`).test(cursor);
+  }, 80);
+  check(line > 0 && revealed, `a click on the tallest segment reveals its line (${tallest.where})`, cursor);
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: args.screenshot.replace(/\.png$/, "-stepview.png") });
+  log(`step view: tallest segment at ${tallest.where}`);
+  // The lens on the training loop (line 100 of the script).
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").waitFor({ timeout: 20000 });
+  await page.keyboard.type(":100");
+  await page.keyboard.press("Enter");
+  const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "Sightline: step view" });
+  check(await waitFor(async () => (await lens.count()) > 0, 80), "a lens on the training loop opens the step view");
+  // Back to the hot line for the checks that follow (they read its hint).
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").waitFor({ timeout: 20000 });
+  await page.keyboard.type(":33");
+  await page.keyboard.press("Enter");
+  await page.waitForTimeout(500);
 }
 
 // A folder with a script and the memory snapshot dumped when its run ran out of memory in

@@ -22,6 +22,11 @@ local defaults = {
     -- true: always draw hints as end-of-line virtual text (the fallback below 0.10).
     virtual_text = false,
   },
+  view = {
+    -- How :SightlineView opens the page it writes: a function(path), else vim.ui.open (0.10+),
+    -- else xdg-open / open.
+    open = nil,
+  },
 }
 
 local opts = vim.deepcopy(defaults)
@@ -324,6 +329,60 @@ function M.profile_command()
   end)
 end
 
+local function open_file(path)
+  if opts.view.open then
+    return opts.view.open(path)
+  end
+  if vim.ui and vim.ui.open then
+    return vim.ui.open(path)
+  end
+  local opener = vim.fn.has("mac") == 1 and "open" or "xdg-open"
+  if vim.fn.executable(opener) == 1 then
+    vim.fn.jobstart({ opener, path }, { detach = true })
+  else
+    notify("step view written to " .. path .. " (open it in a browser)")
+  end
+end
+
+--- :SightlineView: the step view (steps, a steady step's timeline, memory, top lines and the
+--- open scripts' hot lines) as one self-contained HTML page, written to Neovim's cache folder
+--- and opened in the browser. Returns nothing; the page's path is notified.
+function M.view()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr)
+  if not client then
+    notify("the server is not running (open a Python file first)", vim.log.levels.WARN)
+    return
+  end
+  request(client, "sightline/stepView", { format = "html" }, function(err, result)
+    if err then
+      notify("step view: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    if type(result) ~= "table" or type(result.html) ~= "string" then
+      notify("no profile is loaded", vim.log.levels.WARN)
+      return
+    end
+    local dir = vim.fn.stdpath("cache") .. "/sightline"
+    vim.fn.mkdir(dir, "p")
+    local path = dir .. "/step-view.html"
+    local file = io.open(path, "wb")
+    if not file then
+      notify("cannot write " .. path, vim.log.levels.ERROR)
+      return
+    end
+    file:write(result.html)
+    file:close()
+    M.last_view = path
+    open_file(path)
+  end, bufnr)
+end
+
+--- How :SightlineView opens its page from now on (a function(path)); tests record it.
+function M.setup_view_opener(open)
+  opts.view.open = open
+end
+
 --- :SightlineHints: shows or hides the cost hints.
 function M.toggle_hints()
   hints_on = not hints_on
@@ -395,6 +454,11 @@ local function define_commands()
   command("SightlineSummary", M.summary, { desc = "Show the loaded profile's summary" })
   command("SightlineHints", M.toggle_hints, { desc = "Show or hide the GPU cost hints" })
   command("SightlineProfileCommand", M.profile_command, { desc = "The nsys commands that profile this script" })
+  command("SightlineView", M.view, { desc = "Open the step view (steps, timeline, memory, top lines) in a browser" })
+  -- The lens on the training loop runs this client-side command.
+  vim.lsp.commands["sightline.stepView"] = function()
+    M.view()
+  end
 end
 
 --- Starts the server for Python buffers and defines the commands.

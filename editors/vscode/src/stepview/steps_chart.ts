@@ -73,7 +73,7 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
     section.append(el("p", { class: "sl-note" }, ["No steps were found in this profile."]));
     return section;
   }
-  const rowH = 170, top = 18, left = 64, right = 12, labelH = 22;
+  const rowH = 170, top = 18, left = 64, right = 12, labelH = 34;
   const plotW = Math.max(200, width - left - right);
   const maxSteps = Math.max(...data.ranks.map((r) => r.steps.length));
   const per = Math.max(1, Math.ceil(maxSteps / Math.floor(plotW / 3)));
@@ -96,7 +96,7 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
     const scale = (rowH - 8) / maxWall;
     const label = rank.label + (rank.straggler ? "  ⚠ straggler: the others wait for it" : "") +
       `  ·  median step ${ms(rank.medianWallNs)}`;
-    root.append(svgText(left, y0 - 6, label, { class: rank.straggler ? "sl-rank sl-straggler" : "sl-rank" }));
+    root.append(svgText(left, y0 - 18, label, { class: rank.straggler ? "sl-rank sl-straggler" : "sl-rank" }));
     // Axis: 0 and the largest wall.
     root.append(svg("line", { x1: left, x2: left + plotW, y1: y0 + rowH, y2: y0 + rowH, class: "sl-axis" }));
     root.append(svgText(left - 4, y0 + rowH, "0", { class: "sl-tick", "text-anchor": "end" }));
@@ -105,8 +105,6 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
     if (data.unprofiledWallNs > 0) {
       const y = y0 + rowH - data.unprofiledWallNs * scale;
       root.append(svg("line", { x1: left, x2: left + plotW, y1: y, y2: y, class: "sl-unprofiled" }));
-      root.append(svgText(left + plotW, y - 3, `without the profiler ≈ ${ms(data.unprofiledWallNs)}`,
-        { class: "sl-tick", "text-anchor": "end" }));
     }
     const groups = grouped(rank, per);
     const slot = plotW / Math.max(1, groups.length);
@@ -186,6 +184,8 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
     legend.append(el("span", { class: "sl-legend-item" }, [sw, p.label]));
   }
   legend.append(el("span", { class: "sl-legend-item" }, ["W warm-up · O outlier · L lost records"]));
+  if (data.unprofiledWallNs > 0)
+    legend.append(el("span", { class: "sl-legend-item" }, [`- - - the step without the profiler ≈ ${ms(data.unprofiledWallNs)}`]));
   section.append(legend);
   if (data.captureOverheadNs > 0)
     section.append(el("p", { class: "sl-note" }, [

@@ -1,0 +1,176 @@
+// `sightline report --format html` drawn in a real browser (Debian's headless Chromium through
+// Playwright): for bundled captures of one GPU, of two ranks, of torch.compile and of a memory
+// snapshot, the bars the page drew are checked against `report --format json`'s figures (the
+// same steps, the same ns on every segment, heights in proportion, the same lines), a click on
+// the tallest segment lands on its line's annotated listing, and the page of the largest
+// bundled capture opens in under 1 s and weighs under 2 MB. Saves a screenshot of each picture.
+//
+// usage: node report_html.mjs --server build/server/sightline --root REPO --out DIR [--images DIR]
+//   --images: also write the README's pictures (docs/images/step-view-*.png) there
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, statSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { chromium } from "playwright-core";
+
+const args = {};
+for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
+for (const required of ["server", "root", "out"]) if (!args[required]) throw new Error(`missing --${required}`);
+const root = resolve(args.root);
+const server = resolve(args.server);
+const out = resolve(args.out);
+mkdirSync(out, { recursive: true });
+const tmp = mkdtempSync(join(tmpdir(), "sightline-html-"));
+
+let failures = 0;
+function check(ok, what, detail = "") {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}${!ok && detail ? `: ${detail}` : ""}`);
+  if (!ok) failures++;
+  return ok;
+}
+
+function unxz(relative) {
+  const dest = join(tmp, relative.replace(/[/]/g, "_").replace(/\.xz$/, ""));
+  writeFileSync(dest, execFileSync("xz", ["-dc", join(root, relative)], { maxBuffer: 1 << 30 }));
+  return dest;
+}
+
+// The captures: [name, profile, script, extra arguments].
+const cache = join(tmp, "cache");
+mkdirSync(cache);
+execFileSync("tar", ["-xJf", join(root, "tests/data/compile/inductor_cache.tar.xz"), "-C", cache]);
+const cases = [
+  ["example", unxz("examples/train_small_naive.sqlite.xz"), "examples/train_small.py", []],
+  ["ranks", unxz("tests/data/multi/ddp/ddp_one.sqlite.xz"), "tests/data/multi/ddp/train_ddp.py", []],
+  ["compiled", unxz("tests/data/compile/compiled_run.sqlite.xz"), "tests/data/compile/train_gpt.py",
+    ["--compiled-code", join(cache, "inductor_cache")]],
+  ["memory", unxz("tests/data/memory/gpt_oom_eval.pickle.xz"), "tests/data/memory/gpt_mem.py", []],
+];
+const largest = "ranks"; // ddp_one.sqlite: the largest capture bundled (27 MB, two ranks)
+
+// What a segment stands for in the JSON: its ns and its line (as steps_chart.ts reads them).
+const CAUSES = ["launch", "sync", "input", "host", "compile"];
+function partValue(step, part) {
+  if (part === "compute") return step.computeNs;
+  if (part === "comm") return step.commNs - step.commWaitNs;
+  if (part === "commWait") return step.commWaitNs;
+  if (part === "copy") return step.copyNs;
+  return step.idleNs[part];
+}
+function partLine(view, step, part) {
+  if (CAUSES.includes(part) && (view.causeLines?.[part] ?? []).length > 0) return view.causeLines[part][0];
+  return step.topLine;
+}
+
+async function main() {
+  const browser = await chromium.launch({ executablePath: args.chromium ?? "/usr/bin/chromium", args: ["--no-sandbox"] });
+  try {
+    for (const [name, profile, script, extra] of cases) {
+      const html = join(out, `report-${name}.html`);
+      const common = ["--profile", profile, ...extra, join(root, script)];
+      const json = JSON.parse(execFileSync(server, ["report", "--format", "json", ...common], { maxBuffer: 1 << 28, encoding: "utf8" }));
+      execFileSync(server, ["report", "--format", "html", "-o", html, ...common]);
+      const view = json.step_view;
+      const bytes = statSync(html).size;
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const errors = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      page.on("request", (r) => { if (!r.url().startsWith("file:")) errors.push(`fetched ${r.url()}`); });
+      const t0 = Date.now();
+      await page.goto(pathToFileURL(html).href);
+      await page.waitForSelector("body[data-rendered=true]", { timeout: 10000 });
+      const openMs = Date.now() - t0;
+      check(errors.length === 0, `${name}: the page renders without errors or fetches`, errors.join("; "));
+      if (name === largest) {
+        check(openMs < 1000, `${name}: the largest bundled capture's page opens in under 1 s (${openMs} ms)`);
+        check(bytes < 2 * 1024 * 1024, `${name}: the page weighs under 2 MB (${(bytes / 1024).toFixed(0)} KiB)`);
+      }
+      // What was drawn, read back from the SVG.
+      const drawn = await page.$$eval(".sl-steps .sl-bar", (bars) => bars.map((b) => ({
+        rank: b.getAttribute("data-rank"), steps: b.getAttribute("data-steps"), kind: b.getAttribute("data-kind"),
+        wall: Number(b.getAttribute("data-wall-ns")),
+        segs: [...b.querySelectorAll(".sl-seg")].map((s) => ({
+          part: s.getAttribute("data-part"), ns: Number(s.getAttribute("data-ns")), line: Number(s.getAttribute("data-line")),
+          where: s.getAttribute("data-where"), height: Number(s.getAttribute("height")), clipped: s.getAttribute("data-clipped") === "true",
+        })),
+      })));
+      const expected = view.ranks.flatMap((r) => r.steps.map((s) => ({ rank: r.label, s })));
+      if (name === "memory") {
+        check(drawn.length === 0 && expected.length === 0, "memory: a snapshot has no step bars");
+        const bands = await page.$$eval(".sl-memory .sl-band", (b) => b.map((x) => Number(x.getAttribute("data-bytes"))));
+        check(bands.length > 0 && bands[0] === view.memory.top[0].bytes, "memory: the peak's lines drawn as bands, most first",
+          JSON.stringify(bands.slice(0, 3)));
+      } else {
+        check(drawn.length === expected.length && expected.length > 0, `${name}: one bar per step of every rank (${expected.length})`,
+          `${drawn.length} drawn`);
+        let same = true, detail = "";
+        let ratio = null, proportional = true;
+        for (const { rank, s } of expected) {
+          const bar = drawn.find((d) => d.rank === rank && d.steps === String(s.index));
+          if (!bar) { same = false; detail = `${rank} step ${s.index} not drawn`; break; }
+          if (bar.kind !== s.kind || Math.abs(bar.wall - s.wallNs) > 1) { same = false; detail = `${rank} step ${s.index}: ${bar.kind} ${bar.wall}`; }
+          for (const seg of bar.segs) {
+            const want = Math.round(partValue(s, seg.part));
+            const line = partLine(view, s, seg.part);
+            const where = line >= 0 ? `${view.lines[line].path}:${view.lines[line].line}` : "";
+            if (Math.abs(seg.ns - want) > 1 || seg.line !== line || seg.where !== where) {
+              same = false;
+              detail = `${rank} step ${s.index} ${seg.part}: drew ${seg.ns} ns at ${seg.where}, the JSON says ${want} at ${where}`;
+            }
+            if (!seg.clipped && seg.ns > 0 && seg.height > 2) {
+              const r = seg.height / seg.ns;
+              if (ratio === null) ratio = r;
+              else if (Math.abs(r - ratio) / ratio > 0.01) proportional = false;
+            }
+          }
+          const sum = bar.segs.reduce((a, x) => a + x.ns, 0);
+          if (Math.abs(sum - s.wallNs) > bar.segs.length + 1) { same = false; detail = `${rank} step ${s.index}: parts ${sum} of ${s.wallNs}`; }
+        }
+        check(same, `${name}: every segment has the JSON's ns and line`, detail);
+        check(proportional, `${name}: segment heights in proportion to their time`);
+        // The tallest segment's click lands on its line's annotated listing.
+        const tallest = drawn.flatMap((b) => b.segs).filter((x) => x.line >= 0).sort((a, b) => b.height - a.height)[0];
+        if (tallest) {
+          const index = await page.$$eval(".sl-steps .sl-seg", (segs, want) =>
+            segs.findIndex((x) => x.getAttribute("data-where") === want.where && x.getAttribute("data-part") === want.part &&
+              Number(x.getAttribute("height")) === want.height), tallest);
+          await page.locator(".sl-steps .sl-seg").nth(index).click({ force: true });
+          const target = await page.$eval(".sl-target", (e) => e.id).catch(() => "");
+          const line = view.lines[tallest.line];
+          check(target.endsWith(`-${line.line}`), `${name}: a click on the tallest segment shows ${tallest.where}`, target);
+        }
+        const spans = await page.evaluate(() => document.querySelector(".sl-timeline") !== null);
+        check(spans, `${name}: the steady step's timeline is drawn`);
+      }
+      await page.evaluate(() => document.activeElement?.blur());
+      await page.screenshot({ path: join(out, `report-${name}.png`), fullPage: true });
+      if (args.images && (name === "ranks" || name === "memory" || name === "example")) {
+        mkdirSync(args.images, { recursive: true });
+        const shots = name === "memory" ? [["#sl-memory", "memory"]]
+          : name === "ranks" ? [["#sl-steps", "steps"], ["#sl-timeline", "timeline"]] : [["#sl-lines", "lines"]];
+        for (const [selector, picture] of shots)
+          await page.locator(selector).screenshot({ path: join(args.images, `step-view-${picture}.png`) });
+      }
+      await page.close();
+    }
+    // The dark theme follows the system's.
+    const dark = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: "dark" });
+    await dark.goto(pathToFileURL(join(out, "report-example.html")).href);
+    await dark.waitForSelector("body[data-rendered=true]");
+    const bg = await dark.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    check(bg === "rgb(13, 17, 23)", "the page follows a dark system theme", bg);
+    await dark.screenshot({ path: join(out, "report-example-dark.png") });
+  } finally {
+    await browser.close();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  console.log(`${failures === 0 ? "passed" : `${failures} failed`}`);
+  process.exit(failures === 0 ? 0 : 1);
+}
+
+main().catch((e) => {
+  console.error(e);
+  rmSync(tmp, { recursive: true, force: true });
+  process.exit(1);
+});
