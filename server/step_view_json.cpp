@@ -94,7 +94,8 @@ json timelineJson(const features::Timeline& t) {
 
 json memoryJson(const features::MemoryView& m) {
   json series = json::array();
-  for (const auto& s : m.series) series.push_back({{"t", s.time_ns}, {"allocated", s.allocated}, {"reserved", s.reserved}});
+  for (const auto& s : m.series)
+    series.push_back({{"t", s.time_ns}, {"allocated", s.allocated}, {"reserved", s.reserved}});
   json top = json::array();
   for (const auto& [line, bytes] : m.top) top.push_back({{"line", line}, {"bytes", bytes}});
   return {{"peakAllocatedBytes", m.peak_allocated_bytes},

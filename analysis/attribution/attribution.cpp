@@ -570,12 +570,13 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
     steps.representative = representativeStep(steps.list);
     if (steps.representative >= 0) {
       const Step& step = steps.list[static_cast<size_t>(steps.representative)];
+      auto& gaps = steps.representative_gaps;  // a structured binding cannot be captured (clang 14)
       int64_t e = step.window_end_ns;
       walkBusy(busy, step.window_start_ns, e,
                [&](int64_t from, int64_t to, const BusyInterval* before, const BusyInterval* after) {
                  int64_t at = from;
                  classify(from, to, before, after, e, false, [&](Wait wait, const LineRef& line, int64_t ns) {
-                   steps.representative_gaps.push_back({at, at + ns, wait, line});
+                   gaps.push_back({at, at + ns, wait, line});
                    at += ns;
                  });
                });

@@ -217,15 +217,18 @@ void addTimeline(const join::ProfileJoin& join, LineTable& lines, const StepView
     if (c->pid == rank->pid && line_of_correlation.count(c->correlation)) ++launches_by_thread[c->tid];
   // (has Python frames, launches, tid): Python threads first, then the most launches.
   std::vector<std::tuple<bool, uint32_t, uint32_t>> threads;
-  for (const auto& [thread, n] : launches_by_thread) {
+  for (const auto& entry : launches_by_thread) {
+    uint32_t thread = entry.first;
     bool python = std::any_of(p.marks.begin(), p.marks.end(),
                               [&](const model::PythonMark& m) { return m.pid == rank->pid && m.tid == thread; });
-    threads.emplace_back(python, n, thread);
+    threads.emplace_back(python, entry.second, thread);
   }
   std::sort(threads.rbegin(), threads.rend());
   if (threads.size() > 4) threads.resize(4);
   std::vector<TimelineLane> hosts;
-  for (const auto& [python, n, tid] : threads) {
+  for (const auto& thread : threads) {
+    bool python = std::get<0>(thread);
+    uint32_t tid = std::get<2>(thread);
     TimelineLane host{LaneKind::Host, (python ? "Python thread " : "thread ") + std::to_string(tid), {}, 0};
     for (auto c = first; c != p.api_calls.end() && c->start_ns < last; ++c) {
       if (c->pid != rank->pid || c->tid != tid) continue;

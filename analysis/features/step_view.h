@@ -83,8 +83,8 @@ struct MemoryView {
     int64_t time_ns = 0;  // from the first sample
     int64_t allocated = 0, reserved = 0;
   };
-  std::vector<Sample> series;          // up to attribution::kMemorySamples
-  std::vector<int64_t> step_starts_ns;  // from the first sample
+  std::vector<Sample> series;                    // up to attribution::kMemorySamples
+  std::vector<int64_t> step_starts_ns;           // from the first sample
   std::vector<std::pair<int32_t, int64_t>> top;  // (line index, bytes alive at the peak), most first
 };
 
