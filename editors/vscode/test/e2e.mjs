@@ -323,17 +323,20 @@ async function main() {
   check(await waitFor(async () => (await statusAgain.count()) > 0), "Restart Server: the new server's status arrives");
 }
 
+// Polls `condition` every 250 ms, `tries` times.
+async function pollUntil(condition, tries) {
+  for (let i = 0; i < tries; i++) {
+    if (await condition()) return true;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
 // Sightline: Step View from the status bar item: the webview draws the steps of the capture; a
 // click on the tallest bar segment reveals its line in the editor; the lens on the training
 // loop names the step. Saves a screenshot beside the first one.
 async function stepView(page, statusText) {
-  const waitFor = async (condition, tries) => {
-    for (let i = 0; i < tries; i++) {
-      if (await condition()) return true;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    return false;
-  };
+  const waitFor = pollUntil;
   await page.keyboard.press("Escape");
   await page.locator(".statusbar .statusbar-item", { hasText: "train_small_naive.sqlite" }).first().click();
   // The webview's document is a frame inside a frame: the one that holds the bars.
@@ -388,13 +391,7 @@ async function stepView(page, statusText) {
 // A folder with a script and the memory snapshot dumped when its run ran out of memory in
 // evaluation (tests/data/memory): found by workspace discovery, as a user would leave it.
 async function memoryFolder(page, port) {
-  const waitFor = async (condition, tries) => {
-    for (let i = 0; i < tries; i++) {
-      if (await condition()) return true;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    return false;
-  };
+  const waitFor = pollUntil;
   const folder = join(tmp, "memory");
   mkdirSync(folder, { recursive: true });
   copyFileSync(args["memory-script"], join(folder, "gpt_mem.py"));

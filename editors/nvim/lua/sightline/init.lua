@@ -270,20 +270,26 @@ local function start(bufnr)
   vim.lsp.buf_attach_client(bufnr, id)
 end
 
-local function execute(command, arguments, on_result)
+-- A request to the current buffer's server; `on_result` gets the result, errors are told as
+-- "`label`: message".
+local function server_request(method, params, label, on_result)
   local bufnr = vim.api.nvim_get_current_buf()
   local client = client_for(bufnr)
   if not client then
     notify("the server is not running (open a Python file first)", vim.log.levels.WARN)
     return
   end
-  request(client, "workspace/executeCommand", { command = command, arguments = arguments }, function(err, result)
+  request(client, method, params, function(err, result)
     if err then
-      notify(command .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      notify(label .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     elseif on_result then
       on_result(result)
     end
   end, bufnr)
+end
+
+local function execute(command, arguments, on_result)
+  server_request("workspace/executeCommand", { command = command, arguments = arguments }, command, on_result)
 end
 
 local function scratch(lines, filetype, name)
@@ -348,17 +354,7 @@ end
 --- open scripts' hot lines) as one self-contained HTML page, written to Neovim's cache folder
 --- and opened in the browser. Returns nothing; the page's path is notified.
 function M.view()
-  local bufnr = vim.api.nvim_get_current_buf()
-  local client = client_for(bufnr)
-  if not client then
-    notify("the server is not running (open a Python file first)", vim.log.levels.WARN)
-    return
-  end
-  request(client, "sightline/stepView", { format = "html" }, function(err, result)
-    if err then
-      notify("step view: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
-      return
-    end
+  server_request("sightline/stepView", { format = "html" }, "step view", function(result)
     if type(result) ~= "table" or type(result.html) ~= "string" then
       notify("no profile is loaded", vim.log.levels.WARN)
       return
@@ -375,7 +371,7 @@ function M.view()
     file:close()
     M.last_view = path
     open_file(path)
-  end, bufnr)
+  end)
 end
 
 --- How :SightlineView opens its page from now on (a function(path)); tests record it.
