@@ -52,7 +52,8 @@ json ranksJson(const std::vector<features::RankBars>& ranks) {
                        {"commWaitNs", s.comm_wait_ns},
                        {"copyNs", s.copy_ns},
                        {"idleNs", idleJson(s.idle_ns)},
-                       {"topLine", s.top_line}});
+                       {"topLine", s.top_line},
+                       {"captureNs", s.capture_ns}});
     out.push_back({{"label", r.label},
                    {"pid", r.pid},
                    {"straggler", r.straggler},

@@ -733,6 +733,7 @@ void estimateWithoutProfiler(const ReplayInput& in, const Options& options, Attr
   const CaptureCosts& costs = options.capture_costs ? *options.capture_costs : measuredCaptureCosts();
   estimateUnprofiled(in, costs, 1.0, out);
   auto& u = out.step_summary.unprofiled;
+  if (u.estimated) chargeCaptureToSteps(in.profile, costs, 1.0, out);
   if (!u.estimated || options.logged_step_ns <= 0) return;
   // Fewer costs, longer steps: bisect the factor (0 keeps the capture's own steps).
   double lo = 0, hi = 4;
@@ -746,6 +747,7 @@ void estimateWithoutProfiler(const ReplayInput& in, const Options& options, Attr
   estimateUnprofiled(in, costs, (lo + hi) / 2, out);
   u.calibrated = true;
   u.logged_step_ns = options.logged_step_ns;
+  chargeCaptureToSteps(in.profile, costs, u.scale, out);
 }
 
 Attribution attribute(const model::Profile& profile, const Options& options) {

@@ -262,6 +262,9 @@ struct Step {
   int64_t window_start_ns = 0, window_end_ns = 0;
   int64_t compute_ns = 0, copy_ns = 0, comm_ns = 0, comm_wait_ns = 0;
   std::array<int64_t, kWaitCount> wait_ns{};
+  // Host time the profiler's own events in the step cost the program (capture_overhead.h; 0
+  // where the capture recorded none): what the step would not spend without it.
+  int64_t capture_ns = 0;
 };
 
 // An idle piece of a step on its GPU, with what the host was doing (Wait) and its line.

@@ -19,14 +19,14 @@ static_assert(sizeof(LineCost) == 624, "LineCost changed: update its fields() an
 static_assert(sizeof(RankInfo) == 272, "RankInfo changed: update its fields() and this size");
 static_assert(sizeof(StepSummary) == 640, "StepSummary changed: update its fields() and this size");
 static_assert(sizeof(Attribution) == 1112, "Attribution changed: update its fields() and this size");
-static_assert(sizeof(Step) == 176 && sizeof(LineRef) == 16 && sizeof(UnprofiledSteps) == 208,
+static_assert(sizeof(Step) == 184 && sizeof(LineRef) == 16 && sizeof(UnprofiledSteps) == 208,
               "a step struct changed: update its fields() and this size");
 #endif
 
 namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'A', 'T', 'T', 'R', '\n', '\0'};
-constexpr uint32_t kFormat = 2;
+constexpr uint32_t kFormat = 3;
 
 template <class Ar>
 void fields(Ar& ar, KernelStat& s) {
@@ -69,7 +69,8 @@ void fields(Ar& ar, ContextCost& c) {
 template <class Ar>
 void fields(Ar& ar, Step& s) {
   ar(s.start_ns, s.end_ns, s.gpu_start_ns, s.gpu_end_ns, s.kind, s.gpu_ns, s.busy_ns, s.kernels, s.top_line,
-     s.compile_ns, s.window_start_ns, s.window_end_ns, s.compute_ns, s.copy_ns, s.comm_ns, s.comm_wait_ns, s.wait_ns);
+     s.compile_ns, s.window_start_ns, s.window_end_ns, s.compute_ns, s.copy_ns, s.comm_ns, s.comm_wait_ns, s.wait_ns,
+     s.capture_ns);
 }
 template <class Ar>
 void fields(Ar& ar, StepGap& g) {

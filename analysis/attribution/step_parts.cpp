@@ -87,4 +87,15 @@ void splitStepBusy(const model::Profile& p, const RankTable& ranks, Attribution&
   }
 }
 
+void chargeCaptureToSteps(const model::Profile& p, const CaptureCosts& costs, double scale, Attribution& out) {
+  if (p.capture.empty()) return;
+  for (auto& [pid, steps] : out.process_steps)
+    for (auto& step : steps.list) {
+      double ns = 0;
+      for (size_t k = 0; k < model::kCaptureEventKinds; ++k)
+        ns += p.capture.count(pid, static_cast<model::CaptureEvent>(k), step.start_ns, step.end_ns) * costs[k];
+      step.capture_ns = static_cast<int64_t>(ns * scale);
+    }
+}
+
 }  // namespace sightline::attribution

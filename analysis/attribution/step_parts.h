@@ -14,4 +14,8 @@ namespace sightline::attribution {
 // and, once paired, how long each waited for the last rank.
 void splitStepBusy(const model::Profile& profile, const RankTable& ranks, Attribution& out);
 
+// Fills Step::capture_ns of every step: the host time the profiler's own events in the step
+// cost (model::CaptureEvents by kind, times `costs`, times `scale`).
+void chargeCaptureToSteps(const model::Profile& profile, const CaptureCosts& costs, double scale, Attribution& out);
+
 }  // namespace sightline::attribution

@@ -141,6 +141,7 @@ void addBars(const join::ProfileJoin& join, LineTable& lines, StepView& view) {
       b.wall_ns = model::spanNs(s.window_start_ns, s.window_end_ns);
       b.compute_ns = s.compute_ns, b.copy_ns = s.copy_ns, b.comm_ns = s.comm_ns, b.comm_wait_ns = s.comm_wait_ns;
       b.idle_ns = s.wait_ns;
+      b.capture_ns = s.capture_ns;
       b.top_line = lines.indexOf(top[k].file != 0 ? top[k] : s.top_line);
       bars.steps.push_back(b);
     }

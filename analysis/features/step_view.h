@@ -34,6 +34,7 @@ struct StepBar {
   int64_t compute_ns = 0, copy_ns = 0, comm_ns = 0, comm_wait_ns = 0;  // comm_wait_ns: of comm_ns
   std::array<int64_t, attribution::kWaitCount> idle_ns{};              // by attribution::Wait
   int32_t top_line = -1;                                               // the line that launched most of its GPU time
+  int64_t capture_ns = 0;  // host time the profiler itself cost the step (attribution::Step::capture_ns)
 };
 
 struct RankBars {

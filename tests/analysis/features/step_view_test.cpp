@@ -47,6 +47,7 @@ TEST(StepView, EveryBarAddsUpToItsStepAndTheSteadyOnesToTheSummary) {
   EXPECT_TRUE(view.has_steps);
   std::array<int64_t, kWaitCount> steady_idle{};
   int steady = 0;
+  int64_t capture = 0;
   for (const auto& b : view.ranks[0].steps) {
     EXPECT_GT(b.wall_ns, 0);
     EXPECT_EQ(parts(b), b.wall_ns) << "step " << b.index;
@@ -57,6 +58,7 @@ TEST(StepView, EveryBarAddsUpToItsStepAndTheSteadyOnesToTheSummary) {
     if (b.kind != attribution::StepKind::Steady) continue;
     ++steady;
     for (size_t w = 0; w < kWaitCount; ++w) steady_idle[w] += b.idle_ns[w];
+    capture += b.capture_ns;
   }
   EXPECT_EQ(steady, attr.step_summary.steady);
   for (size_t w = 0; w < kWaitCount; ++w) EXPECT_EQ(steady_idle[w], attr.step_summary.wait_ns[w]) << w;
@@ -74,6 +76,9 @@ TEST(StepView, EveryBarAddsUpToItsStepAndTheSteadyOnesToTheSummary) {
   for (size_t i = 1; i < view.top_lines.size(); ++i) EXPECT_GE(cost(view.top_lines[i - 1]), cost(view.top_lines[i]));
   EXPECT_GT(view.unprofiled_wall_ns, 0);
   EXPECT_GT(view.capture_overhead_ns, 0);
+  // The profiler's own host work, step by step, adds up to what the estimate took out.
+  EXPECT_NEAR(static_cast<double>(capture), static_cast<double>(attr.step_summary.unprofiled.overhead_total_ns),
+              0.02 * static_cast<double>(attr.step_summary.unprofiled.overhead_total_ns));
 }
 
 TEST(StepView, TheTimelineHoldsItsStepsLanesAndGaps) {

@@ -27,6 +27,7 @@ export interface StepBar {
   copyNs: number;
   idleNs: Record<Cause, number>;
   topLine: number;
+  captureNs: number; // host time the profiler itself cost the step
 }
 
 export interface RankBars {

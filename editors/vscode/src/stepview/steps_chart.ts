@@ -61,6 +61,7 @@ function grouped(rank: RankBars, per: number): { first: number; last: number; ba
       copyNs: mean((s) => s.copyNs),
       idleNs: idle,
       topLine: chunk[0].topLine,
+      captureNs: mean((s) => s.captureNs ?? 0),
     };
     out.push({ first: chunk[0].index, last: chunk[chunk.length - 1].index, bar, kinds: new Set(chunk.map((s) => s.kind)) });
   }
@@ -118,6 +119,7 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
         "data-steps": steps,
         "data-kind": g.bar.kind,
         "data-wall-ns": Math.round(g.bar.wallNs),
+        "data-capture-ns": Math.round(g.bar.captureNs ?? 0),
         tabindex: 0,
         role: "button",
         "aria-label": `${rank.label} step ${steps} (${g.bar.kind}): ${ms(g.bar.wallNs)}`,
@@ -147,8 +149,9 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
         });
         rect.addEventListener("mousemove", (e) => {
           const m = e as MouseEvent;
+          const capture = (g.bar.captureNs ?? 0) > 0 ? [`the profiler's own host work in it: ≈ ${ms(g.bar.captureNs)} (not all of it delays the GPU: the dashed line is the step replayed without it)`] : [];
           tip.show([`${rank.label} · step ${steps} (${g.bar.kind})`, `${part.label}: ${ms(v)} of ${ms(g.bar.wallNs)}`,
-            where ? `line: ${where}` : "no line"], m.clientX, m.clientY);
+            where ? `line: ${where}` : "no line", ...capture], m.clientX, m.clientY);
         });
         rect.addEventListener("mouseleave", () => tip.hide());
         rect.addEventListener("click", (e) => {
