@@ -172,6 +172,19 @@ uint32_t thinLane(std::vector<TimelineSpan>& spans, size_t budget) {
   return merged;
 }
 
+// Whether a thread ran Python: backtraces or samples (nsys), or traced Python calls (a trace).
+// Both tables are sorted by (pid, tid) first.
+bool hasPython(const model::Profile& p, uint32_t pid, uint32_t tid) {
+  auto mark = std::lower_bound(
+      p.marks.begin(), p.marks.end(), std::make_pair(pid, tid),
+      [](const model::PythonMark& m, std::pair<uint32_t, uint32_t> key) { return std::make_pair(m.pid, m.tid) < key; });
+  if (mark != p.marks.end() && mark->pid == pid && mark->tid == tid) return true;
+  auto call = std::lower_bound(
+      p.calls.begin(), p.calls.end(), std::make_pair(pid, tid),
+      [](const model::PythonCall& c, std::pair<uint32_t, uint32_t> key) { return std::make_pair(c.pid, c.tid) < key; });
+  return call != p.calls.end() && call->pid == pid && call->tid == tid;
+}
+
 void addTimeline(const join::ProfileJoin& join, LineTable& lines, const StepViewOptions& options, StepView& view) {
   const auto& p = join.profile();
   const auto& attr = join.attribution();
@@ -220,8 +233,7 @@ void addTimeline(const join::ProfileJoin& join, LineTable& lines, const StepView
   std::vector<std::tuple<bool, uint32_t, uint32_t>> threads;
   for (const auto& entry : launches_by_thread) {
     uint32_t thread = entry.first;
-    bool python = std::any_of(p.marks.begin(), p.marks.end(),
-                              [&](const model::PythonMark& m) { return m.pid == rank->pid && m.tid == thread; });
+    bool python = hasPython(p, rank->pid, thread);
     threads.emplace_back(python, entry.second, thread);
   }
   std::sort(threads.rbegin(), threads.rend());

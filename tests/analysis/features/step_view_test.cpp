@@ -119,6 +119,23 @@ TEST(StepView, TheTimelineHoldsItsStepsLanesAndGaps) {
   for (size_t w = 0; w < kWaitCount; ++w) EXPECT_EQ(gaps[w], bar.idle_ns[w]) << w;
 }
 
+// A PyTorch profiler trace: its Python thread is told by its traced calls (it has no backtraces).
+TEST(StepView, ATracesPythonThreadComesFirst) {
+  Joined j(testing::testDataPath("h200/kineto/train_small_naive.pt.trace.json.gz"),
+           testing::testDataPath("h200/kineto/train_small.py"));
+  ASSERT_TRUE(j.join);
+  auto view = computeStepView(*j.join);
+  ASSERT_EQ(view.ranks.size(), 1u);
+  EXPECT_EQ(view.ranks[0].steps.size(), 6u);
+  for (const auto& b : view.ranks[0].steps) EXPECT_EQ(parts(b), b.wall_ns) << "step " << b.index;
+  ASSERT_TRUE(view.has_timeline);
+  ASSERT_GE(view.timeline.lanes.size(), 3u);
+  EXPECT_EQ(view.timeline.lanes[0].name.rfind("Python thread ", 0), 0u) << view.timeline.lanes[0].name;
+  // The autograd engine's thread launches the backward pass: a lane of its own.
+  EXPECT_EQ(view.timeline.lanes[1].kind, LaneKind::Host);
+  EXPECT_EQ(view.timeline.lanes[1].name.rfind("thread ", 0), 0u) << view.timeline.lanes[1].name;
+}
+
 TEST(StepView, TwoRanksEachWithBarsAndTheStragglerMarked) {
   std::string dir = testing::testDataPath("multi/ddp/");
   Joined j(testing::dataProfile("multi/ddp/ddp_one.sqlite.xz"), dir + "train_ddp.py");
