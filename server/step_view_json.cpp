@@ -93,6 +93,12 @@ json timelineJson(const features::Timeline& t) {
           {"names", names}};
 }
 
+json timelinesJson(const std::vector<features::Timeline>& timelines) {
+  json out = json::array();
+  for (const auto& t : timelines) out.push_back(timelineJson(t));
+  return out;
+}
+
 json memoryJson(const features::MemoryView& m) {
   json series = json::array();
   for (const auto& s : m.series)
@@ -165,7 +171,7 @@ json stepViewJson(const features::StepView& view, const StepViewSource& source) 
           {"captureOverheadNs", view.capture_overhead_ns},
           {"lines", linesJson(view.lines)},
           {"ranks", ranksJson(view.ranks)},
-          {"timeline", view.has_timeline ? timelineJson(view.timeline) : json(nullptr)},
+          {"timelines", timelinesJson(view.timelines)},
           {"topLines", view.top_lines},
           {"causeLines", causeLinesJson(view)},
           {"memory", view.has_memory ? memoryJson(view.memory) : json(nullptr)}};

@@ -185,21 +185,13 @@ bool hasPython(const model::Profile& p, uint32_t pid, uint32_t tid) {
   return call != p.calls.end() && call->pid == pid && call->tid == tid;
 }
 
-void addTimeline(const join::ProfileJoin& join, LineTable& lines, const StepViewOptions& options, StepView& view) {
+// One rank's representative step as lanes and gaps, its spans held to `max_spans`.
+Timeline rankTimeline(const join::ProfileJoin& join, LineTable& lines, const attribution::RankInfo* rank,
+                      const Attribution::ProcessSteps* steps, size_t max_spans) {
   const auto& p = join.profile();
   const auto& attr = join.attribution();
-  const attribution::RankInfo* rank = nullptr;
-  const Attribution::ProcessSteps* steps = nullptr;
-  for (const auto& r : attr.ranks) {
-    auto it = attr.process_steps.find(r.pid);
-    if (it != attr.process_steps.end() && it->second.representative >= 0) {
-      rank = &r, steps = &it->second;
-      break;
-    }
-  }
-  if (!rank) return;
   const auto& step = steps->list[static_cast<size_t>(steps->representative)];
-  Timeline& t = view.timeline;
+  Timeline t;
   t.rank = rank->label;
   t.step = steps->representative + 1;
   int64_t host_start = step.start_ns, host_end = std::max(step.start_ns, step.end_ns);
@@ -265,7 +257,7 @@ void addTimeline(const join::ProfileJoin& join, LineTable& lines, const StepView
     hosts.push_back(std::move(host));
   }
   size_t lanes = streams.size() + hosts.size();
-  size_t budget = std::max<size_t>(200, options.max_spans / std::max<size_t>(1, lanes));
+  size_t budget = std::max<size_t>(200, max_spans / std::max<size_t>(1, lanes));
   for (auto& host : hosts) {
     host.merged = thinLane(host.spans, budget);
     t.lanes.push_back(std::move(host));
@@ -278,7 +270,27 @@ void addTimeline(const join::ProfileJoin& join, LineTable& lines, const StepView
   }
   for (const auto& g : steps->representative_gaps)
     t.gaps.push_back({g.start_ns - t.origin_ns, g.end_ns - t.origin_ns, g.wait, lines.indexOf(g.line)});
-  view.has_timeline = true;
+  return t;
+}
+
+// Each rank's representative step (up to max_timelines ranks, the straggler among them), the
+// spans shared out between them.
+void addTimelines(const join::ProfileJoin& join, LineTable& lines, const StepViewOptions& options, StepView& view) {
+  const auto& attr = join.attribution();
+  const auto& story = join.story();
+  std::string late = story && story->late ? story->late->label : "";
+  std::vector<std::pair<const attribution::RankInfo*, const Attribution::ProcessSteps*>> ranks, shown;
+  for (const auto& r : attr.ranks)
+    if (auto it = attr.process_steps.find(r.pid); it != attr.process_steps.end() && it->second.representative >= 0)
+      ranks.emplace_back(&r, &it->second);
+  for (size_t i = 0; i < ranks.size() && shown.size() < options.max_timelines; ++i) shown.push_back(ranks[i]);
+  // More ranks than timelines: the straggler takes the last place.
+  auto straggler = std::find_if(ranks.begin(), ranks.end(), [&](const auto& r) { return r.first->label == late; });
+  if (straggler != ranks.end() && std::find(shown.begin(), shown.end(), *straggler) == shown.end() && !shown.empty())
+    shown.back() = *straggler;
+  if (shown.empty()) return;
+  size_t budget = std::max<size_t>(1000, options.max_spans / shown.size());
+  for (const auto& [rank, steps] : shown) view.timelines.push_back(rankTimeline(join, lines, rank, steps, budget));
 }
 
 void addTopLines(const join::ProfileJoin& join, LineTable& lines, const StepViewOptions& options, StepView& view) {
@@ -341,7 +353,7 @@ StepView computeStepView(const join::ProfileJoin& join, const StepViewOptions& o
     }
   }
   addBars(join, lines, view);
-  addTimeline(join, lines, options, view);
+  addTimelines(join, lines, options, view);
   addMemory(join, lines, options, view);
   const auto& u = attr.step_summary.unprofiled;
   if (u.estimated && attr.step_summary.steady > 0) {

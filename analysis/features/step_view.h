@@ -99,8 +99,8 @@ struct StepView {
   // the host time the capture added per step; 0 both where not estimated.
   int64_t unprofiled_wall_ns = 0;
   int64_t capture_overhead_ns = 0;
-  bool has_timeline = false;
-  Timeline timeline;
+  // Each rank's representative steady step (the first ranks, and the straggler), rank order.
+  std::vector<Timeline> timelines;
   std::vector<int32_t> top_lines;  // into lines: costliest first by inclusive time
   bool has_memory = false;
   MemoryView memory;
@@ -110,7 +110,8 @@ struct StepView {
 
 struct StepViewOptions {
   size_t max_top_lines = 20;
-  size_t max_spans = 20000;  // over all lanes; neighbours of one line are merged beyond it
+  size_t max_spans = 20000;  // over all lanes of all timelines; neighbours of one line are merged beyond it
+  size_t max_timelines = 8;
   size_t max_cause_lines = 5;
   size_t max_memory_lines = 8;
   // Local paths (as ProfileJoin::placeOf gives them) whose every line with a cost joins `lines`

@@ -481,7 +481,7 @@ json reportJson(const ReportData& d) {
   // and the memory series only there: thousands of points).
   doc["step_view"] =
       stepViewJson(features::computeStepView(d.main), stepViewSource(d.main, d.args.profile_paths.front()));
-  doc["step_view"].erase("timeline");
+  doc["step_view"].erase("timelines");
   if (doc["step_view"]["memory"].is_object()) doc["step_view"]["memory"].erase("series");
   return doc;
 }

@@ -845,7 +845,7 @@ TEST(ProfileSession, TheStepViewAndItsLensOnTheTrainingLoop) {
   EXPECT_EQ(view["profile"]["file"], "naive.sqlite");
   ASSERT_EQ(view["ranks"].size(), 1u);
   EXPECT_EQ(view["ranks"][0]["steps"].size(), 6u);
-  EXPECT_TRUE(view["timeline"].is_object());
+  EXPECT_EQ(view["timelines"].size(), 1u);
   // The same bars as `report --format json`.
   auto report = runSightline("report --format json --profile '" + w.profile + "'", sourcePath(""));
   ASSERT_EQ(report.code, 0) << report.out;

@@ -68,8 +68,8 @@ TEST(ReportHtml, OneSelfContainedPageWithTheJsonReportsFigures) {
   EXPECT_EQ(page["topLines"], report["topLines"]);
   ASSERT_EQ(page["ranks"].size(), 1u);
   EXPECT_EQ(page["ranks"][0]["steps"].size(), 6u);
-  EXPECT_TRUE(page["timeline"].is_object());
-  EXPECT_FALSE(report.contains("timeline"));
+  EXPECT_EQ(page["timelines"].size(), 1u);
+  EXPECT_FALSE(report.contains("timelines"));
   // The named script's hot lines, with their text.
   ASSERT_EQ(page["sources"].size(), 1u);
   bool hot = false;
@@ -124,7 +124,7 @@ TEST(ReportHtml, ProfileTextCannotCloseTheScript) {
   json page = pageData(html);
   ASSERT_TRUE(page.is_object());
   EXPECT_NE(page["profile"]["gpus"][0].get<std::string>().find(payload), std::string::npos);
-  EXPECT_NE(page["timeline"]["names"].dump().find("onerror"), std::string::npos) << "the names are there, as data";
+  EXPECT_NE(page["timelines"][0]["names"].dump().find("onerror"), std::string::npos) << "the names are there, as data";
 }
 
 }  // namespace

@@ -142,6 +142,17 @@ async function main() {
         }
         const spans = await page.evaluate(() => document.querySelector(".sl-timeline") !== null);
         check(spans, `${name}: the steady step's timeline is drawn`);
+        if (view.ranks.length > 1) {
+          // A timeline per rank: picking the second redraws with its step.
+          const select = page.locator("#sl-timeline select");
+          const options = await select.locator("option").allInnerTexts();
+          check(options.length === view.ranks.length && options.some((o) => o.includes("(straggler)")),
+            `${name}: a timeline per rank, the straggler named`, options.join(", "));
+          await select.selectOption("1");
+          const note = await page.locator("#sl-timeline .sl-note").nth(1).innerText();
+          check(note.startsWith(`${view.ranks[1].label}, step`), `${name}: picking a rank shows its step`, note);
+          await select.selectOption("0");
+        }
       }
       await page.evaluate(() => document.activeElement?.blur());
       await page.screenshot({ path: join(out, `report-${name}.png`), fullPage: true });

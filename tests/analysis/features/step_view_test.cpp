@@ -86,8 +86,8 @@ TEST(StepView, TheTimelineHoldsItsStepsLanesAndGaps) {
            testing::sourcePath("examples/train_small.py"));
   ASSERT_TRUE(j.join);
   auto view = computeStepView(*j.join);
-  ASSERT_TRUE(view.has_timeline);
-  const auto& t = view.timeline;
+  ASSERT_EQ(view.timelines.size(), 1u);
+  const auto& t = view.timelines[0];
   const auto& bar = view.ranks[0].steps[static_cast<size_t>(t.step - 1)];
   EXPECT_EQ(bar.kind, attribution::StepKind::Steady);
   EXPECT_EQ(t.wall_ns, bar.wall_ns);
@@ -128,12 +128,13 @@ TEST(StepView, ATracesPythonThreadComesFirst) {
   ASSERT_EQ(view.ranks.size(), 1u);
   EXPECT_EQ(view.ranks[0].steps.size(), 6u);
   for (const auto& b : view.ranks[0].steps) EXPECT_EQ(parts(b), b.wall_ns) << "step " << b.index;
-  ASSERT_TRUE(view.has_timeline);
-  ASSERT_GE(view.timeline.lanes.size(), 3u);
-  EXPECT_EQ(view.timeline.lanes[0].name.rfind("Python thread ", 0), 0u) << view.timeline.lanes[0].name;
+  ASSERT_EQ(view.timelines.size(), 1u);
+  const auto& timeline = view.timelines[0];
+  ASSERT_GE(timeline.lanes.size(), 3u);
+  EXPECT_EQ(timeline.lanes[0].name.rfind("Python thread ", 0), 0u) << timeline.lanes[0].name;
   // The autograd engine's thread launches the backward pass: a lane of its own.
-  EXPECT_EQ(view.timeline.lanes[1].kind, LaneKind::Host);
-  EXPECT_EQ(view.timeline.lanes[1].name.rfind("thread ", 0), 0u) << view.timeline.lanes[1].name;
+  EXPECT_EQ(timeline.lanes[1].kind, LaneKind::Host);
+  EXPECT_EQ(timeline.lanes[1].name.rfind("thread ", 0), 0u) << timeline.lanes[1].name;
 }
 
 TEST(StepView, TwoRanksEachWithBarsAndTheStragglerMarked) {
@@ -149,6 +150,10 @@ TEST(StepView, TwoRanksEachWithBarsAndTheStragglerMarked) {
     for (const auto& b : r.steps) EXPECT_EQ(parts(b), b.wall_ns) << r.label << " step " << b.index;
   }
   EXPECT_EQ(stragglers, 1);
+  // A timeline per rank, each of its own step closest to the median.
+  ASSERT_EQ(view.timelines.size(), 2u);
+  EXPECT_EQ(view.timelines[0].rank, view.ranks[0].label);
+  EXPECT_EQ(view.timelines[1].rank, view.ranks[1].label);
   // The rank that is not late spends its steps waiting for the other in collectives.
   const auto& waiting = view.ranks[0].straggler ? view.ranks[1] : view.ranks[0];
   const auto& late = view.ranks[0].straggler ? view.ranks[0] : view.ranks[1];

@@ -87,7 +87,7 @@ export interface StepViewData {
   captureOverheadNs: number;
   lines: ViewLine[];
   ranks: RankBars[];
-  timeline: Timeline | null;
+  timelines: Timeline[]; // one per rank (the first ranks and the straggler)
   topLines: number[];
   causeLines?: Partial<Record<Cause, number[]>>;
   memory?: MemoryView | null;

@@ -36,6 +36,7 @@ body { color: var(--sl-fg); background: var(--sl-bg); font: 13px/1.45 var(--vsco
 .sl-allocated { fill: none; stroke: #4e79a7; stroke-width: 1.5; } .sl-reserved { fill: none; stroke: #e15759; stroke-dasharray: 4 3; }
 .sl-step-tick { stroke: var(--sl-border); } .sl-peak { fill: #e15759; }
 .sl-timeline { display: block; border: 1px solid var(--sl-border); cursor: grab; }
+.sl-root select { color: var(--sl-fg); background: var(--sl-bg); border: 1px solid var(--sl-border); }
 .sl-controls button { margin: 0 4px 4px 0; color: var(--sl-fg); background: transparent; border: 1px solid var(--sl-border); border-radius: 3px; padding: 1px 8px; cursor: pointer; }
 .sl-tooltip { position: absolute; z-index: 10; pointer-events: none; max-width: 520px; background: var(--vscode-editorHoverWidget-background, #fff8c5);
   color: var(--vscode-editorHoverWidget-foreground, #1f2328); border: 1px solid var(--sl-border); padding: 4px 8px; border-radius: 4px; font-size: 12px; }

@@ -16,13 +16,29 @@ function causeColour(cause: string): string {
 
 export function timelineChart(data: StepViewData, host: Host, tip: Tooltip, width: number): HTMLElement {
   const section = el("section", { class: "sl-section", id: "sl-timeline" }, [el("h2", {}, ["A steady step"])]);
-  const maybe = data.timeline;
-  if (!maybe) {
+  if (data.timelines.length === 0) {
     section.append(el("p", { class: "sl-note" }, ["No steady step to show."]));
     return section;
   }
-  const t: Timeline = maybe;
-  section.append(el("p", { class: "sl-note" }, [
+  const body = el("div");
+  const show = (i: number) => body.replaceChildren(...drawTimeline(data, data.timelines[i], host, tip, width));
+  if (data.timelines.length > 1) {
+    // A rank per timeline: the straggler's step beside the others'.
+    const straggler = new Set(data.ranks.filter((r) => r.straggler).map((r) => r.label));
+    const select = el("select", { "aria-label": "Rank" });
+    data.timelines.forEach((t, i) =>
+      select.append(el("option", { value: i }, [t.rank + (straggler.has(t.rank) ? " (straggler)" : "")])));
+    select.addEventListener("change", () => show(Number(select.value)));
+    section.append(el("label", { class: "sl-note" }, ["Rank ", select]));
+  }
+  section.append(body);
+  show(0);
+  return section;
+}
+
+function drawTimeline(data: StepViewData, t: Timeline, host: Host, tip: Tooltip, width: number): Node[] {
+  const nodes: Node[] = [];
+  nodes.push(el("p", { class: "sl-note" }, [
     `${t.rank}, step ${t.step}: ${ms(t.wallNs)} on the GPU (the step closest to the median). ` +
     "Wheel or +/− to zoom, drag or ←/→ to pan, 0 to reset; click a span to open its line."]));
   const rows = t.lanes.length + 1;
@@ -188,11 +204,11 @@ export function timelineChart(data: StepViewData, host: Host, tip: Tooltip, widt
     else return;
     e.preventDefault();
   });
-  section.append(controls, canvas);
+  nodes.push(controls, canvas);
   const merged = t.lanes.reduce((a, l) => a + l.merged, 0);
   if (merged > 0)
-    section.append(el("p", { class: "sl-note" }, [`${merged} spans were merged with neighbours of the same line to keep the timeline light.`]));
+    nodes.push(el("p", { class: "sl-note" }, [`${merged} spans were merged with neighbours of the same line to keep the timeline light.`]));
   requestAnimationFrame(draw);
   draw();
-  return section;
+  return nodes;
 }
