@@ -152,6 +152,16 @@ Inclusive inclusiveOver(const FileCosts& costs, int32_t first, int32_t last) {
   return out;
 }
 
+std::map<model::StringId, std::map<int32_t, Inclusive>> inclusiveByLine(const attribution::Attribution& a) {
+  std::map<model::StringId, std::map<int32_t, Inclusive>> out;
+  for (const auto& cc : a.context_costs)
+    for (const auto& f : a.contexts[cc.context]) {
+      auto& inc = out[f.file][f.line];
+      inc.gpu_ns += cc.gpu_ns, inc.forward_ns += cc.forward_ns, inc.backward_ns += cc.backward_ns;
+    }
+  return out;
+}
+
 std::vector<join::PlacedLine> linesBeneath(const FileCosts& costs, int32_t line, size_t n, size_t& more) {
   std::map<std::pair<std::string, int32_t>, int64_t> by_line;
   for (const auto& span : costs.spans) {

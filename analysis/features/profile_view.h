@@ -70,6 +70,9 @@ struct Inclusive {
   int64_t gpu_ns = 0, forward_ns = 0, backward_ns = 0;
 };
 Inclusive inclusiveOver(const FileCosts& costs, int32_t first, int32_t last);
+// Inclusive time per profile file and 1-based line, over the whole attribution: each piece of
+// work once on every line it ran beneath (attribution::ContextCost).
+std::map<model::StringId, std::map<int32_t, Inclusive>> inclusiveByLine(const attribution::Attribution& a);
 // The lines the work beneath 1-based `line` is charged to, other than the line itself,
 // costliest first (PlacedLine::ns: their time beneath it); `more` counts those left out.
 std::vector<join::PlacedLine> linesBeneath(const FileCosts& costs, int32_t line, size_t n, size_t& more);

@@ -9,34 +9,14 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/features/profile_view.h"
+
 namespace sightline::features {
 namespace {
 
 using attribution::Attribution;
 using attribution::LineRef;
 using Key = std::pair<model::StringId, int32_t>;
-
-struct InclusiveCost {
-  int64_t gpu_ns = 0, forward_ns = 0, backward_ns = 0;
-};
-
-// Inclusive time per user line: every context cost counted once on each line it ran beneath
-// and on the line it is charged to.
-std::map<Key, InclusiveCost> inclusiveByLine(const Attribution& attr) {
-  std::map<Key, InclusiveCost> out;
-  std::set<Key> seen;
-  for (const auto& c : attr.context_costs) {
-    seen.clear();
-    if (c.self.file != 0) seen.insert({c.self.file, c.self.line});
-    if (c.context < attr.contexts.size())
-      for (const auto& f : attr.contexts[c.context]) seen.insert({f.file, f.line});
-    for (const auto& k : seen) {
-      auto& into = out[k];
-      into.gpu_ns += c.gpu_ns, into.forward_ns += c.forward_ns, into.backward_ns += c.backward_ns;
-    }
-  }
-  return out;
-}
 
 class LineTable {
  public:
@@ -60,10 +40,10 @@ class LineTable {
         v.idle_ns = static_cast<double>(c->second.idle_ns) / divisor;
         v.memory_peak_bytes = c->second.memory_peak_bytes;
       }
-    if (auto in = inclusive_.find({file, line}); in != inclusive_.end()) {
-      v.inclusive_ns = static_cast<double>(in->second.gpu_ns) / divisor;
-      v.inclusive_forward_ns = static_cast<double>(in->second.forward_ns) / divisor;
-      v.inclusive_backward_ns = static_cast<double>(in->second.backward_ns) / divisor;
+    if (const Inclusive* in = inclusiveAt(file, line)) {
+      v.inclusive_ns = static_cast<double>(in->gpu_ns) / divisor;
+      v.inclusive_forward_ns = static_cast<double>(in->forward_ns) / divisor;
+      v.inclusive_backward_ns = static_cast<double>(in->backward_ns) / divisor;
     }
     // Without inclusive data (or less of it than the line's own), the line's own time.
     if (v.inclusive_ns < v.self_ns)
@@ -84,12 +64,18 @@ class LineTable {
     view_.lines.push_back(std::move(v));
     return static_cast<int32_t>(view_.lines.size()) - 1;
   }
-  const std::map<Key, InclusiveCost>& inclusive() const { return inclusive_; }
+  const Inclusive* inclusiveAt(model::StringId file, int32_t line) const {
+    auto f = inclusive_.find(file);
+    if (f == inclusive_.end()) return nullptr;
+    auto l = f->second.find(line);
+    return l == f->second.end() ? nullptr : &l->second;
+  }
+  const std::map<model::StringId, std::map<int32_t, Inclusive>>& inclusive() const { return inclusive_; }
 
  private:
   const join::ProfileJoin& join_;
   StepView& view_;
-  std::map<Key, InclusiveCost> inclusive_;
+  std::map<model::StringId, std::map<int32_t, Inclusive>> inclusive_;
   std::map<Key, int32_t> index_;
 };
 
@@ -299,13 +285,14 @@ void addTopLines(const join::ProfileJoin& join, LineTable& lines, const StepView
   std::set<Key> seen;
   for (const auto& [file, by_line] : attr.files)
     for (const auto& [line, c] : by_line) {
-      auto in = lines.inclusive().find({file, line});
-      int64_t ns = std::max(c.gpu_ns, in != lines.inclusive().end() ? in->second.gpu_ns : 0);
+      const Inclusive* in = lines.inclusiveAt(file, line);
+      int64_t ns = std::max(c.gpu_ns, in ? in->gpu_ns : 0);
       if (ns > 0) ranked.push_back({ns, {file, line}}), seen.insert({file, line});
     }
   // Lines with inclusive time alone (a call into a module: `logits = model(x)`).
-  for (const auto& [key, in] : lines.inclusive())
-    if (!seen.count(key) && in.gpu_ns > 0) ranked.push_back({in.gpu_ns, key});
+  for (const auto& [file, by_line] : lines.inclusive())
+    for (const auto& [line, in] : by_line)
+      if (!seen.count({file, line}) && in.gpu_ns > 0) ranked.push_back({in.gpu_ns, {file, line}});
   std::sort(ranked.begin(), ranked.end(),
             [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
   for (size_t i = 0; i < ranked.size() && i < options.max_top_lines; ++i)

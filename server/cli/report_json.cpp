@@ -225,17 +225,6 @@ json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
           {"processes", processes}};
 }
 
-// Inclusive time per profile file and line: each piece of work once per line it ran beneath.
-std::map<model::StringId, std::map<int32_t, features::Inclusive>> inclusiveByLine(const attribution::Attribution& a) {
-  std::map<model::StringId, std::map<int32_t, features::Inclusive>> out;
-  for (const auto& cc : a.context_costs)
-    for (const auto& f : a.contexts[cc.context]) {
-      auto& inc = out[f.file][f.line];
-      inc.gpu_ns += cc.gpu_ns, inc.forward_ns += cc.forward_ns, inc.backward_ns += cc.backward_ns;
-    }
-  return out;
-}
-
 // The step verdict's JSON (docs/report-json.md).
 json verdictJson(const features::StepVerdict& v) {
   auto placed = [](const std::vector<join::PlacedLine>& lines) {
@@ -379,7 +368,7 @@ json compareJson(const ReportData& d) {
 json reportJson(const ReportData& d) {
   const model::Profile& profile = d.main.profile();
   const attribution::Attribution& attr = d.main.attribution();
-  auto inclusive = inclusiveByLine(attr);
+  auto inclusive = features::inclusiveByLine(attr);
   json jfiles = json::array();
   for (const auto& m : d.mapped) {
     json jlines = json::array();

@@ -33,13 +33,18 @@ struct Joined {
   }
 };
 
+// Our bundled H200 capture of examples/train_small.py, joined with the script.
+Joined exampleJoin() {
+  return Joined(testing::repoProfile("examples/train_small_naive.sqlite.xz"),
+                testing::sourcePath("examples/train_small.py"));
+}
+
 int64_t parts(const StepBar& b) {
   return b.compute_ns + b.copy_ns + b.comm_ns + std::accumulate(b.idle_ns.begin(), b.idle_ns.end(), int64_t{0});
 }
 
 TEST(StepView, EveryBarAddsUpToItsStepAndTheSteadyOnesToTheSummary) {
-  Joined j(testing::repoProfile("examples/train_small_naive.sqlite.xz"),
-           testing::sourcePath("examples/train_small.py"));
+  Joined j = exampleJoin();
   ASSERT_TRUE(j.join);
   auto view = computeStepView(*j.join);
   const auto& attr = j.join->attribution();
@@ -82,8 +87,7 @@ TEST(StepView, EveryBarAddsUpToItsStepAndTheSteadyOnesToTheSummary) {
 }
 
 TEST(StepView, TheTimelineHoldsItsStepsLanesAndGaps) {
-  Joined j(testing::repoProfile("examples/train_small_naive.sqlite.xz"),
-           testing::sourcePath("examples/train_small.py"));
+  Joined j = exampleJoin();
   ASSERT_TRUE(j.join);
   auto view = computeStepView(*j.join);
   ASSERT_EQ(view.timelines.size(), 1u);
