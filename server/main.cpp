@@ -1,4 +1,6 @@
 // The sightline binary: picks the verb (server/cli/: serve, check, report).
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -49,8 +51,21 @@ int main(int argc, char** argv) {
   std::string verb = args[0];
   args.erase(args.begin());
   if (verb == "serve") return runServeCommand(args, std::cout, std::cerr);
-  if (verb == "check") return runCheckCommand(args, std::cout, std::cerr);
-  if (verb == "report") return runReportCommand(args, std::cout, std::cerr);
-  std::cerr << "sightline: unknown verb \"" << verb << "\"\n" << kMainUsage;
-  return 2;
+  int code = 2;
+  if (verb == "check")
+    code = runCheckCommand(args, std::cout, std::cerr);
+  else if (verb == "report")
+    code = runReportCommand(args, std::cout, std::cerr);
+  else
+    std::cerr << "sightline: unknown verb \"" << verb << "\"\n" << kMainUsage;
+  // What a verb printed and could not be written (a full disk, a closed pipe) is an error,
+  // never a truncated output with exit 0.
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "sightline " << verb << ": cannot write to standard output"
+              << (errno ? std::string(": ") + std::strerror(errno) : std::string()) << "\n";
+    return code == 0 || code == 1 ? 2 : code;
+  }
+  return code;
 }

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "analysis/features/profile_view.h"
 #include "analysis/ingest/profile_loader.h"
@@ -17,6 +17,7 @@
 #include "server/cli/command_line.h"
 #include "server/cli/joined_files.h"
 #include "server/cli/report_data.h"
+#include "server/output_file.h"
 #include "server/profile_text.h"
 
 namespace sightline::server {
@@ -134,6 +135,25 @@ void joinNamedFiles(ReportData& data) {
   }
 }
 
+// Every file the report reads: an output may be none of them.
+std::vector<std::string> reportInputs(const ReportArgs& args) {
+  std::vector<std::string> inputs = args.profile_paths;
+  for (const auto* list : {&args.merge_paths, &args.files}) inputs.insert(inputs.end(), list->begin(), list->end());
+  for (const auto* one : {&args.compare_path, &args.timing_path, &args.step_log})
+    if (!one->empty()) inputs.push_back(*one);
+  return inputs;
+}
+
+// The whole report, to -o's file or to standard output; false (with a message) when any write
+// failed, so that a full disk is an exit code and never a truncated report with exit 0.
+bool writeReport(const ReportArgs& args, const std::string& bytes, std::ostream& out, std::ostream& err) {
+  std::string error;
+  bool ok = args.output.empty() ? writeOutputStream(out, bytes, error)
+                                : writeOutputFile(args.output, bytes, reportInputs(args), error);
+  if (!ok) err << "sightline report: " << error << "\n";
+  return ok;
+}
+
 }  // namespace
 
 namespace report {
@@ -168,7 +188,19 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   auto sources = cli::readNamedFiles(parsed.files, "report", err, unreadable);
   cli::mapOntoFiles(parsed.mapper, parsed.files);
   std::string error;
-  if (!parsed.merge_paths.empty()) return mergeReports(parsed.merge_paths, out, err);
+  // An output that would replace an input (the profile, the script) is refused before any work.
+  if (!parsed.output.empty()) {
+    if (std::string why = checkOutputPath(parsed.output, reportInputs(parsed)); !why.empty()) {
+      err << "sightline report: -o " << why << "\n";
+      return 2;
+    }
+  }
+  if (!parsed.merge_paths.empty()) {
+    std::ostringstream merged;
+    int code = mergeReports(parsed.merge_paths, merged, err);
+    if (code != 0) return code;
+    return writeReport(parsed, merged.str(), out, err) ? 0 : 2;
+  }
   cli::JoinRequest request;
   request.all_steps = parsed.all_steps;
   request.compiled_code = parsed.compiled_code;
@@ -206,41 +238,19 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   }
   ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}};
   joinNamedFiles(data);
-  // -o: the report goes to a file, written under a temporary name and renamed when whole.
-  std::ofstream file;
-  std::string partial = parsed.output + ".partial";
-  if (!parsed.output.empty()) {
-    file.open(partial, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      err << "sightline report: cannot write " << parsed.output << "\n";
-      return 2;
-    }
-  }
-  std::ostream& to = parsed.output.empty() ? out : file;
+  std::ostringstream text;
   int status = unreadable ? 2 : 0;
-  bool written = true;  // false: nothing worth keeping was written
   if (parsed.format == "json") {
-    to << protocol::dumpJson(reportJson(data)) << "\n";
+    text << protocol::dumpJson(reportJson(data)) << "\n";
     status = 0;
   } else if (parsed.format == "html") {
-    status = writeHtmlReport(data, to, err);
-    written = status == 0;
+    if (int code = writeHtmlReport(data, text, err); code != 0) return code;  // nothing worth writing
+    status = 0;
   } else {
-    writeHeader(data, to);
-    for (const auto& local : sources) writeAnnotatedFile(data, local, to);
+    writeHeader(data, text);
+    for (const auto& local : sources) writeAnnotatedFile(data, local, text);
   }
-  if (!parsed.output.empty()) {
-    file.close();
-    std::error_code ec;
-    if (written && !file) err << "sightline report: cannot write " << parsed.output << "\n";
-    if (written && file) fs::rename(partial, parsed.output, ec);
-    if (written && file && ec)
-      err << "sightline report: cannot write " << parsed.output << ": " << ec.message() << "\n";
-    if (!written || !file || ec) {
-      fs::remove(partial, ec);
-      return 2;
-    }
-  }
+  if (!writeReport(parsed, text.str(), out, err)) return 2;
   return status;
 }
 

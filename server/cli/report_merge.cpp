@@ -27,8 +27,11 @@ using nlohmann::json;
 constexpr size_t kMaxRanks = 4096;                // ranks over all the reports merged
 constexpr size_t kMaxLineRankCells = 20'000'000;  // lines × ranks of the merged report
 
+// A count that fits int64 (JSON's unsigned numbers go up to 2^64 - 1: those past 2^63 - 1 are not
+// times any profile holds).
 bool nonNegativeInt(const json& v) {
-  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+  if (v.is_number_unsigned()) return v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX);
+  return v.is_number_integer() && v.get<int64_t>() >= 0;
 }
 
 // Why `doc` is not a report `--merge` can add up ("" when it is): the shapes and ranges it reads.

@@ -40,8 +40,9 @@ bool runningInCi() {
 
 std::string binaryPath() { return SIGHTLINE_BINARY; }
 
-CommandOutput runSightline(const std::string& args, const std::string& cwd) {
-  std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + binaryPath() + " " + args + " 2>&1";
+CommandOutput runSightline(const std::string& args, const std::string& cwd, int timeout_seconds) {
+  std::string limit = timeout_seconds > 0 ? "timeout " + std::to_string(timeout_seconds) + " " : "";
+  std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + limit + binaryPath() + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) throw std::runtime_error("cannot run " + cmd);
   CommandOutput result;

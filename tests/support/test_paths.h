@@ -34,8 +34,9 @@ struct CommandOutput {
   int code = -1;    // exit code
   std::string out;  // stdout and stderr together
 };
-// Runs the built binary with shell-quoted `args`, from `cwd` when given.
-CommandOutput runSightline(const std::string& args, const std::string& cwd = "");
+// Runs the built binary with shell-quoted `args`, from `cwd` when given; with `timeout_seconds`,
+// killed after that long (exit code 124).
+CommandOutput runSightline(const std::string& args, const std::string& cwd = "", int timeout_seconds = 0);
 
 }  // namespace sightline::testing
 
