@@ -1,7 +1,9 @@
-// The page around the renderer: a strict Content-Security-Policy (inline script and style only,
-// no connections, no fetches), the data as JSON that no profile text can break out of.
+// The page around the renderer: a strict Content-Security-Policy (the one inline script by its
+// hash, inline style, no connections, no fetches), the data as JSON that no profile text can
+// break out of.
 #include "server/step_view_html.h"
 
+#include "server/sha256.h"
 #include "server/step_view_json.h"
 
 namespace sightline::server {
@@ -44,21 +46,30 @@ std::string stepViewHtml(const nlohmann::json& data, const std::string& title) {
   std::string script = stepViewScript();
   // The bundle holds no `</script`; were it ever to, it must not end the element early.
   for (size_t at = 0; (at = script.find("</script", at)) != std::string::npos; at += 2) script.replace(at, 2, "<\\/");
+  // A browser reads CR LF and CR in the page as LF before it hashes the script: so do we.
+  for (size_t at = 0; (at = script.find('\r', at)) != std::string::npos;)
+    script.replace(at, at + 1 < script.size() && script[at + 1] == '\n' ? 2 : 1, "\n");
+  // The script element's whole text, allowed by its hash: were profile text ever to make a
+  // script of its own on the page, the policy would not run it.
+  std::string code = "\n" + script + "\n";
+  auto digest = sha256(code);
   std::string page;
   page.reserve(script.size() + 4096);
   page +=
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
-      "style-src 'unsafe-inline'; img-src data:\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-";
+  page += base64(digest.data(), digest.size());
+  page +=
+      "'; style-src 'unsafe-inline'; img-src data:\">\n"
       "<meta name=\"generator\" content=\"sightline\">\n<title>";
   page += htmlEscape(title);
   page += "</title>\n</head>\n<body>\n<div id=\"sightline-root\"></div>\n";
   page += "<script type=\"application/json\" id=\"sightline-data\">";
   page += jsonForScript(data);
-  page += "</script>\n<script>\n";
-  page += script;
-  page += "\n</script>\n</body>\n</html>\n";
+  page += "</script>\n<script>";
+  page += code;
+  page += "</script>\n</body>\n</html>\n";
   return page;
 }
 
