@@ -363,12 +363,16 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const Step
   }
   sum.sync_lines = costliestFirst(sync_lines);
   sum.lost_lines = costliestFirst(lost_lines);
+  // Each thread's counts go to its process's ranks, found by pid (never every rank per thread:
+  // an export of 100k processes made that quadratic).
+  std::unordered_map<uint32_t, std::vector<size_t>> ranks_of;
+  for (size_t r = 0; r < out.ranks.size(); ++r) ranks_of[out.ranks[r].pid].push_back(r);
   for (const auto& [key, t] : by_thread) {
     out.launches += t.launches;
     out.lost_launches += t.lost;
     if (t.lost > 0) out.lost.push_back(t);
-    for (auto& r : out.ranks)
-      if (r.pid == t.pid) r.launches += t.launches, r.lost_launches += t.lost;
+    if (auto it = ranks_of.find(t.pid); it != ranks_of.end())
+      for (size_t r : it->second) out.ranks[r].launches += t.launches, out.ranks[r].lost_launches += t.lost;
   }
 }
 
