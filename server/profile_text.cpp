@@ -67,11 +67,7 @@ std::string formatDelta(double delta_ns) {
   return (delta_ns > 0 ? "▲ +" : "▼ −") + formatMilliseconds(std::abs(delta_ns)) + " ms";
 }
 
-std::string formatShare(double share) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, share >= 0.095 ? "%.0f%%" : "%.1f%%", share * 100);
-  return buf;
-}
+std::string formatShare(double share) { return features::formatShare(share); }
 
 std::string lineLink(const join::PlacedLine& l) {
   std::string name = std::filesystem::path(l.path).filename().string() + ":" + std::to_string(l.line);
@@ -410,11 +406,7 @@ std::string confidenceReason(const features::StepVerdict& v) {
   return out + "; what those launches ran is missing from the figures";
 }
 
-std::string verdictSummary(const features::StepVerdict& v) {
-  if (v.capture.applied)
-    return "GPU " + formatShare(v.capture.busy_share) + " busy without the profiler · " + features::boundName(v.bound);
-  return "GPU " + formatShare(v.busy_share) + " busy · " + features::boundName(v.bound);
-}
+std::string verdictSummary(const features::StepVerdict& v) { return features::unprofiledSummary(v); }
 
 std::string captureEventLabel(model::CaptureEvent e) {
   switch (e) {
@@ -442,14 +434,19 @@ std::string captureEventLabel(model::CaptureEvent e) {
 
 std::string captureCostText(const features::StepVerdict& v) {
   const auto& cap = v.capture;
-  if (!cap.estimated || cap.overhead_ns < std::max(0.01 * v.wall_ns, 50e3)) return {};
+  const auto& u = v.unprofiled;
   auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
   std::string out;
-  if (cap.calibrated && cap.logged_step_ns > 0)
-    out = "the capture added " + ms(std::max(0.0, v.wall_ns - cap.logged_step_ns)) + "/step: " + ms(v.wall_ns) +
-          " captured, " + ms(cap.logged_step_ns) + " in the script's own log without it";
-  else
-    out = "the capture added ≈ " + ms(cap.overhead_ns) + "/step to the host";
+  if (u.wall_ns && u.source != features::StepSource::Model && u.source != features::StepSource::LightCapture) {
+    // Measured: what the capture added is the difference, no model in it.
+    if (u.added_ns < std::max(0.01 * v.wall_ns, 50e3)) return {};
+    out = "the capture added " + ms(u.added_ns) + "/step: " + ms(v.wall_ns) + " captured, " + ms(*u.wall_ns) +
+          " without it";
+  } else {
+    if (!cap.estimated || cap.overhead_ns < std::max(0.01 * v.wall_ns, 50e3) || u.added_max_ns <= 0) return {};
+    out = "the capture added at most " + ms(u.added_max_ns) + "/step (the captured step less the GPU's own work)";
+  }
+  if (!cap.estimated || cap.by_event.empty()) return out;
   // The costliest kinds, CUDA API tracing counted once.
   std::vector<std::pair<std::string, double>> parts;
   for (const auto& [e, ns] : cap.by_event) {
@@ -461,17 +458,16 @@ std::string captureCostText(const features::StepVerdict& v) {
       it->second += ns;
   }
   std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  out += " (";
-  for (size_t i = 0; i < parts.size() && i < 4; ++i)
-    out += (i ? ", " : "") + parts[i].first + " " + formatMilliseconds(parts[i].second);
-  out += ")";
-  if (!cap.applied) out += "; the step holds without it (the GPU hides it)";
+  // The kinds of events it recorded, costliest first by the model (named, not priced: the
+  // model's prices are not validated).
+  out += "; it recorded ";
+  for (size_t i = 0; i < parts.size() && i < 4; ++i) out += (i ? ", " : "") + parts[i].first;
   return out;
 }
 
 std::string lightCaptureAdvice(const features::StepVerdict& v) {
   const auto& cap = v.capture;
-  if (!cap.applied || cap.light || cap.calibrated) return {};
+  if (v.unprofiled.wall_ns || !cap.estimated || cap.light || v.unprofiled.added_max_ns < 0.1 * v.wall_ns) return {};
   std::string light = formatMilliseconds(cap.light_overhead_ns);
   std::string load =
       "; load both (`sightline report --profile THIS --timing LIGHT`), or give the script's own log "
@@ -570,26 +566,21 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
   auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
   std::string out;
   std::string label = markdown ? "**Step** " : "Step      ";
-  const auto& cap = v.capture;
-  std::string bold = markdown ? "**" : "";
-  // With the profiler's cost taken out, the bound below the Step line is the estimate's.
-  out += label + ms(v.wall_ns) + " median over " + std::to_string(v.steady) + " steady steps (" +
-         formatMilliseconds(v.wall_min_ns) + "–" + ms(v.wall_max_ns) + "), GPU busy " + formatShare(v.busy_share) +
-         " · " +
-         (cap.applied ? features::boundName(cap.captured_bound) + std::string(" as captured")
-                      : bold + features::boundName(v.bound) + bold) +
-         nl;
+  // The capture's own step first, then the step without the profiler: where that figure comes
+  // from, its range, and the bound (only where it holds).
+  out += label + ms(v.wall_ns) + " median as captured over " + std::to_string(v.steady) + " steady steps (" +
+         formatMilliseconds(v.wall_min_ns) + "–" + ms(v.wall_max_ns) + "), GPU busy " + formatShare(v.busy_share) + nl;
+  out += (markdown ? "**Without the profiler:** " : "Unprofiled ") +
+         (markdown ? md::text(features::unprofiledText(v)) : features::unprofiledText(v)) + nl;
   if (v.low_confidence)
     out += (markdown ? "- confidence low: " : "          confidence low: ") + confidenceReason(v) + "\n";
-  if (auto text = captureCostText(v); !text.empty()) {
-    out += (markdown ? "**Profiler:** " : "Profiler  ") + text;
-    if (cap.applied)
-      out += "; without it ≈ " + ms(cap.wall_ns) + ", GPU busy " + formatShare(cap.busy_share) + " · " + bold +
-             features::boundName(v.bound) + bold;
-    out += nl;
-  }
-  for (const auto& c : v.causes) {
-    out += (markdown ? "- " : "          ") + features::causeName(c.kind) + " " + formatMilliseconds(c.ns) + " ms/step";
+  if (auto text = captureCostText(v); !text.empty()) out += (markdown ? "**Profiler:** " : "Profiler  ") + text + nl;
+  for (size_t k = 0; k < v.causes.size(); ++k) {
+    const auto& c = v.causes[k];
+    // Without the step measured, the causes are the capture's (its host slowed by the profiler).
+    std::string as = !v.unprofiled.wall_ns && k == 0 ? "as captured: " : "";
+    out += (markdown ? "- " : "          ") + as + features::causeName(c.kind) + " " + formatMilliseconds(c.ns) +
+           " ms/step";
     if (!c.lines.empty()) {
       out += " (";
       for (size_t i = 0; i < c.lines.size() && i < 3; ++i)
@@ -601,11 +592,13 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
   }
   if (markdown && !v.causes.empty()) out += "\n";
   for (size_t i = 0; i < v.changes.size(); ++i)
-    out += std::string(markdown ? (i == 0 ? "**Try:**\n\n1. " : std::to_string(i + 1) + ". ")
-                                : (i == 0 ? "Try       " : "          ")) +
-           (markdown ? md::text(features::changeText(v.changes[i], v)) : features::changeText(v.changes[i], v)) + "\n";
-  if (auto light = lightCaptureAdvice(v); !light.empty())
-    out += std::string(markdown ? "**Timing:** " : "Timing    ") + light + nl;
+    out +=
+        std::string(markdown ? (i == 0 ? (v.as_captured ? "**Try** (as captured)**:**\n\n1. " : "**Try:**\n\n1. ")
+                                       : std::to_string(i + 1) + ". ")
+                             : (i == 0 ? (v.as_captured ? "Try       (as captured) " : "Try       ") : "          ")) +
+        (markdown ? md::text(features::changeText(v.changes[i], v)) : features::changeText(v.changes[i], v)) + "\n";
+  if (auto measure = features::measureAdvice(v); !measure.empty())
+    out += std::string(markdown ? "**Measure:** " : "Measure   ") + (markdown ? md::text(measure) : measure) + nl;
   if (markdown && !v.changes.empty()) out += "\n";
   if (v.triton_ns > 0) {
     char kernels[32];

@@ -9,6 +9,7 @@
 #include "analysis/features/diagnostics.h"
 #include "analysis/features/hover.h"
 #include "analysis/features/inlay_hints.h"
+#include "analysis/features/step_headline.h"
 #include "analysis/features/step_verdict.h"
 
 namespace sightline::server {
@@ -43,7 +44,7 @@ std::string memoryPeakWhen(const join::MemoryStory& m);
 // quick fixes on offer.
 std::string findingMarkdown(const features::Finding& finding);
 
-// "GPU 15% busy · launch-bound" (the status bar).
+// The status bar's verdict (features::unprofiledSummary).
 std::string verdictSummary(const features::StepVerdict& v);
 // What the capture itself cost the step ("the capture added ≈ 63.2 ms/step to the host (...)");
 // "" when it cost too little to say.

@@ -19,6 +19,7 @@
 #include "analysis/ingest/profile_loader.h"
 #include "server/markdown.h"
 #include "server/profile_files.h"
+#include "server/steps_file.h"
 
 namespace sightline::server {
 namespace {
@@ -296,6 +297,12 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
       post([=] {
         if (*generation == mine) stage(rows, 70);
       });
+      // The step without the profiler, where sightline capture measured it beside the profile.
+      if (!options.measured) {
+        std::string why;
+        options.measured = findStepsFile(path, why);
+        if (!why.empty()) result.profile->info.warnings.push_back(why + " (left out)");
+      }
       options.compiled = compiled_code.finish(*result.profile);
       options.attribution_store = attributionStore(paths, open_options);
       loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "analysis/features/profile_view.h"
+#include "analysis/features/step_headline.h"
 #include "protocol/json_in.h"
 
 namespace sightline::server {
@@ -161,6 +163,34 @@ json annotatedSourcesJson(const features::StepView& view, const std::vector<List
   return out;
 }
 
+json unprofiledStepJson(const features::StepVerdict& v) {
+  const auto& u = v.unprofiled;
+  auto bound = [](const std::optional<features::Bound>& b) {
+    return b ? json(features::boundName(*b)) : json(nullptr);
+  };
+  return {{"source", features::stepSourceName(u.source)},
+          {"wall_ns", u.wall_ns ? json(*u.wall_ns) : json(nullptr)},
+          {"range_ns", json::array({u.lo_ns, u.hi_ns})},
+          {"bound", bound(u.bound)},
+          {"busy_share", u.wall_ns ? json(u.busy_share) : json(nullptr)},
+          {"steps", u.steps},
+          {"ranks", u.ranks},
+          {"added_ns", u.wall_ns ? json(u.added_ns) : json(nullptr)},
+          {"added_max_ns", u.added_max_ns},
+          {"reason", features::unprofiledReason(v)},
+          {"measure", features::measureAdvice(v)}};
+}
+
+json headlineJson(const features::StepView::Headline& h) {
+  if (!h.verdict) return nullptr;
+  return {{"capturedNs", h.captured_ns},
+          {"captured", "Step " + features::formatMilliseconds(h.captured_ns) + " ms as captured"},
+          {"unprofiled", unprofiledStepJson(*h.verdict)},
+          {"text", h.unprofiled},
+          {"summary", h.summary},
+          {"measure", h.measure}};
+}
+
 json stepViewJson(const features::StepView& view, const StepViewSource& source) {
   return {{"version", 1},
           {"profile", {{"file", source.file}, {"format", source.format}, {"gpus", source.gpus}}},
@@ -168,6 +198,7 @@ json stepViewJson(const features::StepView& view, const StepViewSource& source) 
           {"stepsSource", view.steps_source},
           {"steadySteps", view.steady_steps},
           {"unprofiledWallNs", view.unprofiled_wall_ns},
+          {"headline", headlineJson(view.headline)},
           {"captureOverheadNs", view.capture_overhead_ns},
           {"lines", linesJson(view.lines)},
           {"ranks", ranksJson(view.ranks)},

@@ -21,6 +21,10 @@ struct StepViewSource {
 };
 
 nlohmann::json stepViewJson(const features::StepView& view, const StepViewSource& source);
+// The verdict's step without the profiler (docs/report-json.md `verdict.unprofiled`): {source,
+// wall_ns (null without a point), range_ns [lo, hi], bound (null: cannot tell), busy_share, steps,
+// ranks, added_ns, added_max_ns, reason, measure}.
+nlohmann::json unprofiledStepJson(const features::StepVerdict& v);
 
 // A file whose hot lines the page lists, with its text.
 struct ListedFile {

@@ -1,6 +1,7 @@
 // Profile evidence for findings, and the profile-only rules.
 #include "analysis/features/profile_diagnostics.h"
 
+#include "analysis/features/step_headline.h"
 #include "analysis/features/step_verdict.h"
 
 #include <algorithm>
@@ -261,15 +262,17 @@ void stepFindings(const source::SourceFile& file, const source::SourceIndex& ind
   }
   if (best < 0 || 2 * best_ns < costs.total_gpu_ns) return;
   const auto& v = *verdict;
-  char head[160];
-  std::snprintf(head, sizeof head, "steady step %s ms, GPU busy %.0f%%: %s", formatMilliseconds(v.wall_ns).c_str(),
-                100 * v.busy_share, boundName(v.bound));
-  std::string message = head;
+  // The headline every surface gives: the step without the profiler, its source, the bound.
+  std::string message = "step " + formatMilliseconds(v.wall_ns) + " ms as captured; " + unprofiledSummary(v);
   for (size_t i = 0; i < v.causes.size() && i < 3; ++i)
     message += (i ? ", " : " (") + causeName(v.causes[i].kind) + " " + formatMilliseconds(v.causes[i].ns) + " ms/step" +
                (i + 1 == std::min<size_t>(v.causes.size(), 3) ? ")" : "");
   for (size_t i = 0; i < v.changes.size(); ++i)
-    message += (i ? "; " : ". Try: ") + std::to_string(i + 1) + ") " + changeText(v.changes[i], v);
+    message += (i               ? "; "
+                : v.as_captured ? ". Try (as captured): "
+                                : ". Try: ") +
+               std::to_string(i + 1) + ") " + changeText(v.changes[i], v);
+  if (auto measure = measureAdvice(v); !measure.empty()) message += ". " + measure;
   auto loop_line = lines.pointAt(index.loops[static_cast<size_t>(best)].range.begin).line;
   add("step-verdict", loop_line, false, message);
 }

@@ -166,6 +166,11 @@ std::optional<LoaderSettings> loaderSettings(const source::SourceIndex& index) {
   return LoaderSettings{workers, pin, persistent};
 }
 
+bool lateRankExplains(const StepVerdict& v) {
+  return v.late && v.late->share >= 0.75 && static_cast<double>(v.late->extra_ns) >= kMeasurableNs &&
+         static_cast<double>(v.late->extra_ns) >= 0.5 * v.comm_exposed_wait_ns;
+}
+
 std::string changeText(const VerdictChange& c, const StepVerdict& v) {
   std::string ms = formatMilliseconds(c.ns) + " ms/step";
   std::string at;
@@ -197,16 +202,23 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
     case Change::BalanceRanks: {
       std::string wait = "the ranks wait " + ms + " for each other in collectives" + at;
       const auto& late = v.late;
-      if (late && late->share >= 0.75) {
+      if (lateRankExplains(v)) {
         std::string text = "even out the ranks: " + wait + ", for " + late->label + ", last to arrive at " +
                            std::to_string(static_cast<int>(std::lround(late->share * 100))) + "% of them";
-        if (!late->line.path.empty())
+        if (!late->line.path.empty() && late->line.ns >= kMeasurableNs)
           text += "; " + late->line.path.substr(late->line.path.find_last_of('/') + 1) + ":" +
                   std::to_string(late->line.line) + " runs " + formatMilliseconds(static_cast<double>(late->line.ns)) +
                   " ms/step longer on " + late->label + " than on the others: give every rank the same work there";
         return text + " (communication settings would not help: moving the data takes " +
                formatMilliseconds(v.comm_transfer_ns) + " ms/step)";
       }
+      if (late && late->share >= 0.75)
+        return "even out the steps: " + wait + ", " + late->label + " last to arrive at " +
+               std::to_string(static_cast<int>(std::lround(late->share * 100))) +
+               "% of them, yet its GPU work is only " + formatMilliseconds(static_cast<double>(late->extra_ns)) +
+               " ms/step more than the others': its host is slower (Python work, data, syncs — or a profiler that "
+               "slows some ranks more than others), not its GPU; moving the data takes " +
+               formatMilliseconds(v.comm_transfer_ns) + " ms/step";
       return "even out the steps: " + wait +
              ", each rank late in turn (no rank arrives last at most of them), so the ranks' steps vary: "
              "look for work that differs between steps (data, host work, syncs) before communication settings; "
@@ -387,13 +399,88 @@ std::vector<VerdictChange> changesFor(const StepVerdict& v) {
   return changes;
 }
 
+// The step without the profiler: measured, logged, from a light capture, or the range the
+// capture bounds it by (a point from the model only where that range is narrow).
+UnprofiledStep unprofiledStep(const join::StepStory& story, const StepVerdict& v) {
+  UnprofiledStep u;
+  const auto& cap = v.capture;
+  double hi = std::max({static_cast<double>(story.wall_hi_ns), v.wall_ns, 1.0});
+  double compiling = static_cast<double>(story.compile_idle_ns);
+  double lo = std::min(static_cast<double>(story.work_ns) + compiling, hi);
+  u.lo_ns = lo, u.hi_ns = hi, u.compile_ns = std::min(compiling, lo);
+  u.added_max_ns = hi - lo;
+  // The GPU's work in a step: busy time less what it spent waiting for other ranks (which the
+  // profiler's slowing of some ranks makes).
+  double work = std::max(lo, v.busy_ns - v.comm_exposed_wait_ns);
+  if (const auto& m = story.measured; m && m->median_ns > 0) {
+    u.source = m->source == model::StepMeasurement::Source::Measured ? StepSource::Measured : StepSource::StepLog;
+    u.wall_ns = static_cast<double>(m->median_ns);
+    u.lo_ns = static_cast<double>(m->min_ns > 0 ? m->min_ns : m->median_ns);
+    u.hi_ns = static_cast<double>(std::max(m->max_ns, m->median_ns));
+    u.steps = m->steps, u.ranks = m->ranks;
+    u.measurement = m;
+  } else if (!v.timing_from.empty()) {
+    u.source = StepSource::LightCapture;  // the light capture's own step (its figures are the story's)
+    u.wall_ns = v.wall_ns;
+    u.lo_ns = lo, u.hi_ns = std::max(lo, v.wall_ns);
+    u.steps = v.steady;
+  } else {
+    u.source = cap.estimated ? StepSource::Model : StepSource::None;
+    if (v.low_confidence)
+      u.no_point = NoPoint::LostRecords;
+    else if (story.memory_tracking)
+      u.no_point = NoPoint::MemoryTracking;
+    else if (hi <= 1.3 * lo)
+      // Any point of so narrow a range is within 30% of the truth: the model's, kept inside it.
+      u.wall_ns = std::clamp(cap.estimated ? cap.wall_ns : hi, lo, hi);
+    else
+      u.no_point = cap.estimated ? NoPoint::Unvalidated : NoPoint::NoModel;
+  }
+  if (u.wall_ns) {
+    u.busy_share = std::min(1.0, work / *u.wall_ns);
+    u.added_ns = std::clamp(v.wall_ns - *u.wall_ns, 0.0, v.wall_ns);
+  } else {
+    // A bound that holds at every point of the range: GPU work no profiler makes (compute,
+    // collectives moving data, waits the late rank's own work explains) for a third (collectives)
+    // or four fifths (the GPU) of even the captured step.
+    double transfer = std::max(0.0, v.comm_exposed_ns - v.comm_exposed_wait_ns);
+    double explained =
+        lateRankExplains(v) ? std::min(v.comm_exposed_wait_ns, static_cast<double>(v.late->extra_ns)) : 0;
+    double unexplained = std::max(0.0, v.comm_exposed_wait_ns - explained);
+    if (compiling >= hi / 2)
+      u.bound = Bound::Compile;  // the compiler, not the profiler, holds half of even the captured step
+    else if (transfer + explained >= hi / 3)
+      u.bound = explained > transfer ? Bound::Ranks : Bound::Comm;
+    else if ((v.busy_ns - unexplained) / hi >= 0.8)
+      u.bound = Bound::Gpu;
+  }
+  return u;
+}
+
 }  // namespace
+
+const char* stepSourceName(StepSource s) {
+  switch (s) {
+    case StepSource::Measured:
+      return "measured";
+    case StepSource::StepLog:
+      return "step-log";
+    case StepSource::LightCapture:
+      return "light-capture";
+    case StepSource::Model:
+      return "model";
+    case StepSource::None:
+      return "none";
+  }
+  return "?";
+}
 
 std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   if (!story || story->summary.steady == 0) return std::nullopt;
   const auto& s = story->summary;
   double n = s.steady;
   StepVerdict v = storyFigures(*story);
+  if (!story->script.empty()) v.script = story->script.substr(story->script.find_last_of('/') + 1);
 
   // The step without the profiler: when the capture changed it by a tenth or more, every cause
   // and change below is the replayed step's (the host's own time, not the profiler's).
@@ -468,6 +555,42 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
     v.bound = boundOf(replayed, v.causes);
   }
 
+  v.unprofiled = unprofiledStep(*story, v);
+  auto& up = v.unprofiled;
+  if (!up.wall_ns) {
+    // Without a point, what the capture shows of the host is the profiler's as much as the
+    // program's: no bound the range does not bear out; the causes and changes are as captured.
+    v.bound = up.bound.value_or(Bound::Unknown);
+    v.changes = changesFor(v);
+    v.as_captured = true;
+    return v;
+  }
+  if (up.source != StepSource::Model) {
+    // Measured: the step's idle is known; what the capture shows of it is told to fit it.
+    bool refit = false;
+    if (!lateRankExplains(v)) {
+      // Waits in collectives that the late rank's own work does not explain: a profiler slowing
+      // the ranks unevenly makes them too, so only the explained part is kept.
+      for (auto& c : v.causes) {
+        if (c.kind != Bound::Ranks) continue;
+        double kept = v.late ? std::min(c.ns, static_cast<double>(v.late->extra_ns)) : 0;
+        for (auto& line : c.lines)
+          line.ns = c.ns > 0 ? static_cast<int64_t>(static_cast<double>(line.ns) * kept / c.ns) : 0;
+        c.ns = kept, refit = true;
+      }
+      double floor = std::max(0.05 * *up.wall_ns, 200e3);
+      std::erase_if(v.causes, [&](const VerdictCause& c) { return c.kind == Bound::Ranks && c.ns < floor; });
+    }
+    if (!cap.applied && *up.wall_ns < 0.9 * v.wall_ns) {
+      fitToIdle(v.causes, *up.wall_ns, up.busy_share);
+      refit = true;
+    }
+    std::sort(v.causes.begin(), v.causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
+    if (refit && up.busy_share < 0.8) v.bound = v.causes.empty() ? Bound::Unknown : v.causes.front().kind;
+  }
+  // A GPU busy four fifths of the step bounds it, unless collectives are what keep it busy.
+  if (up.busy_share >= 0.8 && v.bound != Bound::Comm && v.bound != Bound::Ranks) v.bound = Bound::Gpu;
+  up.bound = v.bound == Bound::Unknown ? std::nullopt : std::optional<Bound>(v.bound);
   v.changes = changesFor(v);
   return v;
 }

@@ -80,6 +80,39 @@ struct CaptureCost {
   bool capture_range = false;         // the capture was limited to a cudaProfilerApi range
 };
 
+// Where the step without the profiler comes from: a measurement of the same run (sightline
+// capture's steps timed before the profiler started), the script's own log, a light capture
+// loaded with --timing, the model of the capture's cost, or nothing.
+enum class StepSource : uint8_t { Measured, StepLog, LightCapture, Model, None };
+const char* stepSourceName(StepSource s);  // "measured", "step-log", "light-capture", "model", "none"
+
+// Why the step without the profiler is given as a range only.
+enum class NoPoint : uint8_t {
+  None,            // a point is given
+  Unvalidated,     // the model has not been shown to hold for this capture's options
+  LostRecords,     // the capture lost GPU records in its steps
+  MemoryTracking,  // profile_memory / --cuda-memory-usage: costs never modeled
+  NoModel,         // the capture recorded nothing of its own cost
+};
+
+// The step without the profiler, told only as far as it is known: a point where it was measured
+// (or where the range is so narrow that any point in it is within 30% of the truth), always a
+// range that surely holds it, and a bound only where it holds over the whole range.
+struct UnprofiledStep {
+  StepSource source = StepSource::None;
+  std::optional<double> wall_ns;  // the step (nullopt: the range alone)
+  double lo_ns = 0, hi_ns = 0;    // measured: the steps' spread; else the GPU's own work .. the captured step
+  double compile_ns = 0;       // of lo_ns: GPU idle while torch.compile compiled (the compiler's, not the profiler's)
+  double busy_share = 0;       // the GPU's work over wall_ns (0 without a point)
+  std::optional<Bound> bound;  // nullopt: cannot tell from this capture
+  int64_t steps = 0;           // measured steps (or a log's) the point stands on
+  int ranks = 0;               // ranks measured
+  NoPoint no_point = NoPoint::None;
+  double added_ns = 0;      // per step: what the capture added (the captured step less the point; 0 without one)
+  double added_max_ns = 0;  // at most that much: the captured step less the GPU's own work
+  std::optional<model::StepMeasurement> measurement;  // what the point rests on (Measured, StepLog)
+};
+
 struct StepVerdict {
   int steady = 0, warmup = 0, outliers = 0, all_steps = 0;
   int lost_steps = 0;           // steps left out because their GPU records are missing
@@ -119,10 +152,22 @@ struct StepVerdict {
   CaptureCost capture;                                  // the profiler's own cost, and the step without it
   std::string steps_source;                             // how the steps were found
   std::string timing_from;                              // a light capture the figures come from, else ""
+  UnprofiledStep unprofiled;                            // the step without the profiler: its source, range, bound
+  std::string script;  // the training script's file name, for advice that names it (set by the caller; "" unknown)
+  // The causes and changes are the capture's, its host slowed by the profiler: the step without
+  // it was not measured (unprofiled has no point).
+  bool as_captured = false;
 };
 
 // What a cause of idle time is called ("host launch overhead").
 std::string causeName(Bound b);
+// Extra work per step below this is not told as a rank's or a line's (0.5 ms).
+inline constexpr double kMeasurableNs = 500e3;
+// Whether the rank that arrives last at most collectives does measurably more GPU work than the
+// others (at least kMeasurableNs per step, and half the others' wait): only then is it named as
+// the straggler and its work advised on; waits its work does not explain come from its host
+// (or from a profiler that slowed the ranks unevenly).
+bool lateRankExplains(const StepVerdict& v);
 // A change's stable name for JSON ("torch-compile", "fewer-syncs", ...).
 const char* changeName(Change c);
 // A change that would help, as a sentence with its figure (for diagnostics, which carry text).

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "analysis/features/profile_view.h"
+#include "analysis/features/step_headline.h"
 
 namespace sightline::features {
 namespace {
@@ -342,10 +343,17 @@ StepView computeStepView(const join::ProfileJoin& join, const StepViewOptions& o
   addBars(join, lines, view);
   addTimelines(join, lines, options, view);
   addMemory(join, lines, options, view);
-  const auto& u = attr.step_summary.unprofiled;
-  if (u.estimated && attr.step_summary.steady > 0) {
-    view.unprofiled_wall_ns = u.wall_ns;
-    view.capture_overhead_ns = u.overhead_total_ns / attr.step_summary.steady;
+  if (auto verdict = stepVerdict(join.story().get())) {
+    const auto& u = verdict->unprofiled;
+    if (u.wall_ns) {
+      view.unprofiled_wall_ns = static_cast<int64_t>(*u.wall_ns);
+      view.capture_overhead_ns = static_cast<int64_t>(u.added_ns);
+    }
+    view.headline.captured_ns = verdict->wall_ns;
+    view.headline.unprofiled = unprofiledText(*verdict);
+    view.headline.summary = unprofiledSummary(*verdict);
+    view.headline.measure = measureAdvice(*verdict);
+    view.headline.verdict = std::move(verdict);
   }
   return view;
 }

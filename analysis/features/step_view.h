@@ -8,10 +8,12 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/features/step_verdict.h"
 #include "analysis/join/profile_join.h"
 
 namespace sightline::features {
@@ -95,10 +97,18 @@ struct StepView {
   int steady_steps = 0;  // the divisor of every ViewLine figure (0: totals)
   std::vector<ViewLine> lines;
   std::vector<RankBars> ranks;
-  // The steady step without the profiler (capture_overhead.h): the estimate's median wall and
-  // the host time the capture added per step; 0 both where not estimated.
+  // The steady step without the profiler where the verdict gives a figure (step_verdict.h:
+  // measured, logged, or sure within 30%) and what the capture added to it; 0 both where not.
   int64_t unprofiled_wall_ns = 0;
   int64_t capture_overhead_ns = 0;
+  // The headline every surface gives (step_headline.h); empty `step` where no steps are known.
+  struct Headline {
+    double captured_ns = 0;              // the step as captured (median)
+    std::optional<StepVerdict> verdict;  // its numbers
+    std::string unprofiled;              // unprofiledText
+    std::string summary;                 // unprofiledSummary
+    std::string measure;                 // measureAdvice ("" where measured)
+  } headline;
   // Each rank's representative steady step (the first ranks, and the straggler), rank order.
   std::vector<Timeline> timelines;
   std::vector<int32_t> top_lines;  // into lines: costliest first by inclusive time

@@ -13,6 +13,7 @@ std::shared_ptr<const StepStory> timedStory(const StepStory& lines, const StepSt
   out->ranks = timing.ranks;
   out->oneoff_steps = timing.oneoff_steps;
   out->timing_from = timing_name;
+  out->work_ns = timing.work_ns, out->wall_hi_ns = timing.wall_hi_ns, out->compile_idle_ns = timing.compile_idle_ns;
   // Lines carry totals over the story's steady steps: the full capture's share of each, times
   // the light capture's total.
   auto rescale = [](std::vector<PlacedLine>& v, int64_t total) {

@@ -16,6 +16,7 @@
 #include "analysis/attribution/attribution.h"
 #include "analysis/join/compile_summary.h"
 #include "analysis/join/memory_story.h"
+#include "analysis/model/step_measurement.h"
 #include "analysis/source/line_tracker.h"
 
 namespace sightline::join {
@@ -72,6 +73,9 @@ struct StepStory {
     double share = 0;       // of the steady collectives it took part in, those it arrived last at
     int64_t caused_ns = 0;  // the other ranks' waits for it, over the steady steps
     PlacedLine line;        // path empty: none found; ns: per step of its own, beyond the others' median
+    // Per step: its GPU work (communication left out) beyond the other ranks' median, which
+    // no profiler makes: what of the others' wait its own work explains.
+    int64_t extra_ns = 0;
   };
   std::optional<LateRank> late;
   int ranks = 0;  // processes with GPU work in the profile
@@ -85,6 +89,19 @@ struct StepStory {
   std::vector<OneOffStep> oneoff_steps;
   std::vector<CompiledFunctionSummary> compiles;  // torch.compile's compilations (TORCH_TRACE), by function
   std::string timing_from;  // a second, light capture the figures come from (timedStory); "" for this one's
+  // What surely bounds the step without the profiler, from the capture: at least the GPU's own
+  // work in a steady step (compute, copies and collectives' transfers, not their waits: median
+  // over the busiest rank's steps), at most the step as captured (the slowest rank's upper
+  // quartile: a run's steps vary by more than a light capture adds).
+  int64_t work_ns = 0, wall_hi_ns = 0;
+  // GPU idle while torch.compile compiled (median per steady step, of that rank): the compiler's
+  // time, which no profiler of CUDA calls makes. It adds to the step's lower end.
+  int64_t compile_idle_ns = 0;
+  std::optional<model::StepMeasurement> measured;  // the step without the profiler, measured
+  bool memory_tracking = false;  // the capture recorded every allocation (profile_memory, --cuda-memory-usage)
+  // The training script (placed path): the user file beneath whose lines the most GPU time ran
+  // (the loop that calls the model is above all of it); "" when no stacks say.
+  std::string script;
 };
 
 struct FileCosts {
@@ -206,11 +223,56 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
           double over = per_step(late, cost.rank_ns[late]) - median;
           if (over > best) best = over, l.line = {place(file), line, static_cast<int64_t>(over), 1};
         }
+      std::vector<double> others;
+      for (size_t r = 0; r < attr.ranks.size(); ++r)
+        if (r != late) others.push_back(per_step(r, attr.ranks[r].steady_gpu_ns - attr.ranks[r].steady_comm_ns));
+      std::sort(others.begin(), others.end());
+      if (!others.empty())
+        l.extra_ns = std::max<int64_t>(
+            0,
+            static_cast<int64_t>(per_step(late, rank.steady_gpu_ns - rank.steady_comm_ns) - others[others.size() / 2]));
       story->late = std::move(l);
     }
   }
+  {
+    std::map<model::StringId, int64_t> beneath;  // file -> GPU time run beneath one of its lines
+    for (const auto& c : attr.context_costs) {
+      if (c.context >= attr.contexts.size()) continue;
+      model::StringId last = 0;
+      for (const auto& f : attr.contexts[c.context])  // sorted: each file's lines together
+        if (f.file != last) beneath[last = f.file] += c.gpu_ns;
+    }
+    model::StringId best = 0;
+    for (const auto& [file, ns] : beneath)
+      if (best == 0 || ns > beneath[best]) best = file;
+    if (best != 0) story->script = place(best);
+  }
   for (const auto& [pid, steps] : attr.process_steps) {
     story->all_steps = std::max(story->all_steps, static_cast<int>(steps.list.size()));
+    // The bounds of the step without the profiler: medians over this process's steady steps.
+    std::vector<int64_t> work, wall, compiling;
+    size_t n = steps.list.size();
+    for (size_t i = 0; i < n; ++i) {
+      const auto& st = steps.list[i];
+      // The last step is cut short where the loop ends (as the summary's medians leave it out).
+      if (st.kind != attribution::StepKind::Steady || (i + 1 == n && n > 3)) continue;
+      work.push_back(st.compute_ns + st.copy_ns +
+                     std::max<int64_t>(0, st.comm_ns - st.comm_wait_ns) *
+                         (sum.comm_wait_ns + sum.comm_transfer_ns > 0 ? 1 : 0));
+      wall.push_back(model::spanNs(st.window_start_ns, st.window_end_ns));
+      compiling.push_back(st.wait_ns[static_cast<size_t>(attribution::Wait::Compile)]);
+    }
+    auto quantile = [](std::vector<int64_t>& v, size_t num, size_t den) {
+      size_t at = std::min(v.size() - 1, v.size() * num / den);
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end());
+      return v[at];
+    };
+    if (!work.empty()) {
+      int64_t w = quantile(work, 1, 2), c = quantile(compiling, 1, 2);
+      if (w + c > story->work_ns + story->compile_idle_ns) story->work_ns = w, story->compile_idle_ns = c;
+    }
+    // The upper quartile: a run's steps vary from run to run by more than a light capture adds.
+    if (!wall.empty()) story->wall_hi_ns = std::max(story->wall_hi_ns, quantile(wall, 3, 4));
     for (size_t i = 0; i < steps.list.size(); ++i) {
       const auto& st = steps.list[i];
       if (st.kind == attribution::StepKind::Steady) continue;

@@ -22,7 +22,8 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   attribution_options.compiled = &compiled_;
   attribution_options.idle_gap_ns = options.idle_gap_ns;
   attribution_options.all_steps = options.all_steps;
-  attribution_options.logged_step_ns = options.logged_step_ns;
+  attribution_options.logged_step_ns =
+      options.measured && options.measured->median_ns > 0 ? options.measured->median_ns : options.logged_step_ns;
   if (options.compiled) {
     compiles_ = summarizeCompiles(*options.compiled);
     attribution_options.compile_windows = compileWindows(*options.compiled, profile_);
@@ -56,6 +57,12 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
       if (compiled_code_) story->generated.read_from = compiled_code_->sources;
       story->generated.run_from = compiled_.generated_dirs;
     }
+    story_ = std::move(story);
+  }
+  if (story_ && (options.measured || !profile_.memory_uses.empty())) {
+    auto story = std::make_shared<StepStory>(*story_);
+    story->measured = options.measured;
+    story->memory_tracking = !profile_.memory_uses.empty();
     story_ = std::move(story);
   }
 }

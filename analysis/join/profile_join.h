@@ -19,6 +19,7 @@
 #include "analysis/join/function_anchors.h"
 #include "analysis/model/compiled_code.h"
 #include "analysis/model/profile.h"
+#include "analysis/model/step_measurement.h"
 #include "analysis/source/line_tracker.h"
 #include "analysis/source/source_file.h"
 #include "analysis/source/source_index.h"
@@ -60,6 +61,9 @@ struct JoinOptions {
   // The median step of the same script run without a profiler, from its own log (0: none):
   // the capture's cost is scaled to it (attribution::Options::logged_step_ns).
   int64_t logged_step_ns = 0;
+  // That step as measured (sightline capture's steps file, or the log as read): the story's
+  // headline (StepStory::measured). Its median is the step the capture's cost is scaled to.
+  std::optional<model::StepMeasurement> measured;
   // What torch.compile generated for the run (ingest/inductor_reader.h): kernels launched from
   // its wrappers go to the model lines they compute. Null: they stay on the compiled function.
   std::shared_ptr<const model::CompiledCode> compiled;

@@ -15,6 +15,7 @@
 #include "server/cli/joined_files.h"
 #include "server/position_conversion.h"
 #include "server/settings.h"
+#include "server/steps_file.h"
 
 #ifndef SIGHTLINE_VERSION
 #define SIGHTLINE_VERSION "0.0.0"
@@ -253,8 +254,8 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
     request.idle_gap_ns = parsed.settings.thresholds.gpu_idle_gap_ns;
     request.compiled_code = parsed.compiled_code;
     if (!parsed.step_log.empty()) {
-      request.logged_step_ns = cli::readStepLog(parsed.step_log, error);
-      if (request.logged_step_ns <= 0) {
+      request.measured = readStepLog(parsed.step_log, error);
+      if (!request.measured) {
         err << "sightline check: --step-log " << error << "\n";
         return 2;
       }

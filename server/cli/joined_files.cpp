@@ -3,10 +3,10 @@
 
 #include <filesystem>
 
-#include "analysis/ingest/step_log.h"
 #include "server/compiled_code.h"
 #include "server/local_files.h"
 #include "server/profile_files.h"
+#include "server/steps_file.h"
 #include "server/worker_pool.h"
 
 namespace sightline::server::cli {
@@ -27,18 +27,6 @@ std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, con
     out.push_back({path, std::filesystem::absolute(path, ec).string(), std::move(file), std::move(index)});
   }
   return out;
-}
-
-int64_t readStepLog(const std::string& path, std::string& error) {
-  auto text = readTextFile(path);
-  if (!text) {
-    error = path + ": cannot read the step log";
-    return 0;
-  }
-  auto log = ingest::parseStepLog(*text);
-  if (log.median_ns <= 0)
-    error = path + ": no step times found (lines such as `iter 12: loss 4.2, time 17.2ms` or `step 12 ... 0.123 s`)";
-  return log.median_ns;
 }
 
 std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,
@@ -72,7 +60,12 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   join::JoinOptions options;
   options.idle_gap_ns = request.idle_gap_ns;
   options.all_steps = request.all_steps;
-  options.logged_step_ns = request.logged_step_ns;
+  options.measured = request.measured;
+  if (!options.measured) {
+    std::string why;
+    options.measured = findStepsFile(profile_path, why);
+    if (!why.empty()) loaded.profile->info.warnings.push_back(why + " (left out)");
+  }
   for (const auto& f : named) options.named.push_back({f.absolute, f.file, f.index});
   options.compiled = compiled_reader.finish(*loaded.profile);
   options.attribution_store = attributionStore(profile_paths, open_options);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -32,15 +33,13 @@ struct JoinRequest {
   int64_t idle_gap_ns = 1'000'000;
   bool all_steps = false;
   std::vector<std::string> compiled_code;  // --compiled-code folders
-  int64_t logged_step_ns = 0;              // --step-log: the step of a run without the profiler
+  // The step of the run without the profiler (--step-log); without one, a steps file beside the
+  // profile (sightline capture's, server/steps_file.h) is read when there is one.
+  std::optional<model::StepMeasurement> measured;
 };
 std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,
                                                      const attribution::PathMapper& mapper,
                                                      const std::vector<NamedFile>& named, const JoinRequest& request,
                                                      std::string& error);
-
-// The median step time a training log reports (`--step-log`), in ns; 0 with `error` set when the
-// file cannot be read or names no step time.
-int64_t readStepLog(const std::string& path, std::string& error);
 
 }  // namespace sightline::server::cli

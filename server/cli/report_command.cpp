@@ -19,6 +19,7 @@
 #include "server/cli/report_data.h"
 #include "server/output_file.h"
 #include "server/profile_text.h"
+#include "server/steps_file.h"
 
 namespace sightline::server {
 namespace {
@@ -205,8 +206,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   request.all_steps = parsed.all_steps;
   request.compiled_code = parsed.compiled_code;
   if (!parsed.step_log.empty()) {
-    request.logged_step_ns = cli::readStepLog(parsed.step_log, error);
-    if (request.logged_step_ns <= 0) {
+    request.measured = readStepLog(parsed.step_log, error);
+    if (!request.measured) {
       err << "sightline report: --step-log " << error << "\n";
       return 2;
     }
@@ -218,7 +219,6 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   }
   if (!parsed.timing_path.empty()) {
     cli::JoinRequest timing_request = request;
-    timing_request.logged_step_ns = request.logged_step_ns;
     auto timing = cli::loadJoinedProfile({parsed.timing_path}, parsed.mapper, sources, timing_request, error);
     if (!timing) {
       err << "sightline report: --timing: " << error << "\n";
@@ -229,7 +229,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   std::unique_ptr<join::ProfileJoin> compare;
   if (!parsed.compare_path.empty()) {
     cli::JoinRequest compare_request = request;
-    compare_request.logged_step_ns = 0;  // the log is of the main profile's script
+    compare_request.measured.reset();  // the log is of the main profile's run
     compare = cli::loadJoinedProfile({parsed.compare_path}, parsed.mapper, sources, compare_request, error);
     if (!compare) {
       err << "sightline report: --compare: " << error << "\n";

@@ -251,8 +251,10 @@ json verdictJson(const features::StepVerdict& v) {
           {"capture_overhead_ns", cap.overhead_ns},
           {"capture_overhead_by_event", by_event},
           {"light_capture_overhead_ns", cap.light_overhead_ns},
-          {"unprofiled_wall_ns", cap.estimated ? json(cap.wall_ns) : json(nullptr)},
-          {"unprofiled_busy_share", cap.estimated ? json(cap.busy_share) : json(nullptr)},
+          {"unprofiled", unprofiledStepJson(v)},
+          {"unprofiled_wall_ns", v.unprofiled.wall_ns ? json(*v.unprofiled.wall_ns) : json(nullptr)},
+          {"unprofiled_busy_share", v.unprofiled.wall_ns ? json(v.unprofiled.busy_share) : json(nullptr)},
+          {"model_wall_ns", cap.estimated ? json(cap.wall_ns) : json(nullptr)},
           {"calibrated", cap.calibrated},
           {"logged_step_ns", cap.calibrated ? json(cap.logged_step_ns) : json(nullptr)},
           {"confidence", v.low_confidence ? "low" : "normal"},
@@ -266,7 +268,8 @@ json verdictJson(const features::StepVerdict& v) {
           {"comm_exposed_wait_ns_per_step", v.comm_paired ? json(v.comm_exposed_wait_ns) : json(nullptr)},
           {"late_rank", lateRankJson(v)},
           {"causes", causes},
-          {"changes", changes}};
+          {"changes", changes},
+          {"as_captured", v.as_captured}};
 }
 
 json memoryPlaceJson(const join::MemoryPlace& p) {

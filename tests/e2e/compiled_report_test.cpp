@@ -130,15 +130,17 @@ TEST(CompiledReport, CompileCostGraphBreaksAndRecompiles) {
   std::string profile = "--profile '" + dataProfile("compile/breaks/breaks.sqlite.xz") + "'";
   auto run = runSightline("report " + profile + code, sourcePath(""));
   ASSERT_EQ(run.code, 0) << run.out;
-  std::string step = headerLine(run.out, "Step      ");
-  EXPECT_NE(step.find("compile-bound"), std::string::npos) << run.out;
-  // Compiling is the program's own time: the step without the profiler keeps it (296 ms/step
-  // captured; the replayed steps, all but the last, compile a little more on average).
+  // Compiling is the program's own time, not the profiler's: the step without the profiler is at
+  // least the GPU's work and the compiler's (the range's low end), and compiling is the first
+  // cause as captured (338 ms/step).
+  std::string unprofiled = headerLine(run.out, "Unprofiled ");
+  EXPECT_NE(unprofiled.find("(the GPU's own work and torch.compile compiling per step)"), std::string::npos) << run.out;
   std::smatch compiling;
-  ASSERT_TRUE(std::regex_search(
-      run.out, compiling, std::regex("\n          torch.compile compiling ([0-9]+) ms/step \\(train_breaks.py:48 ")))
+  ASSERT_TRUE(std::regex_search(run.out, compiling,
+                                std::regex("\n          as captured: torch.compile compiling ([0-9]+) ms/step "
+                                           "\\(train_breaks.py:48 ")))
       << run.out;
-  EXPECT_NEAR(std::stod(compiling[1]), 296, 50);
+  EXPECT_NEAR(std::stod(compiling[1]), 338, 50);
   EXPECT_NE(headerLine(run.out, "Try       ").find("stop forward (train_breaks.py:20) recompiling (8 recompiles"),
             std::string::npos)
       << run.out;

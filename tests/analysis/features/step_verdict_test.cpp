@@ -61,8 +61,9 @@ namespace sightline::features {
 namespace {
 
 // Two ranks, 4 steady steps each, 20 ms steps with 12 ms of exposed NCCL time of which 11 ms is
-// waiting for the other rank; `late` arrives last at `share` of the collectives.
-StepVerdict pairedVerdict(double share) {
+// waiting for the other rank; `late` arrives last at `share` of the collectives and does
+// `extra_ns` more GPU work per step than the other.
+StepVerdict pairedVerdict(double share, int64_t extra_ns = 9'000'000) {
   join::StepStory story;
   auto& s = story.summary;
   s.steady = 8, s.wall_ns = 20'000'000, s.busy_ns = 18'000'000, s.busy_share = 0.9;
@@ -75,15 +76,21 @@ StepVerdict pairedVerdict(double share) {
   join::StepStory::LateRank late;
   late.label = "rank 1", late.share = share, late.caused_ns = 8 * 11'000'000;
   late.line = {"/w/train.py", 72, 9'000'000, 1};
+  late.extra_ns = extra_ns;
   story.late = late;
+  story.work_ns = 7'000'000, story.wall_hi_ns = 20'000'000;
   auto v = stepVerdict(&story);
   EXPECT_TRUE(v);
   return v ? *v : StepVerdict{};
 }
 
 TEST(RanksWaiting, AStragglerIsNamedWithItsLine) {
+  // Its own GPU work explains most of the wait (9 of 11 ms/step): named, with its line, and the
+  // bound holds without the step measured (9 ms of the 20 ms captured step, a third or more).
   auto v = pairedVerdict(1.0);
   EXPECT_EQ(v.bound, Bound::Ranks);
+  EXPECT_EQ(v.unprofiled.bound, Bound::Ranks);
+  EXPECT_FALSE(v.unprofiled.wall_ns);
   ASSERT_FALSE(v.changes.empty());
   EXPECT_EQ(v.changes[0].change, Change::BalanceRanks);
   std::string text = changeText(v.changes[0], v);
@@ -93,9 +100,46 @@ TEST(RanksWaiting, AStragglerIsNamedWithItsLine) {
   EXPECT_FALSE(has(text, "bucket_cap_mb")) << text;
 }
 
+TEST(RanksWaiting, AStragglerWhoseWorkExplainsNoWaitIsNotBlamedOnItsWork) {
+  // Last at every collective, yet only 0.2 ms/step more GPU work: its host is slower (or the
+  // profiler slowed it more), so no line of it is named and no bound is claimed.
+  auto v = pairedVerdict(1.0, 200'000);
+  EXPECT_FALSE(v.unprofiled.bound);
+  ASSERT_FALSE(v.changes.empty());
+  std::string text = changeText(v.changes[0], v);
+  EXPECT_TRUE(has(text, "its host is slower")) << text;
+  EXPECT_FALSE(has(text, "train.py:72")) << text;
+  EXPECT_FALSE(has(text, "0.00 ms/step longer")) << text;
+  // Measured without the profiler (14 ms): the unexplained wait is not the step's bound.
+  join::StepStory story;
+  auto& s = story.summary;
+  s.steady = 8, s.wall_ns = 20'000'000, s.busy_ns = 18'000'000, s.busy_share = 0.9;
+  s.gpu_ns = 8 * 18'000'000, s.kernels = 800, s.kernel_ns = 8 * 6'000'000;
+  s.comm_wait_ns = 8 * 11'000'000, s.comm_transfer_ns = 8 * 1'000'000;
+  story.comm_exposed_ns = 8 * 12'000'000, story.comm_exposed_wait_ns = 8 * 11'000'000;
+  story.comm_lines = {{"/w/train.py", 150, 8 * 12'000'000, 8}};
+  story.ranks = 2, story.work_ns = 7'000'000, story.wall_hi_ns = 20'000'000;
+  join::StepStory::LateRank late;
+  late.label = "rank 1", late.share = 1.0, late.caused_ns = 8 * 11'000'000, late.extra_ns = 200'000;
+  story.late = late;
+  model::StepMeasurement m;
+  m.median_ns = m.min_ns = m.max_ns = 14'000'000, m.steps = 20, m.ranks = 2, m.from = "run.steps.json";
+  story.measured = m;
+  auto measured = stepVerdict(&story);
+  ASSERT_TRUE(measured);
+  EXPECT_EQ(measured->unprofiled.source, StepSource::Measured);
+  ASSERT_TRUE(measured->unprofiled.wall_ns);
+  EXPECT_EQ(*measured->unprofiled.wall_ns, 14e6);
+  EXPECT_NE(measured->bound, Bound::Ranks);
+  for (const auto& c : measured->causes) EXPECT_NE(c.kind, Bound::Ranks);
+}
+
 TEST(RanksWaiting, RanksLateInTurnGetNoTransferAdvice) {
   auto v = pairedVerdict(0.5);
-  EXPECT_EQ(v.bound, Bound::Ranks);
+  // Waits no rank's work explains: without the step measured, no bound is claimed.
+  EXPECT_FALSE(v.unprofiled.bound);
+  EXPECT_EQ(v.bound, Bound::Unknown);
+  EXPECT_TRUE(v.as_captured);
   ASSERT_FALSE(v.changes.empty());
   std::string text = changeText(v.changes[0], v);
   EXPECT_TRUE(has(text, "the ranks wait 11.0 ms/step for each other")) << text;
@@ -117,9 +161,11 @@ TEST(RanksWaiting, TransferAdviceWhereTransferDominates) {
   story.comm_exposed_ns = 8 * 12'000'000;
   story.comm_exposed_wait_ns = 8 * 1'000'000;
   story.ranks = 2;
+  story.work_ns = 17'000'000, story.wall_hi_ns = 20'000'000;
   auto v = stepVerdict(&story);
   ASSERT_TRUE(v);
   EXPECT_EQ(v->bound, Bound::Comm);
+  EXPECT_EQ(v->unprofiled.bound, Bound::Comm) << "11 ms/step of transfer holds at any step up to 20 ms";
   ASSERT_FALSE(v->changes.empty());
   EXPECT_EQ(v->changes[0].change, Change::Overlap);
   EXPECT_TRUE(has(changeText(v->changes[0], *v), "of NCCL transfer is exposed"));

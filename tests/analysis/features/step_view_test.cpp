@@ -79,8 +79,15 @@ TEST(StepView, EveryBarAddsUpToItsStepAndTheSteadyOnesToTheSummary) {
     return std::max(l.inclusive_ns, l.self_ns);
   };
   for (size_t i = 1; i < view.top_lines.size(); ++i) EXPECT_GE(cost(view.top_lines[i - 1]), cost(view.top_lines[i]));
-  EXPECT_GT(view.unprofiled_wall_ns, 0);
-  EXPECT_GT(view.capture_overhead_ns, 0);
+  // Not measured, and the range (the GPU's own work .. the captured step) too wide for a point:
+  // no dashed line, the headline gives the range.
+  EXPECT_EQ(view.unprofiled_wall_ns, 0);
+  ASSERT_TRUE(view.headline.verdict);
+  const auto& u = view.headline.verdict->unprofiled;
+  EXPECT_FALSE(u.wall_ns);
+  EXPECT_LE(u.lo_ns, u.hi_ns);
+  EXPECT_GE(u.hi_ns, view.headline.captured_ns) << "the captured steps' upper quartile";
+  EXPECT_NE(view.headline.unprofiled.find("between"), std::string::npos) << view.headline.unprofiled;
   // The profiler's own host work, step by step, adds up to what the estimate took out.
   EXPECT_NEAR(static_cast<double>(capture), static_cast<double>(attr.step_summary.unprofiled.overhead_total_ns),
               0.02 * static_cast<double>(attr.step_summary.unprofiled.overhead_total_ns));

@@ -77,6 +77,21 @@ export interface MemoryView {
   top: { line: number; bytes: number }[];
 }
 
+export interface Headline {
+  capturedNs: number;
+  unprofiled: {
+    source: "measured" | "step-log" | "light-capture" | "model" | "none";
+    wall_ns: number | null;
+    range_ns: [number, number];
+    bound: string | null;
+    busy_share: number | null;
+  };
+  captured: string; // "Step 13.3 ms as captured"
+  text: string; // the step without the profiler, as the report's `Unprofiled` line says it
+  summary: string; // "without the profiler 12.4 ms (measured) · GPU 47% busy · sync-bound"
+  measure: string; // how to measure it; "" where it was
+}
+
 export interface StepViewData {
   version: number;
   profile: { file: string; format: string; gpus: string[] };
@@ -84,6 +99,9 @@ export interface StepViewData {
   stepsSource: string;
   steadySteps: number;
   unprofiledWallNs: number;
+  // The headline every surface gives: the step as captured and without the profiler (its
+  // figure or range, where that comes from, the bound where it holds), and how to measure it.
+  headline?: Headline | null;
   captureOverheadNs: number;
   lines: ViewLine[];
   ranks: RankBars[];

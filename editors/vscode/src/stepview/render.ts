@@ -60,6 +60,18 @@ function header(data: StepViewData): HTMLElement {
   if (data.memory) parts.push(`GPU memory peak ${bytes(data.memory.peakAllocatedBytes)} allocated`);
   if (data.ranks.length > 1) parts.push(`${data.ranks.length} ranks`);
   h.append(el("p", { class: "sl-summary" }, [parts.join(" · ")]));
+  // The headline, as the report and the editor say it: the step as captured, then without the
+  // profiler (measured, logged, or the range that surely holds it) and the bound where it holds.
+  const head = data.headline;
+  if (head) {
+    h.append(
+      el("p", { class: "sl-headline", id: "sl-headline" }, [
+        el("strong", {}, [`${head.captured} · ${head.summary}`]),
+      ]),
+    );
+    h.append(el("p", { class: "sl-unprofiled-text" }, [`Without the profiler: ${head.text}`]));
+    if (head.measure) h.append(el("p", { class: "sl-measure" }, [`Measure: ${head.measure}`]));
+  }
   return h;
 }
 

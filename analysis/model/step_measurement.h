@@ -1,0 +1,29 @@
+// The step of a run without any profiler, measured: `sightline capture`'s steps file (each
+// rank's steps timed with CUDA events before the profiler started) or the script's own log.
+// The verdict's headline rests on it when one is known. Filled by the server (which reads the
+// files), carried by the join into the step story; nothing here is modeled.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sightline::model {
+
+struct StepMeasurement {
+  enum class Source : uint8_t { Measured, StepLog };
+  Source source = Source::Measured;
+  int64_t median_ns = 0;           // the step: median of the steps measured (every rank's)
+  int64_t min_ns = 0, max_ns = 0;  // their range
+  int64_t steps = 0;               // steps it stands on (a log: its lines times the steps each stands for)
+  int ranks = 1;                   // ranks measured
+  std::string from;                // the file it came from (its name)
+  // A log: what was read ("`ms/batch` means"), the lines used and those set aside (epoch totals,
+  // evaluation), and whether a line is the mean of several steps or of the whole run.
+  std::string log_format;
+  int log_lines = 0, log_set_aside = 0;
+  bool averaged = false, whole_run = false;
+  std::vector<int64_t> rank_median_ns;  // measured: each rank's median step, by rank
+};
+
+}  // namespace sightline::model

@@ -1,0 +1,114 @@
+// Step logs as common trainers print them: per-step lines, means over batches, tqdm bars,
+// Trainer's summary and torchtitan's throughput; epoch totals and evaluation set aside.
+#include "analysis/ingest/step_log.h"
+
+#include <gtest/gtest.h>
+
+namespace sightline::ingest {
+namespace {
+
+TEST(StepLog, NanoGptIterLines) {
+  std::string log = "iter 0: loss 4.2416, time 3194.62 ms\n";
+  for (int i = 1; i <= 20; ++i)
+    log += "iter " + std::to_string(i) + ": loss 4.1, time 17." + std::to_string(i % 10) + "0ms, mfu 12.3%\n";
+  log += "step 250: train loss 1.9000, val loss 2.0000\n";  // no time: not a step's line
+  auto s = parseStepLog(log);
+  EXPECT_EQ(s.kind, StepLogKind::PerStep);
+  EXPECT_EQ(s.format, "per-step `time`");
+  EXPECT_EQ(s.warmup_lines, 2) << "the compile iteration, and a tenth";
+  EXPECT_NEAR(static_cast<double>(s.median_ns), 17.5e6, 0.5e6);
+  EXPECT_LT(s.max_ns, 20'000'000);
+  EXPECT_EQ(s.steps, s.lines);
+}
+
+TEST(StepLog, TheImageNetExampleWithoutItsEvaluation) {
+  std::string log;
+  for (int i = 0; i < 30; i += 10)
+    log += "Epoch: [0][" + std::to_string(i) + "/5005]\tTime  0.2" + std::to_string(i / 10) +
+           "0 ( 0.250)\tData  0.001 ( 0.003)\tLoss 6.9 (6.9)\tAcc@1   0.00 (  0.10)\n";
+  log += "Test: [ 10/196]\tTime  0.900 ( 0.900)\tLoss 6.9\n";
+  auto s = parseStepLog(log);
+  EXPECT_EQ(s.kind, StepLogKind::PerStep);
+  EXPECT_EQ(s.lines, 2);
+  EXPECT_EQ(s.median_ns, 210'000'000) << "bare seconds, the step's own figure, not the running mean";
+  EXPECT_EQ(s.set_aside, 1) << "the evaluation's line";
+}
+
+TEST(StepLog, MeansOverBatchesAndNeverTheEpochsTotal) {
+  // pytorch/examples' word language model: `ms/batch` is the mean of the 200 batches since the
+  // last line; the epoch's end line holds the epoch's time, which once read as the step.
+  std::string log;
+  for (int epoch = 1; epoch <= 2; ++epoch) {
+    for (int b = 200; b <= 400; b += 200)
+      log += "| epoch   " + std::to_string(epoch) + " |   " + std::to_string(b) +
+             "/  453 batches | lr 20.00 | ms/batch  7.3" + std::to_string(b / 200) + " | loss  6.01 | ppl   408.0\n";
+    log += "-----------------------------------------------------------------------------------------\n";
+    log += "| end of epoch   " + std::to_string(epoch) + " | time:  3.76s | valid loss  5.74 | valid ppl   310.50\n";
+  }
+  auto s = parseStepLog(log);
+  EXPECT_EQ(s.kind, StepLogKind::Averaged);
+  EXPECT_EQ(s.format, "`ms/batch` means");
+  EXPECT_EQ(s.warmup_lines, 1);
+  EXPECT_EQ(s.lines, 3);
+  EXPECT_EQ(s.steps, 600) << "each line stands for the 200 batches since the last";
+  EXPECT_NEAR(static_cast<double>(s.median_ns), 7.32e6, 0.011e6);
+  EXPECT_EQ(s.set_aside, 2) << "the two epoch totals";
+}
+
+TEST(StepLog, TqdmBarsOfLightningAndTheTrainer) {
+  // Redrawn with carriage returns; the validation bar is not a training step.
+  std::string log =
+      "Epoch 0:  10%|█         | 100/1000 [00:10<01:30,  9.90it/s, v_num=0, loss=1.23]\r"
+      "Epoch 0:  20%|██        | 200/1000 [00:20<01:20, 10.00it/s, v_num=0, loss=1.20]\r"
+      "Epoch 0:  30%|███       | 300/1000 [00:30<01:10, 10.00it/s, v_num=0, loss=1.10]\r"
+      "Validation DataLoader 0: 100%|██████████| 50/50 [00:01<00:00, 40.00it/s]\n";
+  auto s = parseStepLog(log);
+  EXPECT_EQ(s.kind, StepLogKind::Averaged);
+  EXPECT_EQ(s.format, "tqdm rates");
+  EXPECT_EQ(s.median_ns, 100'000'000);
+  EXPECT_EQ(s.steps, 200);
+  EXPECT_EQ(s.set_aside, 1);
+  // Slow steps print seconds per iteration.
+  auto slow =
+      parseStepLog(" 45%|████▌     | 9/20 [00:30<00:36,  3.20s/it]\n 50%|█████     | 10/20 [00:33<00:33,  3.10s/it]\n");
+  EXPECT_EQ(slow.median_ns, 3'100'000'000);
+}
+
+TEST(StepLog, TheTrainersWholeRunFigure) {
+  std::string log =
+      "{'loss': 2.31, 'grad_norm': 1.2, 'learning_rate': 5e-05, 'epoch': 0.5}\n"
+      "{'train_runtime': 123.4, 'train_samples_per_second': 50.2, 'train_steps_per_second': 6.25, 'train_loss': 2.1, "
+      "'epoch': 3.0}\n";
+  auto s = parseStepLog(log);
+  EXPECT_EQ(s.kind, StepLogKind::WholeRun);
+  EXPECT_EQ(s.median_ns, 160'000'000);
+  EXPECT_EQ(s.steps, 771);
+}
+
+TEST(StepLog, TorchtitanThroughputWithItsBatch) {
+  std::string log =
+      "[rank0]:2024-05-01 10:00:00,000 - root - INFO - Training starts at step 1, with local batch size 8, global "
+      "batch size 64, sequence length 2048, total steps 1000\n";
+  for (int i = 1; i <= 5; ++i)
+    log += "[rank0]:2024-05-01 10:00:0" + std::to_string(i) + ",000 - root - INFO - step: " + std::to_string(i * 10) +
+           "  loss:  7.80  memory: 30.12GiB(31.72%)  tps: 16,384  tflops: 120.5  mfu: 12.19%\n";
+  auto s = parseStepLog(log);
+  EXPECT_EQ(s.kind, StepLogKind::Throughput);
+  EXPECT_EQ(s.median_ns, 1'000'000'000) << "8 × 2048 tokens at 16,384 tokens/s";
+  // Without the batch and sequence length, tps alone gives no step.
+  EXPECT_EQ(parseStepLog(log.substr(log.find('\n') + 1)).median_ns, 0);
+}
+
+TEST(StepLog, PlainStepLinesAndNothingElse) {
+  auto s = parseStepLog(
+      "step 1 | 130.0 ms/step\nstep 2 | step_time=0.121s\nstep 3 | step_time=0.123s\nstep 4 | step_time=0.122s\n");
+  EXPECT_EQ(s.kind, StepLogKind::PerStep);
+  EXPECT_EQ(s.lines, 3) << "the first is warm-up";
+  EXPECT_EQ(s.median_ns, 122'000'000);
+  EXPECT_EQ(parseStepLog("step 10 | 123.4 ms/step\nstep 20 | 123.4 ms/step\n").median_ns, 123'400'000);
+  EXPECT_EQ(parseStepLog("loss 4.2\nloss 4.1\nall done in 12.3 s\n").median_ns, 0);
+  EXPECT_EQ(parseStepLog("").kind, StepLogKind::None);
+}
+
+}  // namespace
+}  // namespace sightline::ingest
