@@ -56,7 +56,8 @@ Session::Session(asio::io_context& io, Transport& transport, SessionOptions opti
 }
 
 void Session::start() {
-  transport_.start([this](std::string bytes) { onBytes(std::move(bytes)); }, [this] { onClosed(); });
+  transport_.start([this](std::string bytes, const Transport::InputHold& hold) { onBytes(std::move(bytes), hold); },
+                   [this] { onClosed(); });
 }
 
 void Session::send(const json& message) {
@@ -67,7 +68,7 @@ void Session::send(const json& message) {
   }
 }
 
-void Session::onBytes(std::string bytes) {
+void Session::onBytes(std::string bytes, const Transport::InputHold& hold) {
   framer_.feed(bytes);
   while (auto event = framer_.next()) {
     if (event->kind == FrameEvent::Kind::Error) {
@@ -75,8 +76,10 @@ void Session::onBytes(std::string bytes) {
       continue;
     }
     // Parsing now lets a `$/cancelRequest` read in this chunk cancel a request before it runs.
+    // The hold goes with each message until it is handled: the transport reads on only while
+    // what waits here is bounded (transport.h).
     auto incoming = std::make_shared<IncomingMessage>(dispatcher_.receive(event->body));
-    asio::post(io_, [this, incoming] {
+    asio::post(io_, [this, incoming, hold] {
       if (!stopped_) dispatcher_.dispatch(*incoming);
     });
   }

@@ -50,7 +50,7 @@ class Session final : public WorkspaceClient {
   void endProgress(const std::string& token, const std::string& message) override;
 
  private:
-  void onBytes(std::string bytes);
+  void onBytes(std::string bytes, const Transport::InputHold& hold);
   void onClosed();
   void send(const nlohmann::json& message);
   void registerHandlers();

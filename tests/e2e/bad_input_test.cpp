@@ -5,6 +5,12 @@
 
 #include <signal.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
 #include "server/framing.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
@@ -190,6 +196,99 @@ TEST(BadInput, DeeplyNestedPython) {
     ASSERT_TRUE(published) << uri << "\n" << c->stderrText();
   }
   expectStillServing(*c);
+}
+
+// A process's resident memory in MiB (VmRSS), or -1.
+long residentMiB(int pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6)) / 1024;
+  return -1;
+}
+
+// A client that keeps sending requests and reads none of the replies: the server stops reading
+// too once it holds a bounded amount, and the client's writes block, instead of the server
+// keeping all it is sent (it grew by what it was sent, 1 GB after 1 GB, then crashed). Once the
+// client reads again every request is answered and the session ends cleanly.
+void expectBackpressure(LspClient& client) {
+  client.handshake();
+  long before = residentMiB(client.pid());
+  // Requests for an unknown method, 64 KiB each, whose error replies name the method (2 KiB): the
+  // replies fill the pipe after a few dozen, and the server blocks writing them.
+  const std::string method = "sightline/" + std::string(2000, 'm');
+  const std::string pad(62u << 10, 'p');
+  constexpr int kRequests = 2048;  // 128 MiB
+  constexpr int64_t kFirstId = 100'000;
+  std::atomic<int> sent{0};
+  std::atomic<bool> write_failed{false};
+  std::thread writer([&] {
+    try {
+      for (int i = 0; i < kRequests; ++i) {
+        client.send({{"jsonrpc", "2.0"}, {"id", kFirstId + i}, {"method", method}, {"params", {{"pad", pad}}}});
+        ++sent;
+      }
+    } catch (const std::exception&) {
+      write_failed = true;
+    }
+  });
+  // Until everything is sent or the writes have stalled for two seconds.
+  int last = -1;
+  auto still_since = std::chrono::steady_clock::now();
+  auto give_up = still_since + 120s;
+  while (sent < kRequests && !write_failed && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(100ms);
+    if (sent != last) {
+      last = sent;
+      still_since = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - still_since > 2s) {
+      break;
+    }
+  }
+  long held = residentMiB(client.pid());
+  long sent_mib = static_cast<long>(sent) * 64 / 1024;
+  std::cout << "[ figures  ] " << sent_mib << " MiB sent unread; server RSS " << before << " -> " << held << " MiB\n";
+  EXPECT_LT(held - before, 64) << sent_mib << " MiB sent without reading a reply";
+  // Reading again: every request answered, then a clean shutdown.
+  int answered = 0;
+  auto deadline = std::chrono::steady_clock::now() + 300s;
+  while (answered < kRequests && !write_failed && std::chrono::steady_clock::now() < deadline) {
+    auto m = client.read(10s);
+    if (!m) break;
+    if (m->contains("id") && (*m)["id"].is_number_integer() && (*m)["id"].get<int64_t>() >= kFirstId) {
+      EXPECT_EQ((*m)["error"]["code"], -32601);
+      ++answered;
+    }
+  }
+  writer.join();
+  EXPECT_FALSE(write_failed) << client.stderrText();
+  EXPECT_EQ(answered, kRequests) << client.stderrText();
+  int64_t id = client.request("shutdown", nullptr);
+  EXPECT_TRUE(client.waitForResponse(id, 30s));
+  client.notify("exit", nullptr);
+  EXPECT_EQ(client.waitExit(30s), 0) << client.stderrText();
+}
+
+// A server whose resident memory says what it holds: in the sanitizer build, freed memory stays
+// in ASan's quarantine (256 MiB by default), which a server that handled what it was sent fills.
+template <class Spawn>
+std::unique_ptr<LspClient> spawnMeasurable(Spawn spawn) {
+  const char* old = std::getenv("ASAN_OPTIONS");
+  std::string saved = old ? old : "";
+  ::setenv("ASAN_OPTIONS", (saved + (saved.empty() ? "" : ":") + "quarantine_size_mb=16").c_str(), 1);
+  auto client = spawn();
+  old ? ::setenv("ASAN_OPTIONS", saved.c_str(), 1) : ::unsetenv("ASAN_OPTIONS");
+  return client;
+}
+
+TEST(BadInput, AClientThatDoesNotReadHoldsTheServerBackOverStdio) {
+  auto c = spawnMeasurable([] { return LspClient::spawnStdio(); });
+  expectBackpressure(*c);
+}
+
+TEST(BadInput, AClientThatDoesNotReadHoldsTheServerBackOverTcp) {
+  // Bounded before too: its reads run on the io thread, which blocks writing the replies.
+  auto c = spawnMeasurable([] { return LspClient::spawnTcp(); });
+  expectBackpressure(*c);
 }
 
 // A crash leaves a trace on stderr (a backtrace with function names), then the process dies of

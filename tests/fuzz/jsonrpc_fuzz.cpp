@@ -26,7 +26,7 @@ class MemoryTransport final : public Transport {
   }
   bool send(const std::string&) override { return true; }  // replies are not checked: crashes are
   void close() override {}
-  void deliver(std::string bytes) { on_bytes_(std::move(bytes)); }
+  void deliver(std::string bytes) { on_bytes_(std::move(bytes), nullptr); }  // no input limit here
   void closeInput() { on_closed_(); }
 
  private:
