@@ -7,6 +7,7 @@
 
 #include "analysis/source/source_file.h"
 #include "server/allocator.h"
+#include "server/child_process.h"
 #include "server/cli/check_command.h"
 #include "server/cli/report_command.h"
 #include "server/cli/serve_command.h"
@@ -35,6 +36,9 @@ constexpr const char* kMainUsage =
 int main(int argc, char** argv) {
   sightline::server::tuneAllocator(argv);  // first: it may restart the binary
   installCrashHandler();
+  // Ctrl-C, SIGTERM or SIGHUP during an `nsys export` (report, serve) left it running, and its
+  // log in the cache: they now end the export and remove its files first.
+  cleanUpOnTerminationSignals();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (std::string problem = sightline::source::checkGrammarCompatibility(); !problem.empty()) {
     std::cerr << "sightline: " << problem << "\n";

@@ -89,27 +89,26 @@ std::shared_ptr<std::mutex> exportLock(const std::string& out) {
 // before it is kept under `out`.
 std::string exportReport(const std::string& path, const std::string& out, const OpenProfileOptions& options) {
   static std::atomic<uint64_t> serial{0};
-  std::string tmp = out + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
-  std::string log = tmp + ".log";
+  // Both removed when this returns, and by a signal or exit that comes first (child_process.h).
+  TemporaryPath tmp(out + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++));
+  TemporaryPath log(tmp.path() + ".log");
   ChildLimits limits;
   limits.timeout_s = options.export_timeout_s;
   limits.cancelled = options.cancelled;
   auto result = runChild(
-      {"nsys", "export", "--type", "sqlite", "--include-blobs=true", "--force-overwrite=true", "-o", tmp, path}, log,
-      limits);
+      {"nsys", "export", "--type", "sqlite", "--include-blobs=true", "--force-overwrite=true", "-o", tmp.path(), path},
+      log.path(), limits);
   std::error_code ec;
   std::string why;
   if (!result.error.empty()) {
     why = "`nsys export` failed (" + result.error + ")";
-  } else if (!ingest::isNsysExport(tmp, why)) {
+  } else if (!ingest::isNsysExport(tmp.path(), why)) {
     why = "`nsys export` wrote no readable export (" + why + ")";
   } else {
-    fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, ec);
-    fs::rename(tmp, out, ec);
+    fs::permissions(tmp.path(), fs::perms::owner_read | fs::perms::owner_write, ec);
+    fs::rename(tmp.path(), out, ec);
     if (ec) why = "cannot store the export in " + fs::path(out).parent_path().string() + ": " + ec.message();
   }
-  fs::remove(tmp, ec);
-  fs::remove(log, ec);
   return why;
 }
 
@@ -150,15 +149,14 @@ void pruneModels(const std::string& cache, uint64_t limit) {
 
 // Writes `bytes` (through `write`) under a private temporary name, then renames it into place.
 bool storePrivately(const std::string& file, const std::function<bool(std::FILE*)>& write) {
-  std::string tmp = file + ".tmp." + std::to_string(::getpid());
-  std::FILE* out = std::fopen(tmp.c_str(), "wb");
+  TemporaryPath tmp(file + ".tmp." + std::to_string(::getpid()));  // gone if the process is ended first
+  std::FILE* out = std::fopen(tmp.path().c_str(), "wb");
   if (!out) return false;
   ::fchmod(::fileno(out), 0600);
   bool written = write(out);
   written = std::fclose(out) == 0 && written;
   std::error_code ec;
-  if (written) fs::rename(tmp, file, ec);
-  if (!written || ec) fs::remove(tmp, ec);
+  if (written) fs::rename(tmp.path(), file, ec);
   return written && !ec;
 }
 

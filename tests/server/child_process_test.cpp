@@ -9,7 +9,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "tests/support/test_paths.h"
 
@@ -110,6 +112,46 @@ TEST_F(Child, ItReadsNothingOfOurStdinAndRunsInAGroupOfItsOwn) {
   std::ifstream log(at("log"));
   std::string said((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_EQ(said, "said\n");
+}
+
+TEST_F(Child, KillChildrenEndsTheRunningAndRemovesTheTemporaries) {
+  // What exit and SIGINT, SIGTERM and SIGHUP run (the end to end check is in
+  // tests/e2e/termination_test.cpp): the group of a child still running goes, and so do the
+  // temporaries, a folder after the file in it.
+  fs::create_directories(at("scratch"));
+  std::ofstream(at("scratch/part")) << "part of an export";
+  auto folder = std::make_unique<TemporaryPath>(at("scratch"));
+  auto file = std::make_unique<TemporaryPath>(at("scratch/part"));
+  ChildResult r;
+  std::thread waiting([&] {
+    r = runChild({"sh", "-c",
+                  "sleep 30 & echo $! > " + at("grandchild.tmp") + "; mv " + at("grandchild.tmp") + " " +
+                      at("grandchild") + "; wait"},
+                 at("log"), {});
+  });
+  for (int i = 0; i < 500 && !fs::exists(at("grandchild")); ++i) usleep(10000);
+  killChildren();
+  waiting.join();
+  EXPECT_EQ(r.error, "killed by signal 9");
+  EXPECT_FALSE(fs::exists(at("scratch")));
+  pid_t grandchild = pidIn("grandchild");
+  ASSERT_GT(grandchild, 0);
+  for (int i = 0; i < 100 && running(grandchild); ++i) usleep(10000);
+  EXPECT_FALSE(running(grandchild)) << "the grandchild still runs";
+  file.reset();  // already gone: nothing to do
+  folder.reset();
+}
+
+TEST_F(Child, ATemporaryGoesWithItsGuard) {
+  {
+    TemporaryPath log(at("export.log"));
+    std::ofstream(log.path()) << "said";
+    EXPECT_TRUE(fs::exists(at("export.log")));
+  }
+  EXPECT_FALSE(fs::exists(at("export.log")));
+  std::ofstream(at("kept")) << "not registered";
+  killChildren();
+  EXPECT_TRUE(fs::exists(at("kept"))) << "only what is registered is removed";
 }
 
 TEST_F(Child, AMissingProgramIsAnError) {
