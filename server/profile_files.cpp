@@ -1,19 +1,23 @@
 // `.nsys-rep` reports exported once per report (cached by path, size and modification time).
 #include "server/profile_files.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "analysis/ingest/model_cache.h"
 #include "analysis/ingest/nsys_reader.h"
@@ -24,19 +28,43 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// `folder` made (0700) or found as this user's own and private, not a link: a cache others can
-// write to could hand us any file as an export. "" when it is; else why not.
-std::string privateFolder(const std::string& folder) {
+// Why `folder` cannot be this user's private cache, or "" when it can: made now (0700; its
+// parents as `mkdir -p` makes them), or found as a real folder (not a link) of this user's that
+// others cannot enter and its owner can write. A folder found otherwise is refused and left as it
+// is: a link may lead to a shared folder (its mode and setgid bit are not ours to reset), and a
+// mode the user chose stays. A cache others can write to could hand us any file as an export.
+std::string privateFolderProblem(std::string folder) {
+  while (folder.size() > 1 && folder.back() == '/') folder.pop_back();  // "x/" would follow a link x
   std::error_code ec;
-  fs::create_directories(folder, ec);
-  ::chmod(folder.c_str(), 0700);  // ours or not, asked; checked below
+  if (fs::path parent = fs::path(folder).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
+  if (::mkdir(folder.c_str(), 0700) == 0) {
+    // Ours: a umask that took the owner's bits away is undone, on the folder itself (O_NOFOLLOW).
+    int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      ::fchmod(fd, 0700);
+      ::close(fd);
+    }
+  } else if (errno != EEXIST) {
+    return "the cache folder " + folder + " cannot be made (" + std::strerror(errno) + ")";
+  }
   struct stat st {};
-  if (::lstat(folder.c_str(), &st) != 0) return "cannot make the export cache " + folder;
-  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
-    return "the export cache " + folder + " is not a private folder of this user (a link, another user's, or open " +
-           "to others): not used";
+  if (::lstat(folder.c_str(), &st) != 0)
+    return "the cache folder " + folder + " cannot be read (" + std::strerror(errno) + ")";
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  if (S_ISLNK(st.st_mode)) return "the cache folder " + folder + " is a symbolic link";
+  if (!S_ISDIR(st.st_mode)) return "the cache folder " + folder + " is not a folder";
+  if (st.st_uid != ::geteuid()) return "the cache folder " + folder + " belongs to another user";
+  if ((st.st_mode & 077) != 0) return "the cache folder " + folder + " is open to others (mode " + mode + ")";
+  if ((st.st_mode & 0700) != 0700)
+    return "the cache folder " + folder + " is not writable by its owner (mode " + mode + ")";
   return "";
 }
+
+// What a refused cache folder costs, after privateFolderProblem's reason.
+constexpr const char* kNotUsed =
+    ": not used, and left as it is (make it a folder of your own with mode 0700, or "
+    "point XDG_CACHE_HOME elsewhere)";
 
 bool endsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -173,7 +201,12 @@ void storeModel(const model::Profile& profile, const std::string& key, const std
 ingest::LoadResult loadCached(const std::string& path, const ingest::LoadOptions& load,
                               const OpenProfileOptions& options) {
   std::string cache = cacheDirOf(options);
-  if (!options.model_cache || !privateFolder(cache).empty()) return ingest::loadProfile(path, load);
+  if (!options.model_cache) return ingest::loadProfile(path, load);
+  if (std::string problem = privateFolderProblem(cache); !problem.empty()) {
+    auto loaded = ingest::loadProfile(path, load);
+    if (loaded.profile) loaded.profile->info.warnings.push_back(problem + kNotUsed + "; read without the reopen cache");
+    return loaded;
+  }
   std::string key = modelKey(path);
   std::string file = entryFile(cache, "model", key);
   std::error_code ec;
@@ -211,9 +244,18 @@ ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions
                               "--type sqlite --include-blobs=true -o run.sqlite " +
                               path};
   std::string cache = cacheDirOf(options);
-  if (std::string why = privateFolder(cache); !why.empty()) return {std::nullopt, path + ": " + why};
+  std::string problem = privateFolderProblem(cache);
+  // Without the cache, the export goes to a private temporary folder, removed after the read.
+  std::optional<TemporaryPath> scratch;
+  if (!problem.empty()) {
+    std::string folder = (fs::temp_directory_path(ec) / "sightline-export-XXXXXX").string();
+    if (ec || !::mkdtemp(folder.data()))
+      return {std::nullopt,
+              path + ": " + problem + kNotUsed + "; and no temporary folder could be made for the export"};
+    scratch.emplace(folder);
+  }
   std::string key = std::to_string(std::hash<std::string>{}(fileStamp(path)));
-  std::string out = cache + "/" + fs::path(path).stem().string() + "-" + key + ".sqlite";
+  std::string out = (scratch ? scratch->path() : cache) + "/" + fs::path(path).stem().string() + "-" + key + ".sqlite";
   auto lock = exportLock(out);
   std::lock_guard<std::mutex> exporting(*lock);
   // A cached export is read only when it still is one (an earlier one may have been cut or
@@ -221,11 +263,17 @@ ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions
   std::string why;
   if (fs::exists(out, ec) && !ingest::isNsysExport(out, why)) fs::remove(out, ec);
   if (!fs::exists(out, ec)) {
-    if (options.progress) options.progress("exporting with nsys export (once; cached)", 2);
+    if (options.progress)
+      options.progress(scratch ? "exporting with nsys export" : "exporting with nsys export (once; cached)", 2);
     if (std::string failed = exportReport(path, out, options); !failed.empty())
       return {std::nullopt, path + ": " + failed};
   }
-  return loadCached(out, load, options);
+  if (!scratch) return loadCached(out, load, options);
+  auto loaded = ingest::loadProfile(out, load);
+  if (loaded.profile)
+    loaded.profile->info.warnings.push_back(problem + kNotUsed +
+                                            "; the export was made in a temporary folder and removed after reading");
+  return loaded;
 }
 
 ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const OpenProfileOptions& options) {
@@ -253,7 +301,7 @@ join::AttributionStore attributionStore(const std::vector<std::string>& paths, c
   store.load = [fileOf, cache, limit](const std::string& key) -> std::optional<std::string> {
     std::error_code ec;
     std::string file = fileOf(key);
-    if (!privateFolder(cache).empty() || !fs::is_regular_file(file, ec)) return std::nullopt;
+    if (!privateFolderProblem(cache).empty() || !fs::is_regular_file(file, ec)) return std::nullopt;
     uint64_t size = fs::file_size(file, ec);
     std::FILE* in = ec || size > limit ? nullptr : std::fopen(file.c_str(), "rb");
     if (!in) return std::nullopt;
@@ -266,7 +314,7 @@ join::AttributionStore attributionStore(const std::vector<std::string>& paths, c
   };
   double min_s = options.model_cache_min_s;
   store.store = [fileOf, cache, limit, min_s](const std::string& key, const std::string& bytes, double seconds) {
-    if (seconds < min_s / 4 || !privateFolder(cache).empty()) return;
+    if (seconds < min_s / 4 || !privateFolderProblem(cache).empty()) return;
     storePrivately(fileOf(key),
                    [&](std::FILE* out) { return std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size(); });
     pruneModels(cache, limit);

@@ -15,7 +15,10 @@ namespace sightline::server {
 
 struct OpenProfileOptions {
   // Where .nsys-rep exports go; "" = $XDG_CACHE_HOME/sightline, ~/.cache/sightline, or without
-  // either /tmp/sightline-<uid>. Made 0700 and used only while it is this user's private folder.
+  // either /tmp/sightline-<uid>. Made 0700 when missing, and used only while it is this user's
+  // private folder; one found otherwise (a link, another user's, open to others, read-only) is
+  // never changed: the profile is read without it (an export made in a temporary folder, then
+  // removed), with a warning that says why.
   std::string cache_dir;
   ingest::LoadProgress progress;  // on the loading thread
   ingest::NamesRead names_read;   // on the loading thread, once per file

@@ -119,20 +119,72 @@ TEST_F(Export, OneExportPerReportAtATime) {
   EXPECT_EQ(runs(), 1);
 }
 
-TEST_F(Export, ACacheFolderOfAnotherUserOrALinkIsNotUsed) {
-  fs::create_directories(dir_ / "elsewhere");
-  fs::create_directory_symlink(dir_ / "elsewhere", dir_ / "linked");
+// The warnings of a loaded profile, one string.
+std::string warningsOf(const ingest::LoadResult& r) {
+  std::string all;
+  if (r.profile)
+    for (const auto& w : r.profile->info.warnings) all += w + "\n";
+  return all;
+}
+
+mode_t modeOf(const fs::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
+}
+
+TEST_F(Export, ACacheFolderThatIsALinkIsLeftAsItIsAndNotUsed) {
+  // The link's target was chmod-ed to 0700 (a shared 2775 folder lost its setgid bit and its
+  // group), then refused. Now neither is changed; the export is made in a temporary folder.
+  fs::create_directories(dir_ / "shared");
+  ASSERT_EQ(::chmod((dir_ / "shared").c_str(), 02775), 0);
+  fs::create_directory_symlink(dir_ / "shared", dir_ / "linked");
   options_.cache_dir = (dir_ / "linked").string();
+  fs::create_directories(dir_ / "tmp");
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string saved = tmpdir ? tmpdir : "";
+  ::setenv("TMPDIR", (dir_ / "tmp").c_str(), 1);
   auto linked = openProfile(report(), options_);
-  EXPECT_FALSE(linked.profile);
-  EXPECT_NE(linked.error.find("not a private folder"), std::string::npos) << linked.error;
+  tmpdir ? ::setenv("TMPDIR", saved.c_str(), 1) : ::unsetenv("TMPDIR");
+  EXPECT_EQ(modeOf(dir_ / "shared"), 02775u);
+  EXPECT_TRUE(fs::is_empty(dir_ / "shared"));
+  EXPECT_TRUE(fs::is_empty(dir_ / "tmp")) << "the temporary export folder is removed after the load";
+  ASSERT_TRUE(linked.profile) << linked.error;
+  EXPECT_NE(warningsOf(linked).find("is a symbolic link"), std::string::npos) << warningsOf(linked);
+  EXPECT_EQ(runs(), 1);
+}
+
+TEST_F(Export, ACacheFolderTheUserMadeIsNeverChmodded) {
+  // A folder the user made read-only (0500) was reset to 0700; one open to the group (0750) too.
+  for (mode_t mode : {0500, 0750}) {
+    fs::path folder = dir_ / ("mine" + std::to_string(mode));
+    fs::create_directories(folder);
+    ASSERT_EQ(::chmod(folder.c_str(), mode), 0);
+    options_.cache_dir = folder.string();
+    auto r = openProfile(report(), options_);
+    EXPECT_EQ(modeOf(folder), mode);
+    EXPECT_TRUE(fs::is_empty(folder));
+    ASSERT_TRUE(r.profile) << r.error;
+    EXPECT_NE(warningsOf(r).find("not used"), std::string::npos) << warningsOf(r);
+  }
+}
+
+TEST_F(Export, ACacheFolderOfAnotherUserIsNotUsed) {
   if (::geteuid() != 0) GTEST_SKIP() << "giving a folder to another user needs root";
   fs::create_directories(dir_ / "theirs");
+  ASSERT_EQ(::chmod((dir_ / "theirs").c_str(), 0700), 0);
   ASSERT_EQ(::chown((dir_ / "theirs").c_str(), 65534, 65534), 0);
   options_.cache_dir = (dir_ / "theirs").string();
   auto theirs = openProfile(report(), options_);
-  EXPECT_FALSE(theirs.profile);
-  EXPECT_EQ(runs(), 0);
+  EXPECT_TRUE(fs::is_empty(dir_ / "theirs"));
+  ASSERT_TRUE(theirs.profile) << theirs.error;
+  EXPECT_NE(warningsOf(theirs).find("another user"), std::string::npos) << warningsOf(theirs);
+}
+
+TEST_F(Export, AMissingCacheFolderIsMadePrivate) {
+  options_.cache_dir = (dir_ / "new" / "sightline").string();
+  ASSERT_TRUE(openProfile(report(), options_).profile);
+  EXPECT_EQ(modeOf(dir_ / "new" / "sightline"), 0700u);
+  EXPECT_EQ(runs(), 1);
 }
 
 TEST_F(Export, ATimeLimitEndsAStuckExport) {
@@ -196,6 +248,18 @@ TEST_F(ReopenCache, TheSecondOpenReadsTheSameProfileFromTheCache) {
   EXPECT_EQ(a.totalGpuNs(), b.totalGpuNs());
   ASSERT_FALSE(b.activities.empty());
   EXPECT_EQ(a.strings[a.activities[7].name], b.strings[b.activities[7].name]);
+}
+
+TEST_F(ReopenCache, AFolderOpenToOthersIsNeitherChangedNorUsed) {
+  fs::create_directories(dir_ / "cache");
+  ASSERT_EQ(::chmod((dir_ / "cache").c_str(), 0755), 0);
+  ingest::LoadResult loaded;
+  EXPECT_FALSE(openedFromCache(&loaded));
+  EXPECT_FALSE(openedFromCache());
+  EXPECT_EQ(modeOf(dir_ / "cache"), 0755u);
+  EXPECT_TRUE(fs::is_empty(dir_ / "cache"));
+  ASSERT_TRUE(loaded.profile);
+  EXPECT_NE(warningsOf(loaded).find("open to others"), std::string::npos) << warningsOf(loaded);
 }
 
 TEST_F(ReopenCache, AChangedProfileIsReadAgain) {
