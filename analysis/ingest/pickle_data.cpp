@@ -151,18 +151,23 @@ class Unpickler {
     p_ += sizeof(T);
     return true;
   }
+  // A value read (not fetched from the memo) onto the stack.
+  void made(Ref r) {
+    stack_.push_back(r);
+    ++made_;
+  }
   bool node(Type type, uint32_t count, uint64_t payload) {
     if (d_.nodes_.size() >= limits_.max_values || d_.nodes_.size() >= UINT32_MAX) {
       error_ = "more than " + std::to_string(limits_.max_values) + " values";
       return false;
     }
-    stack_.push_back(static_cast<Ref>(d_.nodes_.size()));
+    made(static_cast<Ref>(d_.nodes_.size()));
     d_.nodes_.push_back({type, false, false, count, payload});
     return true;
   }
   bool integer(int64_t v) {
     if (v >= 0 && v < 256) {
-      stack_.push_back(static_cast<Ref>(3 + v));
+      made(static_cast<Ref>(3 + v));
       return true;
     }
     return node(Type::Int, 0, static_cast<uint64_t>(v));
@@ -207,6 +212,21 @@ class Unpickler {
     stack_.pop_back();
     return true;
   }
+  // Another MARK open: within the limit, and closable by the bytes left (each open MARK needs
+  // one): 20 MB of MARKs once took 2.4 GB before the end said they were never closed.
+  bool markFits() {
+    uint64_t left = file_ ? file_size_ - std::min<uint64_t>(file_size_, consumed_ + p_) : in_->size() - p_;
+    if (marks_.size() >= limits_.max_marks) {
+      error_ = "MARKs nested deeper than " + std::to_string(limits_.max_marks);
+      return false;
+    }
+    if (marks_.size() >= left) {
+      error_ =
+          std::to_string(marks_.size() + 1) + " MARKs open with " + std::to_string(left) + " bytes left to close them";
+      return false;
+    }
+    return true;
+  }
   bool popMark(Mark& mark) {
     if (marks_.empty()) {
       error_ = "no MARK";
@@ -220,6 +240,13 @@ class Unpickler {
     if (stack_.empty()) return false;
     if (idx >= limits_.max_memo) {
       error_ = "memo index " + std::to_string(idx) + " is too large";
+      return false;
+    }
+    // Python numbers what it memoizes in order, so an index names at most one of the values read
+    // so far: a larger one would grow the memo past what the bytes read can fill (a 9-byte
+    // pickle once took 1 GB).
+    if (idx >= made_) {
+      error_ = "memo index " + std::to_string(idx) + " is beyond the " + std::to_string(made_) + " values read so far";
       return false;
     }
     if (memo_.size() <= idx) memo_.resize(idx + 1, kUnset);
@@ -391,6 +418,7 @@ class Unpickler {
         return le(v);
       }
       case '(':
+        if (!markFits()) return false;
         marks_.push_back({stack_.size(), static_cast<Ref>(d_.nodes_.size()), d_.slots_.size(),
                           file_ ? d_.bytes_.size() : 0, memo_log_.size(), chunk_writes_});
         return true;
@@ -423,13 +451,13 @@ class Unpickler {
         return le(i) && memoGet(i);
       }
       case 'N':
-        stack_.push_back(0);
+        made(0);
         return true;
       case 0x89:
-        stack_.push_back(1);
+        made(1);
         return true;
       case 0x88:
-        stack_.push_back(2);
+        made(2);
         return true;
       case 'K': {
         uint8_t v = 0;
@@ -555,6 +583,7 @@ class Unpickler {
   std::vector<uint64_t> memo_log_;  // memo indices as they were written (with a sink)
   std::vector<Ref> taken_;          // by the sink, in the APPENDS being run
   uint64_t chunk_writes_ = 0;
+  uint64_t made_ = 0;  // values read onto the stack (memo fetches aside)
   std::string error_;
   size_t p_ = 0, at_ = 0;
 };

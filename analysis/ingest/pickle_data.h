@@ -17,10 +17,14 @@ namespace sightline::ingest {
 
 class PickleData;
 class PickleSink;
+// Beyond these the pickle is refused. A memo index must also name a value already read (Python's
+// pickler numbers them in order), and a MARK needs a byte left to close it: neither grows a
+// table past what the file's bytes can fill.
 struct PickleLimits {
   uint64_t max_values = 1ull << 31;  // values in one document
   uint64_t max_memo = 1ull << 28;    // memo index
   uint64_t read_size = 1ull << 20;   // a file is read this many bytes at a time (at least)
+  uint64_t max_marks = 1ull << 16;   // MARKs open at once (Python nests a few per container)
 };
 std::optional<PickleData> readPickleData(std::string bytes, std::string& error, const PickleLimits& limits);
 std::optional<PickleData> readPickleData(std::string bytes, std::string& error, const PickleLimits& limits,

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "tests/support/crafted_snapshots.h"
 #include "tests/support/test_paths.h"
 
 namespace sightline::ingest {
@@ -202,6 +203,37 @@ TEST(PickleData, HostileSizesAndShapesAreErrors) {
   EXPECT_EQ(doc->size(doc->root()), 1u);
   EXPECT_FALSE(readPickleData(deep, error, {1000, 1000}));
   EXPECT_NE(error.find("more than 1000 values"), std::string::npos) << error;
+}
+
+// Issue 42, item 10: a memo index or MARKs that the file's bytes cannot account for are refused
+// at the opcode, before any table grows (9 bytes once took 1 GB of memo, 20 MB of MARKs 2.4 GB,
+// both refused only at the end).
+TEST(PickleData, AMemoIndexOrMarksBeyondWhatTheBytesHoldAreRefusedAtOnce) {
+  std::string error;
+  EXPECT_FALSE(readPickleData(testing::largeMemoIndexPickle(), error));
+  EXPECT_NE(error.find("memo index 268435455 is beyond the 1 values read so far (at byte 3)"), std::string::npos)
+      << error;
+  // Indices in order, as Python writes them ([None], the list and None memoized), read; one
+  // past the values read refused.
+  auto doc = readPickleData(fromHex("80025d71004e710161") + ".", error);
+  ASSERT_TRUE(doc) << error;
+  EXPECT_EQ(doc->size(doc->root()), 1u);
+  EXPECT_FALSE(readPickleData(fromHex("80025d71014e710261") + ".", error));
+  EXPECT_NE(error.find("memo index 1 is beyond the 1 values read so far"), std::string::npos) << error;
+
+  EXPECT_FALSE(readPickleData(testing::marksPickle(20'000'000), error));
+  EXPECT_NE(error.find("MARKs nested deeper than 65536 (at byte 65538)"), std::string::npos) << error;
+  EXPECT_FALSE(readPickleData(fromHex("80022828282828") + ".", error));
+  EXPECT_NE(error.find("4 MARKs open with 2 bytes left to close them (at byte 5)"), std::string::npos) << error;
+  // Nesting as deep as the limit still reads.
+  std::string nested = fromHex("8002");
+  for (int i = 0; i < 1000; ++i) nested += "(";
+  for (int i = 0; i < 1000; ++i) nested += "l";
+  ASSERT_TRUE(readPickleData(nested + ".", error)) << error;
+  PickleLimits shallow;
+  shallow.max_marks = 999;
+  EXPECT_FALSE(readPickleData(nested + ".", error, shallow));
+  EXPECT_NE(error.find("MARKs nested deeper than 999"), std::string::npos) << error;
 }
 
 }  // namespace
