@@ -67,13 +67,7 @@ class SnapshotBuilder : public PickleSink {
       return std::nullopt;
     }
     if (segments) readSegments(*segments);
-    placeTakenEvents(traces);
-    if (traces) {
-      for (size_t device = 0; device < d().size(*traces) && device < 4096; ++device) {
-        Ref trace = d().item(*traces, device);
-        for (size_t i = 0; i < d().size(trace); ++i) readEvent(d().item(trace, i), static_cast<int32_t>(device));
-      }
-    }
+    readTraces(traces);
     if (skipped_) out_.warnings.push_back(std::to_string(skipped_) + " entries that were not dicts were skipped");
     if (implausible_)
       out_.warnings.push_back(std::to_string(implausible_) +
@@ -103,13 +97,30 @@ class SnapshotBuilder : public PickleSink {
     }
     for (const auto& [ref, id] : kept) cache[ref] = id;
   }
+  // Each device's trace list, in device order. A list named for several devices is read once, for
+  // the first: its entries are one device's, and `[trace] * 4096` (pickled as one list and 4095
+  // memo fetches) once read them 4096 times, past 2 GB from 200 KB.
+  void readTraces(std::optional<Ref> traces) {
+    std::unordered_map<Ref, int32_t> device_of;  // each list's first device
+    size_t shared = 0;
+    for (size_t device = 0; traces && device < d().size(*traces) && device < 4096; ++device) {
+      Ref list = d().item(*traces, device);
+      if (!device_of.emplace(list, static_cast<int32_t>(device)).second && d().type(list) == PickleData::Type::List)
+        ++shared;
+    }
+    placeTakenEvents(device_of);
+    for (size_t device = 0; traces && device < d().size(*traces) && device < 4096; ++device) {
+      Ref list = d().item(*traces, device);
+      if (device_of.at(list) != static_cast<int32_t>(device)) continue;
+      for (size_t i = 0; i < d().size(list); ++i) readEvent(d().item(list, i), static_cast<int32_t>(device));
+    }
+    if (shared)
+      out_.warnings.push_back(std::to_string(shared) +
+                              " devices' traces were a list already read for another device: read once, for the first");
+  }
   // Entries taken while reading get the device of the trace list they were appended to; those of
   // any other list are not trace entries and go.
-  void placeTakenEvents(std::optional<Ref> traces) {
-    std::unordered_map<Ref, int32_t> device_of;
-    if (traces)
-      for (size_t device = 0; device < d().size(*traces) && device < 4096; ++device)
-        device_of.emplace(d().item(*traces, device), static_cast<int32_t>(device));
+  void placeTakenEvents(const std::unordered_map<Ref, int32_t>& device_of) {
     size_t at = 0;
     for (const auto& run : runs_) {
       auto it = device_of.find(run.list);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/crafted_snapshots.h"
 #include "tests/support/test_paths.h"
 
 namespace sightline::ingest {
@@ -67,6 +68,21 @@ TEST(MemorySnapshotReader, ACutFileIsAClearError) {
   EXPECT_NE(error.find("cut short"), std::string::npos) << error;
   EXPECT_FALSE(parseMemorySnapshot(bytes.substr(0, bytes.size() / 2), error));
   EXPECT_NE(error.find("cut short"), std::string::npos) << error;
+}
+
+// Issue 42, item 5: one trace list named for 4096 devices ([trace] * 4096) is read once, for
+// device 0 (it was read for each: 200 KB of pickle went past 2 GB).
+TEST(MemorySnapshotReader, ATraceListNamedForManyDevicesIsReadOnce) {
+  for (bool whole : {true, false}) {
+    std::string error;
+    auto s = parseMemorySnapshot(testing::sharedTraceSnapshot(4096, 300), error, whole);
+    ASSERT_TRUE(s) << error;
+    EXPECT_EQ(s->events.size(), 300u) << whole;
+    for (const auto& e : s->events) ASSERT_EQ(e.device, 0);
+    ASSERT_EQ(s->warnings.size(), 1u) << whole;
+    EXPECT_NE(s->warnings[0].find("4095 devices' traces were a list already read"), std::string::npos)
+        << s->warnings[0];
+  }
 }
 
 }  // namespace
