@@ -1,8 +1,8 @@
 // Writes one crafted memory snapshot (tests/support/crafted_snapshots.h) to a file, for fuzz
 // seeds and for measuring the binary on it:
 //   crafted_snapshot OUT shared-trace DEVICES EVENTS | shared-file-name BYTES FRAMES |
-//     shared-blocks SEGMENTS BLOCKS | shared-stack DEPTH EVENTS | many-devices DEVICES EVENTS |
-//     memo-index | marks COUNT
+//     shared-blocks SEGMENTS BLOCKS | shared-blocks-list SEGMENTS BLOCKS | shared-stack DEPTH EVENTS | many-devices
+//     DEVICES EVENTS | memo-index | marks COUNT
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
     bytes = sharedFileNameSnapshot(static_cast<size_t>(arg(3)), b);
   else if (kind == "shared-blocks")
     bytes = sharedBlocksSnapshot(a, b);
+  else if (kind == "shared-blocks-list")
+    bytes = sharedBlocksSnapshot(a, b, true);
   else if (kind == "shared-stack")
     bytes = sharedStackSnapshot(a, b);
   else if (kind == "many-devices")

@@ -136,18 +136,25 @@ std::string sharedFileNameSnapshot(size_t name_bytes, int frames) {
   return w.op('e').op('a').op('u').finish();
 }
 
-std::string sharedBlocksSnapshot(int segments, int blocks) {
+std::string sharedBlocksSnapshot(int segments, int blocks, bool distinct_segments) {
   PickleWriter w;
   w.op('}').op('(').key("segments").op('(');
+  uint32_t list = 0;
   segment(w, 0, 512 * int64_t{blocks}, [&] {
     w.op('(');
     block(w, 0x1000, 512);
     uint32_t b = w.memoize();
     for (int i = 1; i < blocks; ++i) w.get(b);
     w.op('l');
+    list = w.memoize();
   });
   uint32_t s = w.memoize();
-  for (int i = 1; i < segments; ++i) w.get(s);
+  for (int i = 1; i < segments; ++i) {
+    if (distinct_segments)
+      segment(w, 0, 512 * int64_t{blocks}, [&] { w.get(list); });
+    else
+      w.get(s);
+  }
   w.op('l').key("device_traces").op(']');
   return w.op('u').finish();
 }

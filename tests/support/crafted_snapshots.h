@@ -41,8 +41,8 @@ std::string sharedTraceSnapshot(int devices, int events);
 // user file name of `name_bytes` bytes (pickled once), each on another line.
 std::string sharedFileNameSnapshot(size_t name_bytes, int frames);
 // 7: `segments` references to one segment whose `blocks` is one list holding one allocated
-// block `blocks` times.
-std::string sharedBlocksSnapshot(int segments, int blocks);
+// block `blocks` times; `distinct_segments`: as many segments of their own sharing that list.
+std::string sharedBlocksSnapshot(int segments, int blocks, bool distinct_segments = false);
 // 8: `events` allocations (and their frees) sharing one stack of `depth` references to one
 // library frame (no user frame, no backward: every walk goes to its end).
 std::string sharedStackSnapshot(int depth, int events);

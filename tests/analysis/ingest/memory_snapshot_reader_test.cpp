@@ -85,5 +85,22 @@ TEST(MemorySnapshotReader, ATraceListNamedForManyDevicesIsReadOnce) {
   }
 }
 
+// Issue 42, item 7: a segment named 1000 times, or 1000 segments sharing one blocks list, are
+// read once (10^4 x 10^4 of them, 40 KB, made 10^8 blocks: 5.5 GB, then std::bad_alloc).
+TEST(MemorySnapshotReader, ASegmentOrBlocksListNamedManyTimesIsReadOnce) {
+  for (bool distinct : {false, true}) {
+    std::string error;
+    auto s = parseMemorySnapshot(testing::sharedBlocksSnapshot(1000, 1000, distinct), error);
+    ASSERT_TRUE(s) << error;
+    EXPECT_EQ(s->blocks.size(), 1000u) << distinct;  // the one list's, each a reference to one block
+    ASSERT_EQ(s->reserved_at_dump.size(), 1u);
+    // The segments are read (their sizes counted) when they are segments of their own.
+    EXPECT_EQ(s->reserved_at_dump[0], (distinct ? 1000 : 1) * 512 * 1000) << distinct;
+    ASSERT_EQ(s->warnings.size(), 1u) << distinct;
+    EXPECT_NE(s->warnings[0].find("999 segments or blocks lists were one already read"), std::string::npos)
+        << s->warnings[0];
+  }
+}
+
 }  // namespace
 }  // namespace sightline::ingest
