@@ -17,24 +17,22 @@ using model::MemoryAction;
 
 constexpr int32_t kNoLine = -1;
 
-// Lines by (file, line), their file and line filled in, most bytes first.
-template <class File>
-std::vector<MemoryLine> mostFirst(const std::map<std::pair<File, int32_t>, MemoryLine>& by_line,
-                                  const std::function<std::string(const File&)>& name) {
+// Lines by (file id, line), their file and line filled in, most bytes first; ties by file (its
+// text in `names` when given, else its id), then line.
+std::vector<MemoryLine> mostFirst(const std::map<std::pair<uint32_t, int32_t>, MemoryLine>& by_line,
+                                  const std::vector<std::string>* names = nullptr) {
   std::vector<MemoryLine> out;
   out.reserve(by_line.size());
   for (const auto& [key, held] : by_line) {
     out.push_back(held);
-    out.back().file = name(key.first);
+    out.back().file = key.first;
     out.back().line = key.second;
   }
-  std::stable_sort(out.begin(), out.end(), [](const MemoryLine& a, const MemoryLine& b) { return a.bytes > b.bytes; });
+  std::stable_sort(out.begin(), out.end(), [&](const MemoryLine& a, const MemoryLine& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    return names && a.file != b.file && (*names)[a.file] < (*names)[b.file];
+  });
   return out;
-}
-
-std::vector<MemoryLine> mostFirst(const std::map<std::pair<model::StringId, int32_t>, MemoryLine>& by_line,
-                                  const model::Profile& profile) {
-  return mostFirst<model::StringId>(by_line, [&](const model::StringId& f) { return profile.strings[f]; });
 }
 
 void addBytes(MemoryLine& into, int64_t bytes, MemoryPhase phase) {
@@ -66,7 +64,7 @@ class DeviceReplay {
     for (size_t k = 0; k < events_.size(); ++k) {
       const auto& e = s_.events[events_[k]];
       if (e.action != MemoryAction::Oom) continue;
-      MemoryOom oom{"", 0, e.size, e.device_free, e.stack};
+      MemoryOom oom{0, 0, e.size, e.device_free, e.stack};
       if (int32_t owner = userFrame(e.stack); owner != kNoLine) {
         oom.file = s_.frames[static_cast<size_t>(owner)].file;
         oom.line = s_.frames[static_cast<size_t>(owner)].line;
@@ -82,7 +80,7 @@ class DeviceReplay {
     if (auto it = user_frame_.find(stack); it != user_frame_.end()) return it->second;
     int32_t found = kNoLine;
     for (uint32_t f : s_.stacks[stack]) {
-      if (is_user_(s_.frames[f].file)) {
+      if (is_user_(s_.strings[s_.frames[f].file])) {
         found = static_cast<int32_t>(f);
         break;
       }
@@ -92,9 +90,9 @@ class DeviceReplay {
   }
   bool runsBackward(uint32_t stack) const {
     for (uint32_t f : s_.stacks[stack]) {
-      const auto& frame = s_.frames[f];
-      if (frame.function == "backward" && (frame.file.find("torch/_tensor.py") != std::string::npos ||
-                                           frame.file.find("torch/autograd") != std::string::npos))
+      const std::string& file = s_.strings[s_.frames[f].file];
+      if (s_.strings[s_.frames[f].function] == "backward" &&
+          (file.find("torch/_tensor.py") != std::string::npos || file.find("torch/autograd") != std::string::npos))
         return true;
     }
     return false;
@@ -104,7 +102,7 @@ class DeviceReplay {
     if (stack == 0) return owner_[k] == kNoLine ? MemoryPhase::Unknown : MemoryPhase::Backward;
     if (runsBackward(stack)) return MemoryPhase::Backward;
     for (uint32_t f : s_.stacks[stack])
-      if (s_.frames[f].file.find("torch/optim/") != std::string::npos) return MemoryPhase::Optimizer;
+      if (s_.strings[s_.frames[f].file].find("torch/optim/") != std::string::npos) return MemoryPhase::Optimizer;
     return MemoryPhase::Forward;
   }
   // Each event's pass, and its step: a forward after a backward or optimizer pass begins one.
@@ -213,8 +211,7 @@ class DeviceReplay {
       r.unattributed_at_peak = none->second.bytes;
       by_owner.erase(none);
     }
-    auto lines = byLine(by_owner);
-    r.lines = mostFirst<std::string>(lines, [](const std::string& f) { return f; });
+    r.lines = mostFirst(byLine(by_owner), &s_.strings);
   }
   // Reserved bytes: the segments at the dump, less what the trace allocated, plus what it freed,
   // is what the trace began with; its peak walking forward.
@@ -289,11 +286,11 @@ class DeviceReplay {
       l.allocations /= r.steady_steps;
       for (auto& b : l.by_phase) b /= r.steady_steps;
     }
-    r.per_step = mostFirst<std::string>(lines, [](const std::string& f) { return f; });
+    r.per_step = mostFirst(lines, &s_.strings);
   }
-  // Owners (frame ids) merged by their file and line.
-  std::map<std::pair<std::string, int32_t>, MemoryLine> byLine(const std::map<int32_t, MemoryLine>& by_owner) const {
-    std::map<std::pair<std::string, int32_t>, MemoryLine> lines;
+  // Owners (frame ids) merged by their file and line (frames differ by function too).
+  std::map<std::pair<uint32_t, int32_t>, MemoryLine> byLine(const std::map<int32_t, MemoryLine>& by_owner) const {
+    std::map<std::pair<uint32_t, int32_t>, MemoryLine> lines;
     for (const auto& [owner, held] : by_owner) {
       const auto& f = s_.frames[static_cast<size_t>(owner)];
       auto& into = lines[{f.file, f.line}];
@@ -379,7 +376,7 @@ MemoryReplay replayUses(const model::Profile& profile, const std::vector<LineRef
     std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   }
   r.unattributed_at_peak = std::max<int64_t>(0, best - placed);
-  r.lines = mostFirst(by_line, profile);
+  r.lines = mostFirst(by_line);
   return r;
 }
 
@@ -399,7 +396,7 @@ void replayPool(const model::Profile& profile, const std::vector<LineRef>& lines
     if (at.file != 0) addBytes(by_line[{at.file, at.line}], u.bytes, MemoryPhase::Unknown);
   }
   r.peak_reserved = std::max(r.peak_reserved, best);
-  r.growth_lines = mostFirst(by_line, profile);
+  r.growth_lines = mostFirst(by_line);
 }
 
 }  // namespace

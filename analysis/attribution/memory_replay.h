@@ -23,8 +23,11 @@ namespace sightline::attribution {
 // What was allocated in each pass: forward, backward, optimizer (MemoryPhase less one).
 using PhaseBytes = std::array<int64_t, 3>;
 
+// Files are ids into the strings of what was replayed (MemorySnapshot::strings for replayMemory,
+// Profile::strings for replayMemoryUses), never copies: a thousand lines of one long file name
+// hold it once.
 struct MemoryLine {
-  std::string file;
+  uint32_t file = 0;
   int32_t line = 0;
   int64_t bytes = 0;      // alive at the peak, allocated by this line (innermost user frame)
   PhaseBytes by_phase{};  // of `bytes`, by the pass that allocated them (where known)
@@ -35,7 +38,7 @@ struct MemoryLine {
 };
 
 struct MemoryOom {
-  std::string file;  // the innermost user frame of the failing allocation ("" when none)
+  uint32_t file = 0;  // the innermost user frame of the failing allocation (0, "": none)
   int32_t line = 0;
   int64_t requested = 0;
   int64_t free = 0;    // what the device had free
@@ -52,7 +55,7 @@ inline int phaseIndex(MemoryPhase p) { return static_cast<int>(p) - 1; }
 // Allocations of one line still alive when the trace ends, made over much of it: memory kept
 // step after step (a list that keeps each step's tensors).
 struct MemoryKept {
-  std::string file;
+  uint32_t file = 0;
   int32_t line = 0;
   int count = 0;      // allocations never freed
   int64_t bytes = 0;  // their bytes

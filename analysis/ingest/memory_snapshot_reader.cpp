@@ -1,7 +1,9 @@
 // Snapshot dicts into the memory model: frames and stacks made distinct as they are read.
 #include "analysis/ingest/memory_snapshot_reader.h"
 
+#include <deque>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -53,6 +55,7 @@ class SnapshotBuilder : public PickleSink {
       if (run.list >= from) run.list = to.count(run.list) ? to.at(run.list) : kGone;
     rekey(by_ref_, from, to);
     rekey(frame_by_ref_, from, to);
+    rekey(string_by_ref_, from, to);
   }
 
   std::optional<model::MemorySnapshot> build(const PickleData& doc, std::string& error) {
@@ -73,11 +76,18 @@ class SnapshotBuilder : public PickleSink {
     if (implausible_)
       out_.warnings.push_back(std::to_string(implausible_) +
                               " entries with a negative or impossibly large size were skipped");
+    if (cut_)
+      out_.warnings.push_back(std::to_string(cut_) + " frame names longer than " + std::to_string(kMaxName) +
+                              " bytes were cut there");
+    string_ids_.clear();
+    out_.strings.assign(std::make_move_iterator(strings_.begin()), std::make_move_iterator(strings_.end()));
+    strings_.clear();
     return std::move(out_);
   }
 
  private:
   static constexpr int32_t kNoDevice = -1;
+  static constexpr size_t kMaxName = 4096;  // bytes of a frame's file or function name
   static constexpr Ref kGone = UINT32_MAX;
   struct Run {
     Ref list;
@@ -160,13 +170,36 @@ class SnapshotBuilder : public PickleSink {
   uint32_t frameOf(Ref f) {
     if (auto it = frame_by_ref_.find(f); it != frame_by_ref_.end()) return it->second;
     model::MemoryFrame frame;
-    if (auto v = d().get(f, "filename")) frame.file = std::string(d().str(*v));
-    if (auto v = d().get(f, "name")) frame.function = std::string(d().str(*v));
+    frame.file = stringOf(d().get(f, "filename"));
+    frame.function = stringOf(d().get(f, "name"));
     frame.line = static_cast<int32_t>(integer(f, "line"));
-    std::string key = frame.file + '\0' + frame.function + '\0' + std::to_string(frame.line);
+    std::string key(reinterpret_cast<const char*>(&frame), sizeof frame);
     auto [it, added] = frames_.try_emplace(key, static_cast<uint32_t>(out_.frames.size()));
-    if (added) out_.frames.push_back(std::move(frame));
+    if (added) out_.frames.push_back(frame);
     frame_by_ref_[f] = it->second;
+    return it->second;
+  }
+  // A string's id in the snapshot's strings: each text once, however many frames name it (a
+  // 1 MiB file name shared by a thousand frames was copied into each, twice: 2 GB from 1 MB).
+  // Found by its ref first, so that a long one is hashed once. A name longer than any path
+  // (PATH_MAX) is cut there: what is made of it per line (a line's place, the report's lines)
+  // stays small.
+  uint32_t stringOf(std::optional<Ref> v) {
+    if (!v || d().type(*v) != PickleData::Type::Str) return 0;
+    if (auto it = string_by_ref_.find(*v); it != string_by_ref_.end()) return it->second;
+    std::string_view text = d().str(*v);
+    if (text.size() > kMaxName) {  // at a character's start, so that what is left is UTF-8
+      size_t n = kMaxName;
+      while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+      text = text.substr(0, n);
+      ++cut_;
+    }
+    auto it = string_ids_.find(text);
+    if (it == string_ids_.end()) {
+      strings_.emplace_back(text);
+      it = string_ids_.emplace(strings_.back(), static_cast<uint32_t>(strings_.size() - 1)).first;
+    }
+    string_by_ref_[*v] = it->second;
     return it->second;
   }
   // A segment, or a blocks list, named twice is read once: 10^4 references to one segment
@@ -266,8 +299,10 @@ class SnapshotBuilder : public PickleSink {
   model::MemorySnapshot out_;
   std::vector<Run> runs_;  // the trace entries taken, by the list they were appended to, in order
   std::unordered_map<std::string, uint32_t> frames_, stacks_;
-  std::unordered_map<Ref, uint32_t> frame_by_ref_, by_ref_;
-  size_t skipped_ = 0, implausible_ = 0;
+  std::unordered_map<Ref, uint32_t> frame_by_ref_, by_ref_, string_by_ref_;
+  std::deque<std::string> strings_{""};                                 // the snapshot's strings, by id
+  std::unordered_map<std::string_view, uint32_t> string_ids_{{"", 0}};  // views into strings_
+  size_t skipped_ = 0, implausible_ = 0, cut_ = 0;
 };
 
 }  // namespace

@@ -14,7 +14,7 @@ namespace sightline::ingest {
 namespace {
 
 constexpr char kMagic[16] = {'S', 'I', 'G', 'H', 'T', 'L', 'I', 'N', 'E', '-', 'M', 'O', 'D', 'E', 'L', '\n'};
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2;  // 2: a memory snapshot's frames name interned strings
 
 // Sizes of the rows stored as bytes: a build whose structs differ reads none of another's.
 std::string layout() {
@@ -22,7 +22,8 @@ std::string layout() {
          std::to_string(sizeof(model::NvtxRange)) + "m" + std::to_string(sizeof(model::PythonMark)) + "f" +
          std::to_string(sizeof(model::Frame)) + "p" + std::to_string(sizeof(model::PythonCall)) + "l" +
          std::to_string(sizeof(model::LaunchConfig)) + "e" + std::to_string(sizeof(model::MemoryEvent)) + "b" +
-         std::to_string(sizeof(model::MemoryBlock)) + "u" + std::to_string(sizeof(model::MemoryUse));
+         std::to_string(sizeof(model::MemoryBlock)) + "u" + std::to_string(sizeof(model::MemoryUse)) + "y" +
+         std::to_string(sizeof(model::MemoryFrame));
 }
 
 class Writer {
@@ -159,8 +160,7 @@ bool encodeModelCache(const model::Profile& p, const std::string& key, const Byt
     for (const auto& bins : proc.bins) w.rows(bins);
   }
   const auto& m = p.memory;
-  w.pod(static_cast<uint64_t>(m.frames.size()));
-  for (const auto& f : m.frames) w.str(f.file), w.str(f.function), w.pod(f.line);
+  w.strs(m.strings), w.rows(m.frames);
   w.pod(static_cast<uint64_t>(m.stacks.size()));
   for (const auto& s : m.stacks) w.rows(s);
   w.rows(m.events), w.rows(m.blocks), w.rows(m.reserved_at_dump), w.strs(m.warnings);
@@ -199,13 +199,7 @@ bool readTables(Reader& r, model::Profile& p) {
     p.capture.setProcess(pid, std::move(proc));
   }
   auto& m = p.memory;
-  if (!r.pod(n)) return false;
-  for (uint64_t i = 0; i < n; ++i) {
-    model::MemoryFrame f;
-    if (!r.str(f.file) || !r.str(f.function) || !r.pod(f.line)) return false;
-    m.frames.push_back(std::move(f));
-  }
-  if (!r.pod(n)) return false;
+  if (!r.strs(m.strings) || !r.rows(m.frames) || !r.pod(n)) return false;
   for (uint64_t i = 0; i < n; ++i) {
     std::vector<uint32_t> stack;
     if (!r.rows(stack)) return false;
@@ -237,6 +231,8 @@ bool idsInRange(const model::Profile& p) {
   for (const auto& s : p.memory.stacks)
     for (uint32_t f : s)
       if (f >= p.memory.frames.size()) return false;
+  for (const auto& f : p.memory.frames)
+    if (f.file >= p.memory.strings.size() || f.function >= p.memory.strings.size()) return false;
   return true;
 }
 

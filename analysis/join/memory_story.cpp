@@ -24,6 +24,11 @@ namespace {
 
 bool isUser(std::string_view path) { return attribution::isDefaultUserFile(path); }
 
+// Places told per list (the lines holding the peak, those growing the pool, the out-of-memory
+// call chain): each is a path, and a crafted snapshot can hold a thousand lines of a long one.
+// Every line's figures are on its LineCost all the same.
+constexpr size_t kMemoryPlaces = 100;
+
 // The device to tell: the one that ran out of memory, else the one with the highest peak.
 const attribution::MemoryReplay& toldDevice(const std::vector<attribution::MemoryReplay>& replays) {
   const attribution::MemoryReplay* told = &replays.front();
@@ -104,28 +109,38 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
   story->steady_steps = r.steady_steps;
   story->allocated_known = r.allocated_known;
   story->pool_growth_bytes = r.pool_growth;
+  // A replayed file id as the profile's string: a snapshot's interned once each, however many
+  // lines name it; a trace's is the profile's already.
+  constexpr model::StringId kNotYet = UINT32_MAX;
+  std::vector<model::StringId> interned(from_snapshot ? snapshot.strings.size() : 0, kNotYet);
+  auto fileOf = [&](uint32_t id) -> model::StringId {
+    if (!from_snapshot) return id;
+    if (id >= interned.size()) return 0;
+    if (interned[id] == kNotYet) interned[id] = profile.strings.intern(snapshot.strings[id]);
+    return interned[id];
+  };
   for (const auto& l : r.growth_lines) {
-    model::StringId file = profile.strings.intern(l.file);
+    model::StringId file = fileOf(l.file);
     attr.files[file][l.line].memory_reserved_bytes += l.bytes;
-    story->growth.push_back({place(file), l.line, l.bytes, ""});
+    if (story->growth.size() < kMemoryPlaces) story->growth.push_back({place(file), l.line, l.bytes, ""});
   }
   for (const auto& k : r.kept) {
-    auto& cost = attr.files[profile.strings.intern(k.file)][k.line];
+    auto& cost = attr.files[fileOf(k.file)][k.line];
     cost.memory_kept_count += k.count;
     cost.memory_kept_bytes += k.bytes;
     cost.memory_kept_steps = std::max(cost.memory_kept_steps, k.steps);
   }
   for (const auto& l : r.lines) {
-    model::StringId file = profile.strings.intern(l.file);
+    model::StringId file = fileOf(l.file);
     auto& cost = attr.files[file][l.line];
     cost.memory_peak_bytes += l.bytes;
     for (size_t i = 0; i < l.by_phase.size(); ++i) cost.memory_peak_by_phase[i] += l.by_phase[i];
     for (const auto& [op, bytes] : l.ops) cost.memory_peak_ops.emplace_back(profile.strings.intern(op), bytes);
-    story->top.push_back({place(file), l.line, l.bytes, ""});
+    if (story->top.size() < kMemoryPlaces) story->top.push_back({place(file), l.line, l.bytes, ""});
   }
   if (!from_snapshot && r.allocated_known) tracePerStep(profile, attr, r, *story);
   for (const auto& l : r.per_step) {
-    auto& cost = attr.files[profile.strings.intern(l.file)][l.line];
+    auto& cost = attr.files[fileOf(l.file)][l.line];
     cost.memory_step_bytes += l.bytes;
     cost.memory_step_allocations += l.allocations;
   }
@@ -133,18 +148,22 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
     MemoryStory::Oom oom;
     oom.requested_bytes = r.oom->requested;
     oom.free_bytes = r.oom->free;
-    if (!r.oom->file.empty()) {
-      out.oom_file = profile.strings.intern(r.oom->file);
+    if (r.oom->file != 0) {
+      out.oom_file = fileOf(r.oom->file);
       out.oom_line = r.oom->line;
       oom.where = {place(out.oom_file), r.oom->line, r.oom->requested, ""};
     }
     if (from_snapshot && r.oom->stack < snapshot.stacks.size()) {
-      const auto& stack = snapshot.stacks[r.oom->stack];
-      for (auto f = stack.rbegin(); f != stack.rend(); ++f) {
-        const auto& frame = snapshot.frames[*f];
-        if (!isUser(frame.file)) continue;
-        oom.chain.push_back({place(profile.strings.intern(frame.file)), frame.line, 0, frame.function});
+      // The innermost user frames, told outermost first.
+      std::vector<int8_t> user(snapshot.strings.size(), -1);  // by file id: unknown, no, yes
+      for (uint32_t f : snapshot.stacks[r.oom->stack]) {
+        if (oom.chain.size() == kMemoryPlaces) break;
+        const auto& frame = snapshot.frames[f];
+        if (user[frame.file] < 0) user[frame.file] = isUser(snapshot.strings[frame.file]) ? 1 : 0;
+        if (user[frame.file] == 0) continue;
+        oom.chain.push_back({place(fileOf(frame.file)), frame.line, 0, snapshot.strings[frame.function]});
       }
+      std::reverse(oom.chain.begin(), oom.chain.end());
     }
     if (!oom.chain.empty() && oom.chain.back().line == oom.where.line) oom.where.function = oom.chain.back().function;
     story->oom = std::move(oom);

@@ -36,7 +36,7 @@ struct MemoryStory {
   int steps = 0;      // in the trace (a snapshot's; 0: not told)
   int peak_step = 0;  // the step of the peak, 1-based; 0: not known
   int steady_steps = 0;
-  std::vector<MemoryPlace> top;  // the user lines holding the peak, most first
+  std::vector<MemoryPlace> top;  // the user lines holding the peak, most first (the first 100)
   // Allocated and reserved over the trace (attribution::MemorySample; empty for the pool alone),
   // the peak's time and the steps' starts, on the trace's clock (us).
   std::vector<attribution::MemorySample> series;
@@ -46,12 +46,12 @@ struct MemoryStory {
   // whose cudaMalloc grew it, most first. Without tensor events the allocated figures are unknown.
   bool allocated_known = true;
   int64_t pool_growth_bytes = 0;
-  std::vector<MemoryPlace> growth;
+  std::vector<MemoryPlace> growth;  // the first 100
   struct Oom {
     MemoryPlace where;  // its bytes: those asked for
     int64_t requested_bytes = 0;
     int64_t free_bytes = 0;
-    std::vector<MemoryPlace> chain;  // the user frames of its stack, outermost first (bytes unused)
+    std::vector<MemoryPlace> chain;  // its stack's user frames (the innermost 100), outermost first; bytes unused
   };
   std::optional<Oom> oom;
 };

@@ -9,9 +9,11 @@
 
 namespace sightline::model {
 
+// Names are ids into MemorySnapshot::strings: a file name shared by a thousand frames is held
+// once, however long.
 struct MemoryFrame {
-  std::string file;
-  std::string function;
+  uint32_t file = 0;
+  uint32_t function = 0;
   int32_t line = 0;
 };
 
@@ -66,6 +68,7 @@ struct MemoryBlock {
 };
 
 struct MemorySnapshot {
+  std::vector<std::string> strings{""};       // distinct, the frames' names; strings[0] is ""
   std::vector<MemoryFrame> frames;            // distinct frames
   std::vector<std::vector<uint32_t>> stacks;  // frame ids, innermost first; stacks[0] is empty
   std::vector<MemoryEvent> events;            // in trace order within each device

@@ -22,7 +22,9 @@ void expectSame(const model::MemorySnapshot& a, const model::MemorySnapshot& b, 
     ASSERT_EQ(a.stacks[x.stack].size(), b.stacks[y.stack].size()) << what << " event " << i;
     for (size_t f = 0; f < a.stacks[x.stack].size(); ++f) {
       const auto &fa = a.frames[a.stacks[x.stack][f]], &fb = b.frames[b.stacks[y.stack][f]];
-      ASSERT_TRUE(fa.file == fb.file && fa.function == fb.function && fa.line == fb.line) << what << " event " << i;
+      ASSERT_TRUE(a.strings[fa.file] == b.strings[fb.file] && a.strings[fa.function] == b.strings[fb.function] &&
+                  fa.line == fb.line)
+          << what << " event " << i;
     }
   }
   ASSERT_EQ(a.blocks.size(), b.blocks.size()) << what;
@@ -100,6 +102,35 @@ TEST(MemorySnapshotReader, ASegmentOrBlocksListNamedManyTimesIsReadOnce) {
     EXPECT_NE(s->warnings[0].find("999 segments or blocks lists were one already read"), std::string::npos)
         << s->warnings[0];
   }
+}
+
+// Issue 42, item 6: a thousand frames sharing one 1 MiB file name hold it once, cut at 4096
+// bytes (each frame held two copies: 1 MB of pickle took 2 GB here, 6 GB in the report).
+TEST(MemorySnapshotReader, AFileNameSharedByManyFramesIsHeldOnce) {
+  std::string error;
+  auto s = parseMemorySnapshot(testing::sharedFileNameSnapshot(size_t{1} << 20, 1000), error);
+  ASSERT_TRUE(s) << error;
+  ASSERT_EQ(s->frames.size(), 1000u);
+  EXPECT_EQ(s->strings.size(), 3u);  // "", the file name, "f"
+  for (const auto& f : s->frames) ASSERT_EQ(f.file, s->frames[0].file);
+  const std::string& name = s->strings[s->frames[0].file];
+  EXPECT_EQ(name.size(), 4096u);
+  EXPECT_TRUE(name.starts_with("/work/aaaa")) << name.substr(0, 20);
+  EXPECT_EQ(s->strings[s->frames[0].function], "f");
+  ASSERT_EQ(s->warnings.size(), 1u);
+  EXPECT_NE(s->warnings[0].find("1 frame names longer than 4096 bytes were cut there"), std::string::npos)
+      << s->warnings[0];
+  // Cut at a character's start: 1365 three-byte characters are kept of 2000, not 1365 and a third.
+  testing::PickleWriter w;
+  std::string euros;
+  for (int i = 0; i < 2000; ++i) euros += "\u20ac";
+  w.op('}').op('(').key("segments").op(']').key("device_traces").op(']').op(']').op('}').op('(');
+  w.key("action").key("alloc").key("size").integer(512).key("frames").op(']').op('}').op('(');
+  w.key("filename").key(euros).key("line").integer(1).op('u').op('a');
+  s = parseMemorySnapshot(w.op('u').op('a').op('a').op('u').finish(), error);
+  ASSERT_TRUE(s) << error;
+  ASSERT_EQ(s->frames.size(), 1u);
+  EXPECT_EQ(s->strings[s->frames[0].file], euros.substr(0, 1365 * 3));
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ TEST_F(ModelCache, EveryFormatReadsBackAsTheSameProfile) {
          {model::CaptureEvent::RuntimeCall, model::CaptureEvent::PythonBacktrace, model::CaptureEvent::TraceOp})
       EXPECT_EQ(back->capture.total(kind), p.capture.total(kind));
     if (!p.memory.frames.empty()) {
-      EXPECT_EQ(back->memory.frames.back().file, p.memory.frames.back().file);
+      EXPECT_EQ(back->memory.strings[back->memory.frames.back().file], p.memory.strings[p.memory.frames.back().file]);
     }
   }
 }

@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <map>
 
+#include "analysis/ingest/memory_snapshot_reader.h"
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/join/profile_join.h"
+#include "tests/support/crafted_snapshots.h"
 #include "tests/support/test_paths.h"
 
 namespace sightline::join {
@@ -221,6 +223,31 @@ TEST(MemoryJoin, ASnapshotThatIsNotOneIsAClearError) {
   auto loaded = ingest::loadProfile(path);
   EXPECT_FALSE(loaded.profile);
   EXPECT_NE(loaded.error.find("not_a_snapshot.pickle: "), std::string::npos) << loaded.error;
+}
+
+// Issue 42, item 6: a thousand lines of one long file name each get their bytes on their
+// LineCost, the name interned once; the story tells the first 100 (a path each), not all.
+TEST(MemoryJoin, ManyLinesOfOneLongFileNameAreHeldOnceAndToldAsTheFirstHundred) {
+  std::string error;
+  auto snapshot = ingest::parseMemorySnapshot(testing::sharedFileNameSnapshot(size_t{1} << 20, 1000), error);
+  ASSERT_TRUE(snapshot) << error;
+  model::Profile profile;
+  profile.memory = std::move(*snapshot);
+  attribution::Attribution attr;
+  size_t placed = 0;
+  auto memory = joinMemory(profile, attr, [&](model::StringId f) {
+    ++placed;
+    return profile.strings[f];
+  });
+  ASSERT_TRUE(memory.story);
+  EXPECT_EQ(memory.story->peak_allocated_bytes, 512 * 1000);
+  EXPECT_EQ(memory.story->top.size(), 100u);
+  EXPECT_EQ(placed, 100u);
+  ASSERT_EQ(attr.files.size(), 1u);
+  EXPECT_EQ(profile.strings[attr.files.begin()->first].size(), 4096u);
+  const auto& lines = attr.files.begin()->second;
+  ASSERT_EQ(lines.size(), 1000u);
+  for (const auto& [line, cost] : lines) ASSERT_EQ(cost.memory_peak_bytes, 512) << line;
 }
 
 }  // namespace
