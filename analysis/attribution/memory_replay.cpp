@@ -93,14 +93,17 @@ class StackFacts {
   std::vector<uint8_t> files_;  // FileFlags by string id; 0: not yet tested
 };
 
+// A device's events and blocks (indices into the snapshot's, in order).
+struct DeviceInput {
+  std::vector<size_t> events, blocks;
+};
+
 class DeviceReplay {
  public:
-  DeviceReplay(const model::MemorySnapshot& s, StackFacts& stacks, int32_t device)
-      : s_(s), stacks_(stacks), device_(device) {}
+  DeviceReplay(const model::MemorySnapshot& s, StackFacts& stacks, int32_t device, DeviceInput input)
+      : s_(s), stacks_(stacks), device_(device), events_(std::move(input.events)), blocks_(std::move(input.blocks)) {}
 
   MemoryReplay run() {
-    for (size_t i = 0; i < s_.events.size(); ++i)
-      if (s_.events[i].device == device_) events_.push_back(i);
     owners();
     bool completed = std::any_of(events_.begin(), events_.end(),
                                  [&](size_t i) { return s_.events[i].action == MemoryAction::FreeCompleted; });
@@ -184,9 +187,11 @@ class DeviceReplay {
         }
       }
     }
-    for (const auto& b : s_.blocks)
-      if (b.device == device_ && b.allocated && !live.count(b.addr))
+    for (size_t i : blocks_) {
+      const auto& b = s_.blocks[i];
+      if (b.allocated && !live.count(b.addr))
         initial_.push_back({b.size, b.stack ? userFrame(b.stack) : kNoLine, SIZE_MAX});
+    }
     for (const auto& i : initial_) r.allocated_before_trace += i.size;
   }
   void peak(MemoryReplay& r) {
@@ -339,6 +344,7 @@ class DeviceReplay {
   StackFacts& stacks_;
   int32_t device_;
   std::vector<size_t> events_;      // this device's, in order
+  std::vector<size_t> blocks_;      // this device's, in order
   std::vector<int32_t> owner_;      // by position in events_: a frame id or kNoLine
   std::vector<MemoryPhase> phase_;  // by position in events_
   std::vector<int> step_;           // by position in events_: 1-based
@@ -455,13 +461,15 @@ std::vector<MemoryReplay> replayMemoryUses(const model::Profile& profile, const 
 
 std::vector<MemoryReplay> replayMemory(const model::MemorySnapshot& snapshot,
                                        const std::function<bool(std::string_view path)>& is_user_file) {
-  std::set<int32_t> devices;  // those with a trace or blocks, in one pass
-  for (const auto& e : snapshot.events) devices.insert(e.device);
-  for (const auto& b : snapshot.blocks) devices.insert(b.device);
+  // Those with a trace or blocks, their events and blocks gathered in one pass: a replay per
+  // device that scanned every event and block made 200k device numbers take 24 s.
+  std::map<int32_t, DeviceInput> devices;
+  for (size_t i = 0; i < snapshot.events.size(); ++i) devices[snapshot.events[i].device].events.push_back(i);
+  for (size_t i = 0; i < snapshot.blocks.size(); ++i) devices[snapshot.blocks[i].device].blocks.push_back(i);
   std::vector<MemoryReplay> out;
   out.reserve(devices.size());
   StackFacts stacks(snapshot, is_user_file);
-  for (int32_t d : devices) out.push_back(DeviceReplay(snapshot, stacks, d).run());
+  for (auto& [device, input] : devices) out.push_back(DeviceReplay(snapshot, stacks, device, std::move(input)).run());
   return out;
 }
 

@@ -76,6 +76,9 @@ class SnapshotBuilder : public PickleSink {
     if (implausible_)
       out_.warnings.push_back(std::to_string(implausible_) +
                               " entries with a negative or impossibly large size were skipped");
+    if (off_devices_)
+      out_.warnings.push_back(std::to_string(off_devices_) + " segments on device numbers outside 0.." +
+                              std::to_string(kMaxDevices - 1) + " were skipped");
     if (cut_)
       out_.warnings.push_back(std::to_string(cut_) + " frame names longer than " + std::to_string(kMaxName) +
                               " bytes were cut there");
@@ -88,6 +91,9 @@ class SnapshotBuilder : public PickleSink {
  private:
   static constexpr int32_t kNoDevice = -1;
   static constexpr size_t kMaxName = 4096;  // bytes of a frame's file or function name
+  // Device numbers 0..4095, more than any host holds: an entry on another is an input error,
+  // skipped and counted (200k device numbers once made as many replays, each over everything).
+  static constexpr size_t kMaxDevices = 4096;
   static constexpr Ref kGone = UINT32_MAX;
   struct Run {
     Ref list;
@@ -114,13 +120,13 @@ class SnapshotBuilder : public PickleSink {
   void readTraces(std::optional<Ref> traces) {
     std::unordered_map<Ref, int32_t> device_of;  // each list's first device
     size_t shared = 0;
-    for (size_t device = 0; traces && device < d().size(*traces) && device < 4096; ++device) {
+    for (size_t device = 0; traces && device < d().size(*traces) && device < kMaxDevices; ++device) {
       Ref list = d().item(*traces, device);
       if (!device_of.emplace(list, static_cast<int32_t>(device)).second && d().type(list) == PickleData::Type::List)
         ++shared;
     }
     placeTakenEvents(device_of);
-    for (size_t device = 0; traces && device < d().size(*traces) && device < 4096; ++device) {
+    for (size_t device = 0; traces && device < d().size(*traces) && device < kMaxDevices; ++device) {
       Ref list = d().item(*traces, device);
       if (device_of.at(list) != static_cast<int32_t>(device)) continue;
       for (size_t i = 0; i < d().size(list); ++i) readEvent(d().item(list, i), static_cast<int32_t>(device));
@@ -128,6 +134,9 @@ class SnapshotBuilder : public PickleSink {
     if (shared)
       out_.warnings.push_back(std::to_string(shared) +
                               " devices' traces were a list already read for another device: read once, for the first");
+    if (traces && d().size(*traces) > kMaxDevices)
+      out_.warnings.push_back(std::to_string(d().size(*traces) - kMaxDevices) + " devices' traces past device " +
+                              std::to_string(kMaxDevices - 1) + " were skipped");
   }
   // Entries taken while reading get the device of the trace list they were appended to; those of
   // any other list are not trace entries and go.
@@ -217,15 +226,18 @@ class SnapshotBuilder : public PickleSink {
         ++shared;
         continue;
       }
-      auto device = static_cast<int32_t>(integer(s, "device"));
-      if (device >= 0 && device < 4096) {
-        if (out_.reserved_at_dump.size() <= static_cast<size_t>(device)) out_.reserved_at_dump.resize(device + 1);
-        int64_t total = integer(s, "total_size");
-        if (plausibleBytes(total))
-          out_.reserved_at_dump[device] += total;
-        else
-          ++implausible_;
+      int64_t number = integer(s, "device");
+      if (number < 0 || number >= static_cast<int64_t>(kMaxDevices)) {
+        ++off_devices_;
+        continue;
       }
+      auto device = static_cast<int32_t>(number);
+      if (out_.reserved_at_dump.size() <= static_cast<size_t>(device)) out_.reserved_at_dump.resize(device + 1);
+      int64_t total = integer(s, "total_size");
+      if (plausibleBytes(total))
+        out_.reserved_at_dump[device] += total;
+      else
+        ++implausible_;
       auto blocks = d().get(s, "blocks");
       if (!blocks) continue;
       if (d().type(*blocks) == PickleData::Type::List && !read.insert(*blocks).second) {
@@ -302,7 +314,7 @@ class SnapshotBuilder : public PickleSink {
   std::unordered_map<Ref, uint32_t> frame_by_ref_, by_ref_, string_by_ref_;
   std::deque<std::string> strings_{""};                                 // the snapshot's strings, by id
   std::unordered_map<std::string_view, uint32_t> string_ids_{{"", 0}};  // views into strings_
-  size_t skipped_ = 0, implausible_ = 0, cut_ = 0;
+  size_t skipped_ = 0, implausible_ = 0, cut_ = 0, off_devices_ = 0;
 };
 
 }  // namespace
