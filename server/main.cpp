@@ -1,4 +1,4 @@
-// The sightline binary: picks the verb (server/cli/: serve, check, report).
+// The sightline binary: picks the verb (server/cli/: serve, check, report, capture).
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -8,6 +8,7 @@
 #include "analysis/source/source_file.h"
 #include "server/allocator.h"
 #include "server/child_process.h"
+#include "server/cli/capture_command.h"
 #include "server/cli/check_command.h"
 #include "server/cli/report_command.h"
 #include "server/cli/serve_command.h"
@@ -28,6 +29,7 @@ constexpr const char* kMainUsage =
     "  serve    run the language server (LSP over stdio, or --listen HOST:PORT)\n"
     "  check    print GPU-performance diagnostics of Python files (text, json, sarif)\n"
     "  report   put the GPU time of a profile (nsys export) on the lines of Python files\n"
+    "  capture  run a training command, time its steps without a profiler, then profile a few\n"
     "\n"
     "sightline --version prints the version; sightline <verb> --help explains a verb.\n";
 
@@ -60,6 +62,8 @@ int main(int argc, char** argv) {
     code = runCheckCommand(args, std::cout, std::cerr);
   else if (verb == "report")
     code = runReportCommand(args, std::cout, std::cerr);
+  else if (verb == "capture")
+    code = runCaptureCommand(args, std::cout, std::cerr);
   else
     std::cerr << "sightline: unknown verb \"" << verb << "\"\n" << kMainUsage;
   // What a verb printed and could not be written (a full disk, a closed pipe) is an error,

@@ -1,0 +1,392 @@
+# Sightline's capture hook (`sightline capture`, docs/capture.md): embedded in the binary,
+# written to a private folder put first on PYTHONPATH, so every Python process of the command
+# runs it at start-up. It chains to the user's own sitecustomize, never imports torch itself,
+# and does its work only after the program's own `import torch` has finished: it counts the
+# optimizer steps (torch's global step post-hook), times K steps with CUDA events and no
+# profiler after W warm-up steps, then M more under the profiler, and writes what it measured
+# as one JSON part per process for sightline to merge. It never changes what the program
+# computes; an error in the hook is reported and turns the hook off, never the program.
+import os
+import sys
+import time
+
+
+def _chain_to_user_sitecustomize():
+    """Imports the sitecustomize our folder hides (the user's, a distribution's), as site would."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    ours = sys.modules.pop("sitecustomize", None)
+    saved = list(sys.path)
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    try:
+        import sitecustomize  # noqa: F401  (theirs; stays in sys.modules under its name)
+    except ImportError as e:
+        if getattr(e, "name", None) != "sitecustomize":
+            _report("the sitecustomize this folder hides failed: %r" % (e,))
+    except Exception as e:  # site prints and goes on; so do we
+        _report("the sitecustomize this folder hides failed: %r" % (e,))
+    finally:
+        sys.path[:] = saved
+        if "sitecustomize" not in sys.modules and ours is not None:
+            sys.modules["sitecustomize"] = ours
+
+
+def _report(message):
+    try:
+        sys.stderr.write("sightline capture hook (pid %d): %s\n" % (os.getpid(), message))
+    except Exception:
+        pass
+
+
+def _int_env(name, default):
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def _write_json(path, value):
+    """Writes beside the target, then renames: sightline never reads half a part."""
+    import json
+
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        json.dump(value, f)
+    os.replace(tmp, path)
+
+
+class _Capture:
+    """One process's counting and timing. The step hook's common path is a comparison and an
+    increment; the window's steps record one CUDA event each, with no synchronization."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.warmup = max(1, _int_env("SIGHTLINE_CAPTURE_WARMUP", 5))  # its last step starts the clock
+        self.timed = max(1, _int_env("SIGHTLINE_CAPTURE_TIMED", 20))
+        self.profiler = os.environ.get("SIGHTLINE_CAPTURE_PROFILER", "none")
+        self.profiled = max(0, _int_env("SIGHTLINE_CAPTURE_STEPS", 5)) if self.profiler != "none" else 0
+        self.trace_prefix = os.environ.get("SIGHTLINE_CAPTURE_TRACE", "")
+        self.stop_after = os.environ.get("SIGHTLINE_CAPTURE_STOP_AFTER") == "1"
+        # Autograd's NVTX ranges for the profiled steps only (nsys's --pytorch=autograd-nvtx turns
+        # them on for the whole run, which slows the timed steps of a host-bound loop).
+        self.autograd_nvtx = os.environ.get("SIGHTLINE_CAPTURE_AUTOGRAD_NVTX") == "1"
+        self.nvtx = None
+        self.pid = os.getpid()
+        self.torch = None
+        self.torch_error = ""
+        self.handle = None
+        self.optimizer = None  # a weak reference to the first optimizer seen
+        self.optimizers = 0  # distinct optimizers seen stepping
+        self.steps = 0  # the first optimizer's steps
+        self.done = False
+        self.error = ""
+        self.written = False
+        self.device = -1
+        self.use_cuda = False
+        self.marks = []  # (step, host ns, CUDA event or None) at each step's end in the window
+        self.events = []  # the window's unrecorded events, the next one last
+        self.hook_ns = 0  # host time inside the hook over the timed steps
+        self.timed_steps = []
+        self.profiled_steps = []
+        self.prof = None
+        self.trace = ""
+
+    # --- start-up: after `import torch` ---
+    def attach(self, torch):
+        self.torch = torch
+        try:
+            from torch.optim.optimizer import register_optimizer_step_post_hook
+
+            self.handle = register_optimizer_step_post_hook(self.on_step)
+        except Exception as e:
+            self.torch_error = "cannot register the optimizer step hook: %r" % (e,)
+            _report(self.torch_error)
+
+    # --- every optimizer step ---
+    def on_step(self, optimizer, args, kwargs):
+        if self.done:
+            return
+        first = self.optimizer() if self.optimizer is not None else None
+        if first is not optimizer:
+            if first is not None:
+                return  # another optimizer: only the first one seen counts
+            self.adopt(optimizer)
+        self.steps += 1
+        n = self.steps
+        if n < self.warmup:
+            return
+        t0 = time.perf_counter_ns()
+        try:
+            self.at_step(n, t0)
+        except SystemExit:
+            raise
+        except Exception as e:
+            self.fail("the hook failed at step %d: %r" % (n, e))
+
+    def adopt(self, optimizer):
+        import weakref
+
+        self.optimizers += 1
+        try:
+            self.optimizer = weakref.ref(optimizer)
+        except TypeError:
+            self.optimizer = lambda: optimizer
+
+    def at_step(self, n, t0):
+        w, k, m = self.warmup, self.timed, self.profiled
+        if n == w:
+            self.begin_window(optimizer=self.optimizer())
+            self.make_events(k + 1)
+            self.mark(n, time.perf_counter_ns())
+        elif n <= w + k:
+            self.mark(n, t0)
+            self.hook_ns += time.perf_counter_ns() - t0
+            if n == w + k:
+                self.timed_steps = self.intervals()
+                if m == 0:
+                    self.finish()
+                else:
+                    self.make_events(m + 1)
+                    self.start_profiler()
+                    self.marks = []
+                    self.mark(n, time.perf_counter_ns())
+        elif n <= w + k + m:
+            self.mark(n, t0)
+            if n == w + k + m:
+                self.stop_profiler()
+                self.profiled_steps = self.intervals()
+                self.finish()
+
+    # --- the window ---
+    def begin_window(self, optimizer):
+        torch = self.torch
+        self.marks = []
+        if not torch.cuda.is_available():
+            return
+        device = None
+        for group in getattr(optimizer, "param_groups", []):
+            for p in group.get("params", []):
+                if getattr(p, "is_cuda", False) or getattr(getattr(p, "device", None), "type", "") == "cuda":
+                    device = p.device
+                    break
+            if device is not None:
+                break
+        if device is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        self.device = device.index if device.index is not None else torch.cuda.current_device()
+        self.use_cuda = True  # each mark records on the stream current then
+
+    def make_events(self, count):
+        """The window's events, made before it starts: its steps only record them."""
+        if not self.use_cuda:
+            self.events = [None] * count
+        else:
+            self.events = [self.torch.cuda.Event(enable_timing=True) for _ in range(count)]
+        self.events.reverse()
+
+    def mark(self, n, host_ns):
+        event = self.events.pop()
+        if event is not None:
+            event.record(self.torch.cuda.current_stream(self.device))
+        self.marks.append((n, host_ns, event))
+
+    def intervals(self):
+        """The window's steps, read after it: one synchronize of its last event."""
+        if not self.marks:
+            return []
+        last = self.marks[-1][2]
+        if last is not None:
+            last.synchronize()
+        out = []
+        for (_, h0, e0), (n, h1, e1) in zip(self.marks, self.marks[1:]):
+            gpu = int(round(e0.elapsed_time(e1) * 1e6)) if e0 is not None else 0
+            out.append({"step": n, "gpu_ns": gpu, "host_ns": h1 - h0})
+        return out
+
+    def start_profiler(self):
+        torch = self.torch
+        if self.profiler == "nsys":
+            torch.cuda.profiler.start()
+            if self.autograd_nvtx:
+                self.nvtx = torch.autograd.profiler.emit_nvtx(record_shapes=False)
+                self.nvtx.__enter__()
+        elif self.profiler == "torch":
+            from torch.profiler import ProfilerActivity, profile
+
+            activities = [ProfilerActivity.CPU]
+            if self.use_cuda:
+                activities.append(ProfilerActivity.CUDA)
+            self.prof = profile(activities=activities, with_stack=True, record_shapes=True)
+            self.prof.__enter__()
+
+    def stop_profiler(self):
+        torch = self.torch
+        if self.use_cuda:
+            torch.cuda.synchronize(self.device)
+        if self.profiler == "nsys":
+            if self.nvtx is not None:
+                nvtx, self.nvtx = self.nvtx, None
+                nvtx.__exit__(None, None, None)
+            torch.cuda.profiler.stop()
+        elif self.prof is not None:
+            prof, self.prof = self.prof, None
+            prof.__exit__(None, None, None)
+            self.trace = "%s.rank%d.pt.trace.json.gz" % (self.trace_prefix, _int_env("RANK", 0))
+            prof.export_chrome_trace(self.trace)
+
+    def finish(self):
+        self.done = True
+        self.detach()
+        k = max(1, len(self.timed_steps))
+        part = {
+            "rank": _int_env("RANK", 0),
+            "local_rank": _int_env("LOCAL_RANK", 0),
+            "world_size": _int_env("WORLD_SIZE", 1),
+            "host": _hostname(),
+            "pid": self.pid,
+            "device": self.device,
+            "timed": self.timed_steps,
+            "profiled": self.profiled_steps,
+            "hook_ns": int(self.hook_ns // k),
+        }
+        if self.trace:
+            part["trace"] = os.path.basename(self.trace)
+        _write_json(os.path.join(self.folder, "rank.%d.json" % self.pid), part)
+        self.written = True
+        if self.stop_after:
+            raise SystemExit(0)
+        if _int_env("RANK", 0) == 0:
+            _report("the window is measured; the run goes on (Ctrl-C ends it, the capture is kept)")
+
+    def fail(self, message):
+        self.error = message
+        self.done = True
+        self.detach()
+        _report(message + "; the hook is off for the rest of the run")
+        for scope in (self.nvtx, self.prof):
+            if scope is not None:
+                try:
+                    scope.__exit__(None, None, None)
+                except Exception:
+                    pass
+        self.nvtx = self.prof = None
+
+    def detach(self):
+        if self.handle is not None:
+            self.handle.remove()
+            self.handle = None
+
+    # --- what this process saw, at its exit ---
+    def write_status(self):
+        if os.getpid() != self.pid:
+            return  # a forked child (a DataLoader worker) that exits normally
+        cuda = None
+        torch = self.torch
+        if torch is not None and not self.torch_error:
+            try:
+                cuda = bool(torch.cuda.is_initialized() or (self.steps > 0 and torch.cuda.is_available()))
+            except Exception:
+                cuda = False
+        status = {
+            "pid": self.pid,
+            "argv": list(sys.argv[:4]),
+            "rank": _int_env("RANK", -1),
+            "torch": torch is not None,
+            "hook": self.handle is not None or self.done,
+            "cuda": cuda,
+            "steps": self.steps,
+            "optimizers": self.optimizers,
+            "written": self.written,
+            "error": self.error or self.torch_error,
+        }
+        try:
+            _write_json(os.path.join(self.folder, "status.%d.json" % self.pid), status)
+        except Exception:
+            pass
+
+    def forked(self):
+        """In a forked child: counts nothing and reports nothing (its parent does)."""
+        self.done = True
+        self.handle = None
+        self.prof = None
+
+
+def _hostname():
+    import socket
+
+    try:
+        return socket.gethostname()
+    except Exception:
+        return ""
+
+
+class _TorchImportHook:
+    """A meta-path finder that hands out torch's own spec with its loader's exec_module wrapped:
+    the hook's setup runs right after `import torch` finishes, in the program's own import."""
+
+    def __init__(self, on_import):
+        self.on_import = on_import
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        spec = None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                break
+        loader = getattr(spec, "loader", None)
+        original = getattr(loader, "exec_module", None)
+        if original is None:
+            return spec
+        hook = self
+
+        def exec_module(module):
+            try:
+                del loader.exec_module  # the loader's own method again
+            except AttributeError:
+                pass
+            original(module)
+            if hook in sys.meta_path:
+                sys.meta_path.remove(hook)
+                hook.on_import(module)
+
+        try:
+            loader.exec_module = exec_module
+        except (AttributeError, TypeError):
+            pass
+        return spec
+
+
+def _install():
+    folder = os.environ.get("SIGHTLINE_CAPTURE_DIR")
+    if not folder or not os.path.isdir(folder):
+        return
+    import atexit
+
+    capture = _Capture(folder)
+    atexit.register(capture.write_status)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=capture.forked)
+
+    def on_import(torch):
+        try:
+            capture.attach(torch)
+        except Exception as e:
+            capture.torch_error = "setup failed: %r" % (e,)
+            _report(capture.torch_error)
+
+    if "torch" in sys.modules:
+        on_import(sys.modules["torch"])
+    else:
+        sys.meta_path.insert(0, _TorchImportHook(on_import))
+
+
+if __name__ == "sitecustomize":  # as site imports it (bench/capture_hook_cost.py imports it by another name)
+    _chain_to_user_sitecustomize()
+    try:
+        _install()
+    except Exception as _e:
+        _report("not installed: %r" % (_e,))

@@ -1,0 +1,50 @@
+"""A training loop for the capture tests, on the fake torch (fake_torch/): sleeps stand for the
+GPU work; each iteration steps the optimizer. Prints `trained N steps` at its end."""
+import argparse
+import os
+import sys
+import time
+
+import torch
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--steps", type=int, default=40)
+ap.add_argument("--sleep-ms", type=float, default=2.0)
+ap.add_argument("--second-optimizer", action="store_true", help="a second optimizer, stepping 3 times after each step of the first")
+ap.add_argument("--no-step", action="store_true", help="never step an optimizer")
+ap.add_argument("--exit", type=int, default=0)
+ap.add_argument("--forever", action="store_true", help="train until stopped")
+ap.add_argument("--pid-file", help="write this process's pid there at the start")
+ap.add_argument("--ignore-sigint", action="store_true")
+ap.add_argument("--straggler", help="start a process in a session of its own, its pid written there")
+args = ap.parse_args()
+
+if args.ignore_sigint:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+if args.pid_file:
+    with open(args.pid_file + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(args.pid_file + ".tmp", args.pid_file)
+if args.straggler:
+    import subprocess
+
+    straggler = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
+    with open(args.straggler, "w") as f:
+        f.write(str(straggler.pid))
+
+model = [torch.Tensor("cuda")]
+opt = torch.optim.AdamW(model)
+other = torch.optim.SGD([torch.Tensor("cuda")]) if args.second_optimizer else None
+i = 0
+while args.forever or i < args.steps:
+    time.sleep(args.sleep_ms / 1000)
+    if not args.no_step:
+        opt.step()
+    if other is not None:  # seen second: its steps are not counted
+        for _ in range(3):
+            other.step()
+    i += 1
+print("trained %d steps (rank %s, pid %d)" % (i, os.environ.get("RANK", "-"), os.getpid()), flush=True)
+sys.exit(args.exit)

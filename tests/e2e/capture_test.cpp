@@ -1,0 +1,401 @@
+// `sightline capture` end to end, without torch or a GPU: the real binary runs small training
+// scripts (tests/data/capture/fake_train.py) on a stand-in torch (fake_torch/: the optimizer
+// hook registry, CUDA events on the host clock, the profilers' start and stop, logged) and a
+// stand-in nsys (fake_bin/nsys). Checked: the steps file's schema and counts, the nsys and
+// PyTorch profiler windows, ranks, chaining to the user's sitecustomize, the messages when no
+// window came out, --stop-after, exit codes, and that Ctrl-C ends the command and all it left.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include "tests/support/test_paths.h"
+
+extern char** environ;
+
+namespace sightline::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string capturePath(const std::string& relative) { return testDataPath("capture/" + relative); }
+const std::string kTrain = "python3 '" + capturePath("fake_train.py") + "'";
+
+// A fresh folder for one test: the run's cwd, TMPDIR and logs.
+class Capture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = fs::temp_directory_path() / ("sightline-capture-test-" + name + "-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "tmp");
+  }
+  void TearDown() override {
+    // The private folder is gone after every run.
+    for (const auto& entry : fs::directory_iterator(dir_ / "tmp")) ADD_FAILURE() << "left behind: " << entry.path();
+    fs::remove_all(dir_);
+  }
+
+  // The environment the verb runs in (shell words): the stand-in torch first on PYTHONPATH.
+  std::string environment(const std::string& extra) const {
+    return "env TMPDIR='" + (dir_ / "tmp").string() + "' PYTHONPATH='" + capturePath("fake_torch") +
+           "' FAKE_TORCH_LOG='" + (dir_ / "torch.log").string() + "' FAKE_NSYS_LOG='" + (dir_ / "nsys.log").string() +
+           "' PYTHONUNBUFFERED=1 " + extra;
+  }
+
+  CommandOutput capture(const std::string& args, const std::string& extra_env = "") const {
+    std::string cmd = "cd '" + dir_.string() + "' && " + environment(extra_env) + " timeout 120 '" + binaryPath() +
+                      "' capture " + args + " 2>&1";
+    CommandOutput result;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return result;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) result.out.append(buf, n);
+    int status = pclose(p);
+    result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return result;
+  }
+
+  json steps(const std::string& name = "sightline-capture") const {
+    return json::parse(readFile((dir_ / (name + ".steps.json")).string()), nullptr, false);
+  }
+  std::string file(const std::string& name) const {
+    std::error_code ec;
+    return fs::exists(dir_ / name, ec) ? readFile((dir_ / name).string()) : std::string();
+  }
+  // With fake_bin (nsys) first on PATH.
+  std::string withFakeNsys() const {
+    return "PATH='" + capturePath("fake_bin") + ":" + std::string(std::getenv("PATH")) + "'";
+  }
+
+  fs::path dir_;
+};
+
+// Every rank's timed and profiled steps: consecutive, ending at the right optimizer steps,
+// positive integers.
+void expectWindow(const json& rank, int warmup, int timed, int profiled) {
+  ASSERT_TRUE(rank["timed"].is_array()) << rank.dump();
+  ASSERT_EQ(rank["timed"].size(), static_cast<size_t>(timed)) << rank.dump();
+  ASSERT_EQ(rank["profiled"].size(), static_cast<size_t>(profiled)) << rank.dump();
+  for (int i = 0; i < timed; ++i) {
+    const json& s = rank["timed"][static_cast<size_t>(i)];
+    EXPECT_EQ(s["step"], warmup + 1 + i);
+    EXPECT_TRUE(s["gpu_ns"].is_number_integer() && s["host_ns"].is_number_integer()) << s.dump();
+    // The script sleeps 2 ms a step; the stand-in events keep the host clock.
+    EXPECT_GT(s["gpu_ns"].get<int64_t>(), 1'500'000) << s.dump();
+    EXPECT_GT(s["host_ns"].get<int64_t>(), 1'500'000) << s.dump();
+    EXPECT_LT(s["host_ns"].get<int64_t>(), 500'000'000) << s.dump();
+  }
+  for (int i = 0; i < profiled; ++i)
+    EXPECT_EQ(rank["profiled"][static_cast<size_t>(i)]["step"], warmup + timed + 1 + i);
+  EXPECT_TRUE(rank["hook_ns"].is_number_integer());
+  EXPECT_GT(rank["hook_ns"].get<int64_t>(), 0);
+}
+
+TEST_F(Capture, WritesTheStepsFileOfTheSchema) {
+  auto run = capture("--profiler none -- " + kTrain);
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("trained 40 steps"), std::string::npos) << "the run goes on to its end";
+  json doc = steps();
+  ASSERT_TRUE(doc.is_object()) << file("sightline-capture.steps.json");
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : doc.items()) keys.push_back(key);
+  EXPECT_EQ(doc["sightline_steps"], 1);
+  EXPECT_EQ(doc["profiler"], "none");
+  EXPECT_EQ(doc["command"], json({"python3", capturePath("fake_train.py")}));
+  EXPECT_EQ(doc["warmup"], 5);
+  EXPECT_EQ(doc["timed"], 20);
+  EXPECT_EQ(doc["profiled"], 0);
+  EXPECT_EQ(doc["profiles"], json::array());
+  ASSERT_EQ(doc["ranks"].size(), 1u);
+  const json& r = doc["ranks"][0];
+  for (const char* key : {"rank", "local_rank", "world_size", "pid", "device", "hook_ns"})
+    EXPECT_TRUE(r[key].is_number_integer()) << key;
+  EXPECT_TRUE(r["host"].is_string());
+  EXPECT_EQ(r["rank"], 0);
+  EXPECT_EQ(r["world_size"], 1);
+  EXPECT_EQ(r["device"], 0);
+  expectWindow(r, 5, 20, 0);
+  // The file starts with the schema's marker, for readers that sniff.
+  EXPECT_EQ(file("sightline-capture.steps.json").rfind("{\"sightline_steps\": 1,", 0), 0u);
+  EXPECT_NE(run.out.find("rank 0: 20 steps without a profiler, median "), std::string::npos) << run.out;
+}
+
+TEST_F(Capture, NsysWrapsTheCommandProfilesTheWindowAndExports) {
+  auto run = capture("-o runs/gpt -- " + kTrain, withFakeNsys());
+  ASSERT_EQ(run.code, 2) << "no folder runs/: refused before anything runs\n" << run.out;
+  EXPECT_NE(run.out.find("no folder"), std::string::npos) << run.out;
+  fs::create_directories(dir_ / "runs");
+  run = capture("-o runs/gpt -- " + kTrain, withFakeNsys());  // nsys found on PATH: the default
+  ASSERT_EQ(run.code, 0) << run.out;
+  std::string nsys = file("nsys.log");
+  std::string out = (dir_ / "runs/gpt").string();
+  // Autograd's NVTX ranges come from the hook, for the profiled steps only.
+  EXPECT_NE(nsys.find("profile --trace=cuda,nvtx,osrt --python-backtrace=cuda --cudabacktrace=all "
+                      "--capture-range=cudaProfilerApi --capture-range-end=stop --force-overwrite=true --output=" +
+                      out + " python3 " + capturePath("fake_train.py") + "\n"),
+            std::string::npos)
+      << nsys;
+  EXPECT_NE(nsys.find("export --type=sqlite --include-blobs=true --force-overwrite=true --output=" + out + ".sqlite " +
+                      out + ".nsys-rep\n"),
+            std::string::npos)
+      << nsys;
+  json doc = steps("runs/gpt");
+  EXPECT_EQ(doc["profiler"], "nsys");
+  EXPECT_EQ(doc["profiled"], 5);
+  EXPECT_EQ(doc["profiles"], json({"gpt.sqlite"})) << "relative to the steps file";
+  expectWindow(doc["ranks"][0], 5, 20, 5);
+  // The range opens after the timed steps are read and closes after a synchronize.
+  std::string log = file("torch.log");
+  auto at = [&](const std::string& what) { return log.find(what); };
+  ASSERT_NE(at("cuda.profiler.start"), std::string::npos) << log;
+  EXPECT_LT(at("event.synchronize"), at("cuda.profiler.start")) << log;
+  EXPECT_LT(at("cuda.profiler.start"), at("emit_nvtx.enter record_shapes=False")) << log;
+  EXPECT_LT(at("emit_nvtx.enter"), at(" synchronize\n")) << log;
+  EXPECT_LT(at(" synchronize\n"), at("emit_nvtx.exit")) << log;
+  EXPECT_LT(at("emit_nvtx.exit"), at("cuda.profiler.stop")) << log;
+  EXPECT_NE(run.out.find("sightline report --profile runs/gpt.sqlite"), std::string::npos) << run.out;
+  // nsys's own autograd ranges, for the whole run, when asked.
+  fs::remove(dir_ / "nsys.log");
+  fs::remove(dir_ / "torch.log");
+  run = capture("--autograd-nvtx nsys -o runs/gpt -- " + kTrain, withFakeNsys());
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(file("nsys.log").find("profile --trace=cuda,nvtx,osrt --pytorch=autograd-nvtx --python-backtrace=cuda"),
+            std::string::npos)
+      << file("nsys.log");
+  EXPECT_EQ(file("torch.log").find("emit_nvtx"), std::string::npos) << file("torch.log");
+}
+
+TEST_F(Capture, TorchProfilerWritesOneTracePerRank) {
+  auto run = capture("--profiler torch -o ddp -- python3 '" + capturePath("fake_torchrun.py") + "' --nproc 2 '" +
+                     capturePath("fake_train.py") + "'");
+  ASSERT_EQ(run.code, 0) << run.out;
+  json doc = steps("ddp");
+  EXPECT_EQ(doc["profiles"], json({"ddp.rank0.pt.trace.json.gz", "ddp.rank1.pt.trace.json.gz"}));
+  ASSERT_EQ(doc["ranks"].size(), 2u) << "the launcher imports torch and steps nothing: no rank";
+  for (int r = 0; r < 2; ++r) {
+    const json& rank = doc["ranks"][static_cast<size_t>(r)];
+    EXPECT_EQ(rank["rank"], r);
+    EXPECT_EQ(rank["local_rank"], r);
+    EXPECT_EQ(rank["world_size"], 2);
+    EXPECT_EQ(rank["device"], r) << "the device of the optimizer's parameters";
+    expectWindow(rank, 5, 20, 5);
+    EXPECT_FALSE(readMaybeGzip((dir_ / ("ddp.rank" + std::to_string(r) + ".pt.trace.json.gz")).string()).empty());
+  }
+  EXPECT_NE(doc["ranks"][0]["pid"], doc["ranks"][1]["pid"]);
+  std::string log = file("torch.log");
+  EXPECT_NE(log.find("profiler.enter {\"activities\": [\"CPU\", \"CUDA\"], \"record_shapes\": true, "
+                     "\"with_stack\": true}"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(run.out.find("--profile ddp.rank0.pt.trace.json.gz --profile ddp.rank1.pt.trace.json.gz"),
+            std::string::npos)
+      << run.out;
+}
+
+TEST_F(Capture, CountsFollowTheOptions) {
+  auto run = capture("--profiler torch --warmup 2 --timed 3 --steps 4 -o small.steps.json -- " + kTrain +
+                     " --steps 12 --second-optimizer");
+  ASSERT_EQ(run.code, 0) << run.out;
+  json doc = steps("small");  // the suffix given is not doubled
+  EXPECT_EQ(doc["warmup"], 2);
+  EXPECT_EQ(doc["timed"], 3);
+  EXPECT_EQ(doc["profiled"], 4);
+  // Only the first optimizer seen counts: the second steps three times as often.
+  expectWindow(doc["ranks"][0], 2, 3, 4);
+}
+
+TEST_F(Capture, ChainsToTheUsersSitecustomize) {
+  fs::create_directories(dir_ / "user");
+  std::ofstream(dir_ / "user/sitecustomize.py") << "import sys\nUSER_MARK = 1\nprint('user sitecustomize ran', "
+                                                   "file=sys.stderr)\n";
+  std::string probe =
+      "python3 -c \"import sitecustomize, sys; print('theirs' if hasattr(sitecustomize, "
+      "'USER_MARK') else 'ours'); print('torch loaded:', 'torch' in sys.modules)\"";
+  auto run = capture("--profiler none -- " + probe,
+                     "PYTHONPATH='" + capturePath("fake_torch") + ":" + (dir_ / "user").string() + "'");
+  EXPECT_NE(run.out.find("user sitecustomize ran"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("theirs"), std::string::npos) << "import sitecustomize gives the user's\n" << run.out;
+  EXPECT_NE(run.out.find("torch loaded: False"), std::string::npos) << "the hook never imports torch\n" << run.out;
+  // A Python process that never imported torch: no window, and the message says why.
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.out.find("1 Python process ran with the hook, and none imported torch"), std::string::npos) << run.out;
+  // The user's sitecustomize and the hook both act in a training run.
+  run = capture("--profiler none -- " + kTrain,
+                "PYTHONPATH='" + capturePath("fake_torch") + ":" + (dir_ / "user").string() + "'");
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("user sitecustomize ran"), std::string::npos) << run.out;
+}
+
+TEST_F(Capture, SaysWhatItSawWhenNoOptimizerStepped) {
+  auto run = capture("--profiler none -- " + kTrain + " --no-step --steps 3");
+  EXPECT_EQ(run.code, 2) << run.out;
+  EXPECT_NE(run.out.find("no optimizer step was seen"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("torch imported, step hook on, CUDA available, 0 steps"), std::string::npos) << run.out;
+  EXPECT_FALSE(fs::exists(dir_ / "sightline-capture.steps.json"));
+  run = capture("--profiler none -- " + kTrain + " --no-step --steps 3", "FAKE_CUDA=0");
+  EXPECT_NE(run.out.find("CUDA not available"), std::string::npos) << run.out;
+  run = capture("--profiler none -- python3 -c 'print(1)'", "PYTHONPATH=");
+  EXPECT_NE(run.out.find("none imported torch"), std::string::npos) << run.out;
+  run = capture("--profiler none -- sh -c 'exit 0'");
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.out.find("no Python process ran the capture hook"), std::string::npos) << run.out;
+}
+
+TEST_F(Capture, SuggestsAWindowThatFitsARunThatEndedEarly) {
+  auto run = capture("--profiler torch -- " + kTrain + " --steps 12");
+  EXPECT_EQ(run.code, 2) << run.out;
+  EXPECT_NE(run.out.find("the run ended after 12 optimizer steps, before the window of 30 (5 warm-up, 20 timed, "
+                         "5 profiled) was complete"),
+            std::string::npos)
+      << run.out;
+  std::string advice = "--warmup 2 --timed 8 --steps 2";
+  ASSERT_NE(run.out.find(advice), std::string::npos) << run.out;
+  run = capture("--profiler torch " + advice + " -- " + kTrain + " --steps 12");
+  EXPECT_EQ(run.code, 0) << "the suggested window fits\n" << run.out;
+  run = capture("--profiler none -- " + kTrain + " --steps 1");
+  EXPECT_NE(run.out.find("run the command longer"), std::string::npos) << run.out;
+}
+
+TEST_F(Capture, StopAfterEndsTheRunOnceTheWindowIsWritten) {
+  auto run = capture("--profiler torch --stop-after -- " + kTrain + " --forever");
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_EQ(run.out.find("trained"), std::string::npos) << "SystemExit left the loop\n" << run.out;
+  json doc = steps();
+  expectWindow(doc["ranks"][0], 5, 20, 5);
+  EXPECT_EQ(doc["profiles"], json({"sightline-capture.rank0.pt.trace.json.gz"}));
+}
+
+TEST_F(Capture, ExitCodes) {
+  // The command's own failure wins; the window it measured is still written.
+  auto run = capture("--profiler none -- " + kTrain + " --exit 3");
+  EXPECT_EQ(run.code, 3) << run.out;
+  EXPECT_TRUE(fs::exists(dir_ / "sightline-capture.steps.json"));
+  EXPECT_NE(run.out.find("the command ended with exit code 3"), std::string::npos) << run.out;
+  run = capture("--profiler none -- " + kTrain + " --steps 3 --exit 4");
+  EXPECT_EQ(run.code, 4) << run.out;
+  run = capture("--profiler none -- no-such-command-here");
+  EXPECT_EQ(run.code, 2) << run.out;
+  EXPECT_NE(run.out.find("cannot start no-such-command-here"), std::string::npos) << run.out;
+  run = capture("--profiler none");
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.out.find("name the command to run after --"), std::string::npos) << run.out;
+  run = capture("--timed x -- " + kTrain);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.out.find("--timed expects a whole number from 1, got \"x\""), std::string::npos) << run.out;
+  run = capture("--profiler nsys --nsys /no/such/nsys -- " + kTrain);
+  EXPECT_EQ(run.code, 2) << run.out;
+  // An export that fails: no steps file beside a missing profile.
+  run = capture("-- " + kTrain, withFakeNsys() + " FAKE_NSYS_EXPORT_FAILS=1");
+  EXPECT_EQ(run.code, 2) << run.out;
+  EXPECT_NE(run.out.find("nsys export failed"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("fake export failure"), std::string::npos) << run.out;
+  // Without "--", the command starts at the first word that is not an option of ours.
+  run = capture("--profiler none " + kTrain + " --steps 40");
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_EQ(steps()["command"].back(), "40");
+  // The verb's help.
+  run = capture("--help");
+  EXPECT_EQ(run.code, 0);
+  EXPECT_NE(run.out.find("usage: sightline capture"), std::string::npos);
+}
+
+// Ctrl-C: the verb runs in the foreground as a shell would start it; SIGINT goes to it alone.
+class CaptureSignals : public Capture {
+ protected:
+  pid_t start(const std::string& args) {
+    std::string cmd = "cd '" + dir_.string() + "' && exec " + environment("") + " '" + binaryPath() + "' capture " +
+                      args + " >'" + (dir_ / "out.log").string() + "' 2>&1";
+    const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+    pid_t pid = -1;
+    posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ);
+    return pid;
+  }
+  // Waits for `text` in the verb's output; false after `seconds`.
+  bool waitForOutput(const std::string& text, int seconds) {
+    for (int i = 0; i < seconds * 20; ++i) {
+      if (file("out.log").find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+  // The exit status, or -1 when it has not ended after `seconds`.
+  static int waitExit(pid_t pid, int seconds) {
+    for (int i = 0; i < seconds * 20; ++i) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return -1;
+  }
+  // Running (a zombie waiting for a parent that was killed is not).
+  static bool alive(const std::string& pid_text) {
+    pid_t pid = static_cast<pid_t>(std::atoi(pid_text.c_str()));
+    if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto paren = text.rfind(')');
+    return paren == std::string::npos || paren + 2 >= text.size() || text[paren + 2] != 'Z';
+  }
+};
+
+TEST_F(CaptureSignals, CtrlCEndsTheCommandAndKeepsAMeasuredWindow) {
+  pid_t verb = start("--profiler none -- " + kTrain + " --forever --pid-file '" + (dir_ / "train.pid").string() + "'");
+  ASSERT_TRUE(waitForOutput("the window is measured", 60)) << file("out.log");
+  std::string train = file("train.pid");
+  ASSERT_TRUE(alive(train));
+  ::kill(verb, SIGINT);
+  EXPECT_EQ(waitExit(verb, 30), 130) << file("out.log");
+  EXPECT_FALSE(alive(train)) << "the command ended";
+  EXPECT_NE(file("out.log").find("KeyboardInterrupt"), std::string::npos) << "it got SIGINT\n" << file("out.log");
+  EXPECT_EQ(steps()["ranks"][0]["timed"].size(), 20u) << file("out.log");
+}
+
+TEST_F(CaptureSignals, CtrlCBeforeTheWindowWritesNothing) {
+  pid_t verb = start("--profiler none --warmup 100000 -- " + kTrain + " --forever --pid-file '" +
+                     (dir_ / "train.pid").string() + "'");
+  for (int i = 0; i < 600 && file("train.pid").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(alive(file("train.pid"))) << file("out.log");
+  ::kill(verb, SIGTERM);
+  EXPECT_EQ(waitExit(verb, 30), 128 + SIGTERM) << file("out.log");
+  EXPECT_FALSE(alive(file("train.pid")));
+  EXPECT_NE(file("out.log").find("interrupted before the window was complete; nothing written"), std::string::npos)
+      << file("out.log");
+  EXPECT_FALSE(fs::exists(dir_ / "sightline-capture.steps.json"));
+}
+
+TEST_F(CaptureSignals, AThirdCtrlCKillsACommandThatIgnoresItAndWhatItLeft) {
+  pid_t verb = start("--profiler none -- " + kTrain + " --forever --ignore-sigint --pid-file '" +
+                     (dir_ / "train.pid").string() + "' --straggler '" + (dir_ / "straggler.pid").string() + "'");
+  ASSERT_TRUE(waitForOutput("the window is measured", 60)) << file("out.log");
+  std::string straggler = file("straggler.pid");
+  ASSERT_TRUE(alive(straggler)) << "a process in a session of its own";
+  for (int i = 0; i < 2; ++i) {
+    ::kill(verb, SIGINT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_TRUE(alive(file("train.pid"))) << "two are ignored";
+  ::kill(verb, SIGINT);
+  EXPECT_EQ(waitExit(verb, 30), 128 + SIGKILL) << file("out.log");
+  EXPECT_FALSE(alive(file("train.pid")));
+  for (int i = 0; i < 40 && alive(straggler); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(alive(straggler)) << "killed by the capture's marker in its environment";
+}
+
+}  // namespace
+}  // namespace sightline::testing
