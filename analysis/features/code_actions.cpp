@@ -295,8 +295,64 @@ std::optional<LoopLines> trainingLoopAt(const SourceIndex& index, uint32_t offse
 
 }  // namespace
 
+namespace {
+
+// The function the window action puts before the loop: `lines` at their depth (0 = the loop's
+// own indentation), `{T}` the name torch is imported as, `{W}`, `{F}`, `{L1}` the window's steps.
+struct IndentedLine {
+  int depth;
+  const char* text;
+};
+
+// Sightline's measuring window as code (docs/capture.md): what `sightline capture` does from
+// outside, written into the loop. It marks the top of each iteration i (= i steps done); the
+// step of an interval is the one that ends it, 1-based, as in the steps files capture writes.
+constexpr IndentedLine kWindowFunction[] = {
+    {0, "def profile_window(step, marks):"},
+    {1, "import json, os, pathlib, socket, sys, time"},
+    {1, "if not {W} <= step <= {L1}:"},
+    {2, "return"},
+    {1, "def mark():"},
+    {2, "start = time.perf_counter_ns()"},
+    {2, "event = {T}.cuda.Event(enable_timing=True)"},
+    {2, "event.record()"},
+    {2, "marks.append((step, start, event, time.perf_counter_ns() - start))"},
+    {1, "mark()"},
+    {1, "if step == {F}:  # the timed steps end here, the profiled ones start once the range is open"},
+    {2, "{T}.cuda.profiler.start()"},
+    {2, "mark()"},
+    {1, "if step == {L1}:"},
+    {2, "{T}.cuda.synchronize()"},
+    {2, "{T}.cuda.profiler.stop()"},
+    {2, "steps = {\"timed\": [], \"profiled\": []}"},
+    {2, "for (s0, h0, e0, _), (s1, h1, e1, _) in zip(marks, marks[1:]):"},
+    {3, "if s1 > s0:"},
+    {4, "steps[\"timed\" if s1 <= {F} else \"profiled\"].append("},
+    {5, "{\"step\": s1, \"gpu_ns\": round(e0.elapsed_time(e1) * 1e6), \"host_ns\": h1 - h0})"},
+    {2, "timed_costs = [cost for _, _, _, cost in marks[1:{K1}]]  # the marks that end timed steps"},
+    {2, "if int(os.environ.get(\"RANK\", \"0\")) == 0:"},
+    {3, "name = os.path.splitext(os.path.basename(sys.argv[0]))[0] + \"-profile\""},
+    {3, "rank = {\"rank\": 0, \"local_rank\": int(os.environ.get(\"LOCAL_RANK\", \"0\")),"},
+    {3, "        \"world_size\": int(os.environ.get(\"WORLD_SIZE\", \"1\")), \"host\": socket.gethostname(),"},
+    {3, "        \"pid\": os.getpid(), \"device\": {T}.cuda.current_device(), **steps,"},
+    {3, "        \"hook_ns\": sum(timed_costs) // max(1, len(timed_costs))}"},
+    {3, "doc = {\"sightline_steps\": 1, \"profiler\": \"nsys\","},
+    {3, "       \"command\": [os.path.basename(sys.executable)] + sys.argv,"},
+    {3, "       \"warmup\": {W}, \"timed\": {K}, \"profiled\": {M},"},
+    {3, "       \"profiles\": [name + \".sqlite\"], \"ranks\": [rank]}"},
+    {3, "pathlib.Path(name + \".steps.json\").write_text(json.dumps(doc) + \"\\n\")"},
+};
+
+std::string replaceAll(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+}  // namespace
+
 std::optional<CodeAction> limitProfilingWindow(const SourceFile& file, const SourceIndex& index, uint32_t offset,
-                                               uint32_t first_step, uint32_t last_step) {
+                                               uint32_t first_step, uint32_t last_step, uint32_t timed_steps) {
   if (last_step < first_step) return std::nullopt;
   for (const auto& call : index.calls) {
     if (call.resolved == "torch.cuda.profiler.start" || call.resolved == "torch.cuda.cudart" ||
@@ -309,22 +365,50 @@ std::optional<CodeAction> limitProfilingWindow(const SourceFile& file, const Sou
   std::string outer = lineIndentation(file, loop->header);
   std::string inner = lineIndentation(file, loop->first);
   std::string unit = indentUnit(file, index);
-  std::string counter = "profile_step";
-  CodeAction action{"Limit profiling to steps " + std::to_string(first_step) + ".." + std::to_string(last_step) +
-                        " (nsys --capture-range=cudaProfilerApi)",
+  // At least one warm-up iteration (the first pays for start-up); as many timed ones as asked
+  // for that fit before the profiled ones.
+  uint32_t timed = first_step == 0 ? 0 : std::min(timed_steps, first_step - 1);
+  uint32_t warmup = first_step - timed;
+  std::string title = timed > 0 ? "Time steps " + std::to_string(warmup) + ".." + std::to_string(first_step - 1) +
+                                      ", then profile steps "
+                                : std::string("Profile steps ");
+  CodeAction action{title + std::to_string(first_step) + ".." + std::to_string(last_step) +
+                        " (CUDA events; nsys --capture-range=cudaProfilerApi)",
                     "refactor.rewrite",
                     {},
                     -1,
                     false};
+  auto fill = [&](const std::string& line) {
+    std::string out = replaceAll(line, "{T}", torch.name);
+    out = replaceAll(out, "{W}", std::to_string(warmup));
+    out = replaceAll(out, "{F1}", std::to_string(first_step == 0 ? 0 : first_step - 1));
+    out = replaceAll(out, "{F}", std::to_string(first_step));
+    out = replaceAll(out, "{L1}", std::to_string(last_step + 1));
+    out = replaceAll(out, "{L}", std::to_string(last_step));
+    out = replaceAll(out, "{K1}", std::to_string(timed + 1));
+    out = replaceAll(out, "{K}", std::to_string(timed));
+    return replaceAll(out, "{M}", std::to_string(last_step - first_step + 1));
+  };
+  std::string function =
+      timed > 0 ? outer + fill("# Sightline's window (docs/capture.md): iterations before {W} warm up, {W}..{F1} are") +
+                      "\n" + outer + "# timed with CUDA events and no profiler, " +
+                      fill("{F}..{L} run in nsys's capture range (cudaProfilerApi)") + "\n" + outer +
+                      "# and are timed the same way. Rank 0 writes <script>-profile.steps.json beside the report.\n"
+                : outer + fill("# Sightline's window (docs/capture.md): iterations {F}..{L} run in nsys's capture") +
+                      "\n" + outer +
+                      "# range (cudaProfilerApi), timed with CUDA events. Rank 0 writes <script>-profile.steps.json.\n";
+  for (const auto& line : kWindowFunction) {
+    std::string indent = outer;
+    for (int d = 0; d < line.depth; ++d) indent += unit;
+    function += indent + fill(line.text) + "\n";
+  }
+  std::string counter = "profile_step";
   uint32_t before_loop = file.lines().lineStart(loop->header);
-  action.edits.push_back(
-      {{before_loop, before_loop}, outer + counter + " = 0  # iterations seen, for the profiling window\n"});
+  action.edits.push_back({{before_loop, before_loop},
+                          function + outer + counter + ", profile_marks = 0, []  # iterations seen, their marks\n"});
   uint32_t body_start = file.lines().lineStart(loop->first);
   action.edits.push_back({{body_start, body_start},
-                          inner + "if " + counter + " == " + std::to_string(first_step) + ":\n" + inner + unit +
-                              torch.name + ".cuda.profiler.start()\n" + inner + "elif " + counter +
-                              " == " + std::to_string(last_step + 1) + ":\n" + inner + unit + torch.name +
-                              ".cuda.profiler.stop()\n" + inner + counter + " += 1\n"});
+                          inner + "profile_window(" + counter + ", profile_marks)\n" + inner + counter + " += 1\n"});
   addTorchImport(action.edits, torch);
   return action;
 }
@@ -380,8 +464,8 @@ std::vector<CodeAction> computeCodeActions(const SourceFile& file, const SourceI
   }
   if (auto a = wrapInNvtxRange(file, index, selection)) actions.push_back(std::move(*a));
   if (auto a = annotateTrainingStep(file, index, selection.begin)) actions.push_back(std::move(*a));
-  if (auto a =
-          limitProfilingWindow(file, index, selection.begin, options.profile_first_step, options.profile_last_step))
+  if (auto a = limitProfilingWindow(file, index, selection.begin, options.profile_first_step, options.profile_last_step,
+                                    options.profile_timed_steps))
     actions.push_back(std::move(*a));
   if (auto a = recordMemoryHistory(file, index, selection.begin, options.profile_first_step, options.profile_last_step))
     actions.push_back(std::move(*a));

@@ -1,6 +1,6 @@
 // Code actions: the quick fixes of findings, and the refactors that need no profile (NVTX
-// ranges, a cudaProfilerApi capture window). Each action is a list of byte-offset edits that
-// leaves valid Python, and is not offered again once applied.
+// ranges, a timed-then-profiled window in a cudaProfilerApi capture range). Each action is a list of byte-offset edits
+// that leaves valid Python, and is not offered again once applied.
 #pragma once
 
 #include <optional>
@@ -20,8 +20,9 @@ struct CodeAction {
 };
 
 struct ActionOptions {
-  uint32_t profile_first_step = 10;  // first iteration inside the capture window (0-based)
-  uint32_t profile_last_step = 14;   // last iteration inside it
+  uint32_t profile_first_step = 25;   // first iteration inside the capture window (0-based)
+  uint32_t profile_last_step = 29;    // last iteration inside it
+  uint32_t profile_timed_steps = 20;  // iterations timed without the profiler just before it
 };
 
 // Quick fixes of findings overlapping `selection`, then the refactors available there.
@@ -35,8 +36,13 @@ std::optional<CodeAction> wrapInNvtxRange(const source::SourceFile& file, const 
                                           ByteRange selection, const std::string& name = "");
 std::optional<CodeAction> annotateTrainingStep(const source::SourceFile& file, const source::SourceIndex& index,
                                                uint32_t offset);
+// Sightline's measuring window in the training loop at `offset` (what `sightline capture` does
+// from outside, docs/capture.md): iterations first..last inside nsys's cudaProfilerApi range,
+// the `timed_steps` before them (leaving at least one to warm up) timed with CUDA events and no
+// profiler, all written as <script>-profile.steps.json. None where the file opens a range.
 std::optional<CodeAction> limitProfilingWindow(const source::SourceFile& file, const source::SourceIndex& index,
-                                               uint32_t offset, uint32_t first_step, uint32_t last_step);
+                                               uint32_t offset, uint32_t first_step, uint32_t last_step,
+                                               uint32_t timed_steps = 20);
 // GPU memory history recorded for steps first..last of the training loop at `offset`, a snapshot
 // dumped at the window's end and, through PyTorch's out-of-memory observer, when it runs out
 // (docs/memory.md). None where the file records memory already.

@@ -41,8 +41,11 @@ NsysCommands nsysCommandsFor(const source::SourceIndex& index, const std::string
                          shellWord(out.report + ".sqlite") + " " + shellWord(out.report + ".nsys-rep"));
   if (!out.capture_range)
     out.note =
-        "The script opens no capture window, so the whole run is recorded. For a short profile, use the "
-        "\"Limit profiling to steps N..M\" action in the training loop, then profile again.";
+        "The script opens no capture window, so the whole run is recorded. For a short profile, run `sightline "
+        "capture -- " +
+        python + " " + shellWord(file_name) +
+        "` (it times steps without the profiler, then profiles a few, with no edit), or use the \"Time "
+        "steps N..M, then profile\" action in the training loop and profile again.";
   return out;
 }
 

@@ -18,7 +18,8 @@ struct NsysCommands {
 
 // For the script `file_name` ("train.py"), run with `python`. When the script calls
 // torch.cuda.profiler.start()/stop() (or cudaProfilerStart), the capture is limited to that
-// window; otherwise the note points at the "Limit profiling to steps N..M" action.
+// window; otherwise the note points at `sightline capture` and the "Time steps N..M, then
+// profile" action.
 NsysCommands nsysCommandsFor(const source::SourceIndex& index, const std::string& file_name,
                              const std::string& python = "python3");
 

@@ -20,6 +20,8 @@
 #include <iterator>
 #include <thread>
 
+#include "analysis/features/code_actions.h"
+#include "analysis/source/source_index.h"
 #include "tests/support/test_paths.h"
 
 extern char** environ;
@@ -311,6 +313,46 @@ TEST_F(Capture, ExitCodes) {
   run = capture("--help");
   EXPECT_EQ(run.code, 0);
   EXPECT_NE(run.out.find("usage: sightline capture"), std::string::npos);
+}
+
+// The "Time steps N..M, then profile" code action writes the same window into the loop: run on
+// the stand-in torch, its code opens and closes the range and writes a steps file of the schema.
+TEST_F(Capture, TheCodeActionsWindowWritesTheSameStepsFile) {
+  std::string text =
+      "import time\nimport torch\n\n\nclass Loss:\n    def backward(self):\n        time.sleep(0.002)\n\n\n"
+      "opt = torch.optim.SGD([torch.Tensor('cuda')])\nfor i in range(40):\n    loss = Loss()\n    loss.backward()\n"
+      "    opt.step()\n";
+  source::SourceFile source(text);
+  auto index = source::buildSourceIndex(source);
+  auto action =
+      features::limitProfilingWindow(source, index, static_cast<uint32_t>(text.find("loss = Loss()")), 25, 29);
+  ASSERT_TRUE(action);
+  auto edited = features::applyEdits(text, action->edits);
+  ASSERT_TRUE(edited);
+  text = *edited;
+  std::ofstream(dir_ / "train.py") << text;
+  std::string cmd = "cd '" + dir_.string() + "' && " + environment("") + " python3 train.py 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << out << "\n" << text;
+  json doc = steps("train-profile");
+  ASSERT_TRUE(doc.is_object()) << out;
+  EXPECT_EQ(doc["sightline_steps"], 1);
+  EXPECT_EQ(doc["profiler"], "nsys");
+  EXPECT_EQ(doc["command"], json({"python3", "train.py"}));
+  EXPECT_EQ(doc["warmup"], 5);
+  EXPECT_EQ(doc["timed"], 20);
+  EXPECT_EQ(doc["profiled"], 5);
+  EXPECT_EQ(doc["profiles"], json({"train-profile.sqlite"}));
+  ASSERT_EQ(doc["ranks"].size(), 1u);
+  expectWindow(doc["ranks"][0], 5, 20, 5);
+  std::string log = file("torch.log");
+  ASSERT_NE(log.find("cuda.profiler.start"), std::string::npos) << log;
+  EXPECT_LT(log.find("cuda.profiler.start"), log.find(" synchronize\n")) << log;
+  EXPECT_LT(log.find(" synchronize\n"), log.find("cuda.profiler.stop")) << log;
 }
 
 // Ctrl-C: the verb runs in the foreground as a shell would start it; SIGINT goes to it alone.

@@ -180,8 +180,9 @@ TEST(LspSession, ExecuteCommandSendsAnApplyEditRequest) {
   auto apply = client->waitFor([](const json& m) { return m.value("method", "") == "workspace/applyEdit"; });
   ASSERT_TRUE(apply) << client->stderrText();
   std::string out = applyLspEdits(text, (*apply)["params"]["edit"]["changes"][uri]);
-  EXPECT_NE(out.find("if profile_step == 2:"), std::string::npos);
-  EXPECT_NE(out.find("elif profile_step == 4:"), std::string::npos);
+  EXPECT_NE(out.find("if not 1 <= step <= 4:"), std::string::npos) << out;
+  EXPECT_NE(out.find("if step == 2:"), std::string::npos) << out;
+  EXPECT_NE(out.find("profile_window(profile_step, profile_marks)"), std::string::npos) << out;
   EXPECT_FALSE(source::SourceFile(out).hasSyntaxErrors());
   client->respond((*apply)["id"], {{"applied", true}});
   auto reply = client->waitForResponse(id);
@@ -213,7 +214,8 @@ TEST(LspSession, CodeActionsIncludeRefactors) {
   EXPECT_NE(std::find(titles.begin(), titles.end(), "Wrap in NVTX range \"train_step\""), titles.end());
   EXPECT_NE(std::find(titles.begin(), titles.end(), "Annotate training step with NVTX ranges"), titles.end());
   EXPECT_NE(
-      std::find(titles.begin(), titles.end(), "Limit profiling to steps 10..14 (nsys --capture-range=cudaProfilerApi)"),
+      std::find(titles.begin(), titles.end(),
+                "Time steps 5..24, then profile steps 25..29 (CUDA events; nsys --capture-range=cudaProfilerApi)"),
       titles.end());
   // `only` filters by kind.
   int64_t only = client->request("textDocument/codeAction",

@@ -31,7 +31,7 @@ TEST(Settings, JunkIsSkippedWithWarnings) {
                          warnings);
   EXPECT_EQ(warnings.size(), 4u);
   EXPECT_EQ(s.rules.severityOf("sync-in-loop"), features::Severity::Warning);
-  EXPECT_EQ(s.actions.profile_first_step, 10u);
+  EXPECT_EQ(s.actions.profile_first_step, 25u);
   warnings.clear();
   parseSettings(nlohmann::json::array(), warnings);
   EXPECT_EQ(warnings.size(), 1u);

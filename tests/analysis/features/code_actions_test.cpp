@@ -207,20 +207,61 @@ for x, y in loader:
   expectValidPython(out);
 }
 
-TEST(LimitProfilingWindow, InsertsACounterAndTheCaptureCalls) {
+TEST(LimitProfilingWindow, InsertsTheTimedThenProfiledWindow) {
   std::string text = "import torch\nfor x in loader:\n    loss = model(x)\n    loss.backward()\n";
   Snapshot s(text);
-  auto action = limitProfilingWindow(s.file, s.index, static_cast<uint32_t>(text.find("loss =")), 3, 5);
+  auto action = limitProfilingWindow(s.file, s.index, static_cast<uint32_t>(text.find("loss =")), 25, 29);
   ASSERT_TRUE(action);
-  EXPECT_EQ(action->title, "Limit profiling to steps 3..5 (nsys --capture-range=cudaProfilerApi)");
+  EXPECT_EQ(action->title,
+            "Time steps 5..24, then profile steps 25..29 (CUDA events; nsys --capture-range=cudaProfilerApi)");
   std::string out = applyAction(text, *action);
-  EXPECT_EQ(out,
-            "import torch\nprofile_step = 0  # iterations seen, for the profiling window\nfor x in loader:\n"
-            "    if profile_step == 3:\n        torch.cuda.profiler.start()\n    elif profile_step == 6:\n"
-            "        torch.cuda.profiler.stop()\n    profile_step += 1\n    loss = model(x)\n    loss.backward()\n");
   expectValidPython(out);
-  Snapshot after(out);
-  EXPECT_FALSE(limitProfilingWindow(after.file, after.index, static_cast<uint32_t>(out.find("loss =")), 3, 5));
+  // A function before the loop, one call at the top of its body (tests/e2e/capture_test.cpp runs it).
+  EXPECT_EQ(
+      out.rfind("import torch\n# Sightline's window (docs/capture.md): iterations before 5 warm up, 5..24 are\n", 0),
+      0u)
+      << out;
+  EXPECT_NE(out.find("\ndef profile_window(step, marks):\n    import json, os, pathlib, socket, sys, time\n"
+                     "    if not 5 <= step <= 30:\n        return\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("        event = torch.cuda.Event(enable_timing=True)\n        event.record()\n"),
+            std::string::npos);
+  EXPECT_NE(out.find("    if step == 25:  # the timed steps end here, the profiled ones start once the range is open\n"
+                     "        torch.cuda.profiler.start()\n        mark()\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("    if step == 30:\n        torch.cuda.synchronize()\n        torch.cuda.profiler.stop()\n"),
+            std::string::npos);
+  EXPECT_NE(out.find("\"warmup\": 5, \"timed\": 20, \"profiled\": 5,"), std::string::npos) << out;
+  EXPECT_NE(out.find("profile_step, profile_marks = 0, []  # iterations seen, their marks\nfor x in loader:\n"
+                     "    profile_window(profile_step, profile_marks)\n    profile_step += 1\n    loss = model(x)\n"),
+            std::string::npos)
+      << out;
+  Snapshot after(out);  // offered once: the file opens a capture range now
+  EXPECT_FALSE(limitProfilingWindow(after.file, after.index, static_cast<uint32_t>(out.find("loss =")), 25, 29));
+}
+
+TEST(LimitProfilingWindow, LeavesOneWarmUpStepAndTimesWhatFits) {
+  std::string text = "import torch as th\nwhile True:\n    loss = model(x)\n    loss.backward()\n";
+  Snapshot s(text);
+  uint32_t at = static_cast<uint32_t>(text.find("loss ="));
+  auto short_window = limitProfilingWindow(s.file, s.index, at, 3, 5);
+  ASSERT_TRUE(short_window);
+  EXPECT_EQ(short_window->title,
+            "Time steps 1..2, then profile steps 3..5 (CUDA events; nsys --capture-range=cudaProfilerApi)");
+  std::string out = applyAction(text, *short_window);
+  expectValidPython(out);
+  EXPECT_NE(out.find("    if not 1 <= step <= 6:\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("th.cuda.profiler.start()"), std::string::npos) << "torch's own name in the file";
+  EXPECT_NE(out.find("\"warmup\": 1, \"timed\": 2, \"profiled\": 3"), std::string::npos) << out;
+  auto from_the_start = limitProfilingWindow(s.file, s.index, at, 0, 1);
+  ASSERT_TRUE(from_the_start);
+  EXPECT_EQ(from_the_start->title, "Profile steps 0..1 (CUDA events; nsys --capture-range=cudaProfilerApi)");
+  expectValidPython(applyAction(text, *from_the_start));
+  auto fewer_timed = limitProfilingWindow(s.file, s.index, at, 25, 29, 4);
+  ASSERT_TRUE(fewer_timed);
+  EXPECT_EQ(fewer_timed->title.rfind("Time steps 21..24, then profile steps 25..29", 0), 0u) << fewer_timed->title;
 }
 
 TEST(RecordMemoryHistory, RecordsAWindowAndDumpsOnOutOfMemory) {

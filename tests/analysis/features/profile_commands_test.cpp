@@ -33,7 +33,8 @@ TEST(ProfileCommands, ScriptWithoutOneIsRecordedWholeAndQuoted) {
   EXPECT_FALSE(c.capture_range);
   EXPECT_EQ(c.commands[0].find("--capture-range"), std::string::npos);
   EXPECT_NE(c.commands[0].find("-o 'my train-profile' python3 'my train.py'"), std::string::npos) << c.commands[0];
-  EXPECT_NE(c.note.find("Limit profiling to steps"), std::string::npos);
+  EXPECT_NE(c.note.find("sightline capture -- python3 'my train.py'"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("\"Time steps N..M, then profile\" action"), std::string::npos) << c.note;
 }
 
 }  // namespace
