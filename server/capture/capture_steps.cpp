@@ -199,15 +199,16 @@ std::string formatStepsDocument(const nlohmann::ordered_json& doc) {
       out += r ? ",\n  {" : "\n  {";
       bool first_field = true;
       for (const auto& [field, v] : value[r].items()) {
-        out += first_field ? "" : ",";
+        bool own_line = v.is_array() || field == "hook_ns";
+        out += first_field ? "" : (own_line ? ",\n   " : ", ");
         first_field = false;
+        out += nlohmann::ordered_json(field).dump() + ": ";
         if (v.is_array() && !v.empty()) {
-          out += "\n   " + nlohmann::ordered_json(field).dump() + ": [";
+          out += "[";
           for (size_t i = 0; i < v.size(); ++i) out += (i ? ",\n    " : "\n    ") + v[i].dump();
           out += "]";
         } else {
-          out += (field == "timed" || field == "profiled" || field == "hook_ns" ? "\n   " : " ") +
-                 nlohmann::ordered_json(field).dump() + ": " + v.dump();
+          out += v.dump();
         }
       }
       out += "}";
