@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# `sightline capture` on the device machines, each script also run with no hook at all before
+# and after (its own log is the truth), from the repo root:
+#   tests/data/capture/device_run.sh variants single   # one GPU: what nsys's options cost the
+#                                                      # unprofiled steps; gpt.py eager and compiled, resnet.py
+#   tests/data/capture/device_run.sh multi             # 2+ GPUs: DDP (2 ranks), FSDP2 (4 ranks, or 2)
+#   tests/data/capture/device_run.sh interleave        # one GPU: plain and captured in turn, repeated
+#   tests/data/capture/device_run.sh interleave_multi  # the same for FSDP2 and DDP
+#   tests/data/capture/device_run.sh extra             # 2 GPUs: FSDP2 small; gpt.py compiled + its cache
+# Needs the stripped binary and its libraries in .dev/ and the libdw1/libelf1 .debs in .debs/
+# (docs/capture.md, "Measured on"). nsys is left off PATH on purpose: the verb finds Nsight
+# Compute's copy under /opt/nvidia itself. Every capture stops after its window (--stop-after).
+# Logs, steps files and the table go to $OUT/<stage>_logs.tar.xz, captures to $OUT/<stage>_nsys.tar
+# (exports, scrubbed and xz'd, with the steps files) and $OUT/<stage>_torch.tar (traces).
+set -uo pipefail
+mkdir -p /tmp/libs && for f in .debs/*.deb; do dpkg -x "$f" /tmp/libs; done
+export LD_LIBRARY_PATH=$PWD/.dev:/tmp/libs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export OMP_NUM_THREADS=4
+S=$PWD/.dev/sightline
+BENCH=$PWD/bench/capture_hook_cost.py
+OUT=${OUT:-/tmp/out}; W=/tmp/capture; mkdir -p "$W/logs" "$OUT"
+cd tests/data/capture
+START=$(date +%s); T0=$START
+# A run starts only inside its stage's budget and the whole call's (LIMIT s, default 500).
+budget() {
+  [ $(($(date +%s) - T0)) -lt "$1" ] && [ $(($(date +%s) - START)) -lt "${LIMIT:-500}" ] ||
+    { echo "skipped (time): $2"; return 1; }
+}
+plain() {  # name budget_s command...: the script alone, no hook
+  local name=$1 b=$2; shift 2; budget "$b" "$name" || return 0
+  echo "=== $name $(date +%T)"; timeout 150 "$@" >"$W/logs/$name.log" 2>&1; echo "rc=$?"
+  grep -E '^(iter|step) ' "$W/logs/$name.log" | tail -1
+}
+cap() {  # name budget_s profiler [--autograd-nvtx MODE] command...
+  local name=$1 b=$2 prof=$3 extra=(); shift 3; budget "$b" "$name" || return 0
+  [ "$1" = --autograd-nvtx ] && { extra=("$1" "$2"); shift 2; }
+  echo "=== $name $(date +%T)"
+  timeout 240 "$S" capture --profiler "$prof" "${extra[@]}" --stop-after -o "$W/$name" -- "$@" >"$W/logs/$name.log" 2>&1
+  echo "rc=$?"; grep -E '^sightline capture' "$W/logs/$name.log" | tail -5
+}
+row() {  # name plain_runs(a,b,...) plain_last capture
+  local plains=$(echo "$2,$3" | sed "s|\([^,]*\)|$W/logs/\1.log|g")
+  [ -f "$W/$4.steps.json" ] && python3 compare.py "$1" "$plains" "$W/$4.steps.json" "$W/logs/$4.log" |
+    tee -a "$W/logs/table.md"
+}
+TORCHRUN=$(command -v torchrun || echo "python3 -m torch.distributed.run")
+for stage in "$@"; do
+T0=$(date +%s)  # each stage's budgets count from its start
+case $stage in
+  single)
+    nvidia-smi -L; python3 -c 'import torch; print(torch.__version__)'
+    python3 "$BENCH" --micro 2000 2>&1 | tee "$W/logs/hook_micro.txt"
+    G="python3 gpt.py --iters 40"
+    plain gpt_plain_a 60 $G
+    cap gpt_none 90 none $G
+    plain gpt_plain_b 100 $G
+    cap gpt_nsys 120 nsys $G
+    if [ ! -f "$W/gpt_nsys.steps.json" ]; then  # what nsys's Python options do to PYTHONPATH
+      timeout 60 /opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys profile --trace=cuda \
+        --pytorch=autograd-nvtx --python-backtrace=cuda -f true -o "$W/probe" python3 -c \
+        "import os, sys; print('PYTHONPATH', os.environ.get('PYTHONPATH')); print(sys.modules.get('sitecustomize'))"
+    fi
+    plain gpt_plain_c 150 $G
+    cap gpt_torch 170 torch $G
+    plain gpt_plain_d 200 $G
+    R="python3 resnet.py --iters 40"
+    plain resnet_plain_a 220 $R
+    cap resnet_none 240 none $R
+    cap resnet_nsys 270 nsys $R
+    cap resnet_torch 320 torch $R
+    plain resnet_plain_b 350 $R
+    export TORCHINDUCTOR_CACHE_DIR=$W/inductor
+    C="python3 gpt.py --compile --iters 40"
+    plain compiled_warm 370 $C
+    plain compiled_plain_a 420 $C
+    cap compiled_none 440 none $C
+    cap compiled_nsys 460 nsys $C
+    plain compiled_plain_b 510 $C
+    for p in none nsys torch; do row "gpt.py" gpt_plain_a,gpt_plain_b,gpt_plain_c gpt_plain_d gpt_$p; done
+    for p in none nsys torch; do row "resnet.py" resnet_plain_a resnet_plain_b resnet_$p; done
+    for p in none nsys; do row "gpt.py --compile" compiled_plain_a compiled_plain_b compiled_$p; done ;;
+  variants)
+    # What nsys costs the steps outside its capture range, option by option (gpt.py is host-bound):
+    # the hook alone inside `nsys profile`, the range never opened; and the default capture,
+    # whose autograd NVTX ranges the hook turns on for the profiled steps only.
+    NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+    export PATH=/opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64:$PATH
+    G="python3 gpt.py --iters 40"
+    RANGE="--capture-range=cudaProfilerApi --capture-range-end=stop -f true"
+    plain v_plain_a 60 $G
+    cap v_readme 80 none $NSYS profile -t cuda,nvtx,osrt --pytorch=autograd-nvtx --python-backtrace=cuda \
+      --cudabacktrace=all $RANGE -o "$W/v_readme" $G
+    cap v_nopytorch 100 none $NSYS profile -t cuda,nvtx,osrt --python-backtrace=cuda --cudabacktrace=all \
+      $RANGE -o "$W/v_nopytorch" $G
+    plain v_plain_b 120 $G
+    cap v_light 140 none $NSYS profile -t cuda,nvtx $RANGE -o "$W/v_light" $G
+    cap v_window 170 nsys $G
+    plain v_plain_c 190 $G
+    for p in readme nopytorch light window; do row "gpt.py, $p" v_plain_a,v_plain_b v_plain_c v_$p; done
+    rm -f "$W"/v_*.sqlite "$W"/v_*.nsys-rep "$W"/v_*.steps.json ;;
+  interleave)
+    # The same command plain and captured in turn, several times: the machine's run-to-run
+    # spread against what the hook and nsys change. gpt.py is host-bound at its default size,
+    # GPU-bound at the big one.
+    G="python3 gpt.py --iters 40"
+    for i in 1 2 3; do plain i_gpt_plain_$i 150 $G; cap i_gpt_none_$i 150 none $G; done
+    for i in 1 2; do cap i_gpt_window_$i 200 nsys $G; cap i_gpt_nsysnvtx_$i 200 nsys --autograd-nvtx nsys $G; done
+    B="python3 gpt.py --iters 40 --batch 16 --block 1024 --layers 12 --embd 768"
+    for i in 1 2; do plain i_big_plain_$i 300 $B; cap i_big_none_$i 300 none $B; done
+    cap i_big_nsys 320 nsys $B; cap i_big_torch 340 torch $B
+    export TORCHINDUCTOR_CACHE_DIR=$W/inductor
+    C="python3 gpt.py --compile --iters 40"
+    plain i_compiled_warm 380 $C
+    for i in 1 2; do plain i_compiled_plain_$i 450 $C; cap i_compiled_none_$i 450 none $C; done
+    cap i_compiled_window 470 nsys $C; cap i_compiled_nsysnvtx 480 nsys --autograd-nvtx nsys $C
+    L=$W/logs; J=$W
+    python3 interleaved.py "gpt.py" 5 20 plain=$L/i_gpt_plain_1.log,$L/i_gpt_plain_2.log,$L/i_gpt_plain_3.log \
+      none=$J/i_gpt_none_1.steps.json,$J/i_gpt_none_2.steps.json,$J/i_gpt_none_3.steps.json \
+      nsys=$J/i_gpt_window_1.steps.json,$J/i_gpt_window_2.steps.json \
+      "nsys --autograd-nvtx nsys=$J/i_gpt_nsysnvtx_1.steps.json,$J/i_gpt_nsysnvtx_2.steps.json" | tee -a $L/table.md
+    python3 interleaved.py "gpt.py big" 5 20 plain=$L/i_big_plain_1.log,$L/i_big_plain_2.log \
+      none=$J/i_big_none_1.steps.json,$J/i_big_none_2.steps.json nsys=$J/i_big_nsys.steps.json \
+      torch=$J/i_big_torch.steps.json | tee -a $L/table.md
+    python3 interleaved.py "gpt.py --compile" 5 20 plain=$L/i_compiled_plain_1.log,$L/i_compiled_plain_2.log \
+      none=$J/i_compiled_none_1.steps.json,$J/i_compiled_none_2.steps.json nsys=$J/i_compiled_window.steps.json \
+      "nsys --autograd-nvtx nsys=$J/i_compiled_nsysnvtx.steps.json" | tee -a $L/table.md
+    rm -f "$W"/i_*.sqlite "$W"/i_*.nsys-rep "$W"/i_*.pt.trace.json.gz ;;
+  extra)
+    # FSDP2 at 2 ranks and 2 layers (its traces stay small enough to keep), and gpt.py compiled
+    # with the Inductor cache it ran kept beside the capture.
+    F="$TORCHRUN --standalone --nproc_per_node=2 train_fsdp2.py --steps 40 --layers 2"
+    plain fsdp2_plain_a 100 $F
+    cap fsdp2_torch 150 torch $F
+    cap fsdp2_nsys 200 nsys $F
+    plain fsdp2_plain_b 250 $F
+    export TORCHINDUCTOR_CACHE_DIR=$W/inductor
+    C="python3 gpt.py --compile --iters 40"
+    plain compiled_warm 280 $C
+    plain compiled_plain_a 330 $C
+    cap compiled_nsys 360 nsys $C
+    plain compiled_plain_b 400 $C
+    (cd "$W" && { find inductor -maxdepth 2 -name 'c*.py'; find inductor/fxgraph -type f; } >keep &&
+      tar cf - -T keep | xz -T0 -9 >"$OUT/compiled_cache.tar.xz")
+    for p in torch nsys; do row "train_fsdp2.py --layers 2" fsdp2_plain_a fsdp2_plain_b fsdp2_$p; done
+    row "gpt.py --compile" compiled_plain_a compiled_plain_b compiled_nsys ;;
+  interleave_multi)
+    nvidia-smi -L
+    NF=$(($(nvidia-smi -L | wc -l) >= 4 ? 4 : 2))
+    F="$TORCHRUN --standalone --nproc_per_node=$NF train_fsdp2.py --steps 40"
+    for i in 1 2 3; do plain i_fsdp_plain_$i 300 $F; cap i_fsdp_none_$i 300 none $F; done
+    D="$TORCHRUN --standalone --nproc_per_node=2 train_ddp.py --steps 40"
+    for i in 1 2 3; do plain i_ddp_plain_$i 400 $D; cap i_ddp_none_$i 400 none $D; done
+    L=$W/logs; J=$W
+    python3 interleaved.py "train_fsdp2.py ($NF ranks)" 5 20 \
+      plain=$L/i_fsdp_plain_1.log,$L/i_fsdp_plain_2.log,$L/i_fsdp_plain_3.log \
+      none=$J/i_fsdp_none_1.steps.json,$J/i_fsdp_none_2.steps.json,$J/i_fsdp_none_3.steps.json | tee -a $L/table.md
+    python3 interleaved.py "train_ddp.py (2 ranks)" 5 20 \
+      plain=$L/i_ddp_plain_1.log,$L/i_ddp_plain_2.log,$L/i_ddp_plain_3.log \
+      none=$J/i_ddp_none_1.steps.json,$J/i_ddp_none_2.steps.json,$J/i_ddp_none_3.steps.json | tee -a $L/table.md ;;
+  multi)
+    nvidia-smi -L
+    NF=$(($(nvidia-smi -L | wc -l) >= 4 ? 4 : 2))
+    D="$TORCHRUN --standalone --nproc_per_node=2 train_ddp.py --steps 40"
+    plain ddp_plain_a 60 $D
+    cap ddp_none 100 none $D
+    cap ddp_nsys 140 nsys $D
+    cap ddp_torch 200 torch $D
+    plain ddp_plain_b 240 $D
+    F="$TORCHRUN --standalone --nproc_per_node=$NF train_fsdp2.py --steps 40"
+    plain fsdp_plain_a 270 $F
+    cap fsdp_none 300 none $F
+    cap fsdp_torch 340 torch $F
+    cap fsdp_nsys 400 nsys $F
+    plain fsdp_plain_b 450 $F
+    for p in none nsys torch; do row "train_ddp.py" ddp_plain_a ddp_plain_b ddp_$p; done
+    for p in none torch nsys; do row "train_fsdp2.py ($NF ranks)" fsdp_plain_a fsdp_plain_b fsdp_$p; done ;;
+esac
+done
+stage=$(echo "$@" | tr ' ' '_')
+python3 "$BENCH" "$W"/*.steps.json 2>&1 | tee "$W/logs/hook_cost.txt"
+# Captures: exports scrubbed (../scrub.py) and xz'd, traces as they are; steps files beside them.
+HERE=$PWD
+(cd "$W" && for f in *.sqlite; do [ -f "$f" ] && python3 "$HERE/../scrub.py" "$f" && xz -T0 -9 "$f"; done
+ cp *.steps.json logs/ 2>/dev/null
+ tar cf "$OUT/${stage}_nsys.tar" *.sqlite.xz *.steps.json
+ tar cf "$OUT/${stage}_torch.tar" *.pt.trace.json.gz
+ tar cJf "$OUT/${stage}_logs.tar.xz" logs)
+ls -la "$OUT" "$W"
+echo "=== end $(date +%T), $(($(date +%s) - T0)) s"
