@@ -731,6 +731,33 @@ void addCost(LineCost& into, const LineCost& from) {
   into.lost_launches += from.lost_launches;
 }
 
+// Of the waits in collectives, the share the late rank's own extra GPU work explains (per step,
+// beyond the other ranks' median; communication left out): a profiler slows the GPU's work next
+// to nothing, so those waits remain without it, and the rest do not. 1 where nothing was paired.
+double waitExplained(const Attribution& out) {
+  size_t late = out.ranks.size();
+  for (size_t r = 0; r < out.ranks.size(); ++r)
+    if (out.ranks[r].steady_caused_wait_ns > 0 &&
+        (late == out.ranks.size() || out.ranks[r].steady_caused_wait_ns > out.ranks[late].steady_caused_wait_ns))
+      late = r;
+  if (late == out.ranks.size()) return 1;
+  auto perStep = [](const RankInfo& r, int64_t ns) {
+    return r.steady_steps > 0 ? static_cast<double>(ns) / r.steady_steps : 0;
+  };
+  std::vector<double> others;
+  double waits = 0;
+  for (size_t r = 0; r < out.ranks.size(); ++r) {
+    if (r == late) continue;
+    others.push_back(perStep(out.ranks[r], out.ranks[r].steady_gpu_ns - out.ranks[r].steady_comm_ns));
+    waits += perStep(out.ranks[r], out.ranks[r].steady_comm_wait_ns);
+  }
+  if (others.empty() || waits <= 0) return 1;
+  std::sort(others.begin(), others.end());
+  double extra = perStep(out.ranks[late], out.ranks[late].steady_gpu_ns - out.ranks[late].steady_comm_ns) -
+                 others[others.size() / 2];
+  return std::clamp(extra / (waits / static_cast<double>(others.size())), 0.0, 1.0);
+}
+
 // The steady steps without the profiler (capture_overhead.h), with the measured costs, or
 // scaled so the replay takes as long as the step the script's own log gives.
 void estimateWithoutProfiler(const ReplayInput& in, const Options& options, Attribution& out) {
@@ -799,7 +826,8 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   std::vector<GapCause> gap_cause(profile.activities.size());
   summarizeSteps(profile, options, calls, resolver, gap_cause, out);
   splitStepBusy(profile, ranks, out);
-  if (options.estimate_unprofiled) estimateWithoutProfiler({profile, links.call_of, gap_cause}, options, out);
+  if (options.estimate_unprofiled)
+    estimateWithoutProfiler({profile, links.call_of, gap_cause, &ranks.wait_ns, waitExplained(out)}, options, out);
   out.memory_use_lines.reserve(profile.memory_uses.size());
   out.memory_use_ops.reserve(profile.memory_uses.size());
   for (const auto& u : profile.memory_uses) {

@@ -92,7 +92,10 @@ void replayProcess(const ReplayInput& in, uint32_t pid, int64_t from, int64_t to
         const auto& act = p.activities[a];
         int64_t& free = stream_free[{act.device, act.stream}];
         int64_t s = std::max(waits ? start_new : end_new, free);
-        acts[a] = {s, s + act.duration()};
+        int64_t dropped = 0;
+        if (in.comm_wait && (*in.comm_wait)[a] > 0)
+          dropped = static_cast<int64_t>(static_cast<double>((*in.comm_wait)[a]) * (1 - in.wait_kept));
+        acts[a] = {s, s + std::max<int64_t>(0, act.duration() - dropped)};
         free = acts[a].end;
         done = std::max(done, free);
         // A blocking copy returns when its copy is done.

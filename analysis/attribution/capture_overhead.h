@@ -7,7 +7,9 @@
 // (a DataLoader, a lock) stays. The replayed steps give the step without the profiler, its GPU
 // busy time, and the idle that remains, each replayed gap keeping the cause of the gap it came
 // from (summarizeSteps). It does not model the GPU slowing down under a profiler (CUPTI's
-// kernel records cost the GPU next to nothing) nor other ranks (each rank on its own).
+// kernel records cost the GPU next to nothing). Ranks go together only as far as their
+// collectives do: a collective's wait for the last rank keeps the share the late rank's own extra
+// GPU work explains (ReplayInput::wait_kept); the rest is the hosts' uneven arrival and goes.
 #pragma once
 
 #include <array>
@@ -32,6 +34,12 @@ struct ReplayInput {
   const model::Profile& profile;
   const std::vector<int64_t>& call_of;     // per activity, the API call that launched it (-1: none)
   const std::vector<GapCause>& gap_cause;  // per activity
+  // Ranks replayed together: per activity, a collective's wait for the last rank to arrive (-1:
+  // none; pairCollectives), and the share of those waits the replay keeps — what the late rank's
+  // own extra GPU work explains (1: all). The rest is the ranks' hosts arriving unevenly, which a
+  // profiler that slows them unevenly makes: without it they arrive together.
+  const std::vector<int64_t>* comm_wait = nullptr;
+  double wait_kept = 1;
 };
 
 // Fills out.step_summary.unprofiled: the capture's cost over the steady steps, and the steady

@@ -101,7 +101,10 @@ std::string unprofiledSummary(const StepVerdict& v) {
 std::string measureAdvice(const StepVerdict& v) {
   const auto& u = v.unprofiled;
   if (u.wall_ns) return {};
-  std::string command = v.script.empty() ? "python YOUR_SCRIPT.py" : "python " + v.script;
+  std::string script = v.script.empty() ? "YOUR_SCRIPT.py" : v.script;
+  // Several ranks: the launcher's command as the run used it (torchrun's on one node).
+  std::string command =
+      v.ranks > 1 ? "torchrun --nproc_per_node=" + std::to_string(v.ranks) + " " + script : "python " + script;
   return "`sightline capture -- " + command +
          "` measures the step without the profiler: it times steps with no profiler, then profiles a few in the same "
          "run (docs/capture.md)";

@@ -439,6 +439,7 @@ UnprofiledStep unprofiledStep(const join::StepStory& story, const StepVerdict& v
   if (u.wall_ns) {
     u.busy_share = std::min(1.0, work / *u.wall_ns);
     u.added_ns = std::clamp(v.wall_ns - *u.wall_ns, 0.0, v.wall_ns);
+    if (u.source == StepSource::Measured || u.source == StepSource::StepLog) u.added_max_ns = u.added_ns;
   } else {
     // A bound that holds at every point of the range: GPU work no profiler makes (compute,
     // collectives moving data, waits the late rank's own work explains) for a third (collectives)
