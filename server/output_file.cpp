@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <utility>
 
 namespace sightline::server {
 namespace {
@@ -102,46 +103,102 @@ std::string checkOutputPath(const std::string& path, const std::vector<std::stri
   return "";
 }
 
-bool writeOutputFile(const std::string& path, std::string_view bytes, const std::vector<std::string>& inputs,
-                     std::string& error) {
+OutputFile::FdBuffer::FdBuffer(int fd) : fd_(fd) { setp(buffer_, buffer_ + sizeof buffer_); }
+
+bool OutputFile::FdBuffer::drain() {
+  if (error_ != 0) return false;
+  if (!writeAll(fd_, std::string_view(pbase(), static_cast<size_t>(pptr() - pbase())))) {
+    error_ = errno != 0 ? errno : EIO;
+    return false;
+  }
+  setp(buffer_, buffer_ + sizeof buffer_);
+  return true;
+}
+
+OutputFile::FdBuffer::int_type OutputFile::FdBuffer::overflow(int_type c) {
+  if (!drain()) return traits_type::eof();
+  if (!traits_type::eq_int_type(c, traits_type::eof())) {
+    *pptr() = traits_type::to_char_type(c);
+    pbump(1);
+  }
+  return traits_type::not_eof(c);
+}
+
+int OutputFile::FdBuffer::sync() { return drain() ? 0 : -1; }
+
+OutputFile::OutputFile(std::string path, std::string target, std::string temporary, int fd)
+    : path_(std::move(path)),
+      target_(std::move(target)),
+      temporary_(std::move(temporary)),
+      fd_(fd),
+      buffer_(fd),
+      stream_(&buffer_) {}
+
+OutputFile::~OutputFile() {
+  if (done_) return;
+  ::close(fd_);
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+std::unique_ptr<OutputFile> OutputFile::open(const std::string& path, const std::vector<std::string>& inputs,
+                                             std::string& error) {
   error = checkOutputPath(path, inputs);
-  if (!error.empty()) return false;
+  if (!error.empty()) return nullptr;
   Target t = targetOf(path);
   if (t.exists && special(t.st.st_mode)) {
     // A terminal, a pipe, /dev/null: written in place, never replaced by a regular file.
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
       error = "cannot write " + path + ": " + lastError();
-      return false;
+      return nullptr;
     }
-    bool ok = writeAll(fd, bytes);
-    std::string why = ok ? "" : lastError();
-    if (::close(fd) != 0 && ok) ok = false, why = lastError();
-    if (!ok) error = "cannot write " + path + ": " + why;
-    return ok;
+    return std::unique_ptr<OutputFile>(new OutputFile(path, path, "", fd));
   }
   // A link to a regular file: the file it leads to is replaced, the link kept (as git does).
   std::error_code ec;
   fs::path target = t.link ? fs::canonical(path, ec) : fs::path(path);
   if (ec) {
     error = "cannot follow " + path + ": " + ec.message();
-    return false;
+    return nullptr;
   }
   std::string temporary;
   int fd = createTemporary(target, temporary, error);
   if (fd < 0) {
     error = "cannot write " + path + ": " + error;
-    return false;
+    return nullptr;
   }
-  bool ok = writeAll(fd, bytes);
-  std::string why = ok ? "" : lastError();
-  if (::close(fd) != 0 && ok) ok = false, why = lastError();
-  if (ok && ::rename(temporary.c_str(), target.c_str()) != 0) ok = false, why = lastError();
-  if (!ok) {
-    ::unlink(temporary.c_str());
-    error = "cannot write " + path + ": " + why;
+  return std::unique_ptr<OutputFile>(new OutputFile(path, target.string(), temporary, fd));
+}
+
+std::unique_ptr<OutputFile> OutputFile::standardOutput(std::string& error) {
+  int fd = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0) {
+    error = "cannot write to standard output: " + lastError();
+    return nullptr;
   }
-  return ok;
+  return std::unique_ptr<OutputFile>(new OutputFile("standard output", "", "", fd));
+}
+
+bool OutputFile::commit(std::string& error) {
+  stream_.flush();
+  std::string why;
+  if (!stream_ || buffer_.errorNumber() != 0)
+    why = std::strerror(buffer_.errorNumber() != 0 ? buffer_.errorNumber() : EIO);
+  done_ = true;
+  if (::close(fd_) != 0 && why.empty()) why = lastError();
+  if (why.empty() && !temporary_.empty() && ::rename(temporary_.c_str(), target_.c_str()) != 0) why = lastError();
+  if (why.empty()) return true;
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+  error = (target_.empty() ? "cannot write to " : "cannot write ") + path_ + ": " + why;
+  return false;
+}
+
+bool writeOutputFile(const std::string& path, std::string_view bytes, const std::vector<std::string>& inputs,
+                     std::string& error) {
+  auto file = OutputFile::open(path, inputs, error);
+  if (!file) return false;
+  file->stream().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return file->commit(error);
 }
 
 bool writeOutputStream(std::ostream& out, std::string_view bytes, std::string& error) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -19,6 +20,7 @@
 #include "server/cli/report_data.h"
 #include "server/output_file.h"
 #include "server/profile_text.h"
+#include "server/step_view_html.h"
 #include "server/steps_file.h"
 
 namespace sightline::server {
@@ -145,15 +147,39 @@ std::vector<std::string> reportInputs(const ReportArgs& args) {
   return inputs;
 }
 
-// The whole report, to -o's file or to standard output; false (with a message) when any write
-// failed, so that a full disk is an exit code and never a truncated report with exit 0.
-bool writeReport(const ReportArgs& args, const std::string& bytes, std::ostream& out, std::ostream& err) {
-  std::string error;
-  bool ok = args.output.empty() ? writeOutputStream(out, bytes, error)
-                                : writeOutputFile(args.output, bytes, reportInputs(args), error);
-  if (!ok) err << "sightline report: " << error << "\n";
-  return ok;
-}
+// The report's destination: -o's file (written beside it and renamed when whole) or standard
+// output. `finish` says whether every write reached it, so that a full disk is an exit code and
+// never a truncated report with exit 0.
+class ReportSink {
+ public:
+  ReportSink(const ReportArgs& args, std::ostream& out, std::ostream& err)
+      : out_(out), err_(err), to_file_(!args.output.empty()) {
+    std::string error;
+    if (to_file_) {
+      file_ = OutputFile::open(args.output, reportInputs(args), error);
+      if (!file_) err_ << "sightline report: " << error << "\n";
+    } else if (&out == &std::cout) {
+      // The process's own standard output: written through a checked buffer, so a full disk's
+      // error is the one told.
+      std::cout.flush();
+      file_ = OutputFile::standardOutput(error);
+    }
+  }
+  bool ok() const { return file_ || !to_file_; }
+  std::ostream& stream() { return file_ ? file_->stream() : out_; }
+  bool finish() {
+    std::string error;
+    bool ok = file_ ? file_->commit(error) : writeOutputStream(out_, "", error);
+    if (!ok) err_ << "sightline report: " << error << "\n";
+    return ok;
+  }
+
+ private:
+  std::ostream& out_;
+  std::ostream& err_;
+  bool to_file_;
+  std::unique_ptr<OutputFile> file_;
+};
 
 }  // namespace
 
@@ -197,10 +223,14 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     }
   }
   if (!parsed.merge_paths.empty()) {
-    std::ostringstream merged;
+    std::ostringstream merged;  // a merged summary is small: written only once it is whole
     int code = mergeReports(parsed.merge_paths, merged, err);
     if (code != 0) return code;
-    return writeReport(parsed, merged.str(), out, err) ? 0 : 2;
+    std::string error;
+    bool ok = parsed.output.empty() ? writeOutputStream(out, merged.str(), error)
+                                    : writeOutputFile(parsed.output, merged.str(), reportInputs(parsed), error);
+    if (!ok) err << "sightline report: " << error << "\n";
+    return ok ? 0 : 2;
   }
   cli::JoinRequest request;
   request.all_steps = parsed.all_steps;
@@ -238,19 +268,22 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   }
   ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}};
   joinNamedFiles(data);
-  std::ostringstream text;
+  if (parsed.format == "html" && stepViewScript().empty()) return writeHtmlReport(data, out, err);  // says why
+  ReportSink sink(parsed, out, err);
+  if (!sink.ok()) return 2;
+  std::ostream& to = sink.stream();
   int status = unreadable ? 2 : 0;
   if (parsed.format == "json") {
-    text << protocol::dumpJson(reportJson(data)) << "\n";
+    to << protocol::dumpJson(reportJson(data)) << "\n";
     status = 0;
   } else if (parsed.format == "html") {
-    if (int code = writeHtmlReport(data, text, err); code != 0) return code;  // nothing worth writing
+    if (int code = writeHtmlReport(data, to, err); code != 0) return code;  // nothing kept
     status = 0;
   } else {
-    writeHeader(data, text);
-    for (const auto& local : sources) writeAnnotatedFile(data, local, text);
+    writeHeader(data, to);
+    for (const auto& local : sources) writeAnnotatedFile(data, local, to);
   }
-  if (!writeReport(parsed, text.str(), out, err)) return 2;
+  if (!sink.finish()) return 2;
   return status;
 }
 
