@@ -248,8 +248,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     return 2;
   }
   if (!parsed.timing_path.empty()) {
-    cli::JoinRequest timing_request = request;
-    auto timing = cli::loadJoinedProfile({parsed.timing_path}, parsed.mapper, sources, timing_request, error);
+    auto timing = cli::loadJoinedProfile({parsed.timing_path}, parsed.mapper, sources, request, error);
     if (!timing) {
       err << "sightline report: --timing: " << error << "\n";
       return 2;
