@@ -82,6 +82,14 @@ async function main() {
       await page.waitForSelector("body[data-rendered=true]", { timeout: 10000 });
       const openMs = Date.now() - t0;
       check(errors.length === 0, `${name}: the page renders without errors or fetches`, errors.join("; "));
+      // The headline as a person reads it: the report's and the JSON's words.
+      if (view.headline) {
+        const shown = await page.$eval("#sl-headline", (e) => e.textContent).catch(() => "");
+        const detail = await page.$eval(".sl-unprofiled-text", (e) => e.textContent).catch(() => "");
+        check(shown.includes(view.headline.summary) && shown.includes(view.headline.captured) &&
+              detail.includes(view.headline.text),
+              `${name}: the headline is the report's (${view.headline.summary})`, `${shown} | ${detail}`);
+      }
       if (name === largest) {
         check(openMs < 1000, `${name}: the largest bundled capture's page opens in under 1 s (${openMs} ms)`);
         check(bytes < 2 * 1024 * 1024, `${name}: the page weighs under 2 MB (${(bytes / 1024).toFixed(0)} KiB)`);
