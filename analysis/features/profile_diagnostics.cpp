@@ -145,19 +145,33 @@ void rankRules(const LineCost& c, const FileCosts& costs, const source::SourceFi
         if (r.comm_exposed_ns > most->comm_exposed_ns) most = &r;
         if (r.comm_exposed_ns < least->comm_exposed_ns) least = &r;
       }
-      message += "; exposed per rank over the profile: ";
-      for (size_t i = 0; i < n; ++i)
-        message += (i ? ", " : "") + costs.ranks[i].label + " " + s.ms(costs.ranks[i].comm_exposed_ns);
+      // Each rank's own figure per step, as the report's rank table gives it.
+      message += "; exposed per rank: ";
+      auto rows = rankRows(costs.ranks);
+      for (size_t i = 0; i < rows.size(); ++i)
+        message += (i ? ", " : "") + rows[i].rank->label + " " + formatMilliseconds(rows[i].comm_exposed_ns) +
+                   (rows[i].per_step ? " ms/step" : " ms");
       if (waiting) {
         const attribution::RankInfo* late = &costs.ranks.front();
         for (const auto& r : costs.ranks)
           if (r.late_collectives * late->paired_collectives > late->late_collectives * r.paired_collectives) late = &r;
-        if (late->paired_collectives > 0 && 4 * late->late_collectives >= 3 * late->paired_collectives)
+        // The same framing as the verdict's: the rank last at more than half of them is named.
+        // Its own extra GPU work (the story's) says whether it is its work or its host.
+        const auto* story_late = costs.story && costs.story->late && costs.story->late->label == late->label
+                                     ? &*costs.story->late
+                                     : nullptr;
+        bool work = story_late && static_cast<double>(story_late->extra_ns) >= kMeasurableNs;
+        if (late->paired_collectives > 0 && 2 * late->late_collectives > late->paired_collectives)
           message += " — the others wait for " + late->label + ", last to arrive at " +
-                     std::to_string(100 * late->late_collectives / late->paired_collectives) +
-                     "% of the collectives: balance the ranks' work before it";
+                     std::to_string(100 * late->late_collectives / late->paired_collectives) + "% of the collectives" +
+                     (work ? ", with " + formatMilliseconds(static_cast<double>(story_late->extra_ns)) +
+                                 " ms/step more GPU work than the others: balance the ranks' work before it"
+                           : ", yet with no measurably more GPU work than the others: its host is slower (Python "
+                             "work, data, syncs — or a profiler that slows some ranks more than others)");
         else
-          message += " — each rank is late in turn: the ranks' steps vary; even them out";
+          message +=
+              " — each rank is late in turn (none last at more than half of them): the ranks' steps vary; "
+              "even them out";
       } else if (most->comm_exposed_ns > 2 * std::max<int64_t>(least->comm_exposed_ns, 1) &&
                  most->gpu_ns - most->comm_ns < least->gpu_ns - least->comm_ns)
         message += " — " + most->label + " waits for " + least->label +

@@ -167,7 +167,7 @@ std::optional<LoaderSettings> loaderSettings(const source::SourceIndex& index) {
 }
 
 bool lateRankExplains(const StepVerdict& v) {
-  return v.late && v.late->share >= 0.75 && static_cast<double>(v.late->extra_ns) >= kMeasurableNs &&
+  return v.late && v.late->share > 0.5 && static_cast<double>(v.late->extra_ns) >= kMeasurableNs &&
          static_cast<double>(v.late->extra_ns) >= 0.5 * v.comm_exposed_wait_ns;
 }
 
@@ -212,15 +212,18 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
         return text + " (communication settings would not help: moving the data takes " +
                formatMilliseconds(v.comm_transfer_ns) + " ms/step)";
       }
-      if (late && late->share >= 0.75)
+      if (late && late->share > 0.5)
         return "even out the steps: " + wait + ", " + late->label + " last to arrive at " +
-               std::to_string(static_cast<int>(std::lround(late->share * 100))) +
-               "% of them, yet its GPU work is only " + formatMilliseconds(static_cast<double>(late->extra_ns)) +
-               " ms/step more than the others': its host is slower (Python work, data, syncs — or a profiler that "
-               "slows some ranks more than others), not its GPU; moving the data takes " +
+               std::to_string(static_cast<int>(std::lround(late->share * 100))) + "% of them, " +
+               (static_cast<double>(late->extra_ns) >= kMeasurableNs
+                    ? "yet its GPU work (" + formatMilliseconds(static_cast<double>(late->extra_ns)) +
+                          " ms/step more than the others') explains less than half of the wait"
+                    : std::string("yet it does no measurably more GPU work than the others (under 0.5 ms/step)")) +
+               ": its host is slower (Python work, data, syncs — or a profiler that slows some ranks more than "
+               "others), not its GPU; moving the data takes " +
                formatMilliseconds(v.comm_transfer_ns) + " ms/step";
       return "even out the steps: " + wait +
-             ", each rank late in turn (no rank arrives last at most of them), so the ranks' steps vary: "
+             ", each rank late in turn (none arrives last at more than half of them), so the ranks' steps vary: "
              "look for work that differs between steps (data, host work, syncs) before communication settings; "
              "moving the data takes " +
              formatMilliseconds(v.comm_transfer_ns) + " ms/step";
@@ -525,9 +528,16 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
                                                                                  : lines(attribution::Wait::Sync));
     add(Bound::Input, wait(attribution::Wait::Input), lines(attribution::Wait::Input));
     add(Bound::Host, wait(attribution::Wait::Host), lines(attribution::Wait::Host));
-    // Paired collectives split the exposed time: ranks waiting for each other, and moving data.
-    add(Bound::Comm, v.comm_exposed_ns - v.comm_exposed_wait_ns, story->comm_lines);
-    if (v.comm_exposed_wait_ns > 0) add(Bound::Ranks, v.comm_exposed_wait_ns, story->comm_lines);
+    // Paired collectives split the exposed time: ranks waiting for each other, and moving data;
+    // each line keeps its share of either part (never the whole exposed time on both).
+    auto share = [&](double part) {
+      auto l = story->comm_lines;
+      double k = v.comm_exposed_ns > 0 ? part / v.comm_exposed_ns : 0;
+      for (auto& line : l) line.ns = static_cast<int64_t>(static_cast<double>(line.ns) * k);
+      return l;
+    };
+    add(Bound::Comm, v.comm_exposed_ns - v.comm_exposed_wait_ns, share(v.comm_exposed_ns - v.comm_exposed_wait_ns));
+    if (v.comm_exposed_wait_ns > 0) add(Bound::Ranks, v.comm_exposed_wait_ns, share(v.comm_exposed_wait_ns));
     add(Bound::Compile, wait(attribution::Wait::Compile), lines(attribution::Wait::Compile));
     std::sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
     return causes;

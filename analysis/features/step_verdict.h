@@ -163,7 +163,7 @@ struct StepVerdict {
 std::string causeName(Bound b);
 // Extra work per step below this is not told as a rank's or a line's (0.5 ms).
 inline constexpr double kMeasurableNs = 500e3;
-// Whether the rank that arrives last at most collectives does measurably more GPU work than the
+// Whether the rank that arrives last at more than half the collectives does measurably more GPU work than the
 // others (at least kMeasurableNs per step, and half the others' wait): only then is it named as
 // the straggler and its work advised on; waits its work does not explain come from its host
 // (or from a profiler that slowed the ranks unevenly).

@@ -107,7 +107,9 @@ std::vector<LineRef> topLinesOfSteps(const model::Profile& p, const Attribution&
 void addBars(const join::ProfileJoin& join, LineTable& lines, StepView& view) {
   const auto& attr = join.attribution();
   const auto& story = join.story();
-  std::string late = story && story->late ? story->late->label : "";
+  // The straggler as the verdict and `check` frame it: the rank last at more than half of the
+  // collectives.
+  std::string late = story && story->late && story->late->share > 0.5 ? story->late->label : "";
   for (const auto& rank : attr.ranks) {
     auto it = attr.process_steps.find(rank.pid);
     if (it == attr.process_steps.end() || it->second.list.empty()) continue;

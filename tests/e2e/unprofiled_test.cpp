@@ -118,6 +118,26 @@ void checkCapture(const Capture& c, bool shared, const std::string& what) {
       EXPECT_LT(std::abs(u["wall_ns"].get<double>() - truth), 0.30 * truth) << what;
     }
   }
+  // Each cause's lines hold no more than the cause (a line once carried the whole exposed
+  // communication under both of its parts).
+  for (const auto& cause : v["causes"]) {
+    double lines = 0;
+    for (const auto& l : cause["lines"]) lines += l["ns"].get<double>();
+    EXPECT_LE(lines / doc["step_summary"]["steady"].get<double>(), cause["ns_per_step"].get<double>() * 1.02 + 1e3)
+        << what << ": " << cause.dump();
+  }
+  // One straggler framing: the rank last at more than half of the collectives, everywhere.
+  std::string straggler;
+  if (v["late_rank"].is_object() && v["late_rank"]["late_share"].get<double>() > 0.5)
+    straggler = v["late_rank"]["label"].get<std::string>();
+  for (const auto& r : doc["step_view"]["ranks"])
+    EXPECT_EQ(r["straggler"].get<bool>(), !straggler.empty() && r["label"] == straggler) << what << ": " << r["label"];
+  for (const auto& c : v["changes"])
+    if (c["change"] == "balance-ranks") {
+      EXPECT_EQ(c["text"].get<std::string>().find("each rank late in turn") == std::string::npos, !straggler.empty())
+          << what << ": " << c["text"];
+      EXPECT_EQ(c["text"].get<std::string>().find("0.00 ms/step"), std::string::npos) << what << ": " << c["text"];
+    }
   // One headline on every surface.
   const json& headline = doc["step_view"]["headline"];
   ASSERT_TRUE(headline.is_object()) << what;
@@ -137,6 +157,17 @@ void checkCapture(const Capture& c, bool shared, const std::string& what) {
     auto check = runSightline("check" + args + " " + shellQuoted(script), sourcePath(""));
     if (check.out.find("[step-verdict]") != std::string::npos) {
       EXPECT_NE(check.out.find(headline["summary"].get<std::string>()), std::string::npos) << what << check.out;
+    }
+    // Each rank's exposed communication as the rank table gives it.
+    for (const auto& r : doc["ranks"]) {
+      if (check.out.find("exposed per rank: ") == std::string::npos || !r["per_step"].get<bool>()) break;
+      std::string shown = r["label"].get<std::string>() + " ";
+      size_t at = check.out.find("exposed per rank: ");
+      size_t it = check.out.find(shown, at);
+      ASSERT_NE(it, std::string::npos) << what << check.out;
+      double ms = std::stod(check.out.substr(it + shown.size()));
+      double table = r["comm_exposed_ns_per_step"].get<double>() / 1e6;
+      EXPECT_NEAR(ms, table, std::max(0.006 * table, 0.006)) << what << ": " << r["label"];
     }
   }
 }
