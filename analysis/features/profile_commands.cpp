@@ -2,9 +2,7 @@
 #include "analysis/features/profile_commands.h"
 
 namespace sightline::features {
-namespace {
 
-// Single-quotes a shell word when it needs it.
 std::string shellWord(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@") ==
                         std::string::npos)
@@ -13,6 +11,8 @@ std::string shellWord(const std::string& s) {
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
+
+namespace {
 
 bool opensCaptureWindow(const source::SourceIndex& index) {
   for (const auto& call : index.calls)

@@ -23,4 +23,7 @@ struct NsysCommands {
 NsysCommands nsysCommandsFor(const source::SourceIndex& index, const std::string& file_name,
                              const std::string& python = "python3");
 
+// `s` as one word of a POSIX shell command: as it is when it needs no quoting, else single-quoted.
+std::string shellWord(const std::string& s);
+
 }  // namespace sightline::features

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "analysis/features/profile_commands.h"
 #include "server/capture/capture_steps.h"
 #include "server/capture/foreground_child.h"
 #include "server/child_process.h"
@@ -202,15 +203,6 @@ std::string formatMs(int64_t ns) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f ms", static_cast<double>(ns) / 1e6);
   return buf;
-}
-
-std::string shellWord(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@") ==
-                        std::string::npos)
-    return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 // One line per rank (the first 8; the rest summed up): the measured step, the profiled one, the hook.
@@ -438,8 +430,8 @@ int runCaptureCommand(const std::vector<std::string>& args, std::ostream& out, s
         break;
       }
     err << "  sightline report";
-    for (const auto& p : profiles) err << " --profile " << shellWord(besideOutput(parsed.output, p));
-    err << (script.empty() ? std::string(" --format json") : " " + shellWord(script)) << "\n";
+    for (const auto& p : profiles) err << " --profile " << features::shellWord(besideOutput(parsed.output, p));
+    err << (script.empty() ? std::string(" --format json") : " " + features::shellWord(script)) << "\n";
   }
   return command_code;
 }

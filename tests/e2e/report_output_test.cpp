@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "server/sha256.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/test_paths.h"
 
 namespace sightline::testing {
@@ -24,25 +25,21 @@ using nlohmann::json;
 class ReportOutput : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sightline_output_e2e_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     // The profile and script in a folder of their own, so that a report written over them shows.
-    profile_ = (dir_ / "run.sqlite").string();
+    profile_ = scratch_ / "run.sqlite";
     fs::copy_file(repoProfile("examples/train_small_naive.sqlite.xz"), profile_);
-    script_ = (dir_ / "train_small.py").string();
+    script_ = scratch_ / "train_small.py";
     fs::copy_file(sourcePath("examples/train_small.py"), script_);
     profile_bytes_ = readFile(profile_);
     script_bytes_ = readFile(script_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
   CommandOutput run(const std::string& args) { return runSightline(args, dir_.string()); }
   void expectInputsKept() {
     EXPECT_EQ(readFile(profile_), profile_bytes_) << "the profile was written over";
     EXPECT_EQ(readFile(script_), script_bytes_) << "the script was written over";
   }
-  fs::path dir_;
+  ScratchDir scratch_{"sightline_output_e2e"};
+  const fs::path& dir_ = scratch_.path();
   std::string profile_, script_, profile_bytes_, script_bytes_;
 };
 

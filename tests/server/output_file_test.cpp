@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/scratch_dir.h"
+
 namespace sightline::server {
 namespace {
 
@@ -21,18 +23,8 @@ namespace fs = std::filesystem;
 
 class OutputFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sightline_output_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir_ / name, std::ios::binary) << text;
-    return path(name);
-  }
+  std::string path(const std::string& name) const { return dir_ / name; }
+  std::string write(const std::string& name, const std::string& text) const { return dir_.write(name, text); }
   static std::string read(const std::string& p) {
     std::ifstream in(p, std::ios::binary);
     std::stringstream s;
@@ -42,11 +34,11 @@ class OutputFile : public ::testing::Test {
   // The folder's entries: a write leaves nothing but its target behind.
   std::vector<std::string> entries() const {
     std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(dir_.path())) names.push_back(e.path().filename().string());
     std::sort(names.begin(), names.end());
     return names;
   }
-  fs::path dir_;
+  testing::ScratchDir dir_{"sightline_output"};
 };
 
 TEST_F(OutputFile, WritesANewFileAndReplacesAnOldOne) {
@@ -67,7 +59,7 @@ TEST_F(OutputFile, NeverWritesOverAnInput) {
   EXPECT_NE(error.find("is the input"), std::string::npos) << error;
   EXPECT_FALSE(writeOutputFile(script, "report", inputs, error));
   // Another spelling of the same file, and a hard link to it, are the same file.
-  EXPECT_FALSE(writeOutputFile((dir_ / "." / "run.sqlite").string(), "report", inputs, error));
+  EXPECT_FALSE(writeOutputFile((dir_.path() / "." / "run.sqlite").string(), "report", inputs, error));
   fs::create_hard_link(profile, path("hard.sqlite"));
   EXPECT_FALSE(writeOutputFile(path("hard.sqlite"), "report", inputs, error));
   // A link to the profile: the profile would be replaced through it.
@@ -81,13 +73,13 @@ TEST_F(OutputFile, NeverWritesOverAnInput) {
 
 TEST_F(OutputFile, RefusesWhatIsNotARegularFile) {
   std::string error;
-  fs::create_directories(dir_ / "folder");
+  fs::create_directories(dir_.path() / "folder");
   EXPECT_FALSE(writeOutputFile(path("folder"), "x", {}, error));
   EXPECT_NE(error.find("is a folder"), std::string::npos) << error;
-  fs::create_symlink(dir_ / "nowhere", path("dangling"));
+  fs::create_symlink(dir_.path() / "nowhere", path("dangling"));
   EXPECT_FALSE(writeOutputFile(path("dangling"), "x", {}, error));
   EXPECT_NE(error.find("link to nothing"), std::string::npos) << error;
-  EXPECT_FALSE(fs::exists(dir_ / "nowhere"));
+  EXPECT_FALSE(fs::exists(dir_.path() / "nowhere"));
   EXPECT_FALSE(writeOutputFile(path("missing/r.json"), "x", {}, error));
   EXPECT_NE(error.find("no folder"), std::string::npos) << error;
 }

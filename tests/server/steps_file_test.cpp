@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/scratch_dir.h"
+
 namespace sightline::server {
 namespace {
 
@@ -14,18 +16,8 @@ namespace fs = std::filesystem;
 
 class StepsFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sightline_steps_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-  fs::path dir_;
+  std::string write(const std::string& name, const std::string& text) { return dir_.write(name, text); }
+  testing::ScratchDir dir_{"sightline_steps"};
 };
 
 TEST_F(StepsFile, ItsNameBesideTheProfile) {
@@ -53,14 +45,14 @@ TEST_F(StepsFile, EveryRanksTimedStepsMakeTheStep) {
   EXPECT_EQ(m->max_ns, 14'000'000) << "a step without its GPU interval takes the host's";
   EXPECT_EQ(m->rank_median_ns, (std::vector<int64_t>{11'000'000, 14'000'000}));
   EXPECT_EQ(m->from, "run.steps.json");
-  auto found = findStepsFile((dir_ / "run.sqlite").string(), error);
+  auto found = findStepsFile(dir_ / "run.sqlite", error);
   ASSERT_TRUE(found) << error;
   EXPECT_EQ(found->median_ns, 12'000'000);
 }
 
 TEST_F(StepsFile, WhatIsNotOneIsAnError) {
   std::string error;
-  EXPECT_FALSE(findStepsFile((dir_ / "none.sqlite").string(), error));
+  EXPECT_FALSE(findStepsFile(dir_ / "none.sqlite", error));
   EXPECT_EQ(error, "") << "no steps file beside it: nothing to say";
   for (const char* text : {"", "[]", R"({"sightline_steps": 2, "ranks": []})", R"({"sightline_steps": 1, "ranks": []})",
                            R"({"sightline_steps": 1, "ranks": [{"timed": [{"gpu_ns": -5}, {"gpu_ns": "x"},
