@@ -157,9 +157,8 @@ void rankRules(const LineCost& c, const FileCosts& costs, const source::SourceFi
           if (r.late_collectives * late->paired_collectives > late->late_collectives * r.paired_collectives) late = &r;
         // The same framing as the verdict's: the rank last at more than half of them is named.
         // Its own extra GPU work (the story's) says whether it is its work or its host.
-        const auto* story_late = costs.story && costs.story->late && costs.story->late->label == late->label
-                                     ? &*costs.story->late
-                                     : nullptr;
+        const auto* story_late =
+            costs.story && costs.story->late && costs.story->late->label == late->label ? &*costs.story->late : nullptr;
         bool work = story_late && static_cast<double>(story_late->extra_ns) >= kMeasurableNs;
         if (late->paired_collectives > 0 && 2 * late->late_collectives > late->paired_collectives)
           message += " — the others wait for " + late->label + ", last to arrive at " +
