@@ -270,8 +270,8 @@ std::string memoryMarkdown(const features::HoverInfo& hover) {
     if (m.oom->chain.size() > 1) {
       out += "; called from";
       for (size_t i = 0; i + 1 < m.oom->chain.size(); ++i)
-        out += std::string(i ? " →" : "") + " " + md::code(m.oom->chain[i].function) + " (line " +
-               std::to_string(m.oom->chain[i].line) + ")";
+        out += std::string(i ? " →" : "") + " " + placeText(m.oom->chain[i]) +
+               (m.oom->chain[i].function.empty() ? "" : " (" + md::code(m.oom->chain[i].function) + ")");
     }
     if (!m.top.empty()) {
       out += ". Held at the peak by";

@@ -154,9 +154,12 @@ json Session::codeLenses(const json& params) {
   json out = json::array();
   const LoadedProfile* loaded = workspace_.profile();
   if (!loaded || loaded->attr().steps == 0) return out;
+  // The step as the headline tells it: measured without the profiler where it was, else as captured.
   std::string title = "Sightline: step view";
-  if (int64_t wall = loaded->attr().step_summary.wall_ns; wall > 0)
-    title += " · " + features::formatMilliseconds(static_cast<double>(wall)) + " ms per step";
+  if (auto v = features::stepVerdict(loaded->join->story().get()))
+    title += v->unprofiled.wall_ns ? " · " + features::formatMilliseconds(*v->unprofiled.wall_ns) + " ms per step (" +
+                                         features::unprofiledSourceShort(v->unprofiled) + ")"
+                                   : " · " + features::formatMilliseconds(v->wall_ns) + " ms per step as captured";
   for (const auto& loop : doc.index().loops) {
     if (!loop.is_training || loop.depth != 0) continue;
     auto at = toPosition(doc.file().text(), doc.file().lines(), loop.header.begin, encoding_);
@@ -183,6 +186,11 @@ json Session::stepView(const json& params) {
   auto view = features::computeStepView(*loaded->join, options);
   const auto& info = loaded->profile().info;
   json data = stepViewJson(view, {std::filesystem::path(loaded->path).filename().string(), info.format, info.gpus});
+  // The story as the report tells it: the verdict, then every warning about the profile.
+  std::string story;
+  if (auto v = features::stepVerdict(loaded->join->story().get())) story += verdictText(*v, false);
+  for (const auto& w : profileWarnings(loaded->attr(), info)) story += "Warning   " + w + "\n";
+  data["story"] = storyJson(story);
   if (parsed.format != "html") return data;
   if (stepViewScript().empty())
     throw RequestError{ErrorCode::InternalError, "this sightline was built without the step view renderer"};

@@ -41,8 +41,9 @@ struct MemoryOom {
   uint32_t file = 0;  // the innermost user frame of the failing allocation (0, "": none)
   int32_t line = 0;
   int64_t requested = 0;
-  int64_t free = 0;    // what the device had free
-  uint32_t stack = 0;  // into the snapshot's stacks
+  int64_t free = 0;     // what the device had free
+  uint32_t stack = 0;   // into the snapshot's stacks
+  int64_t time_us = 0;  // when (the trace's clock; 0: not recorded)
 };
 
 // What the allocation at the peak was part of: the backward pass (a `backward()` frame, or the

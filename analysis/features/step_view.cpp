@@ -316,6 +316,16 @@ void addMemory(const join::ProfileJoin& join, LineTable& lines, const StepViewOp
   for (size_t i = 0; i < story->top.size() && i < options.max_memory_lines; ++i)
     m.top.emplace_back(lines.indexOfPlaced(story->top[i].path, story->top[i].line, story->top[i].bytes),
                        story->top[i].bytes);
+  if (const auto& oom = story->oom) {
+    MemoryView::Oom o;
+    int64_t last = story->series.back().time_us;
+    o.time_ns = (oom->time_us >= origin ? std::min(oom->time_us, std::max(last, oom->time_us)) : last) - origin;
+    o.time_ns *= 1000;
+    o.requested_bytes = oom->requested_bytes, o.free_bytes = oom->free_bytes;
+    if (!oom->where.path.empty()) o.line = lines.indexOfPlaced(oom->where.path, oom->where.line, 0);
+    for (const auto& f : oom->chain) o.chain.push_back(f.path.empty() ? -1 : lines.indexOfPlaced(f.path, f.line, 0));
+    m.oom = std::move(o);
+  }
   view.has_memory = true;
 }
 

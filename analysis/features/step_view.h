@@ -89,6 +89,16 @@ struct MemoryView {
   std::vector<Sample> series;                    // up to attribution::kMemorySamples
   std::vector<int64_t> step_starts_ns;           // from the first sample
   std::vector<std::pair<int32_t, int64_t>> top;  // (line index, bytes alive at the peak), most first
+  // The allocation that ran out of memory: when (from the first sample; the series' end where the
+  // snapshot did not record it), what it asked and what was free, its line and call chain (line
+  // indices, outermost first; -1 where a frame has no line of the table).
+  struct Oom {
+    int64_t time_ns = 0;
+    int64_t requested_bytes = 0, free_bytes = 0;
+    int32_t line = -1;
+    std::vector<int32_t> chain;
+  };
+  std::optional<Oom> oom;
 };
 
 struct StepView {

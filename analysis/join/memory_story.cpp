@@ -148,6 +148,7 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
     MemoryStory::Oom oom;
     oom.requested_bytes = r.oom->requested;
     oom.free_bytes = r.oom->free;
+    oom.time_us = r.oom->time_us;
     if (r.oom->file != 0) {
       out.oom_file = fileOf(r.oom->file);
       out.oom_line = r.oom->line;

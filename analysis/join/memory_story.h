@@ -52,6 +52,7 @@ struct MemoryStory {
     int64_t requested_bytes = 0;
     int64_t free_bytes = 0;
     std::vector<MemoryPlace> chain;  // its stack's user frames (the innermost 100), outermost first; bytes unused
+    int64_t time_us = 0;             // when, on the series' clock (0: not recorded)
   };
   std::optional<Oom> oom;
 };

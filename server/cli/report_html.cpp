@@ -1,6 +1,7 @@
 // `report --format html`: the step view's data with the named files' hot lines (their text,
 // a line of context around each), in one page (server/step_view_html.h).
 #include <filesystem>
+#include <sstream>
 
 #include "analysis/features/step_view.h"
 #include "server/cli/report_data.h"
@@ -31,6 +32,10 @@ int writeHtmlReport(const ReportData& d, std::ostream& out, std::ostream& err) {
   std::vector<ListedFile> listed;
   for (const auto& f : d.sources) listed.push_back({f.absolute, f.path, &f.file->text()});
   data["sources"] = annotatedSourcesJson(view, listed);
+  // The story in the report's own words: the verdict, its warnings and advice, compiling, memory.
+  std::ostringstream header;
+  writeHeader(d, header);
+  data["story"] = storyJson(header.str());
   out << stepViewHtml(data, "Sightline · " + data["profile"]["file"].get<std::string>());
   return 0;
 }

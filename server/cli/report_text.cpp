@@ -148,7 +148,8 @@ void writeMemory(const join::MemoryStory& m, std::ostream& out) {
   if (m.oom->chain.size() > 1) {
     out << "          called from";
     for (size_t i = 0; i < m.oom->chain.size(); ++i)
-      out << (i ? " → " : " ") << m.oom->chain[i].function << " (line " << m.oom->chain[i].line << ")";
+      out << (i ? " → " : " ") << fileLine(m.oom->chain[i])
+          << (m.oom->chain[i].function.empty() ? "" : " (" + m.oom->chain[i].function + ")");
     out << "\n";
   }
 }

@@ -129,3 +129,50 @@ TEST(ReportHtml, ProfileTextCannotCloseTheScript) {
 
 }  // namespace
 }  // namespace sightline::testing
+
+namespace sightline::testing {
+namespace {
+
+// The page tells the report's story: every line of the text header (verdict, Try, warnings,
+// memory) in the page's data, the warning of a capture that lost records among them; and a
+// snapshot that ran out of memory marks the event with what it asked and its call chain.
+TEST(ReportHtml, ThePageTellsTheReportsStoryAndMarksTheOutOfMemory) {
+  TempDir dir;
+  struct Case {
+    std::string profile, script;
+  };
+  for (const Case& c :
+       {Case{repoProfile("tests/data/multi/killed/killed.sqlite.xz"), "tests/data/multi/killed/train_resnet.py"},
+        Case{dataProfile("memory/gpt_oom_eval.pickle.xz"), "tests/data/memory/gpt_mem.py"}}) {
+    std::string out = (dir.path / "page.html").string();
+    auto args = "--profile '" + c.profile + "' " + c.script;
+    ASSERT_EQ(run("report --format html -o '" + out + "' " + args).code, 0);
+    json page = pageData(readFile(out));
+    ASSERT_TRUE(page.is_object());
+    std::string text = run("report " + args).out;
+    std::string header = text.substr(0, text.find("\n\n"));
+    size_t told = 0;
+    for (const auto& e : page["story"])
+      for (const auto& l : e["lines"]) {
+        EXPECT_NE(header.find(l.get<std::string>()), std::string::npos) << l;
+        ++told;
+      }
+    EXPECT_GE(told, 3u) << page["story"].dump();
+    if (c.script.find("resnet") != std::string::npos) {
+      bool warned = false;
+      for (const auto& e : page["story"]) warned = warned || e["label"] == "Warning";
+      EXPECT_TRUE(warned) << page["story"].dump();
+    } else {
+      const json& oom = page["memory"]["oom"];
+      ASSERT_TRUE(oom.is_object()) << page["memory"].dump().substr(0, 300);
+      EXPECT_GT(oom["requestedBytes"].get<int64_t>(), 0);
+      EXPECT_GT(oom["freeBytes"].get<int64_t>(), 0);
+      ASSERT_GE(oom["line"].get<int>(), 0);
+      EXPECT_EQ(page["lines"][oom["line"].get<size_t>()]["line"], 73);
+      EXPECT_EQ(oom["chain"].size(), 3u);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sightline::testing

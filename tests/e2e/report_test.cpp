@@ -296,7 +296,8 @@ TEST(Report, AMemorySnapshotPutsThePeakAndTheOutOfMemoryLineOnTheScript) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("Out of memory  gpt_mem.py:73 (evaluate) asked 24.56 GiB with 14.16 GiB free\n"
-                       "          called from <module> (line 159) → main (line 132) → evaluate (line 73)"),
+                       "          called from gpt_mem.py:159 (<module>) → gpt_mem.py:132 (main) → gpt_mem.py:73 "
+                       "(evaluate)"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("   25.71 GiB │   60          logits = self.head(self.ln_f(x))"), std::string::npos) << r.out;

@@ -92,7 +92,7 @@ function showStatus(status: ProfileStatus): void {
     );
     if (status.verdict)
       tooltip.appendMarkdown(
-        `Steady step ${((status.stepWallNs ?? 0) / 1e6).toFixed(2)} ms: ${status.verdict} (summary: why)\n\n`,
+        `Step ${((status.stepWallNs ?? 0) / 1e6).toFixed(2)} ms as captured; ${status.verdict} (summary: why)\n\n`,
       );
     if (status.compareWith) {
       tooltip.appendText(`Compared with ${basename(status.compareWith)}`);

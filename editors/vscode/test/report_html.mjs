@@ -46,6 +46,8 @@ const cases = [
   ["compiled", unxz("tests/data/compile/compiled_run.sqlite.xz"), "tests/data/compile/train_gpt.py",
     ["--compiled-code", join(cache, "inductor_cache")]],
   ["memory", unxz("tests/data/memory/gpt_oom_eval.pickle.xz"), "tests/data/memory/gpt_mem.py", []],
+  // A capture that ended before its GPU records arrived: the page warns as the report does.
+  ["killed", unxz("tests/data/multi/killed/killed.sqlite.xz"), "tests/data/multi/killed/train_resnet.py", []],
 ];
 const largest = "ranks"; // ddp_one.sqlite: the largest capture bundled (27 MB, two ranks)
 
@@ -82,6 +84,27 @@ async function main() {
       await page.waitForSelector("body[data-rendered=true]", { timeout: 10000 });
       const openMs = Date.now() - t0;
       check(errors.length === 0, `${name}: the page renders without errors or fetches`, errors.join("; "));
+      // The report's story on the page, in its words: every line of the text header's verdict
+      // and warnings, the warnings marked as such.
+      const text = execFileSync(server, ["report", ...common], { maxBuffer: 1 << 28, encoding: "utf8" });
+      const rows = await page.$$eval("#sl-story tr", (trs) => trs.map((t) => ({
+        label: t.getAttribute("data-label"), text: t.querySelector("td").textContent, warning: t.classList.contains("sl-warning") })));
+      const header = text.slice(0, text.indexOf("\n\n"));
+      const wanted = header.split("\n").filter((l) => /^(Step|Try|Warning|Profiler|Out of memory|Compile|One-off)\b/.test(l));
+      const missing = wanted.filter((l) => !rows.some((r) => l.endsWith(r.text.trim()) && r.text.trim().length > 0));
+      check(wanted.length > 0 && missing.length === 0, `${name}: the page tells the report's story (${wanted.length} lines)`,
+        missing.join(" | "));
+      const warnings = header.split("\n").filter((l) => l.startsWith("Warning"));
+      check(rows.filter((r) => r.label === "Warning" && r.warning).length === warnings.length,
+        `${name}: its ${warnings.length} warning(s) shown as warnings`);
+      if (view.memory && view.memory.oom) {
+        const oom = await page.$eval("#sl-oom", (e) => ({ requested: Number(e.getAttribute("data-requested")),
+          free: Number(e.getAttribute("data-free")) })).catch(() => null);
+        const chain = await page.$eval("#sl-oom-chain", (e) => e.textContent).catch(() => "");
+        check(oom && oom.requested === view.memory.oom.requestedBytes && oom.free === view.memory.oom.freeBytes &&
+              /called from .*\.py:\d+/.test(chain),
+              `${name}: the out-of-memory event marked on the chart, its chain with file:line`, `${JSON.stringify(oom)} ${chain}`);
+      }
       // The headline as a person reads it: the report's and the JSON's words.
       if (view.headline) {
         const shown = await page.$eval("#sl-headline", (e) => e.textContent).catch(() => "");

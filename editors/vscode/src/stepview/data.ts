@@ -75,6 +75,9 @@ export interface MemoryView {
   series: MemoryPoint[];
   steps: number[];  // step starts on the series' clock
   top: { line: number; bytes: number }[];
+  // The allocation that ran out of memory (null: none): when, asked, free, its line and call
+  // chain (line indices, outermost first; -1: a frame without a listed line).
+  oom?: { timeNs: number; requestedBytes: number; freeBytes: number; line: number; chain: number[] } | null;
 }
 
 export interface Headline {
@@ -109,6 +112,9 @@ export interface StepViewData {
   topLines: number[];
   causeLines?: Partial<Record<Cause, number[]>>;
   memory?: MemoryView | null;
+  // The report's header in its own words (label and lines): the verdict, Try, warnings, compiling,
+  // memory and its out-of-memory error.
+  story?: { label: string; lines: string[] }[];
   // The HTML report only: annotated source of the named files.
   sources?: { path: string; lines: { line: number; text: string; line_index: number }[] }[];
 }

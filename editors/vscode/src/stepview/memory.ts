@@ -34,6 +34,19 @@ export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width:
   const px = x(m.peakTimeNs), py = y(m.peakAllocatedBytes);
   root.append(svg("circle", { cx: px, cy: py, r: 4, class: "sl-peak" }));
   root.append(svgText(Math.min(px + 6, left + plotW - 120), py - 6, `peak ${bytes(m.peakAllocatedBytes)}`, { class: "sl-tick" }));
+  // The allocation that ran out of memory, marked where it happened, with what it asked.
+  if (m.oom) {
+    const ox = x(Math.max(t0, m.oom.timeNs));
+    const at = m.oom.line >= 0 ? data.lines[m.oom.line] : undefined;
+    const where = at ? ` at ${basename(at.path)}:${at.line}` : "";
+    const text = `out of memory${where}: asked ${bytes(m.oom.requestedBytes)}, ${bytes(m.oom.freeBytes)} free`;
+    const mark = svg("line", { x1: ox, x2: ox, y1: top, y2: height - bottom, class: "sl-oom", id: "sl-oom",
+      "data-requested": m.oom.requestedBytes, "data-free": m.oom.freeBytes, "data-line": m.oom.line });
+    root.append(mark);
+    root.append(svgText(Math.max(left + 4, Math.min(ox - 6, left + plotW - 4)), top + 12, text,
+      { class: "sl-tick sl-oom-label", "text-anchor": "end" }));
+    if (at) mark.addEventListener("click", () => host.openLine(at.path, at.line));
+  }
   // The lines holding the peak, as bands of one column.
   const bx = left + plotW + 16;
   let by = y(0);
@@ -55,6 +68,13 @@ export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width:
       root.append(svgText(bx + bandW - 16, by + h / 2 + 4, `:${l.line}`, { class: "sl-tick" }));
   }
   section.append(root);
+  if (m.oom) {
+    // The failing allocation's call chain, file:line on every frame, outermost first.
+    const chain = m.oom.chain.map((i) => (i >= 0 && data.lines[i] ? `${basename(data.lines[i].path)}:${data.lines[i].line}` : "?"));
+    section.append(el("p", { class: "sl-oom-chain", id: "sl-oom-chain" }, [
+      `Out of memory: asked ${bytes(m.oom.requestedBytes)} with ${bytes(m.oom.freeBytes)} free` +
+      (chain.length ? `; called from ${chain.join(" → ")}` : "")]));
+  }
   section.append(el("p", { class: "sl-note" }, [
     `Allocated (solid) and reserved (dashed) over ${ms(t1 - t0)}${t0 > 0 ? ` (the ${ms(t0)} before the steps left out)` : ""}; ` +
     "ticks mark steps; the column holds the lines with the most bytes alive at the peak."]));

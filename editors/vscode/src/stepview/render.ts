@@ -35,6 +35,10 @@ body { color: var(--sl-fg); background: var(--sl-bg); font: 13px/1.45 var(--vsco
 .sl-self { fill: #76b7b2; background: #76b7b2; } .sl-inclusive { fill: var(--sl-border); background: var(--sl-border); }
 .sl-allocated { fill: none; stroke: #4e79a7; stroke-width: 1.5; } .sl-reserved { fill: none; stroke: #e15759; stroke-dasharray: 4 3; }
 .sl-step-tick { stroke: var(--sl-border); } .sl-peak { fill: #e15759; }
+.sl-oom { stroke: #e15759; stroke-width: 2; stroke-dasharray: 5 3; cursor: pointer; } .sl-oom-label { fill: #e15759; }
+.sl-story { border-collapse: collapse; font-size: 12px; } .sl-story th { text-align: left; vertical-align: top; padding: 1px 10px 1px 0; color: var(--sl-muted); font-weight: normal; white-space: nowrap; }
+.sl-story td { padding: 1px 0; white-space: pre-wrap; } .sl-story tr.sl-table-row td { font-family: var(--vscode-editor-font-family, ui-monospace, monospace); white-space: pre; } .sl-story tr.sl-warning td, .sl-story tr.sl-warning th { color: #b8860b; }
+.sl-oom-chain { color: #e15759; } .sl-headline { font-size: 14px; } .sl-warning { color: #b8860b; }
 .sl-timeline { display: block; border: 1px solid var(--sl-border); cursor: grab; }
 .sl-root select { color: var(--sl-fg); background: var(--sl-bg); border: 1px solid var(--sl-border); }
 .sl-controls button { margin: 0 4px 4px 0; color: var(--sl-fg); background: transparent; border: 1px solid var(--sl-border); border-radius: 3px; padding: 1px 8px; cursor: pointer; }
@@ -52,8 +56,9 @@ function header(data: StepViewData): HTMLElement {
   if (data.profile.gpus.length > 0) parts.push(data.profile.gpus.join(", "));
   if (data.hasSteps) {
     parts.push(`${data.steadySteps} steady steps (${data.stepsSource})`);
+    // The step itself is the headline's (the report's figure), not one rank's median.
     const walls = data.ranks.map((r) => r.medianWallNs).filter((w) => w > 0);
-    if (walls.length) parts.push(`median step ${ms(walls[0])}`);
+    if (walls.length && !data.headline) parts.push(`median step ${ms(walls[0])}`);
   } else if (data.ranks.length > 0 || data.topLines.length > 0) {
     parts.push("no steps found: figures are totals");
   }
@@ -73,6 +78,27 @@ function header(data: StepViewData): HTMLElement {
     if (head.measure) h.append(el("p", { class: "sl-measure" }, [`Measure: ${head.measure}`]));
   }
   return h;
+}
+
+// The report's header in its words: what the text report and the editor say, warnings first in
+// colour. Labels the headline above already gives are left out.
+function story(data: StepViewData): HTMLElement | null {
+  const entries = (data.story ?? []).filter((e) => !["Profile", "GPUs", "Unprofiled", "Measure"].includes(e.label));
+  if (entries.length === 0) return null;
+  const section = el("section", { class: "sl-section", id: "sl-story" }, [el("h2", {}, ["The step's story"])]);
+  const table = el("table", { class: "sl-story" });
+  for (const e of entries) {
+    const warning = e.label === "Warning" || e.lines.some((l) => l.startsWith("confidence low"));
+    e.lines.forEach((line, i) => {
+      const kind = (warning ? "sl-warning " : "") + (e.label === "Ranks" ? "sl-table-row" : "");
+      table.append(el("tr", { class: kind.trim(), "data-label": e.label }, [
+        el("th", {}, [i === 0 ? e.label : ""]),
+        el("td", {}, [line]),
+      ]));
+    });
+  }
+  section.append(table);
+  return section;
 }
 
 // The HTML report's annotated hot lines; a mark's click lands here.
@@ -120,6 +146,8 @@ export function render(root: HTMLElement, data: StepViewData, host: Host): void 
   const tip = new Tooltip(document.body);
   const width = Math.max(480, Math.min(1360, (root.clientWidth || window.innerWidth) - 40));
   page.append(header(data));
+  const told = story(data);
+  if (told) page.append(told);
   const memory = memoryChart(data, host, tip, width);
   // A memory snapshot has no steps and no time: its memory alone.
   const timed = data.ranks.length > 0 || data.topLines.length > 0;
