@@ -360,6 +360,22 @@ TEST(StepVerdict, ACompiledModelGetsCudaGraphsNotCompile) {
                          .out;
   std::string compiled = headerLine(text, "Compiled  ");
   EXPECT_NE(compiled.find("torch.compile kernels/step, on train_ddp.py:58"), std::string::npos) << text.substr(0, 1500);
+  // The line's own finding says the same: graphs, never compile again; and its idle figures are
+  // the capture's (not measured without the profiler).
+  std::string check = runSightline("check --profile '" + repoProfile("tests/data/multi/compile/compile.sqlite.xz") +
+                                       "' tests/data/multi/compile/train_ddp.py",
+                                   sourcePath(""))
+                          .out;
+  auto at = check.find("train_ddp.py:58:5: warning: ");
+  ASSERT_NE(at, std::string::npos) << check;
+  std::string launch = check.substr(at, check.find('\n', at) - at);
+  EXPECT_NE(launch.find("[launch-bound]"), std::string::npos) << launch;
+  EXPECT_NE(launch.find("replay them as CUDA graphs"), std::string::npos) << launch;
+  EXPECT_EQ(launch.find("fuse them with torch.compile"), std::string::npos) << launch;
+  at = check.find("[gpu-idle]");
+  ASSERT_NE(at, std::string::npos) << check;
+  std::string idle = check.substr(check.rfind('\n', at) + 1, at - check.rfind('\n', at));
+  EXPECT_NE(idle.find("ms/step as captured while the host runs this line"), std::string::npos) << idle;
 }
 
 }  // namespace
