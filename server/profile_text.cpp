@@ -100,8 +100,17 @@ std::string inclusiveMarkdown(const features::LineBreakdown& b, const std::strin
 std::string breakdownMarkdown(const features::LineBreakdown& b) {
   std::string unit = unitOf(b.scale);
   std::string md = inclusiveMarkdown(b, unit);
+  // One-off work beneath the line: an evaluation or a checkpoint it runs, its own or its callees'.
+  std::string oneoff;
+  if (b.oneoff_inclusive_ns > b.oneoff_ns)
+    oneoff = "outside the steady steps (warm-up, evaluation, start-up): " +
+             formatMilliseconds(static_cast<double>(b.oneoff_inclusive_ns)) + " ms of GPU time beneath this line" +
+             (b.oneoff_ns > 0 ? " (" + formatMilliseconds(static_cast<double>(b.oneoff_ns)) + " ms its own)" : "") +
+             ", not counted per step\n\n";
   if (b.total_ns == 0) {
-    if (b.oneoff_ns > 0)
+    if (!oneoff.empty())
+      md += oneoff;
+    else if (b.oneoff_ns > 0)
       md += "outside the steady steps (warm-up, evaluation, start-up): " +
             formatMilliseconds(static_cast<double>(b.oneoff_ns)) + " ms of its own, not counted per step\n\n";
     return md;
@@ -110,7 +119,9 @@ std::string breakdownMarkdown(const features::LineBreakdown& b) {
         formatShare(b.share) + " of the profile";
   if (b.scale.divisor > 1) md += " (" + formatMilliseconds(static_cast<double>(b.total_ns)) + " ms in total)";
   md += "\n\n";
-  if (b.oneoff_ns > 0)
+  if (!oneoff.empty())
+    md += oneoff;
+  else if (b.oneoff_ns > 0)
     md += "outside the steady steps (warm-up, evaluation, start-up): " +
           formatMilliseconds(static_cast<double>(b.oneoff_ns)) + " ms more, not counted per step\n\n";
   if (b.backward_ns > 0)

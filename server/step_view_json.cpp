@@ -36,7 +36,8 @@ json linesJson(const std::vector<features::ViewLine>& lines) {
                    {"inclusiveForwardNs", l.inclusive_forward_ns},
                    {"inclusiveBackwardNs", l.inclusive_backward_ns},
                    {"idleNs", l.idle_ns},
-                   {"memoryPeakBytes", l.memory_peak_bytes}});
+                   {"memoryPeakBytes", l.memory_peak_bytes},
+                   {"oneoffNs", l.oneoff_ns}});
   return out;
 }
 

@@ -211,6 +211,8 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
   out.activity_lines.resize(p.activities.size());
   size_t rank_count = ranks.ranks.size();
   std::map<std::tuple<uint32_t, model::StringId, int32_t>, ContextCost> contexts;
+  // (context, the line itself) -> one-off GPU time launched there
+  std::map<std::tuple<uint32_t, model::StringId, int32_t>, int64_t> oneoff_contexts;
   std::map<Step*, std::map<std::pair<model::StringId, int32_t>, int64_t>> oneoff_lines;
   LineTally compiled_lines;
   StepSummary& sum = out.step_summary;
@@ -234,7 +236,10 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
     }
     if (!window.steady(act.pid, host_t)) {
       sum.oneoff_gpu_ns += ns;
-      if (ref.file != 0) out.files[ref.file][ref.line].oneoff_ns += ns;
+      if (ref.file != 0) {
+        out.files[ref.file][ref.line].oneoff_ns += ns;
+        oneoff_contexts[{ref.context, ref.file, ref.line}] += ns;
+      }
       continue;
     }
     out.steady_gpu_ns += ns;
@@ -306,6 +311,14 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
     }
   }
   for (auto& [key, cc] : contexts) out.context_costs.push_back(cc);
+  // One-off time beneath each line: the lines of its context (sorted), and the line itself.
+  for (const auto& [key, ns] : oneoff_contexts) {
+    const auto& [context, file, line] = key;
+    const auto& lines = resolver.contexts().lines(context);
+    for (const auto& f : lines) out.files[f.file][f.line].oneoff_inclusive_ns += ns;
+    if (!std::binary_search(lines.begin(), lines.end(), FrameLine{file, line}))
+      out.files[file][line].oneoff_inclusive_ns += ns;
+  }
   sum.compiled_lines = costliestFirst(compiled_lines);
   // What each one-off step ran most.
   for (const auto& [step, lines] : oneoff_lines) {
@@ -729,6 +742,7 @@ void addCost(LineCost& into, const LineCost& from) {
   into.comm_exposed_ns += from.comm_exposed_ns;
   into.comm_wait_ns += from.comm_wait_ns;
   into.lost_launches += from.lost_launches;
+  into.oneoff_inclusive_ns += from.oneoff_inclusive_ns;
 }
 
 // Of the waits in collectives, the share the late rank's own extra GPU work explains (per step,

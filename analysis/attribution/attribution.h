@@ -78,6 +78,9 @@ struct LineCost {
   // never divided into per-step figures, and counted in none of the fields above.
   int64_t oneoff_ns = 0;       // GPU time launched from the line
   int64_t oneoff_idle_ns = 0;  // GPU idle gaps charged to the line
+  // One-off GPU time that ran beneath the line (itself or any line it called: `losses =
+  // estimate_loss()` holds the evaluation's), as inclusive_ns is for the steady steps.
+  int64_t oneoff_inclusive_ns = 0;
   // torch.compile fused this line's work with these lines' into kernels charged here
   // (Options::fused_lines).
   std::vector<std::pair<model::StringId, int32_t>> fused_with;

@@ -15,7 +15,7 @@ namespace sightline::attribution {
 // A field added to one of these structs must be added to its field list below too: these
 // sizes (libstdc++, 64-bit) catch a struct that grew without it.
 #if defined(__GLIBCXX__) && __SIZEOF_POINTER__ == 8
-static_assert(sizeof(LineCost) == 624, "LineCost changed: update its fields() and this size");
+static_assert(sizeof(LineCost) == 632, "LineCost changed: update its fields() and this size");
 static_assert(sizeof(RankInfo) == 272, "RankInfo changed: update its fields() and this size");
 static_assert(sizeof(StepSummary) == 640, "StepSummary changed: update its fields() and this size");
 static_assert(sizeof(Attribution) == 1112, "Attribution changed: update its fields() and this size");
@@ -26,7 +26,7 @@ static_assert(sizeof(Step) == 184 && sizeof(LineRef) == 16 && sizeof(UnprofiledS
 namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'A', 'T', 'T', 'R', '\n', '\0'};
-constexpr uint32_t kFormat = 3;
+constexpr uint32_t kFormat = 4;
 
 template <class Ar>
 void fields(Ar& ar, KernelStat& s) {
@@ -38,9 +38,9 @@ void fields(Ar& ar, LineCost& c) {
      c.pageable_bytes, c.memcpy_ns, c.memcpy_bytes_by_kind, c.memset_ns, c.memsets, c.sync_memcpy_bytes,
      c.sync_memcpy_ns, c.sync_memcpys, c.idle_ns, c.idle_gaps, c.compile_idle_ns, c.sync_ns, c.syncs, c.sync_apis,
      c.autograd_ops, c.rank_ns, c.rank_wait_ns, c.comm_ns, c.comm_exposed_ns, c.comm_wait_ns, c.lost_launches,
-     c.oneoff_ns, c.oneoff_idle_ns, c.fused_with, c.memory_peak_bytes, c.memory_peak_by_phase, c.memory_peak_ops,
-     c.memory_step_bytes, c.memory_step_allocations, c.memory_reserved_bytes, c.memory_kept_count, c.memory_kept_bytes,
-     c.memory_kept_steps);
+     c.oneoff_ns, c.oneoff_idle_ns, c.oneoff_inclusive_ns, c.fused_with, c.memory_peak_bytes, c.memory_peak_by_phase,
+     c.memory_peak_ops, c.memory_step_bytes, c.memory_step_allocations, c.memory_reserved_bytes, c.memory_kept_count,
+     c.memory_kept_bytes, c.memory_kept_steps);
 }
 template <class Ar>
 void fields(Ar& ar, RankInfo& r) {

@@ -85,7 +85,8 @@ LineBreakdown breakdownAt(const FileCosts& costs, const model::Profile& profile,
   b.inclusive_backward_ns = static_cast<double>(inc.backward_ns) / s.divisor;
   b.inclusive_share = static_cast<double>(inc.gpu_ns) / static_cast<double>(std::max<int64_t>(1, costs.total_gpu_ns));
   b.beneath = linesBeneath(costs, line, 5, b.more_beneath);
-  if (it != costs.lines.end()) b.oneoff_ns = it->second.oneoff_ns;
+  if (it != costs.lines.end())
+    b.oneoff_ns = it->second.oneoff_ns, b.oneoff_inclusive_ns = it->second.oneoff_inclusive_ns;
   return b;
 }
 

@@ -63,7 +63,8 @@ struct LineBreakdown {
   double inclusive_share = 0;
   std::vector<join::PlacedLine> beneath;  // the costliest lines beneath it (ns: total, not scaled)
   size_t more_beneath = 0;
-  int64_t oneoff_ns = 0;  // GPU time outside the steady steps (total; never per step)
+  int64_t oneoff_ns = 0;            // GPU time outside the steady steps (total; never per step)
+  int64_t oneoff_inclusive_ns = 0;  // of that, beneath the line too (an evaluation a call line runs)
   // torch.compile fused other lines' work into kernels charged to this line: those lines.
   std::vector<join::PlacedLine> fused_with;
 };

@@ -40,6 +40,7 @@ class LineTable {
         v.backward_ns = static_cast<double>(c->second.backward_ns) / divisor;
         v.idle_ns = static_cast<double>(c->second.idle_ns) / divisor;
         v.memory_peak_bytes = c->second.memory_peak_bytes;
+        v.oneoff_ns = c->second.oneoff_inclusive_ns;
       }
     if (const Inclusive* in = inclusiveAt(file, line)) {
       v.inclusive_ns = static_cast<double>(in->gpu_ns) / divisor;
@@ -349,7 +350,8 @@ StepView computeStepView(const join::ProfileJoin& join, const StepViewOptions& o
     for (const auto& [file, by_line] : attr.files) {
       if (!listed.count(join.placeOf(file))) continue;
       for (const auto& [line, c] : by_line)
-        if (c.gpu_ns > 0 || c.idle_ns > 0 || c.oneoff_ns > 0 || c.memory_peak_bytes > 0) lines.indexOf(file, line);
+        if (c.gpu_ns > 0 || c.idle_ns > 0 || c.oneoff_inclusive_ns > 0 || c.memory_peak_bytes > 0)
+          lines.indexOf(file, line);
     }
   }
   addBars(join, lines, view);

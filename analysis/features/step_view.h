@@ -26,6 +26,7 @@ struct ViewLine {
   double inclusive_ns = 0, inclusive_forward_ns = 0, inclusive_backward_ns = 0;  // beneath it too
   double idle_ns = 0;                                                            // GPU idle charged to it
   int64_t memory_peak_bytes = 0;  // alive at the memory peak, allocated here (0: no memory data)
+  int64_t oneoff_ns = 0;          // one-off GPU time beneath it (outside the steady steps; a total, never per step)
 };
 
 struct StepBar {

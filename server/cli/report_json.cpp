@@ -343,7 +343,7 @@ void addLineMemory(json& jl, const join::MemoryStory& m, const LineCost& c, cons
 bool hasCost(const std::map<int32_t, LineCost>& lines) {
   return std::any_of(lines.begin(), lines.end(), [](const auto& entry) {
     const LineCost& c = entry.second;
-    return c.sync_ns > 0 || c.idle_ns > 0 || c.oneoff_ns > 0 || c.memory_peak_bytes > 0 ||
+    return c.sync_ns > 0 || c.idle_ns > 0 || c.oneoff_ns > 0 || c.oneoff_inclusive_ns > 0 || c.memory_peak_bytes > 0 ||
            c.memory_reserved_bytes > 0 || c.memory_step_bytes > 0;
   });
 }
@@ -414,6 +414,7 @@ json reportJson(const ReportData& d) {
                         {"inclusive_backward_ns", incl.backward_ns},
                         {"oneoff_ns", c.oneoff_ns},
                         {"oneoff_idle_ns", c.oneoff_idle_ns},
+                        {"oneoff_inclusive_ns", c.oneoff_inclusive_ns},
                         {"top_kernels", topKernels(profile, c, 5)}});
       if (const auto& story = d.main.memory().story) addLineMemory(jlines.back(), *story, c, profile);
       if (attr.ranks.size() > 1) {

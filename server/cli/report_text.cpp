@@ -384,6 +384,18 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
   };
   if (memory) out << "  " << pad(memory_story->allocated_known ? "at peak" : "reserved", 10);
   out << " │\n";
+  // One-off GPU time beneath a line (an evaluation, a checkpoint, building the model): a marker
+  // after its code, a total never divided by the steps; lines with a twentieth of it and 1 ms or
+  // more.
+  int64_t oneoff_total = attr.step_summary.oneoff_gpu_ns;
+  auto oneoffNote = [&](int32_t line) -> std::string {
+    auto n = lines.find(line);
+    if (n == lines.end() || d.args.all_steps) return "";
+    int64_t ns = n->second.oneoff_inclusive_ns;
+    if (ns < std::max<int64_t>(1'000'000, oneoff_total / 20)) return "";
+    return "   ◂ one-off " + features::formatMilliseconds(static_cast<double>(ns)) + " ms" +
+           (10 * n->second.oneoff_ns < 9 * ns ? " beneath" : "");
+  };
   const source::SourceFile& src = *local.file;
   uint32_t count = src.lines().lineCount();
   if (count > 0 && src.lines().lineRange(count - 1).begin == src.lines().lineRange(count - 1).end) --count;
@@ -400,13 +412,14 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     auto line = static_cast<int32_t>(l + 1);
     std::string columns = (memory_only ? "" : marginFor(lines, rollup, beneath, line, steps, total_ns)) +
                           deltaColumn(line) + rankColumn(line) + memoryColumn(line);
-    if (hot_only && columns.find_first_not_of(' ') == std::string::npos) {
+    std::string note = memory_only ? "" : oneoffNote(line);
+    if (hot_only && columns.find_first_not_of(' ') == std::string::npos && note.empty()) {
       ++skipped;
       continue;
     }
     flushSkipped();
     out << columns << " │" << pad(std::to_string(line), 5) << "  " << src.text().substr(r.begin, r.end - r.begin)
-        << "\n";
+        << note << "\n";
   }
   flushSkipped();
   if (hot_only) out << "(lines with costs only; --all-lines prints the whole file)\n";

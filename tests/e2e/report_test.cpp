@@ -347,3 +347,44 @@ TEST(Report, AMemorySnapshotRecordedLateSaysWhatCameBeforeIt) {
 
 }  // namespace
 }  // namespace sightline::testing
+
+namespace sightline::testing {
+namespace {
+
+// One-off work has its line: the warm-up step's forward ran beneath `x = block(x)` (line 59 of
+// tests/data/memory/gpt_mem.py), which launches nothing itself: 28.6 ms of one-off GPU time; the
+// JSON gives it (`oneoff_inclusive_ns`), the text marks the line, the page's lines carry it.
+using nlohmann::json;
+
+TEST(Report, OneOffWorkIsOnTheLineThatRanIt) {
+  std::string profile = dataProfile("memory/gpt_nsys.sqlite.xz");
+  std::string args = "--profile '" + profile + "' tests/data/memory/gpt_mem.py";
+  auto j = runSightline("report --format json " + args, sourcePath(""));
+  ASSERT_EQ(j.code, 0) << j.out;
+  json doc = json::parse(j.out);
+  const json* call = nullptr;
+  for (const auto& f : doc["files"])
+    for (const auto& l : f["lines"])
+      if (l["line"] == 59) call = &l;
+  ASSERT_TRUE(call) << "line 59 has no entry";
+  EXPECT_GT((*call)["oneoff_inclusive_ns"].get<int64_t>(), 20'000'000) << call->dump();
+  EXPECT_EQ((*call)["oneoff_ns"].get<int64_t>(), 0) << call->dump();
+  EXPECT_LE((*call)["oneoff_inclusive_ns"].get<int64_t>(), doc["step_summary"]["oneoff_gpu_ns"].get<int64_t>());
+  auto text = runSightline("report " + args, sourcePath(""));
+  EXPECT_NE(text.out.find("x = block(x)   ◂ one-off 28.6 ms beneath\n"), std::string::npos) << text.out;
+  std::string page =
+      (std::filesystem::temp_directory_path() / ("sightline-oneoff-" + std::to_string(::getpid()) + ".html")).string();
+  ASSERT_EQ(runSightline("report --format html -o '" + page + "' " + args, sourcePath("")).code, 0);
+  std::string html = readFile(page);
+  std::filesystem::remove(page);
+  const std::string open = "<script type=\"application/json\" id=\"sightline-data\">";
+  size_t at = html.find(open) + open.size();
+  json data = json::parse(html.substr(at, html.find("</script>", at) - at));
+  bool carried = false;
+  for (const auto& l : data["lines"])
+    carried = carried || (l["line"] == 59 && l["oneoffNs"] == (*call)["oneoff_inclusive_ns"]);
+  EXPECT_TRUE(carried);
+}
+
+}  // namespace
+}  // namespace sightline::testing

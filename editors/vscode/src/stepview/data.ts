@@ -11,6 +11,7 @@ export interface ViewLine {
   inclusiveBackwardNs: number;
   idleNs: number;
   memoryPeakBytes: number;
+  oneoffNs?: number; // one-off GPU time beneath it (outside the steady steps; a total, never per step)
 }
 
 export type Cause = "launch" | "sync" | "input" | "host" | "compile";

@@ -38,7 +38,7 @@ body { color: var(--sl-fg); background: var(--sl-bg); font: 13px/1.45 var(--vsco
 .sl-oom { stroke: #e15759; stroke-width: 2; stroke-dasharray: 5 3; cursor: pointer; } .sl-oom-label { fill: #e15759; }
 .sl-story { border-collapse: collapse; font-size: 12px; } .sl-story th { text-align: left; vertical-align: top; padding: 1px 10px 1px 0; color: var(--sl-muted); font-weight: normal; white-space: nowrap; }
 .sl-story td { padding: 1px 0; white-space: pre-wrap; } .sl-story tr.sl-table-row td { font-family: var(--vscode-editor-font-family, ui-monospace, monospace); white-space: pre; } .sl-story tr.sl-warning td, .sl-story tr.sl-warning th { color: #b8860b; }
-.sl-oom-chain { color: #e15759; } .sl-headline { font-size: 14px; } .sl-warning { color: #b8860b; }
+.sl-oom-chain { color: #e15759; } .sl-oneoff { color: var(--sl-muted); } .sl-headline { font-size: 14px; } .sl-warning { color: #b8860b; }
 .sl-timeline { display: block; border: 1px solid var(--sl-border); cursor: grab; }
 .sl-root select { color: var(--sl-fg); background: var(--sl-bg); border: 1px solid var(--sl-border); }
 .sl-controls button { margin: 0 4px 4px 0; color: var(--sl-fg); background: transparent; border: 1px solid var(--sl-border); border-radius: 3px; padding: 1px 8px; cursor: pointer; }
@@ -106,6 +106,8 @@ function sources(data: StepViewData): HTMLElement | null {
   if (!data.sources || data.sources.length === 0) return null;
   const section = el("section", { class: "sl-section", id: "sl-sources" }, [el("h2", {}, ["Annotated hot lines"])]);
   const total = data.lines.reduce((a, l) => a + l.selfNs, 0) || 1;
+  // One-off time beneath a line (an evaluation, building the model), as the text report marks it.
+  const oneoffTotal = data.lines.reduce((a, l) => Math.max(a, l.oneoffNs ?? 0), 0);
   for (const file of data.sources) {
     section.append(el("h3", {}, [file.path]));
     const table = el("table", { class: "sl-source" });
@@ -122,6 +124,7 @@ function sources(data: StepViewData): HTMLElement | null {
         el("td", { class: "sl-num" }, [held ? bytes(l.memoryPeakBytes) : ""]),
         el("td", { class: "sl-num" }, [String(row.line)]),
         el("td", {}, [row.text]),
+        el("td", { class: "sl-oneoff" }, [l && (l.oneoffNs ?? 0) >= Math.max(1e6, oneoffTotal / 20) ? `◂ one-off ${ms(l.oneoffNs ?? 0)}` : ""]),
       ]);
       table.append(tr);
     }
