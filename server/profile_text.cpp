@@ -177,6 +177,10 @@ std::string breakdownMarkdown(const features::LineBreakdown& b) {
   return md;
 }
 
+namespace {
+std::string staleNote(const features::LineHint& h) { return h.stale ? " · edited since profiled" : ""; }
+}  // namespace
+
 std::string hintLabel(const features::LineHint& h) {
   switch (h.kind) {
     case features::HintKind::Gone:
@@ -189,8 +193,10 @@ std::string hintLabel(const features::LineHint& h) {
   std::string memory = h.memory_bytes <= 0 ? ""
                        : h.memory_reserved ? "+" + formatBytes(h.memory_bytes) + " reserved"
                                            : formatBytes(h.memory_bytes) + " at peak";
-  if (!h.show_time) return "▮ " + memory + " · " + formatShare(h.memory_share);
+  if (!h.show_time) return "▮ " + memory + " · " + formatShare(h.memory_share) + staleNote(h);
   if (!memory.empty()) memory = " · " + memory;
+  // Edited since it was profiled: the figures are of the code the line held then.
+  memory += staleNote(h);
   if (h.show_inclusive) {
     std::string label = "▮ " + formatMilliseconds(h.inclusive_ns) + " ms · " + formatShare(h.inclusive_share) +
                         " incl · self " + formatMilliseconds(h.gpu_ns);
@@ -238,9 +244,12 @@ std::string hintTooltip(const features::LineHint& h) {
                 "** through this line's cudaMalloc (" + formatShare(h.memory_share) + " of all it grew by)"
           : "**" + formatBytes(h.memory_bytes) + "** of GPU memory allocated here was still alive at the peak (" +
                 formatShare(h.memory_share) + " of it)";
-  if (!h.show_time) return memory;
+  std::string stale = h.stale ? "\n\n*This line was edited since it was profiled: the figures are of the code it held "
+                                "then.*"
+                              : "";
+  if (!h.show_time) return memory + stale;
   std::string card = h.breakdown ? breakdownMarkdown(*h.breakdown) : "";
-  return memory.empty() ? card : card + "\n\n" + memory;
+  return (memory.empty() ? card : card + "\n\n" + memory) + stale;
 }
 
 namespace {

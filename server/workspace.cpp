@@ -320,8 +320,9 @@ std::vector<features::Finding> Workspace::computeFindings(Document& doc) {
                                           settings_.rules, settings_.thresholds);
   auto path = uriToPath(doc.uri());
   std::string name = path ? std::filesystem::path(*path).filename().string() : doc.uri();
-  if (auto f = features::sourceMismatchFinding(doc.file(), doc.index(), costs_[doc.uri()].joined.anchors,
-                                               profile_->profile(), settings_.rules, name, &doc.lineTracker()))
+  const auto& joined = costs_[doc.uri()].joined;
+  if (auto f = features::sourceMismatchFinding(doc.file(), doc.index(), joined.anchors, profile_->profile(),
+                                               settings_.rules, name, &doc.lineTracker(), &joined.measured))
     out.insert(out.begin(), std::move(*f));
   return out;
 }

@@ -94,6 +94,7 @@ std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const so
     h.inclusive_ns = b.inclusive_ns;
     h.inclusive_share = b.inclusive_share;
     h.breakdown = std::move(b);
+    h.stale = costs.stale_lines.count(line) > 0;
     hints[h.line] = std::move(h);
   }
   if (costs.compare && time) addCompareDeltas(hints, costs, options, first, last);

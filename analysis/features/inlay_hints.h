@@ -46,6 +46,8 @@ struct LineHint {
   // Without tensor events (nsys --cuda-memory-usage): memory_bytes is what this line's cudaMalloc
   // grew the caching allocator's pool by, memory_share its share of all the pool grew by.
   bool memory_reserved = false;
+  // The line was edited since it was profiled: its figures are of the code it held then.
+  bool stale = false;
 };
 
 // Hints for lines [first, last] (0-based, inclusive): lines with cost, then def and loop

@@ -1,6 +1,8 @@
 // Function anchors of a profile checked against a file's defs.
 #include "analysis/features/source_match.h"
 
+#include <cstdlib>
+
 namespace sightline::features {
 std::string sourceMismatchMessage(const SourceMatch& match, const std::string& file_name) {
   if (!match.differs()) return {};
@@ -12,16 +14,29 @@ std::string sourceMismatchMessage(const SourceMatch& match, const std::string& f
 std::optional<Finding> sourceMismatchFinding(const source::SourceFile& file, const source::SourceIndex& index,
                                              const std::vector<FunctionAnchor>& anchors, const model::Profile& profile,
                                              const RuleConfig& config, const std::string& file_name,
-                                             const source::LineTracker* tracker) {
+                                             const source::LineTracker* tracker, const join::FileCosts* costs) {
   const std::string code = "profile-source-mismatch";
-  if (!config.enabled(code) || anchors.empty()) return std::nullopt;
-  auto match = join::matchSource(file, index, anchors, profile, tracker);
-  if (!match.differs()) return std::nullopt;
+  if (!config.enabled(code)) return std::nullopt;
   Finding f;
   f.code = code;
   f.severity = config.severityOf(code);
   f.range = file.lines().lineRange(0);
-  f.message = sourceMismatchMessage(match, file_name);
+  auto match = anchors.empty() ? SourceMatch{} : join::matchSource(file, index, anchors, profile, tracker);
+  if (match.differs()) {
+    f.message = sourceMismatchMessage(match, file_name);
+  } else if (costs && costs->off_code_lines > 0) {
+    f.message = file_name + " changed since it was profiled: " + std::to_string(costs->off_code_lines) +
+                " of the profile's lines fall on no code of it (blank, comment or past its end), and their costs are "
+                "not shown; profile it again for lines that match";
+  } else if (costs && costs->realigned_by != 0) {
+    int32_t n = std::abs(costs->realigned_by);
+    f.severity = Severity::Information;
+    f.message = file_name + " changed since it was profiled: its code moved " +
+                (costs->realigned_by > 0 ? "down " : "up ") + std::to_string(n) + (n == 1 ? " line" : " lines") +
+                " (the profile's function names and lines say so), and the costs are shown where it is now";
+  } else {
+    return std::nullopt;
+  }
   return f;
 }
 

@@ -35,6 +35,8 @@ FileCosts remapCosts(const FileCosts& costs, const source::LineTracker& tracker)
   out.ranks = costs.ranks;
   out.story = costs.story;
   out.memory = costs.memory;
+  out.realigned_by = costs.realigned_by;
+  out.off_code_lines = costs.off_code_lines;
   if (costs.oom_line >= 1) out.oom_line = tracker.currentLine(static_cast<uint32_t>(costs.oom_line - 1)) + 1;
   for (const auto& span : costs.spans) {
     ContextSpan moved = span;

@@ -113,8 +113,14 @@ struct FileCosts {
   std::shared_ptr<const StepStory> story;                   // null when the profile knows no steps
   std::vector<CompiledFunctionSummary> compiled_functions;  // torch.compile'd functions defined in this file
   std::set<int32_t> stale_lines;                            // 1-based lines edited since they were profiled
-  std::shared_ptr<const MemoryStory> memory;                // null when the profile has no memory
-  int32_t oom_line = 0;  // 1-based line of this file where the GPU ran out of memory; 0: none here
+  // The file changed since it was profiled (lines added or removed above its code): the profile's
+  // lines were moved by this many to where their functions are now (join/source_alignment.h).
+  int32_t realigned_by = 0;
+  // Lines of the profile that fell on no code of the file (blank, comment, past its end): their
+  // costs are not shown.
+  size_t off_code_lines = 0;
+  std::shared_ptr<const MemoryStory> memory;  // null when the profile has no memory
+  int32_t oom_line = 0;                       // 1-based line of this file where the GPU ran out of memory; 0: none here
   // A second profile on the same lines (`compareWith`): hints and hovers show the change from it.
   std::shared_ptr<const FileCosts> compare;
   std::string compare_name;  // its file name, for the hover

@@ -9,6 +9,7 @@
 #include "analysis/attribution/nvtx_sites.h"
 #include "analysis/join/call_site_tables.h"
 #include "analysis/join/compare_alignment.h"
+#include "analysis/join/source_alignment.h"
 
 namespace sightline::join {
 
@@ -145,6 +146,30 @@ FileJoin joinFile(const ProfileJoin& main, const ProfileJoin* compare, const std
   FileJoin out;
   out.measured = main.measuredCosts(local_path);
   out.anchors = main.anchors(local_path);
+  // The file as loaded (not yet edited in the editor): where its lines moved as a block since it
+  // was profiled, the profile's lines follow them; no cost stays on a line without code.
+  if (!tracker || tracker->unchanged()) {
+    auto shift = findSourceShift(file, index, out.anchors, main.profile(), out.measured.lines);
+    if (shift.found()) {
+      int32_t last = 0;
+      for (const auto& [line, cost] : out.measured.lines) last = std::max(last, line);
+      for (const auto& a : out.anchors) last = std::max(last, a.line);
+      source::LineTracker moved(static_cast<uint32_t>(last) + 1);
+      moved.shift(shift.delta);
+      out.measured = remapCosts(out.measured, moved);
+      out.measured.stale_lines.clear();
+      out.measured.realigned_by = shift.delta;
+      for (auto& a : out.anchors) a.line += shift.delta;
+    }
+    for (auto it = out.measured.lines.begin(); it != out.measured.lines.end();) {
+      if (!isCodeLine(file, it->first) && file.lines().lineCount() > 0) {
+        ++out.measured.off_code_lines;
+        it = out.measured.lines.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
   if (!compare) return out;
   out.has_compare = true;
   out.compare = compare->measuredCosts(local_path);

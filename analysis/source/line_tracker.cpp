@@ -39,6 +39,11 @@ void LineTracker::reset(uint32_t line_count) {
   unchanged_ = true;
 }
 
+void LineTracker::shift(int32_t delta) {
+  if (delta > 0) replaceLines(0, 0, static_cast<uint32_t>(delta), false);
+  if (delta < 0) replaceLines(0, static_cast<uint32_t>(-delta), 0, false);
+}
+
 void LineTracker::replaceLines(uint32_t first, uint32_t old_count, uint32_t new_count, bool pair_as_stale) {
   first = std::min<uint32_t>(first, static_cast<uint32_t>(origin_.size()));
   old_count = std::min<uint32_t>(old_count, static_cast<uint32_t>(origin_.size()) - first);

@@ -23,6 +23,9 @@ class LineTracker {
   // The whole text is replaced (full-document sync): lines common to the start and the end of
   // both texts keep their origins, the lines between are paired off as edited.
   void replaceAll(std::string_view old_text, std::string_view new_text);
+  // Every baseline line moves by `delta` (> 0: lines were added above them; < 0: the first
+  // -delta lines were removed).
+  void shift(int32_t delta);
 
   // 0-based current line of a 0-based baseline line; -1 when it was deleted.
   int32_t currentLine(uint32_t baseline_line) const;

@@ -203,7 +203,8 @@ FileResult checkFile(const cli::NamedFile& named, const join::ProfileJoin* profi
   r.findings = features::confirmWithProfile(std::move(r.findings), *named.file, index, joined.measured,
                                             profile->profile(), settings.rules, settings.thresholds);
   if (auto f = features::sourceMismatchFinding(*named.file, index, joined.anchors, profile->profile(), settings.rules,
-                                               std::filesystem::path(named.path).filename().string()))
+                                               std::filesystem::path(named.path).filename().string(), nullptr,
+                                               &joined.measured))
     r.findings.insert(r.findings.begin(), std::move(*f));
   return r;
 }

@@ -13,6 +13,7 @@
 #include "analysis/features/profile_view.h"
 #include "analysis/features/step_view.h"
 #include "analysis/ingest/profile_loader.h"
+#include "analysis/join/source_alignment.h"
 #include "protocol/json_in.h"
 #include "server/cli/command_line.h"
 #include "server/cli/joined_files.h"
@@ -386,9 +387,21 @@ json reportJson(const ReportData& d) {
     std::map<int32_t, LineCost> lines_here = attr.files.at(m.profile_file);
     const auto& inc_here = inclusive[m.profile_file];
     for (const auto& [line, inc] : inc_here) lines_here[line];
-    for (const auto& [line, c] : lines_here) {
+    // A named file changed since it was profiled: its lines where the join moved them, none on a
+    // line without code (join/source_alignment.h).
+    const cli::NamedFile* named = nullptr;
+    int32_t moved_by = 0;
+    if (m.local_path) {
+      std::string absolute = absolutePath(*m.local_path);
+      for (const auto& src : d.sources)
+        if (src.absolute == absolute) named = &src;
+      if (auto it = d.measured.find(absolute); it != d.measured.end()) moved_by = it->second.realigned_by;
+    }
+    for (const auto& [profiled_line, c] : lines_here) {
+      int32_t line = profiled_line + moved_by;
+      if (named && !join::isCodeLine(*named->file, line)) continue;
+      auto inc = inc_here.find(profiled_line);
       file_ns += c.gpu_ns;
-      auto inc = inc_here.find(line);
       features::Inclusive incl =
           inc == inc_here.end() ? features::Inclusive{c.gpu_ns, c.forward_ns, c.backward_ns} : inc->second;
       jlines.push_back({{"line", line},
@@ -433,6 +446,7 @@ json reportJson(const ReportData& d) {
                       {"local_path", m.local_path ? json(*m.local_path) : json(nullptr)},
                       {"gpu_ns", file_ns},
                       {"lines", jlines}});
+    if (moved_by != 0) jfiles.back()["realigned_by"] = moved_by;
   }
   json doc = {{"profile",
                {{"path", d.args.profile_paths.front()},

@@ -292,6 +292,16 @@ void writeFileHeader(const ReportData& d, const cli::NamedFile& local, bool memo
         << " of GPU time on its lines, " << formatPercent(static_cast<double>(other) / total_ns) << " on other files, "
         << formatPercent(static_cast<double>(attr.unattributed_gpu_ns) / total_ns) << " unattributed\n";
   }
+  // A file edited since it was profiled: where its lines went, and costs left off non-code lines.
+  const auto& joined = d.measured.at(local.absolute);
+  if (joined.realigned_by != 0)
+    out << "Notice    " << local.path << " changed since it was profiled: its code moved "
+        << (joined.realigned_by > 0 ? "down " : "up ") << std::abs(joined.realigned_by)
+        << (std::abs(joined.realigned_by) == 1 ? " line" : " lines")
+        << " (the profile's function names and lines say so); its costs are shown where the code is now\n";
+  if (joined.off_code_lines > 0)
+    out << "Notice    " << joined.off_code_lines << " of the profile's lines fall on no code of " << local.path
+        << " (blank, comment or past its end): the file changed since it was profiled; their costs are not shown\n";
   // A file the profile never ran: say so, and name the one it ran.
   bool seen = std::any_of(d.mapped.begin(), d.mapped.end(),
                           [&](const MappedFile& m) { return m.local_path && *m.local_path == local.absolute; });

@@ -256,6 +256,15 @@ TEST(ProfileSession, HintsHoverStatusAndProgressFromTheProfileSetting) {
   std::string stale_card = *stale;
   EXPECT_NE(stale_card.find("Edited since it was profiled"), std::string::npos) << stale_card;
   EXPECT_NE(stale_card.find("ms/step"), std::string::npos) << stale_card;
+  // Its hint says so too; the lines not edited do not.
+  json edited = hintsOf(*client, w.script_uri);
+  ASSERT_NE(hintOnLine(edited, 34), nullptr) << edited.dump();
+  EXPECT_NE((*hintOnLine(edited, 34))["label"].get<std::string>().find("edited since profiled"), std::string::npos)
+      << edited.dump();
+  for (const auto& h : edited) {
+    if (h["position"]["line"] == 34) continue;
+    EXPECT_EQ(h["label"].get<std::string>().find("edited since"), std::string::npos) << h.dump();
+  }
 
   auto nsys_id = client->request("workspace/executeCommand",
                                  {{"command", "sightline.profileWithNsys"}, {"arguments", {w.script_uri}}});
@@ -367,10 +376,38 @@ TEST(ProfileSession, WarnsOnceWhenTheFileIsNotTheProfiledSource) {
     if (d["code"] != "profile-source-mismatch") continue;
     ++count;
     EXPECT_EQ(d["range"]["start"]["line"], 0);
+    // Three lines were added above the code: the profile's lines follow it, and it says so.
+    EXPECT_EQ(d["severity"], 3);
+    EXPECT_NE(d["message"].get<std::string>().find("its code moved down 3 lines"), std::string::npos) << d.dump();
+  }
+  EXPECT_EQ(count, 1);
+  fs::remove_all(w.root);
+}
+
+// The same file with a function rewritten in place (its lines no longer where the profile saw
+// them, the rest unmoved): no shift explains it, so it stays a warning.
+TEST(ProfileSession, WarnsWhenNoShiftExplainsTheEdit) {
+  SIGHTLINE_REQUIRE_PROFILE(naive, "h200-captures/nsys/train_small_naive.sqlite.xz");
+  auto w = makeWorkspace("mismatch_rewritten", naive);
+  // Every `def forward` renamed: the profile's frames of `forward` fit no def of that name.
+  for (size_t at = w.script_text.find("def forward("); at != std::string::npos;
+       at = w.script_text.find("def forward(", at + 1))
+    w.script_text.replace(at, 12, "def compute(");
+  auto client = LspClient::spawnStdio();
+  start(*client, w, {{"profiles", {"runs/*.sqlite"}}});
+  ASSERT_TRUE(status(*client)) << client->stderrText();
+  auto published = client->waitFor(
+      [](const json& m) {
+        return m.value("method", "") == "textDocument/publishDiagnostics" &&
+               m["params"]["diagnostics"].dump().find("profile-source-mismatch") != std::string::npos;
+      },
+      10s);
+  ASSERT_TRUE(published) << client->stderrText();
+  for (const auto& d : (*published)["params"]["diagnostics"]) {
+    if (d["code"] != "profile-source-mismatch") continue;
     EXPECT_EQ(d["severity"], 2);
     EXPECT_NE(d["message"].get<std::string>().find("differs from the source the profile measured"), std::string::npos);
   }
-  EXPECT_EQ(count, 1);
   fs::remove_all(w.root);
 }
 

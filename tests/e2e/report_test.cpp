@@ -388,3 +388,64 @@ TEST(Report, OneOffWorkIsOnTheLineThatRanIt) {
 
 }  // namespace
 }  // namespace sightline::testing
+
+namespace sightline::testing {
+namespace {
+
+using nlohmann::json;
+
+// A script edited since it was profiled, its code moved as a block (tests/data/overhead/gpt.py
+// with lines added or removed above it): the profile's lines follow the code, which the
+// function names and lines the profile holds say; the report says so, check says so (as
+// information), and no cost lands on a blank or comment line.
+TEST(Report, AScriptWhoseCodeMovedKeepsItsCostsOnTheCode) {
+  std::string profile = repoProfile("tests/data/overhead/runs/gpt_full.sqlite.xz");
+  std::string original = readFile(sourcePath("tests/data/overhead/gpt.py"));
+  auto costedText = [&](const std::string& dir_name, const std::string& text, int expect_delta) {
+    auto dir = std::filesystem::temp_directory_path() / (dir_name + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::string script = (dir / "gpt.py").string();
+    std::ofstream(script) << text;
+    auto j = runSightline("report --format json --profile '" + profile + "' '" + script + "'", sourcePath(""));
+    EXPECT_EQ(j.code, 0) << j.out;
+    json doc = json::parse(j.out);
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    std::map<std::string, int64_t> by_text;  // each costed line's text -> its GPU time
+    for (const auto& f : doc["files"]) {
+      if (f["local_path"] != script) continue;
+      EXPECT_EQ(f.value("realigned_by", 0), expect_delta);
+      for (const auto& l : f["lines"]) {
+        int line = l["line"];
+        EXPECT_TRUE(line >= 1 && line <= static_cast<int>(lines.size())) << line;
+        if (line < 1 || line > static_cast<int>(lines.size())) continue;
+        std::string t = lines[static_cast<size_t>(line - 1)];
+        size_t first = t.find_first_not_of(' ');
+        EXPECT_TRUE(first != std::string::npos && t[first] != '#') << "a cost on line " << line << ": " << t;
+        if (l["gpu_ns"].get<int64_t>() > 0) by_text[t] += l["gpu_ns"].get<int64_t>();
+      }
+    }
+    auto text_run = runSightline("report --profile '" + profile + "' '" + script + "'", sourcePath(""));
+    auto check = runSightline("check --profile '" + profile + "' '" + script + "'", sourcePath(""));
+    if (expect_delta != 0) {
+      EXPECT_NE(text_run.out.find("changed since it was profiled: its code moved"), std::string::npos) << text_run.out;
+      EXPECT_NE(check.out.find("information: gpt.py changed since it was profiled: its code moved"), std::string::npos)
+          << check.out;
+    }
+    std::filesystem::remove_all(dir);
+    return by_text;
+  };
+  auto as_profiled = costedText("sightline-moved-same", original, 0);
+  ASSERT_FALSE(as_profiled.empty());
+  // Three lines added above the code, and two of the docstring's removed: the same lines of code
+  // carry the same time.
+  EXPECT_EQ(costedText("sightline-moved-down", "# edited\n# after\n\n" + original, 3), as_profiled);
+  size_t second = original.find('\n') + 1;
+  std::string shorter =
+      original.substr(0, second) + original.substr(original.find('\n', original.find('\n', second) + 1) + 1);
+  EXPECT_EQ(costedText("sightline-moved-up", shorter, -2), as_profiled);
+}
+
+}  // namespace
+}  // namespace sightline::testing
