@@ -13,6 +13,7 @@
 
 #include "analysis/attribution/busy_intervals.h"
 #include "analysis/attribution/capture_overhead.h"
+#include "analysis/attribution/launch_links.h"
 #include "analysis/attribution/line_resolver.h"
 #include "analysis/attribution/ranks.h"
 #include "analysis/attribution/step_parts.h"
@@ -20,61 +21,6 @@
 
 namespace sightline::attribution {
 namespace {
-
-// Which step a host time falls in, per process. With steps known, only steady steps count
-// per step; a process without steps of its own counts whole (nothing says what to leave out).
-class StepWindow {
- public:
-  explicit StepWindow(Attribution& out) {
-    for (auto& [pid, steps] : out.process_steps) {
-      if (steps.list.empty()) continue;
-      auto& list = by_pid_[pid];
-      for (auto& s : steps.list) list.push_back(&s);
-    }
-  }
-  // The step of `pid` running at host time t, or null.
-  Step* stepAt(uint32_t pid, int64_t t) const {
-    auto it = by_pid_.find(pid);
-    if (it == by_pid_.end()) return nullptr;
-    const auto& list = it->second;
-    auto pos =
-        std::upper_bound(list.begin(), list.end(), t, [](int64_t time, const Step* s) { return time < s->start_ns; });
-    if (pos == list.begin()) return nullptr;
-    Step* s = *(pos - 1);
-    return t < s->end_ns || (pos == list.end() && t == s->end_ns) ? s : nullptr;
-  }
-  bool steady(uint32_t pid, int64_t t) const {
-    if (!by_pid_.count(pid)) return true;
-    const Step* s = stepAt(pid, t);
-    return s && s->kind == StepKind::Steady;
-  }
-
- private:
-  std::map<uint32_t, std::vector<Step*>> by_pid_;
-};
-
-// (process, correlation) -> API call index, sorted: millions of entries, so not a map.
-class CallsByCorrelation {
- public:
-  explicit CallsByCorrelation(const model::Profile& p) {
-    entries_.reserve(p.api_calls.size());
-    for (uint32_t i = 0; i < p.api_calls.size(); ++i)
-      if (p.api_calls[i].correlation > 0)
-        entries_.emplace_back(model::correlationKey(p.api_calls[i].pid, p.api_calls[i].correlation), i);
-    std::sort(entries_.begin(), entries_.end());
-  }
-  // The call that launched `activity`, or -1.
-  int64_t callOf(const model::GpuActivity& activity) const { return callOf(activity.pid, activity.correlation); }
-  int64_t callOf(uint32_t pid, int64_t correlation) const {
-    if (correlation <= 0) return -1;
-    auto key = model::correlationKey(pid, correlation);
-    auto it = std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(key, uint32_t{0}));
-    return it != entries_.end() && it->first == key ? static_cast<int64_t>(it->second) : -1;
-  }
-
- private:
-  std::vector<std::pair<uint64_t, uint32_t>> entries_;
-};
 
 // What one activity adds to its line beyond time: counts, copies, memsets.
 void chargeWork(LineCost& cost, const model::GpuActivity& act, const model::ApiCall& call, int64_t ns) {
@@ -118,45 +64,6 @@ class GraphLaunchNames {
   const model::Profile& p_;
   std::unordered_map<model::StringId, bool> known_;
 };
-
-// Per activity, the API call that launched it (-1: none recorded); per call, whether any
-// activity names it (a launch without one lost its GPU records).
-struct LaunchLinks {
-  std::vector<int64_t> call_of;
-  std::vector<bool> has_activity;
-  LaunchLinks(const model::Profile& p, const CallsByCorrelation& calls)
-      : call_of(p.activities.size(), -1), has_activity(p.api_calls.size(), false) {
-    for (size_t a = 0; a < p.activities.size(); ++a) {
-      call_of[a] = calls.callOf(p.activities[a]);
-      if (call_of[a] >= 0) has_activity[static_cast<size_t>(call_of[a])] = true;
-    }
-  }
-  bool lost(const model::ApiCall& call, size_t i) const {
-    return call.launches && call.correlation > 0 && !has_activity[i];
-  }
-};
-
-// Steps whose launches mostly have no GPU record (nsys ended the app, or CUPTI dropped its
-// buffers): Lost, so no per-step figure describes work that is missing.
-void markLostSteps(const model::Profile& p, const LaunchLinks& links, Attribution& out) {
-  std::map<const Step*, std::pair<uint32_t, uint32_t>> counts;  // step -> (launches, lost)
-  StepWindow window(out);
-  for (size_t i = 0; i < p.api_calls.size(); ++i) {
-    const auto& call = p.api_calls[i];
-    if (!call.launches || call.correlation <= 0) continue;
-    if (Step* step = window.stepAt(call.pid, call.start_ns)) {
-      auto& c = counts[step];
-      ++c.first;
-      c.second += links.lost(call, i) ? 1 : 0;
-    }
-  }
-  for (auto& [pid, steps] : out.process_steps)
-    for (auto& step : steps.list) {
-      auto it = counts.find(&step);
-      if (it != counts.end() && 2 * it->second.second >= it->second.first && it->second.second > 0)
-        step.kind = StepKind::Lost;
-    }
-}
 
 // What a kernel's name says of it, worked out once per name (a profile has a few thousand
 // names and millions of kernels).

@@ -26,7 +26,7 @@ static_assert(sizeof(Step) == 184 && sizeof(LineRef) == 16 && sizeof(UnprofiledS
 namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'A', 'T', 'T', 'R', '\n', '\0'};
-constexpr uint32_t kFormat = 4;
+constexpr uint32_t kFormat = 5;  // 5: copies and fills without a GPU record are not lost launches
 
 template <class Ar>
 void fields(Ar& ar, KernelStat& s) {

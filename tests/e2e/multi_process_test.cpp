@@ -171,6 +171,24 @@ TEST(MultiProcess, LostRecordsAreCountedAndSilenceTheirLines) {
       }
 }
 
+// A whole run of a cuDNN LSTM under --cudabacktrace=all that exited normally: cuDNN launches
+// through the driver (twin rows per call), and 240 of its cudaMemsetAsync calls fill zero bytes
+// and put nothing on the GPU. Every launch is counted once, none is lost, no warning is given
+// and the confidence stays (it was "240 of 30646 GPU launches (0.8%) have no GPU record").
+TEST(MultiProcess, AWholeRunThatExitedLosesNoRecords) {
+  std::string profile = repoProfile("tests/data/lstm/lstm.sqlite.xz");
+  json doc = reportJson(profile, "tests/data/lstm/lstm.py");
+  EXPECT_EQ(doc["launches"], 30646);  // distinct correlation ids of launching calls (sqlite3 count)
+  EXPECT_EQ(doc["lost_launches"], 0);
+  EXPECT_EQ(doc["step_summary"]["lost_launches"], 0);
+  EXPECT_NE(doc["verdict"]["confidence"], "low") << doc["verdict"].dump();
+  auto text = runSightline("report --profile '" + profile + "' tests/data/lstm/lstm.py", sourcePath(""));
+  EXPECT_EQ(text.code, 0);
+  EXPECT_EQ(text.out.find("no GPU record"), std::string::npos) << text.out.substr(0, 2000);
+  auto check = runSightline("check --profile '" + profile + "' tests/data/lstm/lstm.py", sourcePath(""));
+  EXPECT_EQ(check.out.find("no GPU record"), std::string::npos) << check.out;
+}
+
 // The killed capture with the GPU records of two long stretches removed, as CUPTI loses whole
 // buffers when nsys ends an app that queued far ahead: most steps have launches and no GPU work.
 std::string lossyCopy(const std::string& from) {
