@@ -393,6 +393,9 @@ struct Attribution {
 void addCost(LineCost& into, const LineCost& from);
 
 bool isDefaultUserFile(std::string_view path);
+// A C or C++ frame's file in a stack that mixes languages (a memory snapshot's stacks="all"):
+// "??", a C/C++/CUDA source or header, a compiler's include folder.
+bool isNativeFrameFile(std::string_view path);
 // A matrix multiply (or convolution) kernel computing in plain fp32 on CUDA cores, by its name
 // (cuBLAS/CUTLASS `sgemm`, `..._f32f32_f32f32_f32_..._ffma`), not TF32, fp16 or bf16.
 bool isFp32MatmulKernel(std::string_view name);

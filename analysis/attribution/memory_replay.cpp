@@ -43,29 +43,38 @@ void addBytes(MemoryLine& into, int64_t bytes, MemoryPhase phase) {
 
 // What the replay asks of a stack (its innermost user frame, whether it runs a backward pass or
 // the optimizer), found once per stack for every device: a stack of 100k frames shared by 8000
-// events was walked for each event, 17 s for a 455 KB snapshot. A file name is tested once.
+// events was walked for each event, 17 s for a 455 KB snapshot. A name is tested once.
+// With stacks="all" a stack also holds C++ frames ("??", "CUDACachingAllocator.cpp"): only a
+// frame outside C/C++ files is Python, and one of the user's only if it is. A stack with no Python frame ran
+// outside Python: the autograd engine's threads, known by their C++ frames.
 class StackFacts {
  public:
   StackFacts(const model::MemorySnapshot& s, const std::function<bool(std::string_view)>& is_user)
-      : s_(s), is_user_(is_user), stacks_(s.stacks.size()), files_(s.strings.size()) {}
+      : s_(s), is_user_(is_user), stacks_(s.stacks.size()), files_(s.strings.size()), functions_(s.strings.size()) {}
 
   // The innermost user frame (a frame id), or kNoLine.
   int32_t userFrame(uint32_t stack) { return of(stack).user_frame; }
   // A frame of `backward()` (torch/_tensor.py, torch/autograd).
   bool runsBackward(uint32_t stack) { return of(stack).backward; }
   bool runsOptimizer(uint32_t stack) { return of(stack).optimizer; }  // a frame in torch/optim/
+  bool runsZeroGrad(uint32_t stack) { return of(stack).zero_grad; }   // Optimizer.zero_grad
+  // A Python frame in it (stack 0 has none).
+  bool hasPython(uint32_t stack) { return stack != 0 && of(stack).python; }
+  // The autograd engine's C++ frames (stacks="all"), with no Python frame.
+  bool runsEngine(uint32_t stack) { return stack != 0 && of(stack).engine; }
 
  private:
   struct Facts {
-    bool known = false, backward = false, optimizer = false;
+    bool known = false, backward = false, optimizer = false, zero_grad = false, python = false, engine = false;
     int32_t user_frame = kNoLine;
   };
-  enum FileFlag : uint8_t { kKnown = 1, kUser = 2, kAutograd = 4, kOptimizer = 8 };
+  enum FileFlag : uint8_t { kKnown = 1, kUser = 2, kAutograd = 4, kOptimizer = 8, kPython = 16 };
   uint8_t file(uint32_t id) {
     uint8_t& flags = files_[id];
     if (!flags) {
       const std::string& name = s_.strings[id];
-      flags = kKnown | (is_user_(name) ? kUser : 0) |
+      bool python = !name.empty() && !isNativeFrameFile(name);
+      flags = kKnown | (python ? kPython : 0) | (python && is_user_(name) ? kUser : 0) |
               (name.find("torch/_tensor.py") != std::string::npos || name.find("torch/autograd") != std::string::npos
                    ? kAutograd
                    : 0) |
@@ -73,24 +82,38 @@ class StackFacts {
     }
     return flags;
   }
+  enum FunctionFlag : uint8_t { kEngine = 2 };
+  uint8_t function(uint32_t id) {
+    uint8_t& flags = functions_[id];
+    if (!flags) flags = kKnown | (s_.strings[id].find("torch::autograd::Engine::") != std::string::npos ? kEngine : 0);
+    return flags;
+  }
   const Facts& of(uint32_t stack) {
     Facts& facts = stacks_[stack];
     if (facts.known) return facts;
     facts.known = true;
+    bool engine = false;
     for (uint32_t f : s_.stacks[stack]) {
       const auto& frame = s_.frames[f];
       uint8_t flags = file(frame.file);
       if (facts.user_frame == kNoLine && (flags & kUser)) facts.user_frame = static_cast<int32_t>(f);
       if ((flags & kAutograd) && s_.strings[frame.function] == "backward") facts.backward = true;
-      if (flags & kOptimizer) facts.optimizer = true;
+      if (flags & kOptimizer) {
+        facts.optimizer = true;
+        if (s_.strings[frame.function] == "zero_grad") facts.zero_grad = true;
+      }
+      if (flags & kPython) facts.python = true;
+      if (!(flags & kPython) && (function(frame.function) & kEngine)) engine = true;
     }
+    facts.engine = engine && !facts.python;
     return facts;
   }
 
   const model::MemorySnapshot& s_;
   const std::function<bool(std::string_view)>& is_user_;
-  std::vector<Facts> stacks_;   // by stack id
-  std::vector<uint8_t> files_;  // FileFlags by string id; 0: not yet tested
+  std::vector<Facts> stacks_;       // by stack id
+  std::vector<uint8_t> files_;      // FileFlags by string id; 0: not yet tested
+  std::vector<uint8_t> functions_;  // FunctionFlags by string id; 0: not yet tested
 };
 
 // A device's events and blocks (indices into the snapshot's, in order).
@@ -133,7 +156,8 @@ class DeviceReplay {
   int32_t userFrame(uint32_t stack) { return stacks_.userFrame(stack); }
   MemoryPhase computePhase(size_t k) const {
     uint32_t stack = s_.events[events_[k]].stack;
-    if (stack == 0) return owner_[k] == kNoLine ? MemoryPhase::Unknown : MemoryPhase::Backward;
+    if (stacks_.runsEngine(stack)) return MemoryPhase::Backward;
+    if (!stacks_.hasPython(stack)) return owner_[k] == kNoLine ? MemoryPhase::Unknown : MemoryPhase::Backward;
     if (stacks_.runsBackward(stack)) return MemoryPhase::Backward;
     return stacks_.runsOptimizer(stack) ? MemoryPhase::Optimizer : MemoryPhase::Forward;
   }
@@ -155,20 +179,33 @@ class DeviceReplay {
     }
     r.steps = step;
   }
-  // Who each event's bytes belong to: its own user frame, or for an event without frames the
-  // `backward()` line last seen (the engine runs what that call asked for).
+  // Who each event's bytes belong to: its own user frame, or for an event without Python frames
+  // the `backward()` line last seen (the engine runs what that call asked for); before any
+  // Python frame, the trace's first `backward()` line (a ring buffer can begin mid-backward).
   void owners() {
     owner_.reserve(events_.size());
-    int32_t carry = kNoLine;
+    backward_line_ = kNoLine;
+    for (size_t i : events_)
+      if (const auto& e = s_.events[i]; stacks_.hasPython(e.stack) && stacks_.runsBackward(e.stack)) {
+        backward_line_ = userFrame(e.stack);
+        if (backward_line_ != kNoLine) break;
+      }
+    int32_t carry = backward_line_;
     for (size_t i : events_) {
       const auto& e = s_.events[i];
-      if (e.stack) {
+      if (stacks_.hasPython(e.stack)) {
         carry = stacks_.runsBackward(e.stack) ? userFrame(e.stack) : kNoLine;
         owner_.push_back(userFrame(e.stack));
       } else {
-        owner_.push_back(carry);
+        owner_.push_back(stacks_.runsEngine(e.stack) && carry == kNoLine ? backward_line_ : carry);
       }
     }
+  }
+  // Who made a block that the trace only frees: not the line that freed it (a step's gradients
+  // were charged to the next step's `zero_grad()`). Gradients freed by `zero_grad` were made by
+  // `backward()`; for the rest the trace does not say.
+  int32_t ownerOfFreed(uint32_t free_stack) {
+    return stacks_.hasPython(free_stack) && stacks_.runsZeroGrad(free_stack) ? backward_line_ : kNoLine;
   }
   // What was allocated before the trace: frees of addresses it never allocated, and blocks
   // alive at the dump that it did not leave alive.
@@ -183,14 +220,18 @@ class DeviceReplay {
           live.erase(it);
         } else {
           freed_before_.push_back(k);
-          initial_.push_back({e.size, userFrame(e.stack), k});
+          initial_.push_back({e.size, ownerOfFreed(e.stack), k});
         }
       }
     }
     for (size_t i : blocks_) {
       const auto& b = s_.blocks[i];
       if (b.allocated && !live.count(b.addr))
-        initial_.push_back({b.size, b.stack ? userFrame(b.stack) : kNoLine, SIZE_MAX});
+        initial_.push_back({b.size,
+                            stacks_.hasPython(b.stack)    ? userFrame(b.stack)
+                            : stacks_.runsEngine(b.stack) ? backward_line_
+                                                          : kNoLine,
+                            SIZE_MAX});
     }
     for (const auto& i : initial_) r.allocated_before_trace += i.size;
   }
@@ -351,6 +392,7 @@ class DeviceReplay {
   MemoryAction free_action_ = MemoryAction::FreeCompleted;
   std::vector<size_t> freed_before_;
   std::vector<Initial> initial_;
+  int32_t backward_line_ = kNoLine;  // the trace's first `backward()` call's user frame
 };
 
 // One process's device: its events in time order.

@@ -155,4 +155,11 @@ bool isDefaultUserFile(std::string_view path) {
   return true;
 }
 
+bool isNativeFrameFile(std::string_view path) {
+  if (path == "??" || contains(path, "/include/c++/") || path.starts_with("/usr/include/")) return true;
+  for (std::string_view ext : {".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".cu", ".cuh", ".inl", ".S"})
+    if (path.ends_with(ext)) return true;
+  return false;
+}
+
 }  // namespace sightline::attribution

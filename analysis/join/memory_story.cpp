@@ -22,7 +22,11 @@ const char* phaseName(attribution::MemoryPhase phase) {
 
 namespace {
 
-bool isUser(std::string_view path) { return attribution::isDefaultUserFile(path); }
+// A user's Python file: with stacks="all" a snapshot's stacks also hold C++ frames ("??",
+// "CUDACachingAllocator.cpp"), which are no one's line.
+bool isUser(std::string_view path) {
+  return !attribution::isNativeFrameFile(path) && attribution::isDefaultUserFile(path);
+}
 
 // Places told per list (the lines holding the peak, those growing the pool, the out-of-memory
 // call chain): each is a path, and a crafted snapshot can hold a thousand lines of a long one.

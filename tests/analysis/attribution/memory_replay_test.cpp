@@ -92,6 +92,50 @@ TEST(MemoryReplay, BytesKeptStepAfterStepStayOnTheirLine) {
   EXPECT_EQ(r.lines[0].bytes, 8254423040);
 }
 
+// The ImageNet example's order with a ring buffer: the step before's gradients predate the
+// trace, are alive at the peak (the end of the forward) and are freed by `zero_grad()`. They
+// were charged to `optimizer.zero_grad()`, the line that freed them; they are backward's. A
+// block the trace only frees elsewhere has no known line.
+TEST(MemoryReplay, GradientsFreedByZeroGradAreBackwards) {
+  model::MemorySnapshot s;
+  s.strings = {"",
+               "/w/train.py",
+               "<module>",
+               "/usr/lib/python3/site-packages/torch/optim/optimizer.py",
+               "zero_grad",
+               "/usr/lib/python3/site-packages/torch/_tensor.py",
+               "backward",
+               "??",
+               "torch::autograd::Engine::thread_main"};
+  // Frames: 0 train.py:10 (forward), 1 train.py:11 (zero_grad), 2 optimizer.zero_grad, 3 train.py:12
+  // (loss.backward()), 4 Tensor.backward, 5 the engine's C++ frame, 6 train.py:13 (del out).
+  s.frames = {{1, 2, 10}, {1, 2, 11}, {3, 4, 100}, {1, 2, 12}, {5, 6, 200}, {7, 8, 0}, {1, 2, 13}};
+  s.stacks = {{}, {0}, {2, 1}, {4, 3}, {5}, {6}};
+  using model::MemoryAction;
+  auto event = [](MemoryAction a, uint32_t stack, uint64_t addr, int64_t size) {
+    model::MemoryEvent e;
+    e.action = a, e.stack = stack, e.addr = addr, e.size = size;
+    return e;
+  };
+  s.events = {event(MemoryAction::Alloc, 1, 0x1000, 1000),         // the forward's activations
+              event(MemoryAction::FreeCompleted, 2, 0x9000, 400),  // last step's gradients (pre-trace)
+              event(MemoryAction::FreeCompleted, 5, 0x8000, 300),  // a pre-trace block freed elsewhere
+              event(MemoryAction::Alloc, 3, 0x2000, 4),            // backward's seed, on the main thread
+              event(MemoryAction::Alloc, 4, 0x3000, 400),          // a gradient, on the engine's thread
+              event(MemoryAction::FreeCompleted, 5, 0x1000, 1000)};
+  s.reserved_at_dump = {1 << 20};
+  auto replays = replayMemory(s, [](std::string_view path) { return path == "/w/train.py"; });
+  ASSERT_EQ(replays.size(), 1u);
+  const auto& r = replays[0];
+  EXPECT_EQ(r.allocated_before_trace, 400 + 300);
+  EXPECT_EQ(r.peak_allocated, 700 + 1000);  // the forward's end: both old blocks still alive
+  EXPECT_EQ(bytesOn(r, 10), 1000);
+  EXPECT_EQ(bytesOn(r, 11), 0);            // zero_grad made nothing
+  EXPECT_EQ(bytesOn(r, 12), 400);          // loss.backward() made the gradients
+  EXPECT_EQ(bytesOn(r, 13), 0);            // nor did the line that freed the other block make it
+  EXPECT_EQ(r.unattributed_at_peak, 300);  // that one's maker is unknown
+}
+
 TEST(MemoryReplay, NotASnapshotIsAClearError) {
   std::string error;
   EXPECT_FALSE(ingest::readMemorySnapshot(testing::testDataPath("memory/plain_p4.pickle"), error));

@@ -24,6 +24,8 @@ run gpt_oom_fwd $G --iters 3 --layers 24 --embd 2048 --heads 16 --batch 64 --blo
   --snapshot "$W/gpt_oom_fwd.pickle"
 run cnn_none python3 cnn_mem.py --max-entries 0
 run cnn python3 cnn_mem.py --max-entries 2000 --snapshot "$W/cnn.pickle"
+run cnn_order python3 cnn_order.py --zero-grad-first --snapshot "$W/cnn_order.pickle"
+run cnn_order_all python3 cnn_order.py --zero-grad-first --stacks all --snapshot "$W/cnn_order_all.pickle"
 run gpt_torch $G --iters 8 --window 4:7 --profile torch --trace "$W/gpt_mem.pt.trace.json"
 echo "=== gpt_nsys $(date +%T)"
 timeout 300 nsys profile -t cuda,nvtx --cuda-memory-usage=true --python-backtrace=cuda --cudabacktrace=all \
