@@ -170,7 +170,13 @@ bool SourceIndex::inTrainingContext(int loop, int function) const {
 }
 
 bool SourceIndex::inEvaluation(int loop, int function, ByteRange range) const {
-  if (inTrainingLoop(loop)) return false;
+  // A loop over a DataLoader counts as training; one that runs no training call itself and sits
+  // under no_grad is an evaluation all the same (the ImageNet example's run_validate).
+  bool trains_itself = false;
+  for (int l = loop; l >= 0; l = loops[static_cast<size_t>(l)].parent_loop)
+    trains_itself = trains_itself || loops[static_cast<size_t>(l)].trains_itself;
+  if (trains_itself) return false;
+  bool loader_only = inTrainingLoop(loop);
   auto no_grad = [](const std::string& name) {
     return name.find("no_grad") != std::string::npos || name.find("inference_mode") != std::string::npos;
   };
@@ -183,6 +189,7 @@ bool SourceIndex::inEvaluation(int loop, int function, ByteRange range) const {
     const auto& fn = functions[static_cast<size_t>(f)];
     if (fn.trains) return false;
     if (std::any_of(fn.decorators.begin(), fn.decorators.end(), no_grad)) return true;
+    if (loader_only) continue;  // a name or model.eval() does not outweigh the loader
     std::string name = lower(fn.name);
     for (const char* word : {"eval", "valid", "estimate", "test"})
       if (name.find(word) != std::string::npos) return true;
@@ -275,7 +282,8 @@ void analyzeTraining(SourceIndex& index) {
     // The call trains: so do its loop and every loop around it.
     for (int l = call.loop; l >= 0; l = index.loops[static_cast<size_t>(l)].parent_loop) {
       auto& loop = index.loops[static_cast<size_t>(l)];
-      if (loop.body.encloses(call.range) || loop.range.encloses(call.range)) loop.is_training = true;
+      if (loop.body.encloses(call.range) || loop.range.encloses(call.range))
+        loop.is_training = loop.trains_itself = true;
     }
   }
 

@@ -63,7 +63,8 @@ struct LoopInfo {
   std::vector<std::string> targets;  // names bound by a `for` target, in order
   std::string iterable;              // the iterable's text
   bool iterates_dataloader = false;
-  bool is_training = false;  // see SourceIndex::training loop rules in the .cpp
+  bool is_training = false;    // see SourceIndex::training loop rules in the .cpp
+  bool trains_itself = false;  // a training call (backward, step, ...) in its body or beneath
 };
 
 struct Argument {

@@ -139,6 +139,48 @@ def main(model, opt):
   EXPECT_NE(messages[1].find("training loop"), std::string::npos) << messages[1];
 }
 
+// The ImageNet example's validation: a loop over a DataLoader (which makes a loop count as
+// training) that runs no backward or step, under no_grad in a nested function. Its `.item()`
+// was called "the training loop"; the training loop's own is still called that.
+TEST(SyncInLoop, AValidationLoaderLoopUnderNoGradIsAnEvaluationLoop) {
+  std::string text = R"py(
+import torch
+def train(loader, model, criterion, optimizer):
+    for images, target in loader:
+        loss = criterion(model(images.cuda()), target.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+def validate(val_loader, model, criterion):
+    def run_validate(loader):
+        with torch.no_grad():
+            for i, (images, target) in enumerate(loader):
+                loss = criterion(model(images.cuda()), target.cuda())
+                losses.append(loss.item())
+    losses = []
+    model.eval()
+    run_validate(val_loader)
+def train_and_evaluate(loader, model, criterion):
+    for images, target in loader:
+        print(criterion(model(images.cuda()), target.cuda()).item())
+def main(model, criterion, optimizer, train_loader, val_loader):
+    for epoch in range(90):
+        train(train_loader, model, criterion, optimizer)
+        validate(val_loader, model, criterion)
+)py";
+  source::SourceFile file(text);
+  auto index = source::buildSourceIndex(file);
+  std::vector<std::string> messages;
+  for (const auto& f : computeDiagnostics(file, index, {}))
+    if (f.code == "sync-in-loop") messages.push_back(f.message);
+  ASSERT_EQ(messages.size(), 3u);
+  EXPECT_NE(messages[0].find("training loop"), std::string::npos) << messages[0];
+  EXPECT_NE(messages[1].find("evaluation loop"), std::string::npos) << messages[1];
+  // A loader loop with no training call, outside no_grad: its function's name is not enough.
+  EXPECT_NE(messages[2].find("training loop"), std::string::npos) << messages[2];
+}
+
 TEST(SyncInLoop, HostReadsInATrainingLoop) {
   checkDiagnostics(R"py(
 import torch
