@@ -194,9 +194,14 @@ std::shared_ptr<const model::CompiledCode> CompiledCodeReader::finish(const mode
   // Modules the profile ran but the folders do not hold by name: the folders the user named may
   // hold them under other names (generated again, or a copy rebuilt elsewhere); the join matches
   // them by their launches (attribution/compiled_frames.h), so keep those folders' other modules.
-  std::set<std::string> have;
-  for (const auto& m : code->modules) have.insert(m.name);
-  if (!search_.named.empty() && !std::includes(have.begin(), have.end(), modules.begin(), modules.end())) {
+  // A module held as a wrapper only (no line) counts as not held: its entry may be there renamed.
+  std::set<std::string> have, placed;
+  for (const auto& m : code->modules) {
+    have.insert(m.name);
+    if (std::any_of(m.launches.begin(), m.launches.end(), [](const auto& l) { return !l.stack.empty(); }))
+      placed.insert(m.name);
+  }
+  if (!search_.named.empty() && !std::includes(placed.begin(), placed.end(), modules.begin(), modules.end())) {
     model::CompiledCode all = ingest::readCompiledCode(search_.named);
     for (auto& m : all.modules)
       if (have.insert(m.name).second) code->modules.push_back(std::move(m));

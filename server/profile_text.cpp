@@ -506,6 +506,12 @@ std::string placedLine(const join::PlacedLine& l, bool markdown) {
   return std::filesystem::path(l.path).filename().string() + ":" + std::to_string(l.line);
 }
 
+// What places the kernels of a wrapper read without its post-grad graph.
+constexpr const char* kLinelessRemedy =
+    "its post-grad graph places them; name with --compiled-code the cache's fxgraph/ entries (the same "
+    "TORCHINDUCTOR_CACHE_DIR), a TORCH_COMPILE_DEBUG=1 folder (output_code.py beside fx_graph_transformed.py) "
+    "or a TORCH_TRACE folder";
+
 std::string compiledCodeNote(const join::StepStory::Generated& g, bool markdown) {
   auto text = [&](const std::string& s) { return markdown ? md::text(s) : s; };
   std::string out;
@@ -521,11 +527,21 @@ std::string compiledCodeNote(const join::StepStory::Generated& g, bool markdown)
     if (g.missing_modules > 0)
       out += "; " + std::to_string(g.missing_modules) + " of the run's generated modules were not found there" +
              " (their work stays on the compiled function)";
+    if (g.lineless_modules > 0)
+      out += "; " + std::to_string(g.lineless_modules) + " found as wrapper code only (their work stays on the " +
+             "compiled function: " + kLinelessRemedy + ")";
     return out;
   }
   out += ": the compiled function's lines carry them";
   if (g.stacks == 0 && g.traced_calls == 0)
     return out + " (the profile's Python stacks do not reach torch.compile's generated code)";
+  if (g.lineless_modules > 0 && g.missing_modules == 0) {
+    // Found, but as wrappers without their graph: naming the same folder again would not help.
+    out += ". " + std::string(g.lineless_modules == 1 ? "Its generated module was" : "Its generated modules were") +
+           " found" + (g.read_from.empty() ? std::string() : " in " + text(g.read_from[0])) +
+           " as wrapper code only, which names no line of the model: " + kLinelessRemedy;
+    return out;
+  }
   std::string was = g.run_from.empty() ? std::string() : g.run_from[0];
   out += ". Its model lines need the code torch.compile generated";
   if (!g.read_from.empty()) out += " (not found in " + text(g.read_from[0]) + ")";

@@ -3,7 +3,7 @@
 // break out of.
 #include "server/step_view_html.h"
 
-#include "server/sha256.h"
+#include "analysis/ingest/sha256.h"
 #include "server/step_view_json.h"
 
 namespace sightline::server {
@@ -52,14 +52,14 @@ std::string stepViewHtml(const nlohmann::json& data, const std::string& title) {
   // The script element's whole text, allowed by its hash: were profile text ever to make a
   // script of its own on the page, the policy would not run it.
   std::string code = "\n" + script + "\n";
-  auto digest = sha256(code);
+  auto digest = ingest::sha256(code);
   std::string page;
   page.reserve(script.size() + 4096);
   page +=
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-";
-  page += base64(digest.data(), digest.size());
+  page += ingest::base64(digest.data(), digest.size());
   page +=
       "'; style-src 'unsafe-inline'; img-src data:\">\n"
       "<meta name=\"generator\" content=\"sightline\">\n<title>";

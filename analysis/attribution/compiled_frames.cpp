@@ -38,7 +38,12 @@ const model::CompiledLaunch* launchAt(const model::CompiledModule& m, int32_t li
   return it->stack.empty() ? nullptr : &*it;
 }
 
-// A module the profile ran that the code read lacks by name (the code was generated again, or
+bool hasLines(const model::CompiledModule& m) {
+  return std::any_of(m.launches.begin(), m.launches.end(), [](const auto& l) { return !l.stack.empty(); });
+}
+
+// A module the profile ran that the code read lacks by name (or holds as a wrapper only, which
+// names no line) (the code was generated again, or
 // its cache copied and rebuilt elsewhere: the name hashes the source, which names paths) is the
 // one module read whose launch lines are the lines the profile's stacks stopped at in it: all
 // of them (at least 90%), and no other module as many.
@@ -55,7 +60,8 @@ void substituteModules(const model::Profile& profile, const model::CompiledCode*
       if (added) it->second = generatedModuleName(profile.strings[frame.file]);
       if (it->second.empty()) continue;
       ran.insert(it->second);
-      if (!modules.count(it->second)) lines_of[it->second].insert(frame.line);
+      if (auto m = modules.find(it->second); m == modules.end() || !hasLines(*m->second))
+        lines_of[it->second].insert(frame.line);
       break;
     }
   std::set<const model::CompiledModule*> taken;
@@ -64,7 +70,7 @@ void substituteModules(const model::Profile& profile, const model::CompiledCode*
     size_t best_hits = 0;
     bool tie = false;
     for (const auto& m : code->modules) {
-      if (ran.count(m.name) || taken.count(&m)) continue;
+      if (ran.count(m.name) || taken.count(&m) || !hasLines(m)) continue;
       size_t hits = 0;
       for (int32_t line : lines) {
         auto it = std::lower_bound(m.launches.begin(), m.launches.end(), line,
@@ -121,6 +127,7 @@ class FrameMapper {
     for (size_t mi = 0; mi < profile_.marks.size(); ++mi) apply(mi, *rewrite_of[mi]);
     mapTracedCalls();
     out_.missing_modules.assign(missing_.begin(), missing_.end());
+    out_.lineless_modules.assign(lineless_.begin(), lineless_.end());
     for (const auto& d : dirs_)
       if (!d.empty()) out_.generated_dirs.push_back(d);
     for (const auto& [at, other] : fused_) out_.fused[at].push_back(other);
@@ -180,6 +187,7 @@ class FrameMapper {
         missing_.insert(name);
         return rw;
       }
+      if (!hasLines(*m->second)) lineless_.insert(name);
       const model::CompiledLaunch* launch = launchAt(*m->second, frame.line);
       if (!launch) return rw;
       std::vector<model::Frame> frames(profile_.frames.begin() + mark.first_frame,
@@ -260,6 +268,10 @@ class FrameMapper {
         missing_.insert(name);
         continue;
       }
+      if (!hasLines(*m->second)) {
+        lineless_.insert(name);
+        continue;
+      }
       if (profile_.strings[call.function] != "call" || m->second->launches.empty()) continue;
       ++out_.mapped_calls;
       auto first = static_cast<int32_t>(first_site_[m->second]);
@@ -274,7 +286,7 @@ class FrameMapper {
   std::unordered_map<std::string, const model::CompiledModule*> modules_;
   std::unordered_map<const model::CompiledModule*, uint32_t> first_site_;
   std::unordered_map<model::StringId, std::string> module_of_;  // file -> module name ("": not generated)
-  std::set<std::string> missing_, dirs_;
+  std::set<std::string> missing_, lineless_, dirs_;
   std::map<std::pair<uint32_t, uint32_t>, Rewrite> done_;  // original stack -> its rewrite
   // Per AOT graph, how often each forward stack called it (the frames above its wrapper), and
   // the threads its forward ran on.

@@ -27,6 +27,9 @@ struct CompiledMapping {
   uint64_t generated_calls = 0;              // traced Python calls into generated code (PyTorch profiler traces)
   uint64_t mapped_calls = 0;                 // of those, calls of modules read: their launches go to the sites
   std::vector<std::string> missing_modules;  // generated modules the profile ran that `code` lacks
+  // Modules the profile ran that `code` holds as wrapper code only: no launch has a source line
+  // (a cache's `xx/c<hash>.py` without its fxgraph/ entry, a TORCH_LOGS=output_code log).
+  std::vector<std::string> lineless_modules;
   // Modules the profile ran found in `code` under another name (their launch lines matched):
   // (the profile's name, the one read).
   std::vector<std::pair<std::string, std::string>> substituted;

@@ -1153,6 +1153,7 @@ void parseTraceLog(std::string_view text, const std::string& path, model::Compil
 bool holdsCompiledCode(const std::string& folder) {
   std::error_code ec;
   if (fs::is_directory(fs::path(folder) / "fxgraph", ec)) return true;
+  if (fs::is_directory(fs::path(folder) / "torch_compile_debug", ec)) return true;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
     std::string n = it->path().filename().string();
     if (n.starts_with("dedicated_log_torch_trace") && n.ends_with(".log")) return true;
@@ -1187,12 +1188,13 @@ CompiledCodeFiles listCompiledCode(const std::vector<std::string>& folders, cons
       std::string parent = p.parent_path().parent_path().parent_path().filename().string();
       bool fx_entry = parent == "fxgraph";
       bool trace_log = file.starts_with("dedicated_log_torch_trace") && file.ends_with(".log");
-      if (!fx_entry && !trace_log) continue;
+      PlainCode plain = fx_entry || trace_log ? PlainCode::None : plainCodeKind(p);
+      if (!fx_entry && !trace_log && plain == PlainCode::None) continue;
       if (it->file_size(fe) > kMaxBytes) {
         out.warnings.push_back("skipped (over 1 GiB): " + p.string());
         continue;
       }
-      out.files.push_back({p.string(), trace_log});
+      out.files.push_back({p.string(), trace_log, plain});
       if (fx_entry) ++out.entries;
     }
     if (ec) out.warnings.push_back("cannot list " + folder + ": " + ec.message());
@@ -1201,6 +1203,7 @@ CompiledCodeFiles listCompiledCode(const std::vector<std::string>& folders, cons
 }
 
 model::CompiledCode readCompiledFile(const CompiledCodeFiles::File& file, const std::set<std::string>& want) {
+  if (file.plain != PlainCode::None) return readPlainCode(file.path, file.plain, want);
   model::CompiledCode part;
   FileBytes mapped(file.path);
   if (!mapped.ok()) {

@@ -1,5 +1,6 @@
 // Reads what torch.compile left behind, so compiled kernels land on the model's own lines
-// (model/compiled_code.h). Two kinds of folder, and any folder holding them:
+// (model/compiled_code.h). Two kinds of folder, and any folder holding them (plain generated
+// files too, inductor_plain.h):
 //   - an Inductor cache (TORCHINDUCTOR_CACHE_DIR, /tmp/torchinductor_<user> by default): each
 //     FX graph cache entry (fxgraph/xx/<key>/<entry>, a pickle) holds a generated wrapper's code,
 //     its post-grad graph (nodes under `# File: model.py:27 in forward` comments) and, when
@@ -26,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/ingest/inductor_plain.h"
 #include "analysis/model/compiled_code.h"
 
 namespace sightline::ingest {
@@ -42,7 +44,8 @@ model::CompiledCode readCompiledCode(const std::vector<std::string>& folders,
 struct CompiledCodeFiles {
   struct File {
     std::string path;
-    bool trace = false;  // a TORCH_TRACE log, else an FX graph cache entry
+    bool trace = false;                 // a TORCH_TRACE log, else an FX graph cache entry or:
+    PlainCode plain = PlainCode::None;  // plain generated code (inductor_plain.h)
   };
   std::vector<File> files;
   size_t entries = 0;                 // FX graph cache entries among them
@@ -58,7 +61,8 @@ model::CompiledCode readCompiledFiles(const CompiledCodeFiles& files, const std:
 void mergeCompiledCode(model::CompiledCode& into, model::CompiledCode from);
 void keepModules(model::CompiledCode& code, const std::vector<std::string>& wanted);
 
-// Whether a folder holds generated code to read (an fxgraph/ folder or a TORCH_TRACE log).
+// Whether a folder holds generated code to read (an fxgraph/ folder, a TORCH_TRACE log or a
+// TORCH_COMPILE_DEBUG folder).
 bool holdsCompiledCode(const std::string& folder);
 
 // The pure parts, exposed for tests and fuzzing.

@@ -57,6 +57,7 @@ struct StepStory {
     uint64_t mapped_calls = 0;           // of those, calls of modules read: their launches on the model's lines
     size_t missing_modules = 0;          // generated modules the run used that were not found
     size_t substituted_modules = 0;      // of those it used, found under another name by their launches
+    size_t lineless_modules = 0;         // found as wrapper code only, which names no source line
     bool provenance = false;             // whole stacks (Inductor's line map)
     std::vector<std::string> read_from;  // folders the code was read from
     std::vector<std::string> run_from;   // the cache folders the profiled run used

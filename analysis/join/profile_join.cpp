@@ -54,6 +54,7 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
       story->generated.mapped_calls = compiled_.mapped_calls;
       story->generated.missing_modules = compiled_.missing_modules.size();
       story->generated.substituted_modules = compiled_.substituted.size();
+      story->generated.lineless_modules = compiled_.lineless_modules.size();
       story->generated.provenance = compiled_.provenance;
       if (compiled_code_) story->generated.read_from = compiled_code_->sources;
       story->generated.run_from = compiled_.generated_dirs;

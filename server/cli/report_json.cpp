@@ -122,6 +122,7 @@ json generatedJson(const join::ProfileJoin& j) {
           {"read_from", read},
           {"run_from", g.generated_dirs},
           {"missing_modules", g.missing_modules},
+          {"lineless_modules", g.lineless_modules},
           {"substituted_modules", substituted},
           {"traced_calls", g.generated_calls},
           {"mapped_calls", g.mapped_calls}};

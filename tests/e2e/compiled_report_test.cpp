@@ -112,13 +112,57 @@ TEST(CompiledReport, APyTorchProfilerTracePutsCompiledCallsOnModelLines) {
   std::filesystem::remove_all(dir);
   ASSERT_EQ(without.code, 0) << without.out;
   compiled = headerLine(without.out, "Compiled  ");
-  EXPECT_NE(compiled.find("on train_gpt.py:68: the compiled function's lines carry them. Its model lines need the "
-                          "code torch.compile generated: the run kept it in inductor_cache"),
+  // The wrappers are read (they were called missing, and the folder named as the remedy): they
+  // name no line, and what would is said.
+  EXPECT_NE(compiled.find("on train_gpt.py:68: the compiled function's lines carry them. Its generated modules were "
+                          "found in " +
+                          (dir / "inductor_cache").string() +
+                          " as wrapper code only, which names no line of the model: its post-grad graph places them; "
+                          "name with --compiled-code the cache's fxgraph/ entries"),
             std::string::npos)
       << compiled;
   // Never on the generated modules' own lines (they are not the user's code).
   EXPECT_EQ(without.out.find(".py:2"), std::string::npos) << without.out;
   EXPECT_EQ(without.out.find("c676plqtf7l75l3hrp32ywho5kk5agisagg5hun75kgq2jam3hl6"), std::string::npos);
+}
+
+// torch.compile's code kept as plain files (compile/debug: one run's PyTorch profiler trace, its
+// TORCH_COMPILE_DEBUG folder, its cache's wrappers without fxgraph/, its TORCH_LOGS=output_code
+// log). Each was ignored: `read_from` empty, the modules called missing, the folder named again.
+TEST(CompiledReport, PlainGeneratedFilesAreRead) {
+  std::string trace = "--profile '" + testDataPath("compile/debug/debug_kineto.pt.trace.json.gz") + "' '" +
+                      testDataPath("compile/train_gpt.py") + "'";
+  auto dir = std::filesystem::temp_directory_path() / ("sightline_plain_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "log");
+  std::filesystem::copy_file(dataProfile("compile/debug/output_code.log.xz"), dir / "log" / "output_code.log");
+  struct Case {
+    std::string folder;
+    bool lines;  // the post-grad graph is there
+  };
+  for (const Case& c : {Case{dataTree("compile/debug/compile_debug.tar.xz"), true},
+                        Case{dataTree("compile/debug/wrappers.tar.xz"), false}, Case{(dir / "log").string(), false}}) {
+    SCOPED_TRACE(c.folder);
+    auto run = runSightline("report --format json " + trace + " --compiled-code '" + c.folder + "'", dir.string());
+    ASSERT_EQ(run.code, 0) << run.out;
+    json g = json::parse(run.out)["generated_code"];
+    EXPECT_EQ(g["read_from"][0], c.folder) << g.dump();
+    EXPECT_TRUE(g["missing_modules"].empty()) << g.dump();
+    EXPECT_EQ(g["lineless_modules"].size(), c.lines ? 0u : 2u) << g.dump();
+    EXPECT_EQ(g["mapped_calls"], c.lines ? 6 : 0) << g.dump();
+    auto text = runSightline("report " + trace + " --compiled-code '" + c.folder + "'", dir.string());
+    std::string compiled = headerLine(text.out, "Compiled  ");
+    if (c.lines) {
+      EXPECT_NE(compiled.find("on train_gpt.py:41, train_gpt.py:75, train_gpt.py:55 (model lines from the generated "
+                              "code in " +
+                              c.folder),
+                std::string::npos)
+          << compiled;
+    } else {
+      EXPECT_NE(compiled.find("as wrapper code only, which names no line of the model"), std::string::npos) << compiled;
+      EXPECT_EQ(compiled.find("name that folder"), std::string::npos) << compiled;
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // A whole run that recompiles in its steps (compile/breaks): what compiling costs, the graph

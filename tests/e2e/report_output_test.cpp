@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "server/sha256.h"
+#include "analysis/ingest/sha256.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/test_paths.h"
 
@@ -140,8 +140,8 @@ TEST_F(ReportOutput, ThePagesScriptIsAllowedByItsHashAlone) {
   ASSERT_NE(at, std::string::npos);
   at += open.size();
   std::string code = html.substr(at, html.find("</script>", at) - at);
-  auto digest = server::sha256(code);
-  EXPECT_EQ(scripts, "script-src 'sha256-" + server::base64(digest.data(), digest.size()) + "'");
+  auto digest = ingest::sha256(code);
+  EXPECT_EQ(scripts, "script-src 'sha256-" + ingest::base64(digest.data(), digest.size()) + "'");
 }
 
 // An export whose launches each run in a process of their own: every rank's counts were once

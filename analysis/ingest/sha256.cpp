@@ -1,9 +1,9 @@
 // SHA-256 over a whole message in memory (FIPS 180-4, section 6.2), and RFC 4648 base64.
-#include "server/sha256.h"
+#include "analysis/ingest/sha256.h"
 
 #include <cstring>
 
-namespace sightline::server {
+namespace sightline::ingest {
 namespace {
 
 constexpr uint32_t kRound[64] = {
@@ -77,4 +77,4 @@ std::string base64(const uint8_t* data, size_t size) {
   return out;
 }
 
-}  // namespace sightline::server
+}  // namespace sightline::ingest

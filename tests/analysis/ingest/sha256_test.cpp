@@ -1,11 +1,11 @@
 // SHA-256 and base64 against the published test vectors (FIPS 180-4 examples, RFC 4648).
-#include "server/sha256.h"
+#include "analysis/ingest/sha256.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
-namespace sightline::server {
+namespace sightline::ingest {
 namespace {
 
 std::string hex(const std::array<uint8_t, 32>& digest) {
@@ -39,4 +39,4 @@ TEST(Sha256, Base64) {
 }
 
 }  // namespace
-}  // namespace sightline::server
+}  // namespace sightline::ingest
