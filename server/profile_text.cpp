@@ -651,6 +651,20 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
   }
   if (!v.compiles.empty())
     out += std::string(markdown ? "**Compile:** " : "Compile   ") + compileSummaryText(v.compiles, markdown) + nl;
+  if (!v.compile_logs.set_aside.empty()) {
+    // Another run's TORCH_TRACE log beside this one's: what was not counted, and why.
+    const auto& aside = v.compile_logs.set_aside;
+    std::string logs;
+    for (size_t i = 0; i < aside.size() && i < 3; ++i)
+      logs += (i ? "; " : "") +
+              (markdown ? md::code(std::filesystem::path(aside[i].log).filename().string())
+                        : std::filesystem::path(aside[i].log).filename().string()) +
+              ": " + (markdown ? md::text(aside[i].reason) : aside[i].reason);
+    if (aside.size() > 3) logs += "; " + std::to_string(aside.size() - 3) + " more";
+    out += std::string(markdown ? "**Set aside:** " : (v.compiles.empty() ? "Compile   " : "          ")) +
+           std::to_string(aside.size()) + " TORCH_TRACE " + (aside.size() == 1 ? "log" : "logs") +
+           " of another run, not counted (" + logs + ")" + nl;
+  }
   if (v.oneoff_gpu_ns + v.oneoff_idle_ns > 0 || !v.oneoff_steps.empty()) {
     out += (markdown ? std::string("**One-off** (not per step): ") : std::string("One-off   ")) +
            ms(static_cast<double>(v.oneoff_gpu_ns)) + " of GPU time and " + ms(static_cast<double>(v.oneoff_idle_ns)) +

@@ -341,6 +341,7 @@ StepVerdict storyFigures(const join::StepStory& st) {
   v.oneoff_steps = story->oneoff_steps;
   v.oneoff_lines = story->oneoff_lines;
   v.compiles = story->compiles;
+  v.compile_logs = story->compile_logs;
   v.oneoff_compile_ns = s.oneoff_compile_ns;
 
   return v;

@@ -146,6 +146,7 @@ struct StepVerdict {
   std::vector<join::PlacedLine> oneoff_lines;
   bool all_counted = false;                             // every step counted as steady (setting, or a capture range)
   std::vector<join::CompiledFunctionSummary> compiles;  // torch.compile's compilations (TORCH_TRACE)
+  join::CompileLogs compile_logs;                       // the TORCH_TRACE logs read and set aside
   int64_t oneoff_compile_ns = 0;                        // GPU idle outside steady steps while compiling
   std::optional<LoaderSettings> loader;                 // set by a caller that has the training script's source
   bool no_loader = false;                               // that source makes no DataLoader at all

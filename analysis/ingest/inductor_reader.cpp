@@ -1129,6 +1129,7 @@ void parseTraceLog(std::string_view text, const std::string& path, model::Compil
       provenance = parseProvenance(payload);
     } else if (r.kind == "compilation_metrics") {
       r.compile.pid = pidOf(l);
+      r.compile.log = path;
       // A compile time below zero or over a day is no measurement (a crafted log summed to
       // "-inf s"): the compilation counts, its time does not.
       if (r.compile.seconds < 0 || r.compile.seconds > kMaxCompileSeconds) {
@@ -1139,6 +1140,8 @@ void parseTraceLog(std::string_view text, const std::string& path, model::Compil
     } else if (r.kind == "artifact" && r.artifact == "dynamo_graph_break_reason") {
       if (auto b = parseGraphBreak(payload)) {
         b->compile_id = compileIdOf(r);
+        b->pid = pidOf(l);
+        b->log = path;
         out.graph_breaks.push_back(std::move(*b));
       }
     }

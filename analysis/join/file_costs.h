@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/join/compile_logs.h"
 #include "analysis/join/compile_summary.h"
 #include "analysis/join/memory_story.h"
 #include "analysis/model/step_measurement.h"
@@ -89,6 +90,7 @@ struct StepStory {
   };
   std::vector<OneOffStep> oneoff_steps;
   std::vector<CompiledFunctionSummary> compiles;  // torch.compile's compilations (TORCH_TRACE), by function
+  CompileLogs compile_logs;                       // the TORCH_TRACE logs read, and those set aside
   std::string timing_from;  // a second, light capture the figures come from (timedStory); "" for this one's
   // What surely bounds the step without the profiler, from the capture: at least the GPU's own
   // work in a steady step (compute, copies and collectives' transfers, not their waits: median

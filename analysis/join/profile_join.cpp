@@ -26,8 +26,10 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   attribution_options.logged_step_ns =
       options.measured && options.measured->median_ns > 0 ? options.measured->median_ns : options.logged_step_ns;
   if (options.compiled) {
-    compiles_ = summarizeCompiles(*options.compiled);
-    attribution_options.compile_windows = compileWindows(*options.compiled, profile_);
+    // Only the profiled run's logs: a warm-up run's beside it compiled other times.
+    model::CompiledCode records = profiledRunsCompiles(*options.compiled, profile_, compile_logs_);
+    compiles_ = summarizeCompiles(records);
+    attribution_options.compile_windows = compileWindows(records, profile_);
   }
   addProfileGraphBreaks(profile_, compiles_);
   CallSiteTables call_sites(env_.mapper, env_.normalize, env_.read_source);
@@ -44,9 +46,10 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   story_ = stepStory(attr_, [this](model::StringId file) { return placeOf(file); });
   // What torch.compile left behind, added to the story once.
   bool generated = compiled_.generated_marks > 0 || compiled_.generated_calls > 0;
-  if (story_ && (generated || !compiles_.empty())) {
+  if (story_ && (generated || !compiles_.empty() || !compile_logs_.set_aside.empty())) {
     auto story = std::make_shared<StepStory>(*story_);
     story->compiles = compiles_;
+    story->compile_logs = compile_logs_;
     if (generated) {
       story->generated.stacks = compiled_.generated_marks;
       story->generated.mapped = compiled_.mapped_marks;

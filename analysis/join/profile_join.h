@@ -84,6 +84,7 @@ class ProfileJoin {
   const std::shared_ptr<const model::CompiledCode>& compiledCode() const { return compiled_code_; }
   // torch.compile's compilations by compiled function (empty without TORCH_TRACE records).
   const std::vector<CompiledFunctionSummary>& compiles() const { return compiles_; }
+  const CompileLogs& compileLogs() const { return compile_logs_; }
 
   // The local file a profile path maps onto (as the mapper gives it), or nullopt.
   std::optional<std::string> localPathOf(model::StringId profile_file) const;
@@ -119,6 +120,7 @@ class ProfileJoin {
   std::shared_ptr<const model::CompiledCode> compiled_code_;
   attribution::CompiledMapping compiled_;
   std::vector<CompiledFunctionSummary> compiles_;
+  CompileLogs compile_logs_;  // the TORCH_TRACE logs read, and those of other runs set aside
   attribution::Attribution attr_;
   std::map<model::StringId, std::vector<FunctionAnchor>> anchors_;  // profile path -> anchors
   std::shared_ptr<const StepStory> story_;

@@ -44,6 +44,7 @@ struct CompileRecord {
   SourceLine function;            // the compiled function (co_filename, co_firstlineno, co_name)
   std::vector<SourceLine> stack;  // the user's stack when it compiled, outermost first (the function last)
   uint32_t pid = 0;               // the process that compiled (the log line's)
+  std::string log;                // the TORCH_TRACE log it was read from
   double start_s = 0;             // when it began, seconds since the Unix epoch (0: unknown)
   double seconds = 0;             // entire_frame_compile_time_s
   std::string fail_type;          // a failed compile's exception, when recorded
@@ -57,6 +58,8 @@ struct GraphBreak {
   SourceLine at;
   std::string reason;  // Dynamo's text: the reason, its explanation and hints
   std::string compile_id;
+  uint32_t pid = 0;  // the process (the log line's)
+  std::string log;   // the TORCH_TRACE log it was read from
 };
 
 struct CompiledCode {

@@ -479,6 +479,11 @@ json reportJson(const ReportData& d) {
   if (d.main.compiled().generated_marks > 0 || d.main.compiled().generated_calls > 0)
     doc["generated_code"] = generatedJson(d.main);
   if (!d.main.compiles().empty()) doc["compiles"] = compilesJson(d.main.compiles());
+  if (const auto& logs = d.main.compileLogs(); !logs.read.empty() || !logs.set_aside.empty()) {
+    json aside = json::array();
+    for (const auto& a : logs.set_aside) aside.push_back({{"log", a.log}, {"reason", a.reason}});
+    doc["compile_logs"] = {{"read", logs.read}, {"set_aside", aside}};
+  }
   if (auto v = reportVerdict(d)) doc["verdict"] = verdictJson(*v);
   if (const auto& memory = d.main.memory().story) doc["memory"] = memoryJson(*memory);
   bool memory_placed =

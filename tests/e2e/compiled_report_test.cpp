@@ -165,6 +165,39 @@ TEST(CompiledReport, PlainGeneratedFilesAreRead) {
   std::filesystem::remove_all(dir);
 }
 
+// A TORCH_TRACE folder holding another run's log beside the profiled run's (the GPT run's,
+// pid 1039, two hours earlier, beside the breaks run's, pid 479): its compilation was counted as
+// this run's ("forward (train_gpt.py:...)" in the summary). It is set aside, and said so.
+TEST(CompiledReport, AnotherRunsTraceLogIsSetAside) {
+  auto dir = std::filesystem::temp_directory_path() / ("sightline_two_logs_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* tree : {"compile/breaks/trace.tar.xz", "compile/trace.tar.xz"})
+    for (const auto& e : std::filesystem::directory_iterator(dataTree(tree) + "/trace"))
+      std::filesystem::copy_file(e.path(), dir / e.path().filename());
+  std::string script = testDataPath("compile/breaks/train_breaks.py");
+  std::string args = "--profile '" + dataProfile("compile/breaks/breaks.sqlite.xz") + "' --compiled-code '" +
+                     dataTree("compile/breaks/cache.tar.xz") + "/cache' --compiled-code '" + dir.string() + "' '" +
+                     script + "'";
+  auto run = runSightline("report " + args, sourcePath(""));
+  auto j = runSightline("report --format json " + args, sourcePath(""));
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(run.code, 0) << run.out;
+  std::string compile = headerLine(run.out, "Compile   ");
+  EXPECT_NE(compile.find("forward (train_breaks.py:20): 10 compilations in 13.9 s"), std::string::npos) << compile;
+  EXPECT_EQ(compile.find("train_gpt.py"), std::string::npos) << compile;
+  EXPECT_NE(run.out.find("1 TORCH_TRACE log of another run, not counted (dedicated_log_torch_trace_jibf5pws.log: its "
+                         "process (pid 1039) is not one of this profile's (479, 522))"),
+            std::string::npos)
+      << run.out;
+  ASSERT_EQ(j.code, 0) << j.out;
+  json doc = json::parse(j.out);
+  ASSERT_EQ(doc["compile_logs"]["read"].size(), 1u) << doc["compile_logs"];
+  EXPECT_NE(doc["compile_logs"]["read"][0].get<std::string>().find("csjfs0f6"), std::string::npos);
+  ASSERT_EQ(doc["compile_logs"]["set_aside"].size(), 1u);
+  EXPECT_NE(doc["compile_logs"]["set_aside"][0]["log"].get<std::string>().find("jibf5pws"), std::string::npos);
+  for (const auto& f : doc["compiles"]) EXPECT_EQ(f.dump().find("train_gpt.py"), std::string::npos) << f.dump();
+}
+
 // A whole run that recompiles in its steps (compile/breaks): what compiling costs, the graph
 // break and the recompiles, in the report's header and as `check` findings.
 TEST(CompiledReport, CompileCostGraphBreaksAndRecompiles) {
