@@ -29,9 +29,30 @@ std::string bytes(uint64_t n) {
 
 std::string unitOf(const features::Scale& s) { return s.per_step ? "ms/step" : "ms"; }
 
+}  // namespace
+
+std::string workKindsText(const std::vector<features::WorkKind>& kinds, size_t most) {
+  std::string out;
+  for (size_t i = 0; i < kinds.size() && i < most; ++i) {
+    const auto& k = kinds[i];
+    out += (i ? ", " : "") + k.kind + " " + formatShare(k.share) + " (" + std::to_string(k.count) +
+           (k.kind == "copy"   ? (k.count == 1 ? " copy" : " copies")
+            : k.kind == "fill" ? (k.count == 1 ? " fill" : " fills")
+                               : (k.count == 1 ? " kernel" : " kernels")) +
+           ")";
+  }
+  if (size_t more = kinds.size() > most ? kinds.size() - most : 0; more > 0)
+    out += ", " + std::to_string(more) + (more == 1 ? " more kind" : " more kinds");
+  return out;
+}
+
+namespace {
+
 std::string workTable(const features::LineBreakdown& b) {
   if (b.top_work.empty()) return "";
-  std::string md = "| GPU work | count | ms |\n|---|---:|---:|\n";
+  std::string md;
+  if (!b.kinds.empty()) md += "**By kind:** " + workKindsText(b.kinds) + "\n\n";
+  md += "| GPU work | count | ms |\n|---|---:|---:|\n";
   for (const auto& w : b.top_work)
     md += "| " + md::cell(features::shortKernelName(w.name)) + " | " + std::to_string(w.count) + " | " +
           formatMilliseconds(static_cast<double>(w.ns)) + " |\n";

@@ -9,6 +9,7 @@
 #include "analysis/features/diagnostics.h"
 #include "analysis/features/hover.h"
 #include "analysis/features/inlay_hints.h"
+#include "analysis/features/kernel_kinds.h"
 #include "analysis/features/step_headline.h"
 #include "analysis/features/step_verdict.h"
 
@@ -23,6 +24,8 @@ std::string lostRecordsWarning(const attribution::Attribution& attr, const model
 std::vector<std::string> profileWarnings(const attribution::Attribution& attr, const model::ProfileInfo& info);
 // "81%" from 0.81; one decimal below 9.5% ("0.6%").
 std::string formatShare(double share);
+// A line's work by kind: "convolution 80% (20 kernels), batch norm 15% (10 kernels), ...".
+std::string workKindsText(const std::vector<features::WorkKind>& kinds, size_t most = 4);
 
 // "▮ 6.41 ms · 81% (fwd 1.82 + bwd 4.59) ▲ +0.20 ms", "Σ 12.4 ms · 93%", "▼ −0.40 ms (gone)".
 std::string hintLabel(const features::LineHint& hint);

@@ -26,7 +26,10 @@ json idleJson(const std::array<int64_t, attribution::kWaitCount>& idle) {
 
 json linesJson(const std::vector<features::ViewLine>& lines) {
   json out = json::array();
-  for (const auto& l : lines)
+  for (const auto& l : lines) {
+    json kinds = json::array();
+    for (const auto& w : l.kinds)
+      kinds.push_back({{"kind", w.kind}, {"ns", w.ns}, {"count", w.count}, {"share", w.share}});
     out.push_back({{"path", l.path},
                    {"line", l.line},
                    {"selfNs", l.self_ns},
@@ -37,7 +40,9 @@ json linesJson(const std::vector<features::ViewLine>& lines) {
                    {"inclusiveBackwardNs", l.inclusive_backward_ns},
                    {"idleNs", l.idle_ns},
                    {"memoryPeakBytes", l.memory_peak_bytes},
-                   {"oneoffNs", l.oneoff_ns}});
+                   {"oneoffNs", l.oneoff_ns},
+                   {"kinds", std::move(kinds)}});
+  }
   return out;
 }
 

@@ -32,6 +32,7 @@ LineBreakdown breakdownOf(const attribution::LineCost& c, const FileCosts& costs
     b.top_work.push_back({profile.strings[top[i].second], stat.count, stat.ns});
   }
   b.more_work = top.size() > 5 ? top.size() - 5 : 0;
+  if (auto kinds = workByKind(c, profile.strings); kinds.size() >= 2) b.kinds = std::move(kinds);
   std::vector<std::pair<uint32_t, model::StringId>> ops;
   for (const auto& [op, n] : c.autograd_ops) ops.emplace_back(n, op);
   std::sort(ops.rbegin(), ops.rend());

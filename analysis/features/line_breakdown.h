@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/features/kernel_kinds.h"
 #include "analysis/features/profile_view.h"
 
 namespace sightline::features {
@@ -34,6 +35,7 @@ struct LineBreakdown {
   double backward_ns = 0;                               // scaled; 0: no backward work
   std::vector<std::pair<std::string, double>> methods;  // attribution method -> share of the line
   std::vector<NamedWork> top_work;                      // the 5 costliest, by time
+  std::vector<WorkKind> kinds;                          // the work by kind (two kinds or more), most first
   size_t more_work = 0;                                 // distinct names beyond those
   std::vector<std::string> autograd_ops;                // up to 6, most seen first
   double memcpy_ns = 0;                                 // scaled

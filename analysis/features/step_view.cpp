@@ -41,6 +41,7 @@ class LineTable {
         v.idle_ns = static_cast<double>(c->second.idle_ns) / divisor;
         v.memory_peak_bytes = c->second.memory_peak_bytes;
         v.oneoff_ns = c->second.oneoff_inclusive_ns;
+        if (auto kinds = workByKind(c->second, join_.profile().strings); kinds.size() >= 2) v.kinds = std::move(kinds);
       }
     if (const Inclusive* in = inclusiveAt(file, line)) {
       v.inclusive_ns = static_cast<double>(in->gpu_ns) / divisor;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/features/kernel_kinds.h"
 #include "analysis/features/step_verdict.h"
 #include "analysis/join/profile_join.h"
 
@@ -27,6 +28,7 @@ struct ViewLine {
   double idle_ns = 0;                                                            // GPU idle charged to it
   int64_t memory_peak_bytes = 0;  // alive at the memory peak, allocated here (0: no memory data)
   int64_t oneoff_ns = 0;          // one-off GPU time beneath it (outside the steady steps; a total, never per step)
+  std::vector<WorkKind> kinds;    // its own work by kind (two kinds or more; totals, not per step)
 };
 
 struct StepBar {

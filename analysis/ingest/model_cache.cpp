@@ -14,7 +14,7 @@ namespace sightline::ingest {
 namespace {
 
 constexpr char kMagic[16] = {'S', 'I', 'G', 'H', 'T', 'L', 'I', 'N', 'E', '-', 'M', 'O', 'D', 'E', 'L', '\n'};
-constexpr uint32_t kFormat = 2;  // 2: a memory snapshot's frames name interned strings
+constexpr uint32_t kFormat = 3;  // 3: CUTLASS kernels by their demangled name; 2: snapshot frames interned
 
 // Sizes of the rows stored as bytes: a build whose structs differ reads none of another's.
 std::string layout() {

@@ -211,8 +211,13 @@ class Reader {
 class ActivityReader : Reader {
  public:
   ActivityReader(Database& db, ActivityTables& out, const std::unordered_map<int64_t, model::StringId>& strings,
-                 const std::array<model::StringId, 6>& copy_names, model::StringId memset_name)
-      : Reader(db, out.warnings, strings), out_(out), copy_names_(copy_names), memset_name_(memset_name) {}
+                 const std::array<model::StringId, 6>& copy_names, model::StringId memset_name,
+                 std::array<model::StringId, 2> generic_kernels)
+      : Reader(db, out.warnings, strings),
+        out_(out),
+        copy_names_(copy_names),
+        memset_name_(memset_name),
+        generic_kernels_(generic_kernels) {}
 
   void run() {
     readKernels();
@@ -262,9 +267,14 @@ class ActivityReader : Reader {
   }
 
   void readKernels() {
+    // CUTLASS kernels (cuDNN's convolutions, cuBLAS's GEMMs) are all "Kernel" or "Kernel2" by
+    // their short name: their demangled name says which ("cutlass__5x_cudnn::Kernel<cutlass_
+    // tensorop_bf16_s16816fprop_...>").
     readActivities("CUPTI_ACTIVITY_KIND_KERNEL", nsys_sql::kKernel, "kernels", ActivityKind::Kernel,
                    [&](Statement& s, model::GpuActivity& a) {
                      a.name = s.isNull(4) ? str(s, 5) : str(s, 4);
+                     if ((a.name == generic_kernels_[0] || a.name == generic_kernels_[1]) && !s.isNull(5))
+                       a.name = str(s, 5);
                      a.device = static_cast<uint32_t>(s.int64(6));
                      a.stream = static_cast<uint32_t>(s.int64(7));
                      a.launch_config = launchConfig(s, 8);
@@ -326,6 +336,7 @@ class ActivityReader : Reader {
   ActivityTables& out_;
   std::array<model::StringId, 6> copy_names_;
   model::StringId memset_name_;
+  std::array<model::StringId, 2> generic_kernels_;  // "Kernel", "Kernel2"
   std::unordered_map<model::LaunchConfig, uint32_t, ConfigHash> config_ids_;
 };
 
@@ -549,19 +560,21 @@ class ProfileReader : Reader {
                    CopyKind::HostToHost, CopyKind::PeerToPeer})
       copy_names[static_cast<size_t>(k)] = p_.strings.intern(copyName(k));
     model::StringId memset_name = p_.strings.intern("[memset]");
+    std::array<model::StringId, 2> generic_kernels = {p_.strings.intern("Kernel"), p_.strings.intern("Kernel2")};
 
     ActivityTables tables;
     std::string error;
     auto second = Database::openReadOnly(path_, error);
     std::thread worker;
     if (second) {
-      worker = std::thread([&] { ActivityReader(*second, tables, string_ids_, copy_names, memset_name).run(); });
+      worker = std::thread(
+          [&] { ActivityReader(*second, tables, string_ids_, copy_names, memset_name, generic_kernels).run(); });
     }
     readApiCalls();
     if (worker.joinable())
       worker.join();
     else
-      ActivityReader(db_, tables, string_ids_, copy_names, memset_name).run();
+      ActivityReader(db_, tables, string_ids_, copy_names, memset_name, generic_kernels).run();
     p_.activities = std::move(tables.activities);
     p_.launch_configs = std::move(tables.launch_configs);
     domain_rows_ = std::move(tables.domains);

@@ -430,6 +430,12 @@ json reportJson(const ReportData& d) {
                         {"oneoff_idle_ns", c.oneoff_idle_ns},
                         {"oneoff_inclusive_ns", c.oneoff_inclusive_ns},
                         {"top_kernels", topKernels(profile, c, 5)}});
+      if (auto kinds = features::workByKind(c, profile.strings); kinds.size() >= 2) {
+        json k = json::array();
+        for (const auto& w : kinds)
+          k.push_back({{"kind", w.kind}, {"ns", w.ns}, {"count", w.count}, {"share", w.share}});
+        jlines.back()["work_by_kind"] = std::move(k);
+      }
       if (const auto& story = d.main.memory().story) addLineMemory(jlines.back(), *story, c, profile);
       if (attr.ranks.size() > 1) {
         std::vector<int64_t> per_rank = c.rank_ns;

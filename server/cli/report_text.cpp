@@ -406,6 +406,17 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     return "   ◂ one-off " + features::formatMilliseconds(static_cast<double>(ns)) + " ms" +
            (10 * n->second.oneoff_ns < 9 * ns ? " beneath" : "");
   };
+  // A line whose work is of three kinds or more and a tenth of the GPU's or more (a model from
+  // an installed package called on one line: nothing beneath it is the user's) says what it is.
+  auto kindsRow = [&](int32_t line, const std::string& columns) -> std::string {
+    auto n = lines.find(line);
+    if (n == lines.end() || 10 * static_cast<double>(n->second.gpu_ns) < total_ns) return "";
+    auto kinds = features::workByKind(n->second, d.main.profile().strings);
+    if (kinds.size() < 3) return "";
+    size_t width = 0;  // the columns' width on a terminal: one per UTF-8 character
+    for (unsigned char ch : columns) width += (ch & 0xC0) != 0x80 ? 1 : 0;
+    return std::string(width, ' ') + " │" + std::string(7, ' ') + "  ↳ by kind: " + workKindsText(kinds) + "\n";
+  };
   const source::SourceFile& src = *local.file;
   uint32_t count = src.lines().lineCount();
   if (count > 0 && src.lines().lineRange(count - 1).begin == src.lines().lineRange(count - 1).end) --count;
@@ -430,6 +441,7 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     flushSkipped();
     out << columns << " │" << pad(std::to_string(line), 5) << "  " << src.text().substr(r.begin, r.end - r.begin)
         << note << "\n";
+    if (!memory_only) out << kindsRow(line, columns);
   }
   flushSkipped();
   if (hot_only) out << "(lines with costs only; --all-lines prints the whole file)\n";

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +40,51 @@ TEST(Report, AnnotatesTheExampleWithItsProfile) {
 }
 
 // A PyTorch profiler trace (our H200 capture, kept in tests/data): same annotated source.
+// A torchvision ResNet called on one line (multi/loader): nothing beneath `out = model(x)` is
+// the user's, so the line says what it runs by kind, in the text, the JSON and the hover's
+// Markdown (it was one figure: the whole model on one line).
+TEST(Report, AnInstalledModelsLineSaysItsWorkByKind) {
+  std::string profile = repoProfile("tests/data/multi/loader/loader.sqlite.xz");
+  std::string args = "--profile '" + profile + "' tests/data/multi/loader/train_resnet.py";
+  Output text = runSightline("report " + args, sourcePath(""));
+  ASSERT_EQ(text.code, 0) << text.out;
+  auto at = text.out.find("│   49              out = model(x)");
+  ASSERT_NE(at, std::string::npos) << text.out;
+  std::string next = text.out.substr(text.out.find('\n', at) + 1);
+  next = next.substr(0, next.find('\n'));
+  EXPECT_NE(next.find("↳ by kind: "), std::string::npos) << next;
+  EXPECT_NE(next.find("convolution "), std::string::npos) << next;
+  EXPECT_NE(next.find("batch norm "), std::string::npos) << next;
+  Output j = runSightline("report --format json " + args, sourcePath(""));
+  ASSERT_EQ(j.code, 0) << j.out;
+  auto doc = nlohmann::json::parse(j.out);
+  const nlohmann::json* line49 = nullptr;
+  for (const auto& f : doc["files"])
+    for (const auto& l : f["lines"])
+      if (l["line"] == 49 && f["path"].get<std::string>().ends_with("train_resnet.py")) line49 = &l;
+  ASSERT_NE(line49, nullptr);
+  const auto& kinds = (*line49)["work_by_kind"];
+  ASSERT_GE(kinds.size(), 3u) << line49->dump();
+  std::set<std::string> named;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    named.insert(kinds[i]["kind"].get<std::string>());
+    if (i > 0 && kinds[i]["kind"] != "other") {
+      EXPECT_LE(kinds[i]["ns"], kinds[i - 1]["ns"]);
+    }
+  }
+  EXPECT_TRUE(named.count("convolution") && named.count("batch norm")) << kinds.dump();
+  // cuDNN's CUTLASS convolutions ("Kernel" by their short name) are convolutions, not GEMMs: a
+  // ResNet-18's only GEMM is its last layer.
+  EXPECT_LT(kinds[0]["kind"] == "GEMM" ? 1.0 : 0.0, 0.5) << kinds.dump();
+  double shares = 0;
+  int64_t ns = 0;
+  for (const auto& k : kinds) shares += k["share"].get<double>(), ns += k["ns"].get<int64_t>();
+  EXPECT_NEAR(shares, 1.0, 1e-9);
+  int64_t kernels_ns = 0;  // every kernel of the line is in some kind
+  for (const auto& k : (*line49)["top_kernels"]) kernels_ns += k["ns"].get<int64_t>();
+  EXPECT_GE(ns, kernels_ns);
+}
+
 TEST(Report, KinetoTraceOnCallLines) {
   auto r =
       run("report --profile tests/data/h200/kineto/train_small_naive.pt.trace.json.gz "

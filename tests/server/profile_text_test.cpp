@@ -161,6 +161,7 @@ TEST(HoverCards, ALineWithForwardAndBackward) {
             "**6.00 ms/step** of GPU time, 60% of the profile (60.0 ms in total)\n\n"
             "forward 2.00 + backward 4.00 ms/step\n\n"
             "attributed by: stack 33%, backward 67%\n\n"
+            "**By kind:** convolution 75% (300 kernels), batch norm 25% (300 kernels)\n\n"
             "| GPU work | count | ms |\n|---|---:|---:|\n"
             "| `void cudnn::conv<…>(…)` | 300 | 45.0 |\n"
             "| `bn_fw_tr_1C11_kernel_NCHW` | 300 | 15.0 |\n\n"

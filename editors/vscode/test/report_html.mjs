@@ -94,6 +94,11 @@ async function main() {
       const missing = wanted.filter((l) => !rows.some((r) => l.endsWith(r.text.trim()) && r.text.trim().length > 0));
       check(wanted.length > 0 && missing.length === 0, `${name}: the page tells the report's story (${wanted.length} lines)`,
         missing.join(" | "));
+      // A line's work by kind (an installed model called on one line): the text's words on the page.
+      const kindLines = text.split("\n").filter((l) => l.includes("↳ by kind: ")).map((l) => l.slice(l.indexOf("↳ by kind: ")));
+      const kindRows = await page.$$eval("#sl-sources tr.sl-kinds", (trs) => trs.map((t) => t.textContent.trim()));
+      check(kindLines.every((l) => kindRows.includes(l.trim())),
+        `${name}: each line's work by kind as the text says it (${kindLines.length})`, `${kindLines.join(" | ")} vs ${kindRows.join(" | ")}`);
       const warnings = header.split("\n").filter((l) => l.startsWith("Warning"));
       check(rows.filter((r) => r.label === "Warning" && r.warning).length === warnings.length,
         `${name}: its ${warnings.length} warning(s) shown as warnings`);

@@ -12,6 +12,14 @@ export interface ViewLine {
   idleNs: number;
   memoryPeakBytes: number;
   oneoffNs?: number; // one-off GPU time beneath it (outside the steady steps; a total, never per step)
+  kinds?: WorkKind[]; // its own GPU work by kind (two kinds or more), most first; totals
+}
+
+export interface WorkKind {
+  kind: string; // "convolution", "GEMM", "batch norm", ... (analysis/features/kernel_kinds.h)
+  ns: number;
+  count: number;
+  share: number; // of the line's GPU work
 }
 
 export type Cause = "launch" | "sync" | "input" | "host" | "compile";

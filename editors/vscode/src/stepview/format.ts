@@ -25,3 +25,14 @@ export function basename(path: string): string {
 export function percent(x: number): string {
   return `${Math.round(x * 1000) / 10}%`;
 }
+
+// A line's work by kind, as the text report prints it: "convolution 80% (20 kernels), ...".
+export function kindsText(kinds: { kind: string; count: number; share: number }[], most = 4): string {
+  const noun = (kind: string, n: number) =>
+    kind === "copy" ? (n === 1 ? "copy" : "copies") : kind === "fill" ? (n === 1 ? "fill" : "fills") : n === 1 ? "kernel" : "kernels";
+  // As the server's formatShare: whole percents, one decimal below 9.5%.
+  const share = (x: number) => (x >= 0.095 ? `${(x * 100).toFixed(0)}%` : `${(x * 100).toFixed(1)}%`);
+  const parts = kinds.slice(0, most).map((k) => `${k.kind} ${share(k.share)} (${k.count} ${noun(k.kind, k.count)})`);
+  if (kinds.length > most) parts.push(`${kinds.length - most} more ${kinds.length - most === 1 ? "kind" : "kinds"}`);
+  return parts.join(", ");
+}

@@ -2,7 +2,7 @@
 // the line's own time, each split into forward and backward. Picture 3 (memory) is memory.ts.
 import { Host, StepViewData } from "./data";
 import { el, svg, svgText, Tooltip } from "./dom";
-import { basename, ms } from "./format";
+import { basename, kindsText, ms } from "./format";
 
 export function linesChart(data: StepViewData, host: Host, tip: Tooltip, width: number): HTMLElement {
   const per = data.steadySteps > 0 ? " per step" : " (totals)";
@@ -39,7 +39,8 @@ export function linesChart(data: StepViewData, host: Host, tip: Tooltip, width: 
     g.addEventListener("mousemove", (e) => {
       const m = e as MouseEvent;
       tip.show([`${l.path}:${l.line}`, `itself ${ms(l.selfNs)} (forward ${ms(l.forwardNs)}, backward ${ms(l.backwardNs)})`,
-        `with what it calls ${ms(l.inclusiveNs)}`, l.idleNs > 0 ? `GPU idle charged here ${ms(l.idleNs)}` : ""].filter(Boolean),
+        `with what it calls ${ms(l.inclusiveNs)}`, l.idleNs > 0 ? `GPU idle charged here ${ms(l.idleNs)}` : "",
+        l.kinds && l.kinds.length >= 2 ? `by kind: ${kindsText(l.kinds)}` : ""].filter(Boolean),
         m.clientX, m.clientY);
     });
     g.addEventListener("mouseleave", () => tip.hide());

@@ -4,7 +4,7 @@
 // the host. Nothing is fetched: the page is whole without a network.
 import { Host, StepViewData } from "./data";
 import { el, Tooltip } from "./dom";
-import { basename, bytes, ms, percent } from "./format";
+import { basename, bytes, kindsText, ms, percent } from "./format";
 import { linesChart } from "./lines_chart";
 import { memoryChart } from "./memory";
 import { stepsChart } from "./steps_chart";
@@ -127,6 +127,11 @@ function sources(data: StepViewData): HTMLElement | null {
         el("td", { class: "sl-oneoff" }, [l && (l.oneoffNs ?? 0) >= Math.max(1e6, oneoffTotal / 20) ? `◂ one-off ${ms(l.oneoffNs ?? 0)}` : ""]),
       ]);
       table.append(tr);
+      // A line of three kinds of work or more and a tenth of the time: what it runs.
+      if (l && l.kinds && l.kinds.length >= 3 && l.selfNs * 10 >= total)
+        table.append(el("tr", { class: "sl-kinds" }, [el("td", { class: "sl-num" }), el("td", { class: "sl-num" }),
+          el("td", { class: "sl-num" }), el("td", { class: "sl-num" }), el("td", {}, [`↳ by kind: ${kindsText(l.kinds)}`]),
+          el("td")]));
     }
     section.append(table);
   }
