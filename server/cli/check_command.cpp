@@ -14,6 +14,7 @@
 #include "server/cli/command_line.h"
 #include "server/cli/joined_files.h"
 #include "server/position_conversion.h"
+#include "server/profile_text.h"
 #include "server/settings.h"
 #include "server/steps_file.h"
 
@@ -210,8 +211,14 @@ FileResult checkFile(const cli::NamedFile& named, const join::ProfileJoin* profi
   return r;
 }
 
-void writeFindings(const std::vector<FileResult>& results, const CheckArgs& args, std::ostream& out) {
+// The profile's own warnings (lost records, a reader's): said as the report says them, before
+// the findings, so no verdict reads as sure when the capture lost what it rests on.
+void writeFindings(const std::vector<FileResult>& results, const std::vector<std::string>& profile_warnings,
+                   const CheckArgs& args, std::ostream& out) {
   if (args.format == "text") {
+    for (const auto& w : profile_warnings)
+      out << (args.profile_paths.empty() ? std::string("profile") : args.profile_paths.front()) << ": warning: " << w
+          << " [profile-warning]\n";
     for (const auto& r : results) {
       for (const auto& f : r.findings) {
         Located at = locate(*r.file, f.range);
@@ -235,7 +242,7 @@ void writeFindings(const std::vector<FileResult>& results, const CheckArgs& args
       }
       files.push_back({{"path", r.path}, {"diagnostics", diags}});
     }
-    out << protocol::dumpJson({{"files", files}}) << "\n";
+    out << protocol::dumpJson({{"files", files}, {"profile_warnings", profile_warnings}}) << "\n";
   } else {
     out << sarifReport(results, args.settings).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   }
@@ -283,7 +290,9 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
   for (const auto& r : results)
     for (const auto& f : r.findings)
       failing = failing || f.severity == features::Severity::Error || f.severity == features::Severity::Warning;
-  writeFindings(results, parsed, out);
+  std::vector<std::string> profile_warnings;
+  if (profile) profile_warnings = profileWarnings(profile->attribution(), profile->profile().info);
+  writeFindings(results, profile_warnings, parsed, out);
   if (unreadable) return 2;
   return failing ? 1 : 0;
 }

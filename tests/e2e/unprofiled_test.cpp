@@ -153,6 +153,20 @@ void checkCapture(const Capture& c, bool shared, const std::string& what) {
   fs::remove(page);
   ASSERT_TRUE(data.is_object()) << what;
   EXPECT_EQ(data["headline"], headline) << what;
+  // One set of warnings: the JSON's, the text's "Warning" lines, the page's warning rows and
+  // `check`'s profile warnings, word for word.
+  std::vector<std::string> warnings = doc["warnings"], shown, on_page;
+  for (size_t at = text.out.find("\nWarning   "); at != std::string::npos; at = text.out.find("\nWarning   ", at + 1))
+    shown.push_back(text.out.substr(at + 11, text.out.find('\n', at + 1) - at - 11));
+  EXPECT_EQ(shown, warnings) << what;
+  for (const auto& row : data["story"])
+    if (row["label"] == "Warning")
+      for (const auto& l : row["lines"]) on_page.push_back(l);
+  EXPECT_EQ(on_page, warnings) << what;
+  // `check` says them too (of any script: a profile's warnings are the profile's).
+  auto checked = runSightline("check" + args + " " + shellQuoted(script), sourcePath(""));
+  for (const auto& w : warnings)
+    EXPECT_NE(checked.out.find(": warning: " + w + " [profile-warning]"), std::string::npos) << what << checked.out;
   if (!c.script.empty()) {
     auto check = runSightline("check" + args + " " + shellQuoted(script), sourcePath(""));
     if (check.out.find("[step-verdict]") != std::string::npos) {

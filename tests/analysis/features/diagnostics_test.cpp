@@ -107,6 +107,16 @@ def main(model, opt):
 )py");
 }
 
+// The sync-in-loop findings' messages for a script, in order.
+std::vector<std::string> syncInLoopMessages(const std::string& text) {
+  source::SourceFile file(text);
+  auto index = source::buildSourceIndex(file);
+  std::vector<std::string> messages;
+  for (const auto& f : computeDiagnostics(file, index, {}))
+    if (f.code == "sync-in-loop") messages.push_back(f.message);
+  return messages;
+}
+
 // Messages name the loop: nanoGPT's estimate_loss runs an evaluation loop under no_grad.
 TEST(SyncInLoop, MessagesNameTheEvaluationLoop) {
   std::string text = R"py(
@@ -129,11 +139,7 @@ def main(model, opt):
         opt.step()
         print(loss.item())
 )py";
-  source::SourceFile file(text);
-  auto index = source::buildSourceIndex(file);
-  std::vector<std::string> messages;
-  for (const auto& f : computeDiagnostics(file, index, {}))
-    if (f.code == "sync-in-loop") messages.push_back(f.message);
+  auto messages = syncInLoopMessages(text);
   ASSERT_EQ(messages.size(), 2u);
   EXPECT_NE(messages[0].find("evaluation loop"), std::string::npos) << messages[0];
   EXPECT_NE(messages[1].find("training loop"), std::string::npos) << messages[1];
@@ -169,11 +175,7 @@ def main(model, criterion, optimizer, train_loader, val_loader):
         train(train_loader, model, criterion, optimizer)
         validate(val_loader, model, criterion)
 )py";
-  source::SourceFile file(text);
-  auto index = source::buildSourceIndex(file);
-  std::vector<std::string> messages;
-  for (const auto& f : computeDiagnostics(file, index, {}))
-    if (f.code == "sync-in-loop") messages.push_back(f.message);
+  auto messages = syncInLoopMessages(text);
   ASSERT_EQ(messages.size(), 3u);
   EXPECT_NE(messages[0].find("training loop"), std::string::npos) << messages[0];
   EXPECT_NE(messages[1].find("evaluation loop"), std::string::npos) << messages[1];
