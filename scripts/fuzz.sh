@@ -36,6 +36,8 @@ make_seeds() {
   { printf '\1'; tail -c 30000 "$(find "$tree/inductor_cache" -maxdepth 2 -name 'c*.py' | sort | head -1)"; } \
     > "$seeds/inductor_fuzz/wrapper"
   { printf '\2'; head -c 80000 "$tree"/trace/*.log; } > "$seeds/inductor_fuzz/trace"
+  xz -dc "$ROOT/tests/data/compile/debug/output_code.log.xz" > "$tree/output_code.log"
+  { printf '\3'; head -c 60000 "$tree/output_code.log"; } > "$seeds/inductor_fuzz/output_code"
   # A run's compilations, graph break and recompiles (compile/breaks).
   mkdir -p "$tree/breaks" && tar -xJf "$ROOT/tests/data/compile/breaks/trace.tar.xz" -C "$tree/breaks"
   grep -A 24 -E 'dynamo_graph_break_reason|"compilation_metrics"' "$tree"/breaks/trace/*.log > "$tree/breaks.log" || true

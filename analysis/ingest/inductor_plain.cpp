@@ -96,8 +96,11 @@ void parseOutputCodeLog(std::string_view text, const std::string& path, model::C
   };
   size_t at = 0;
   while ((at = text.find(kOutputCode, at)) != std::string_view::npos) {
-    size_t line_start = text.rfind('\n', at);
-    line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
+    // The record's header (a glog header is some 100 bytes: looked for in the 4 KiB before, so a
+    // file of one long line stays linear).
+    size_t window = at > 4096 ? at - 4096 : 0;
+    size_t line_start = text.substr(window, at - window).rfind('\n');
+    line_start = line_start == std::string_view::npos ? window : window + line_start + 1;
     std::string_view prefix = text.substr(line_start, at + kOutputTag.size() - line_start);
     size_t next = text.find('\n', at);
     if (next == std::string_view::npos) break;
@@ -116,9 +119,10 @@ void parseOutputCodeLog(std::string_view text, const std::string& path, model::C
     if (!std::string_view(code).starts_with(kAotId)) continue;
     // Its name: the cache path a record after it says it was written to, else its code's hash.
     std::string name;
-    size_t written = text.find(kWrittenTo, at);
-    if (written != std::string_view::npos && written < at + 4096) {
-      std::string_view to = lineAt(written + kWrittenTo.size());
+    // (searched in the next 4 KiB only: a log of many blocks without it stays linear)
+    size_t written = text.substr(at, 4096).find(kWrittenTo);
+    if (written != std::string_view::npos) {
+      std::string_view to = lineAt(at + written + kWrittenTo.size());
       name = plainModuleName(fs::path(std::string(to)));
     }
     if (name.empty()) name = inductorModuleName(code);
