@@ -61,6 +61,7 @@ json toJson(const ProfileStatusParams& p) {
             {"error", p.error}};
   if (p.compareWith) j["compareWith"] = *p.compareWith;
   if (p.verdict) j["verdict"] = *p.verdict, j["stepWallNs"] = p.stepWallNs, j["gpuBusyShare"] = p.gpuBusyShare;
+  if (p.job) j["job"] = *p.job;
   if (p.memory) {
     const auto& m = *p.memory;
     json memory = {{"peakAllocatedBytes", m.peakAllocatedBytes},

@@ -84,6 +84,8 @@ struct ProfileStatusParams {
   std::optional<std::string> verdict;
   int64_t stepWallNs = 0;
   double gpuBusyShare = 0;
+  // A job of several ranks: "4 ranks · straggler rank 3 (node3, GPU 3)" (absent for one rank).
+  std::optional<std::string> job;
   // GPU memory (a memory snapshot): the peak, and where the GPU ran out of memory.
   struct Memory {
     int64_t peakAllocatedBytes = 0, peakReservedBytes = 0;

@@ -15,8 +15,10 @@
 #include <filesystem>
 #include <thread>
 
+#include "analysis/features/job_view.h"
 #include "analysis/features/profile_view.h"
 #include "analysis/ingest/profile_loader.h"
+#include "analysis/join/rank_summary.h"
 #include "server/markdown.h"
 #include "server/profile_files.h"
 #include "server/steps_file.h"
@@ -157,6 +159,13 @@ std::vector<std::string> expandProfileSetting(const std::string& root, const std
   return newestFirst(std::move(found));
 }
 
+std::string jobStatus(const features::JobView& job) {
+  std::string out = std::to_string(job.ranks.size()) + " ranks";
+  if (job.hosts.size() > 1) out += " on " + std::to_string(job.hosts.size()) + " hosts";
+  if (job.straggler >= 0) out += " · straggler " + job.ranks[static_cast<size_t>(job.straggler)].label;
+  return out;
+}
+
 protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const std::string& error) {
   protocol::ProfileStatusParams status;
   status.error = error;
@@ -183,6 +192,10 @@ protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const s
   status.warnings = profileWarnings(a, info);
   if (a.attributed_gpu_ns == 0 && a.steady_gpu_ns > 0)
     status.warnings.push_back("No GPU time could be put on source lines: " + ingest::captureAdvice(info));
+  if (a.ranks.size() > 1) {
+    auto summaries = join::summarizeRanks(*loaded->join, fs::path(loaded->path).filename().string());
+    if (summaries.size() > 1) status.job = jobStatus(features::buildJob(summaries));
+  }
   if (a.ranks.size() > 1)
     status.warnings.insert(status.warnings.begin(), std::to_string(a.ranks.size()) + " ranks (" +
                                                         std::to_string(loaded->parts.size()) +

@@ -15,6 +15,7 @@
 #include "protocol/json_in.h"
 #include "protocol/server_messages.h"
 #include "server/conversion.h"
+#include "server/job_json.h"
 #include "server/local_files.h"
 #include "server/log.h"
 #include "server/profile_text.h"
@@ -191,6 +192,10 @@ json Session::stepView(const json& params) {
   if (auto v = features::stepVerdict(loaded->join->story().get())) story += verdictText(*v, false);
   for (const auto& w : profileWarnings(loaded->attr(), info)) story += "Warning   " + w + "\n";
   data["story"] = storyJson(story);
+  if (loaded->attr().ranks.size() > 1) {
+    auto summaries = join::summarizeRanks(*loaded->join, std::filesystem::path(loaded->path).filename().string());
+    if (summaries.size() > 1) data["job"] = jobPageJson(features::buildJob(summaries));
+  }
   if (parsed.format != "html") return data;
   if (stepViewScript().empty())
     throw RequestError{ErrorCode::InternalError, "this sightline was built without the step view renderer"};

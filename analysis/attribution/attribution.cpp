@@ -729,6 +729,7 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
       int64_t host_t = api >= 0 ? profile.api_calls[static_cast<size_t>(api)].start_ns : act.start_ns;
       if (const Step* step = window.stepAt(act.pid, host_t))
         step_of[a] = static_cast<int32_t>(step - out.process_steps[act.pid].list.data());
+      out.collectives.push_back({static_cast<uint32_t>(a), static_cast<int32_t>(api), step_of[a], ranks.exposed_ns[a]});
     }
     pairCollectives(profile, step_of, ranks);
     for (size_t r = 0; r < ranks.ranks.size(); ++r) {

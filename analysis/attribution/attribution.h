@@ -111,9 +111,12 @@ inline int64_t rankWorkNs(const LineCost& c, size_t rank) {
 // A process with GPU work: one rank of a distributed run (or the one process of a plain run).
 struct RankInfo {
   uint32_t pid = 0;
-  int32_t rank = -1;    // as the profile records it, else -1
-  std::string label;    // "rank 1", else "GPU 1", else "pid 4242"
+  int32_t rank = -1;    // as the profile records it (or its file's name), else -1
+  std::string label;    // "rank 1 (node3, GPU 1)", else "GPU 1", else "pid 4242"
   std::string process;  // its name ("python3"), when known
+  std::string host;     // the machine, when known
+  std::string gpu_uuid;
+  std::string rank_source;  // "distributedInfo", "NCCL", "file name"; "" without a rank
   std::vector<uint32_t> devices;
   int64_t gpu_ns = 0;   // sum of its activities, over the whole profile
   int64_t busy_ns = 0;  // time at least one of its activities ran, over the whole profile
@@ -344,6 +347,14 @@ struct StepSummary {
   UnprofiledSteps unprofiled;
 };
 
+// A communication kernel (NCCL) with what pairs it across ranks: its step and launching call.
+struct CollectiveLaunch {
+  uint32_t activity = 0;   // index into Profile::activities
+  int32_t api = -1;        // the CUDA call that launched it (Profile::api_calls), -1: none recorded
+  int32_t step = -1;       // its step's index in its process's ProcessSteps::list; -1: outside them
+  int64_t exposed_ns = 0;  // of its time, while no other kernel ran on its GPU
+};
+
 struct IdleGap {
   int64_t start_ns = 0;  // the end of the last GPU work before it
   int64_t end_ns = 0;    // the start of the next
@@ -380,6 +391,7 @@ struct Attribution {
   };
   std::map<uint32_t, ProcessSteps> process_steps;  // per pid, where steps were found
   std::vector<RankInfo> ranks;                     // processes with GPU work
+  std::vector<CollectiveLaunch> collectives;       // every communication kernel, by activity
   int64_t comm_ns = 0, comm_exposed_ns = 0;
   std::vector<LostRecords> lost;  // threads with lost launches
   uint32_t processes = 0;         // processes with CUDA calls or GPU work

@@ -16,9 +16,9 @@ namespace sightline::attribution {
 // sizes (libstdc++, 64-bit) catch a struct that grew without it.
 #if defined(__GLIBCXX__) && __SIZEOF_POINTER__ == 8
 static_assert(sizeof(LineCost) == 632, "LineCost changed: update its fields() and this size");
-static_assert(sizeof(RankInfo) == 272, "RankInfo changed: update its fields() and this size");
+static_assert(sizeof(RankInfo) == 368, "RankInfo changed: update its fields() and this size");
 static_assert(sizeof(StepSummary) == 640, "StepSummary changed: update its fields() and this size");
-static_assert(sizeof(Attribution) == 1112, "Attribution changed: update its fields() and this size");
+static_assert(sizeof(Attribution) == 1136, "Attribution changed: update its fields() and this size");
 static_assert(sizeof(Step) == 184 && sizeof(LineRef) == 16 && sizeof(UnprofiledSteps) == 208,
               "a step struct changed: update its fields() and this size");
 #endif
@@ -26,7 +26,8 @@ static_assert(sizeof(Step) == 184 && sizeof(LineRef) == 16 && sizeof(UnprofiledS
 namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'A', 'T', 'T', 'R', '\n', '\0'};
-constexpr uint32_t kFormat = 5;  // 5: copies and fills without a GPU record are not lost launches
+constexpr uint32_t kFormat =
+    6;  // 6: ranks' hosts and GPU UUIDs, collectives; 5: copies and fills without a GPU record are not lost launches
 
 template <class Ar>
 void fields(Ar& ar, KernelStat& s) {
@@ -44,11 +45,15 @@ void fields(Ar& ar, LineCost& c) {
 }
 template <class Ar>
 void fields(Ar& ar, RankInfo& r) {
-  ar(r.pid, r.rank, r.label, r.process, r.devices, r.gpu_ns, r.busy_ns, r.span_ns, r.comm_ns, r.comm_exposed_ns,
-     r.steps, r.median_step_ns, r.launches, r.lost_launches, r.steady_steps, r.steady_gpu_ns, r.steady_wall_ns,
-     r.steady_busy_ns, r.busy_share, r.steady_comm_ns, r.steady_comm_exposed_ns, r.comm_wait_ns, r.comm_transfer_ns,
-     r.paired_collectives, r.late_collectives, r.steady_comm_wait_ns, r.steady_comm_transfer_ns,
-     r.steady_caused_wait_ns, r.steady_late_collectives, r.steady_paired_collectives);
+  ar(r.pid, r.rank, r.label, r.process, r.host, r.gpu_uuid, r.rank_source, r.devices, r.gpu_ns, r.busy_ns, r.span_ns,
+     r.comm_ns, r.comm_exposed_ns, r.steps, r.median_step_ns, r.launches, r.lost_launches, r.steady_steps,
+     r.steady_gpu_ns, r.steady_wall_ns, r.steady_busy_ns, r.busy_share, r.steady_comm_ns, r.steady_comm_exposed_ns,
+     r.comm_wait_ns, r.comm_transfer_ns, r.paired_collectives, r.late_collectives, r.steady_comm_wait_ns,
+     r.steady_comm_transfer_ns, r.steady_caused_wait_ns, r.steady_late_collectives, r.steady_paired_collectives);
+}
+template <class Ar>
+void fields(Ar& ar, CollectiveLaunch& c) {
+  ar(c.activity, c.api, c.step, c.exposed_ns);
 }
 template <class Ar>
 void fields(Ar& ar, LostRecords& l) {
@@ -105,8 +110,8 @@ template <class Ar>
 void fields(Ar& ar, Attribution& a) {
   ar(a.total_gpu_ns, a.steady_gpu_ns, a.attributed_gpu_ns, a.unattributed_gpu_ns, a.by_method, a.files,
      a.activity_lines, a.memory_use_lines, a.memory_use_ops, a.idle_gaps, a.steps, a.steps_per_rank, a.step_ranks,
-     a.steps_source, a.process_steps, a.ranks, a.comm_ns, a.comm_exposed_ns, a.lost, a.processes, a.launches,
-     a.lost_launches, a.step_summary, a.contexts, a.context_costs);
+     a.steps_source, a.process_steps, a.ranks, a.collectives, a.comm_ns, a.comm_exposed_ns, a.lost, a.processes,
+     a.launches, a.lost_launches, a.step_summary, a.contexts, a.context_costs);
 }
 
 template <class T>
@@ -285,6 +290,14 @@ bool valid(const Attribution& a, const model::Profile& profile) {
     if (op < -1 || (op >= 0 && static_cast<size_t>(op) >= profile.ranges.size())) return false;
   for (const auto& g : a.idle_gaps)
     if (!ref(g.line)) return false;
+  for (const auto& c : a.collectives) {
+    if (c.activity >= profile.activities.size() || c.api < -1 ||
+        (c.api >= 0 && static_cast<size_t>(c.api) >= profile.api_calls.size()) || c.step < -1)
+      return false;
+    auto steps = a.process_steps.find(profile.activities[c.activity].pid);
+    if (c.step >= 0 && (steps == a.process_steps.end() || static_cast<size_t>(c.step) >= steps->second.list.size()))
+      return false;
+  }
   for (const auto& [pid, steps] : a.process_steps) {
     for (const auto& s : steps.list)
       if (!ref(s.top_line) || static_cast<uint8_t>(s.kind) > static_cast<uint8_t>(StepKind::Lost)) return false;

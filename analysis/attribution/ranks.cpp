@@ -43,6 +43,30 @@ int64_t uncovered(const std::vector<Interval>& u, int64_t start, int64_t end) {
 
 }  // namespace
 
+std::vector<std::string> rankLabels(const std::vector<RankInfo>& all) {
+  std::set<std::string> hosts;
+  std::set<std::pair<std::string, uint32_t>> gpus;
+  bool distinct = true;  // each process on its own GPU of its host
+  for (const auto& o : all) {
+    hosts.insert(o.host);
+    distinct = distinct && o.devices.size() == 1 && gpus.insert({o.host, o.devices.front()}).second;
+  }
+  std::vector<std::string> out;
+  out.reserve(all.size());
+  for (const auto& r : all) {
+    std::string gpu = r.devices.size() == 1 ? "GPU " + std::to_string(r.devices.front()) : "";
+    if (r.rank >= 0) {
+      std::string where = r.host;
+      if (!gpu.empty()) where += (where.empty() ? "" : ", ") + gpu;
+      out.push_back("rank " + std::to_string(r.rank) + (where.empty() ? "" : " (" + where + ")"));
+      continue;
+    }
+    std::string host = hosts.size() > 1 && !r.host.empty() ? " (" + r.host + ")" : "";
+    out.push_back((distinct ? gpu : "pid " + std::to_string(r.pid)) + host);
+  }
+  return out;
+}
+
 bool isCommunicationKernel(std::string_view name) {
   return name.rfind("nccl", 0) == 0 || name.rfind("void nccl", 0) == 0;
 }
@@ -60,6 +84,9 @@ RankTable buildRanks(const model::Profile& p) {
     if (auto it = info.find(pid); it != info.end()) {
       r.rank = it->second->rank;
       r.process = it->second->name;
+      r.host = it->second->host;
+      r.gpu_uuid = it->second->gpu_uuid;
+      if (r.rank >= 0) r.rank_source = it->second->rank_source;
     }
     t.ranks.push_back(std::move(r));
   }
@@ -67,21 +94,11 @@ RankTable buildRanks(const model::Profile& p) {
     bool ka = a.rank >= 0, kb = b.rank >= 0;
     if (ka != kb) return ka;
     if (a.rank != b.rank) return a.rank < b.rank;
+    if (a.host != b.host) return a.host < b.host;
     return a.pid < b.pid;
   });
-  // Names: the recorded rank; else the GPU, when each process has its own; else the pid.
-  std::set<uint32_t> first_devices;
-  bool distinct = true;
-  for (const auto& r : t.ranks)
-    distinct = distinct && r.devices.size() == 1 && first_devices.insert(r.devices.front()).second;
-  for (auto& r : t.ranks) {
-    if (r.rank >= 0)
-      r.label = "rank " + std::to_string(r.rank);
-    else if (distinct)
-      r.label = "GPU " + std::to_string(r.devices.front());
-    else
-      r.label = "pid " + std::to_string(r.pid);
-  }
+  auto labels = rankLabels(t.ranks);
+  for (size_t i = 0; i < t.ranks.size(); ++i) t.ranks[i].label = std::move(labels[i]);
   std::map<uint32_t, uint16_t> index;
   for (size_t i = 0; i < t.ranks.size(); ++i) index[t.ranks[i].pid] = static_cast<uint16_t>(i);
 

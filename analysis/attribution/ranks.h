@@ -13,6 +13,11 @@ namespace sightline::attribution {
 
 bool isCommunicationKernel(std::string_view name);
 
+// Each rank's name among `all`: "rank 12 (node3, GPU 4)" where its rank is known; else its GPU
+// ("GPU 4", with the host where the ranks span several), when each process has a GPU of its own;
+// else its pid.
+std::vector<std::string> rankLabels(const std::vector<RankInfo>& all);
+
 struct RankTable {
   std::vector<RankInfo> ranks;          // ordered by rank, then pid
   std::vector<uint16_t> activity_rank;  // per activity: index into ranks

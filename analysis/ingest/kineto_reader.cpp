@@ -490,8 +490,10 @@ LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats, cons
     if (std::any_of(info.processes.begin(), info.processes.end(),
                     [&](const model::ProcessInfo& p) { return p.pid == a.pid; }))
       continue;
-    info.processes.push_back({a.pid, "", static_cast<int32_t>(std::clamp<int64_t>(rank, -1, INT32_MAX)),
-                              static_cast<int32_t>(std::clamp<int64_t>(world, -1, INT32_MAX))});
+    model::ProcessInfo proc{a.pid, "", static_cast<int32_t>(std::clamp<int64_t>(rank, -1, INT32_MAX)),
+                            static_cast<int32_t>(std::clamp<int64_t>(world, -1, INT32_MAX))};
+    if (proc.rank >= 0) proc.rank_source = "distributedInfo";
+    info.processes.push_back(std::move(proc));
   }
   info.tool_version = "PyTorch profiler";
   info.schema_version = "chrome-trace";

@@ -14,7 +14,8 @@ namespace sightline::ingest {
 namespace {
 
 constexpr char kMagic[16] = {'S', 'I', 'G', 'H', 'T', 'L', 'I', 'N', 'E', '-', 'M', 'O', 'D', 'E', 'L', '\n'};
-constexpr uint32_t kFormat = 3;  // 3: CUTLASS kernels by their demangled name; 2: snapshot frames interned
+constexpr uint32_t kFormat =
+    4;  // 4: hosts and GPU UUIDs; 3: CUTLASS kernels by their demangled name; 2: snapshot frames interned
 
 // Sizes of the rows stored as bytes: a build whose structs differ reads none of another's.
 std::string layout() {
@@ -143,9 +144,12 @@ bool encodeModelCache(const model::Profile& p, const std::string& key, const Byt
   w.str(layout());
   w.str(key);
   w.str(p.info.format), w.str(p.info.tool_version), w.str(p.info.schema_version), w.str(p.info.platform);
-  w.strs(p.info.gpus), w.strs(p.info.warnings), w.strs(p.info.capabilities);
+  w.strs(p.info.gpus), w.strs(p.info.gpu_uuids), w.str(p.info.host), w.strs(p.info.warnings),
+      w.strs(p.info.capabilities);
   w.pod(p.info.has_blobs), w.pod(p.info.utc_start_ns), w.pod(static_cast<uint64_t>(p.info.processes.size()));
-  for (const auto& pr : p.info.processes) w.pod(pr.pid), w.str(pr.name), w.pod(pr.rank), w.pod(pr.world_size);
+  for (const auto& pr : p.info.processes)
+    w.pod(pr.pid), w.str(pr.name), w.pod(pr.rank), w.pod(pr.world_size), w.str(pr.host), w.str(pr.rank_source),
+        w.str(pr.gpu_uuid);
   w.pod(static_cast<uint64_t>(p.strings.size()));
   for (model::StringId i = 0; i < p.strings.size(); ++i) w.str(p.strings[i]);
   w.rows(p.activities), w.rows(p.api_calls), w.rows(p.ranges), w.rows(p.marks), w.rows(p.frames);
@@ -173,12 +177,14 @@ bool readTables(Reader& r, model::Profile& p) {
   uint64_t n = 0;
   auto& info = p.info;
   if (!r.str(info.format) || !r.str(info.tool_version) || !r.str(info.schema_version) || !r.str(info.platform) ||
-      !r.strs(info.gpus) || !r.strs(info.warnings) || !r.strs(info.capabilities) || !r.pod(info.has_blobs) ||
-      !r.pod(info.utc_start_ns) || !r.pod(n))
+      !r.strs(info.gpus) || !r.strs(info.gpu_uuids) || !r.str(info.host) || !r.strs(info.warnings) ||
+      !r.strs(info.capabilities) || !r.pod(info.has_blobs) || !r.pod(info.utc_start_ns) || !r.pod(n))
     return false;
   for (uint64_t i = 0; i < n; ++i) {
     model::ProcessInfo pr;
-    if (!r.pod(pr.pid) || !r.str(pr.name) || !r.pod(pr.rank) || !r.pod(pr.world_size)) return false;
+    if (!r.pod(pr.pid) || !r.str(pr.name) || !r.pod(pr.rank) || !r.pod(pr.world_size) || !r.str(pr.host) ||
+        !r.str(pr.rank_source) || !r.str(pr.gpu_uuid))
+      return false;
     info.processes.push_back(std::move(pr));
   }
   if (!r.pod(n)) return false;

@@ -635,6 +635,16 @@ class ProfileReader : Reader {
       std::string error;
       if (auto s = db_.prepare(nsys_sql::kGpuNames, error))
         while (s->step() == Statement::Step::Row) p_.info.gpus.emplace_back(s->text(0));
+      if (db_.hasColumn("TARGET_INFO_GPU", "uuid"))
+        if (auto s = db_.prepare(nsys_sql::kGpuUuids, error))
+          while (s->step() == Statement::Step::Row) p_.info.gpu_uuids.emplace_back(s->text(0));
+    }
+    // The machine's name, which tells the same GPU number on two nodes apart.
+    if (db_.hasTable("TARGET_INFO_SYSTEM_ENV") && db_.hasColumn("TARGET_INFO_SYSTEM_ENV", "name") &&
+        db_.hasColumn("TARGET_INFO_SYSTEM_ENV", "value")) {
+      std::string error;
+      if (auto s = db_.prepare(nsys_sql::kHostName, error))
+        if (s->step() == Statement::Step::Row) p_.info.host = s->text(0);
     }
   }
 
@@ -959,6 +969,7 @@ class ProfileReader : Reader {
       auto& p = by_pid[pid];
       p.pid = pid;
       std::tie(p.rank, p.world_size) = rank;
+      p.rank_source = "NCCL";
     }
     for (auto& [pid, p] : by_pid) p_.info.processes.push_back(std::move(p));
   }

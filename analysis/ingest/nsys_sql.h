@@ -45,6 +45,8 @@ inline const std::vector<Column> kSchemaEntries = {{"domainId", false}, {"schema
                                                    {"type", true},      {"name", false},    {"offset", false}};
 
 inline constexpr const char* kGpuNames = "SELECT name FROM TARGET_INFO_GPU ORDER BY id";
+inline constexpr const char* kGpuUuids = "SELECT uuid FROM TARGET_INFO_GPU ORDER BY id";
+inline constexpr const char* kHostName = "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1";
 // Export metadata: META_DATA_EXPORT since 2022.2, EXPORT_META_DATA before. `name` is one of our
 // constants (EXPORT_PRODUCT_VERSION, ...), never input text.
 inline std::string metaValue(const std::string& table, const char* name) {

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <string_view>
 
 #include "analysis/ingest/memory_snapshot_reader.h"
 #include "analysis/ingest/plausible_times.h"
@@ -84,9 +87,31 @@ LoadResult loadMemorySnapshot(const std::string& path) {
   return {std::move(profile), ""};
 }
 
-LoadResult plausible(LoadResult loaded) {
-  if (loaded.profile) dropImplausibleTimes(*loaded.profile);
+LoadResult plausible(LoadResult loaded, const std::string& path) {
+  if (loaded.profile) {
+    dropImplausibleTimes(*loaded.profile);
+    completeIdentity(*loaded.profile, fs::path(path).filename().string());
+  }
   return loaded;
+}
+
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+char lowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// tensorboard_trace_handler's default worker name, `HOST_PID`, when PID is one of the trace's.
+std::string hostInTraceName(std::string_view name, const model::Profile& p) {
+  if (name.find(".pt.trace.json") == std::string_view::npos) return "";
+  std::string_view worker = name.substr(0, name.find('.'));
+  size_t cut = worker.rfind('_');
+  if (cut == std::string_view::npos || cut == 0 || cut + 1 == worker.size()) return "";
+  std::string_view digits = worker.substr(cut + 1);
+  if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), isDigit)) return "";
+  auto pid = static_cast<uint32_t>(std::stoul(std::string(digits)));
+  bool ours =
+      std::any_of(p.activities.begin(), p.activities.end(), [&](const auto& a) { return a.pid == pid; }) ||
+      std::any_of(p.info.processes.begin(), p.info.processes.end(), [&](const auto& pr) { return pr.pid == pid; });
+  return ours ? std::string(worker.substr(0, cut)) : "";
 }
 
 }  // namespace
@@ -108,9 +133,47 @@ LoadResult loadProfile(const std::string& path, const LoadOptions& options) {
       (!endsWith(path, ".sqlite") && looksLikeKinetoTrace(path))) {
     KinetoReadOptions kineto;
     kineto.progress = options.progress;
-    return plausible(loadKinetoTrace(path, nullptr, kineto));
+    return plausible(loadKinetoTrace(path, nullptr, kineto), path);
   }
-  return plausible(loadNsysSqlite(path, options.progress, options.names_read));
+  return plausible(loadNsysSqlite(path, options.progress, options.names_read), path);
+}
+
+int32_t rankInFileName(std::string_view name) {
+  for (size_t at = 0; at + 4 < name.size(); ++at) {
+    if (lowerAscii(name[at]) != 'r' || lowerAscii(name[at + 1]) != 'a' || lowerAscii(name[at + 2]) != 'n' ||
+        lowerAscii(name[at + 3]) != 'k')
+      continue;
+    size_t d = at + 4;
+    if (d < name.size() && (name[d] == '-' || name[d] == '_')) ++d;
+    size_t end = d;
+    while (end < name.size() && isDigit(name[end]) && end - d < 7) ++end;
+    if (end > d && (end == name.size() || !isDigit(name[end]))) return std::stoi(std::string(name.substr(d, end - d)));
+  }
+  return -1;
+}
+
+void completeIdentity(model::Profile& p, std::string_view file_name) {
+  auto& info = p.info;
+  if (info.host.empty()) info.host = hostInTraceName(file_name, p);
+  // Processes with GPU work, and the one GPU of each that has one.
+  std::map<uint32_t, std::set<uint32_t>> devices;
+  for (const auto& a : p.activities) devices[a.pid].insert(a.device);
+  std::set<uint32_t> named_processes;
+  for (const auto& pr : info.processes) named_processes.insert(pr.pid);
+  for (const auto& [pid, devs] : devices)
+    if (named_processes.insert(pid).second) info.processes.push_back({pid, "", -1, -1});
+  bool recorded = std::any_of(info.processes.begin(), info.processes.end(),
+                              [&](const auto& pr) { return pr.rank >= 0 && devices.count(pr.pid) != 0; });
+  int32_t named = recorded || devices.size() != 1 ? -1 : rankInFileName(file_name);
+  for (auto& pr : info.processes) {
+    if (pr.host.empty()) pr.host = info.host;
+    auto d = devices.find(pr.pid);
+    if (d == devices.end()) continue;
+    if (named >= 0) pr.rank = named, pr.rank_source = "file name";
+    uint32_t device = *d->second.begin();
+    if (pr.gpu_uuid.empty() && d->second.size() == 1 && device < info.gpu_uuids.size())
+      pr.gpu_uuid = info.gpu_uuids[device];
+  }
 }
 
 }  // namespace sightline::ingest

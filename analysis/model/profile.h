@@ -163,6 +163,9 @@ struct ProcessInfo {
   std::string name;
   int32_t rank = -1;
   int32_t world_size = -1;
+  std::string host;         // the machine it ran on, where the profile says ("" unknown)
+  std::string rank_source;  // where `rank` came from: "distributedInfo", "NCCL", "file name"
+  std::string gpu_uuid;     // of its one GPU, where the profile records it
 };
 
 // What the profiler itself did on the host, the work it adds to the program it measures: the
@@ -225,6 +228,8 @@ struct ProfileInfo {
   std::string schema_version;
   std::string platform;
   std::vector<std::string> gpus;
+  std::vector<std::string> gpu_uuids;     // beside gpus, where the profile records them ("" unknown)
+  std::string host;                       // the machine the profile was taken on ("" unknown)
   std::vector<std::string> warnings;      // what could not be read, and what it costs the user
   std::vector<std::string> capabilities;  // what was found: "python-backtraces", "autograd-nvtx", ...
   bool has_blobs = true;                  // nsys: --include-blobs was used (or nothing needed it)

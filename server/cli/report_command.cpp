@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "analysis/features/profile_view.h"
 #include "analysis/ingest/profile_loader.h"
@@ -18,6 +19,7 @@
 #include "server/cli/command_line.h"
 #include "server/cli/joined_files.h"
 #include "server/cli/report_data.h"
+#include "server/job_json.h"
 #include "server/output_file.h"
 #include "server/profile_text.h"
 #include "server/step_view_html.h"
@@ -42,12 +44,16 @@ constexpr const char* kUsage =
     "options:\n"
     "  --profile PATH      the profile to read (required); repeat it for the reports of one run's\n"
     "                      ranks (nsys profile -o run_%q{RANK}): one multi-rank profile\n"
-    "  --merge JSON        add up `report --format json` outputs of single ranks (repeatable), for\n"
-    "                      jobs whose reports stay where they were made; prints the merged JSON\n"
-    "  --format text|json|html\n"
+    "  --merge PATH        the job from rank summaries (`--format summary`, or `--format json`)\n"
+    "                      made where each rank's report was written: a file or a folder of them\n"
+    "                      (repeatable); prints the job (text or JSON; docs/jobs.md)\n"
+    "  --format text|json|html|summary\n"
     "                      annotated source (default), JSON for every file (docs/report-json.md),\n"
-    "                      or the step view as one self-contained HTML page (steps, a steady step's\n"
-    "                      timeline, memory, top lines, the named files' hot lines)\n"
+    "                      the step view as one self-contained HTML page (steps, a steady step's\n"
+    "                      timeline, memory, top lines, the named files' hot lines), or each rank's\n"
+    "                      summary for --merge (small: make it on the node, merge anywhere)\n"
+    "  -j, --jobs N        read N reports at once (default: one per core); more than 8 reports\n"
+    "                      make the job view only, each read, summarized and dropped in turn\n"
     "  -o, --output PATH   write the report to PATH instead of standard output\n"
     "  --total             times over the whole profile instead of per step\n"
     "  --all-lines         print every line of files over 150 lines (default: the lines with costs)\n"
@@ -75,6 +81,16 @@ constexpr const char* kUsage =
     "`comm_exposed_ns`). Launches whose GPU records are missing (a capture that ended the app)\n"
     "are counted and warned about.\n";
 
+cli::CommandLine::ValueHandler jobsInto(size_t& into) {
+  return [&into](const std::string& v) {
+    char* end = nullptr;
+    unsigned long n = std::strtoul(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n < 1 || n > 256) return std::string("-j takes a count of reports, 1 to 256");
+    into = n;
+    return std::string();
+  };
+}
+
 std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportArgs& into, std::ostream& out,
                                    std::ostream& err) {
   cli::CommandLine command_line("report", kUsage);
@@ -90,7 +106,9 @@ std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportA
                 into.merge_paths.push_back(v);
                 return std::string();
               })
-      .option("--format", cli::choiceInto(into.format, {"text", "json", "html"}, "format"))
+      .option("--format", cli::choiceInto(into.format, {"text", "json", "html", "summary"}, "format"))
+      .option("--jobs", jobsInto(into.jobs))
+      .option("-j", jobsInto(into.jobs))
       .option("--output", cli::valueInto(into.output))
       .option("-o", cli::valueInto(into.output))
       .option("--compare", cli::valueInto(into.compare_path))
@@ -108,8 +126,8 @@ std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportA
       .positional(&into.files);
   if (auto code = command_line.parse(args, out, err)) return code;
   if (!into.merge_paths.empty()) {
-    if (!into.profile_paths.empty() || into.format != "json") {
-      err << "sightline report: --merge takes JSON reports only, and prints JSON (--format json)\n";
+    if (!into.profile_paths.empty() || into.format == "summary") {
+      err << "sightline report: --merge takes rank summaries (or JSON reports) only, and prints text, JSON or HTML\n";
       return 2;
     }
     return std::nullopt;
@@ -118,7 +136,7 @@ std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportA
     err << "sightline report: --profile is required\n" << kUsage;
     return 2;
   }
-  if (into.format == "text" && into.files.empty()) {
+  if (into.format == "text" && into.files.empty() && into.profile_paths.size() <= kMaxJoinedReports) {
     err << "sightline report: name the Python file(s) to annotate, or use --format json\n";
     return 2;
   }
@@ -184,6 +202,34 @@ class ReportSink {
 
 }  // namespace
 
+// `--format summary`, and the job of more reports than one process holds joined: from the
+// summaries alone.
+int writeJobOnly(const ReportArgs& args, const std::vector<join::RankSummary>& summaries, std::ostream& out,
+                 std::ostream& err) {
+  ReportSink sink(args, out, err);
+  if (!sink.ok()) return 2;
+  std::ostream& to = sink.stream();
+  if (args.format == "summary") {
+    to << protocol::dumpJson(rankSummariesJson(summaries)) << "\n";
+  } else {
+    auto job = features::buildJob(summaries);
+    if (args.format == "html") {
+      if (int code = report::writeJobHtml(args, job, summaries, to, err); code != 0) return code;
+    } else if (args.format == "json") {
+      json doc = {{"profile", {{"path", args.profile_path}, {"parts", args.profile_paths}, {"format", "job"}}},
+                  {"job", jobJson(job, summaries)},
+                  {"rank_summaries", rankSummariesJson(summaries)["summaries"]}};
+      to << protocol::dumpJson(doc) << "\n";
+    } else {
+      to << "Profile   " << args.profile_paths.size() << " reports (" << args.profile_paths.front() << ", ...)\n";
+      report::writeJobText(job, summaries, to);
+      to << "(more than " << report::kMaxJoinedReports
+         << " reports: the job view only, from each rank's summary; name up to 8 for lines annotated)\n";
+    }
+  }
+  return sink.finish() ? 0 : 2;
+}
+
 namespace report {
 
 std::optional<features::StepVerdict> reportVerdict(const ReportData& d) {
@@ -223,9 +269,18 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       return 2;
     }
   }
+  if (parsed.jobs == 0) parsed.jobs = std::max(1u, std::thread::hardware_concurrency());
   if (!parsed.merge_paths.empty()) {
     std::ostringstream merged;  // a merged summary is small: written only once it is whole
-    int code = mergeReports(parsed.merge_paths, merged, err);
+    bool listed = true;
+    auto inputs = mergeInputs(parsed.merge_paths, err, listed);
+    if (!listed) return 2;
+    if (parsed.format != "json" && !mergesSummaries(inputs)) {
+      err << "sightline report: --merge of JSON reports (not `--format summary` ones) prints JSON only (--format "
+             "json)\n";
+      return 2;
+    }
+    int code = mergesSummaries(inputs) ? mergeSummaries(parsed, merged, err) : mergeReports(inputs, merged, err);
     if (code != 0) return code;
     std::string error;
     bool ok = parsed.output.empty() ? writeOutputStream(out, merged.str(), error)
@@ -243,6 +298,15 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       return 2;
     }
   }
+  // Each rank's summary: of the one report loaded below, else read one report at a time.
+  std::vector<join::RankSummary> summaries;
+  if (parsed.profile_paths.size() > 1 || parsed.format == "summary") {
+    auto got = summarizeReports(parsed, sources, request, err);
+    if (!got) return 2;
+    summaries = std::move(*got);
+  }
+  if (parsed.format == "summary" || parsed.profile_paths.size() > kMaxJoinedReports)
+    return writeJobOnly(parsed, summaries, out, err);
   auto main = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, sources, request, error);
   if (!main) {
     err << "sightline report: " << error << "\n";
@@ -266,7 +330,11 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       return 2;
     }
   }
-  ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}};
+  ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}, {}, {}};
+  data.summaries = parsed.profile_paths.size() > 1
+                       ? std::move(summaries)
+                       : join::summarizeRanks(*main, fs::path(parsed.profile_paths.front()).filename().string());
+  if (data.summaries.size() > 1) data.job = features::buildJob(data.summaries);
   joinNamedFiles(data);
   if (parsed.format == "html" && stepViewScript().empty()) return writeHtmlReport(data, out, err);  // says why
   ReportSink sink(parsed, out, err);

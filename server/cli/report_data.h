@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/attribution/path_mapping.h"
+#include "analysis/features/job_view.h"
 #include "analysis/features/step_verdict.h"
 #include "analysis/join/profile_join.h"
 #include "server/cli/joined_files.h"
@@ -33,6 +34,7 @@ struct ReportArgs {
   std::string step_log;                    // --step-log: a log of the script run without the profiler
   std::string output;                      // -o/--output: write here instead of standard output
   std::string timing_path;                 // --timing: a light capture of the same script
+  size_t jobs = 0;                         // -j: reports read at once (0: one per core)
   bool total = false, all_steps = false;
   bool all_lines = false;  // --all-lines: every line of a long file, not only those with costs
   std::vector<std::string> files;
@@ -52,7 +54,14 @@ struct ReportData {
   // how its lines were matched.
   std::map<std::string, std::string> compare_aligned;
   std::map<std::string, join::FileCosts> measured;  // absolute path -> the file's costs
+  // Each rank's summary (one per process with GPU work of each report) and the job they make.
+  std::vector<join::RankSummary> summaries;
+  std::optional<features::JobView> job;
 };
+
+// More reports than this make the job view only: each is read, summarized and dropped, never
+// held together.
+inline constexpr size_t kMaxJoinedReports = 8;
 
 // The step verdict, with what the named files' DataLoader already asks for (the first file that
 // makes one), so its advice names only what is missing.
@@ -69,7 +78,27 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
 // `--format html`: the step view as one self-contained page (server/step_view_html.h); 2 when
 // this binary has no renderer.
 int writeHtmlReport(const ReportData& d, std::ostream& out, std::ostream& err);
-// --merge: the JSON reports of single ranks added up into one multi-rank report.
+// --merge: the JSON reports of single ranks added up into one multi-rank report, with the job
+// their rank summaries make.
 int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err);
+
+// The job (report_job.cpp). Each report of args.profile_paths read alone, joined, summarized
+// and dropped, args.jobs at a time; nullopt (said on err) when one cannot be read.
+std::optional<std::vector<join::RankSummary>> summarizeReports(const ReportArgs& args,
+                                                               const std::vector<cli::NamedFile>& sources,
+                                                               const cli::JoinRequest& request, std::ostream& err);
+// --merge's inputs with each folder replaced by its `*.json` files (name order, job.json left
+// out); ok false (said on err) for a folder that cannot be listed or holds none.
+std::vector<std::string> mergeInputs(const std::vector<std::string>& paths, std::ostream& err, bool& ok);
+// The summaries of one file: `--format summary`, or `--format json` with `rank_summaries`.
+std::optional<std::vector<join::RankSummary>> readSummaries(const std::string& path, std::string& error);
+// Whether --merge's inputs are summaries (rather than JSON reports without them).
+bool mergesSummaries(const std::vector<std::string>& inputs);
+// --merge of summaries: the job, as text or JSON.
+int mergeSummaries(const ReportArgs& args, std::ostream& out, std::ostream& err);
+// The job's page: the step view with the job alone (more reports than are joined, or --merge).
+int writeJobHtml(const ReportArgs& args, const features::JobView& job, const std::vector<join::RankSummary>& ranks,
+                 std::ostream& out, std::ostream& err);
+void writeJobText(const features::JobView& job, const std::vector<join::RankSummary>& ranks, std::ostream& out);
 
 }  // namespace sightline::server::report

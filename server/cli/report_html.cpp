@@ -5,6 +5,7 @@
 
 #include "analysis/features/step_view.h"
 #include "server/cli/report_data.h"
+#include "server/job_json.h"
 #include "server/step_view_html.h"
 #include "server/step_view_json.h"
 
@@ -36,7 +37,37 @@ int writeHtmlReport(const ReportData& d, std::ostream& out, std::ostream& err) {
   std::ostringstream header;
   writeHeader(d, header);
   data["story"] = storyJson(header.str());
+  if (d.job) data["job"] = jobPageJson(*d.job);
   out << stepViewHtml(data, "Sightline · " + data["profile"]["file"].get<std::string>());
+  return 0;
+}
+
+int writeJobHtml(const ReportArgs& args, const features::JobView& job, const std::vector<join::RankSummary>& ranks,
+                 std::ostream& out, std::ostream& err) {
+  if (stepViewScript().empty()) {
+    err << "sightline report: this sightline was built without the step view renderer\n";
+    return 2;
+  }
+  std::string name = args.profile_paths.empty() ? std::to_string(ranks.size()) + " rank summaries"
+                                                : std::to_string(args.profile_paths.size()) + " reports";
+  json data = {
+      {"version", 1},
+      {"profile", {{"file", name}, {"format", ranks.empty() ? "" : ranks.front().format}, {"gpus", json::array()}}},
+      {"hasSteps", false},
+      {"stepsSource", ""},
+      {"steadySteps", job.steady_steps},
+      {"unprofiledWallNs", 0},
+      {"captureOverheadNs", 0},
+      {"lines", json::array()},
+      {"ranks", json::array()},
+      {"timelines", json::array()},
+      {"topLines", json::array()},
+      {"memory", nullptr},
+      {"job", jobPageJson(job)}};
+  std::ostringstream text;
+  writeJobText(job, ranks, text);
+  data["story"] = storyJson(text.str());
+  out << stepViewHtml(data, "Sightline · " + name);
   return 0;
 }
 

@@ -1,5 +1,6 @@
 // The report as JSON (docs/report-json.md).
 #include "server/cli/report_data.h"
+#include "server/job_json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -61,6 +62,9 @@ json ranksJson(const attribution::Attribution& attr) {
                    {"rank", r.rank >= 0 ? json(r.rank) : json(nullptr)},
                    {"pid", r.pid},
                    {"process", r.process},
+                   {"host", r.host},
+                   {"gpu_uuid", r.gpu_uuid},
+                   {"rank_source", r.rank_source},
                    {"devices", r.devices},
                    {"gpu_ns", r.gpu_ns},
                    {"busy_ns", r.busy_ns},
@@ -491,6 +495,8 @@ json reportJson(const ReportData& d) {
     doc["compile_logs"] = {{"read", logs.read}, {"set_aside", aside}};
   }
   if (auto v = reportVerdict(d)) doc["verdict"] = verdictJson(*v);
+  if (!d.summaries.empty()) doc["rank_summaries"] = rankSummariesJson(d.summaries)["summaries"];
+  if (d.job) doc["job"] = jobJson(*d.job, d.summaries);
   if (const auto& memory = d.main.memory().story) doc["memory"] = memoryJson(*memory);
   bool memory_placed =
       d.main.memory().story && (!d.main.memory().story->top.empty() || !d.main.memory().story->growth.empty());

@@ -1,5 +1,6 @@
 // --merge: single-rank JSON reports added up into one.
 #include "server/cli/report_data.h"
+#include "server/job_json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -156,6 +157,20 @@ int mergeChecked(const std::vector<std::string>& paths, std::ostream& out, std::
     jfiles.push_back(f);
   }
   merged["files"] = jfiles;
+  // The job, where every report carries its ranks' summaries.
+  std::vector<join::RankSummary> summaries;
+  bool all = true;
+  for (size_t k = 0; k < docs.size() && all; ++k) {
+    std::string why;
+    auto got = docs[k].contains("rank_summaries") ? rankSummariesFromJson(docs[k], why) : std::nullopt;
+    if (!got && docs[k].contains("rank_summaries")) {
+      err << "sightline report: --merge " << paths[k] << ": " << why << "\n";
+      return 2;
+    }
+    all = got.has_value();
+    if (got) summaries.insert(summaries.end(), got->begin(), got->end());
+  }
+  if (all && !summaries.empty()) merged["job"] = jobJson(features::buildJob(summaries), summaries);
   if (overflow) {
     err << "sightline report: --merge: the reports' times add up past 2^63 ns (not reports of one run)\n";
     return 2;

@@ -82,18 +82,26 @@ void writeMachine(const ReportData& d, std::ostream& out) {
   if (!profile.info.gpus.empty()) out << "GPUs      " << gpuList(profile.info.gpus) << "\n";
   if (attr.ranks.size() <= 1) return;
   bool recorded = std::all_of(attr.ranks.begin(), attr.ranks.end(), [](const auto& r) { return r.rank >= 0; });
+  bool named =
+      std::any_of(attr.ranks.begin(), attr.ranks.end(), [](const auto& r) { return r.rank_source == "file name"; });
   out << "Ranks     " << attr.ranks.size() << " (" << attr.processes << " processes, " << attr.ranks.size()
-      << " with GPU work" << (recorded ? "" : "; no distributed rank recorded, named by GPU") << ")\n";
+      << " with GPU work"
+      << (!recorded ? "; no distributed rank recorded, named by GPU"
+          : named   ? "; ranks from the reports' file names"
+                    : "")
+      << ")\n";
+  size_t width = 10;
+  for (const auto& r : attr.ranks) width = std::max(width, r.label.size() + 2);
   auto rows = features::rankRows(attr.ranks);
   bool per_step = std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.per_step; });
   std::string unit = per_step ? " ms/step" : " ms";
   bool paired = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.paired; });
-  out << "          " << pad("rank", 10, true) << pad("GPU" + unit, 13) << pad("busy", 8) << pad("comm" + unit, 14)
+  out << "          " << pad("rank", width, true) << pad("GPU" + unit, 13) << pad("busy", 8) << pad("comm" + unit, 14)
       << pad("exposed", 10) << (paired ? pad("waiting", 9) + pad("moving", 8) + pad("last in", 9) : "")
       << pad("steps", 7) << pad("median step", 13) << "\n";
   for (const auto& row : rows) {
     const auto& r = *row.rank;
-    out << "          " << pad(r.label, 10, true) << pad(features::formatMilliseconds(row.gpu_ns), 13)
+    out << "          " << pad(r.label, width, true) << pad(features::formatMilliseconds(row.gpu_ns), 13)
         << pad(formatPercent(row.busy_share), 8) << pad(features::formatMilliseconds(row.comm_ns), 14)
         << pad(features::formatMilliseconds(row.comm_exposed_ns), 10);
     if (paired)
@@ -175,6 +183,7 @@ void writeHeader(const ReportData& d, std::ostream& out) {
     return;
   }
   writeMachine(d, out);
+  if (d.job && d.job->ranks.size() > 1) writeJobText(*d.job, d.summaries, out);
   auto verdict = reportVerdict(d);
   out << "Steps     ";
   if (verdict) {

@@ -271,7 +271,8 @@ TEST(MultiProcess, KinetoTraceNamesItsRank) {
   json doc =
       reportJson(repoProfile("tests/data/multi/ddp/ddp_rank1.pt.trace.json.gz"), "tests/data/multi/ddp/train_ddp.py");
   ASSERT_EQ(doc["ranks"].size(), 1u);
-  EXPECT_EQ(doc["ranks"][0]["label"], "rank 1");
+  EXPECT_EQ(doc["ranks"][0]["label"], "rank 1 (GPU 1)");
+  EXPECT_EQ(doc["ranks"][0]["rank_source"], "distributedInfo");
   EXPECT_EQ(doc["ranks"][0]["rank"], 1);
 }
 
@@ -288,7 +289,7 @@ TEST(MultiProcess, ReportsPerRankLoadTogetherAndSummariesMerge) {
   ASSERT_EQ(together["ranks"].size(), 2u);
   EXPECT_EQ(together["profile"]["parts"].size(), 2u);
   auto check = runSightline("check --profile '" + r0 + "' --profile '" + r1 + "' " + script, sourcePath(""));
-  EXPECT_NE(check.out.find("train_ddp.py:72:13: warning: GPU 1 spends"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("train_ddp.py:72:13: warning: rank 1 (vm, GPU 1) spends"), std::string::npos) << check.out;
 
   std::string dir = ::testing::TempDir();
   auto save = [&](const std::string& profile, const std::string& name) {

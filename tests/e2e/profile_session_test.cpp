@@ -306,7 +306,9 @@ TEST(ProfileSession, ReportsOfEachRankLoadAsOneProfile) {
   EXPECT_NE(st["warnings"].dump().find("2 ranks (2 reports)"), std::string::npos) << st.dump();
   auto hover = hoverText(*client, w.script_uri, 71, 14);  // `a = torch.tanh(a @ a)` in extra_work
   ASSERT_TRUE(hover);
-  EXPECT_NE(hover->find("slowest **GPU 1**"), std::string::npos) << *hover;
+  EXPECT_NE(hover->find("slowest **rank 1 (vm, GPU 1)**"), std::string::npos) << *hover;
+  // The status bar names the job's ranks and its straggler.
+  EXPECT_EQ(st.value("job", ""), "2 ranks · straggler rank 1 (vm, GPU 1)") << st.dump();
   fs::remove_all(w.root);
 }
 

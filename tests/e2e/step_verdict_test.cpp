@@ -268,13 +268,13 @@ TEST(StepVerdict, ExposedCommunicationOfAStraggler) {
   // for rank 1 (its kernels run the shortest: it arrives last at every one), not moving data.
   EXPECT_EQ(v2["bound"], "bound by waiting ranks") << v2.dump();
   EXPECT_GT(v2["comm_wait_ns_per_step"].get<double>(), 50 * v2["comm_transfer_ns_per_step"].get<double>());
-  EXPECT_EQ(v2["late_rank"]["label"], "GPU 1") << v2.dump();
+  EXPECT_EQ(v2["late_rank"]["label"], "rank 1 (vm, GPU 1)") << v2.dump();
   EXPECT_DOUBLE_EQ(v2["late_rank"]["late_share"].get<double>(), 1.0);
   EXPECT_EQ(v2["late_rank"]["line"]["line"], 72) << "the extra_work line rank 1 runs 6x";
   ASSERT_FALSE(v2["changes"].empty());
   EXPECT_EQ(v2["changes"][0]["change"], "balance-ranks");
   std::string text = v2["changes"][0]["text"];
-  EXPECT_NE(text.find("for GPU 1, last to arrive at 100%"), std::string::npos) << text;
+  EXPECT_NE(text.find("for rank 1 (vm, GPU 1), last to arrive at 100%"), std::string::npos) << text;
   EXPECT_NE(text.find("train_ddp.py:72 runs"), std::string::npos) << text;
   EXPECT_EQ(text.find("profile every rank"), std::string::npos) << "both ranks are loaded already";
   EXPECT_EQ(text.find("bucket_cap_mb"), std::string::npos) << text;

@@ -26,6 +26,7 @@ interface ProfileStatus {
   error?: string;
   compareWith?: string;
   verdict?: string;
+  job?: string; // "4 ranks · straggler rank 3 (node3, GPU 3)"
   stepWallNs?: number;
   gpuBusyShare?: number;
   memory?: { peakAllocatedBytes: number; peakReservedBytes: number; summary: string };
@@ -82,6 +83,7 @@ function showStatus(status: ProfileStatus): void {
       (memoryOnly ? status.memory!.summary : `${ms.toFixed(2)} ms${perStep ? "/step" : ""} · ${share}%`) +
       (status.memory && !memoryOnly ? ` · ${status.memory.summary}` : "") +
       (status.verdict ? ` · ${status.verdict}` : "") +
+      (status.job ? ` · ${status.job}` : "") +
       (warnings.length > 0 ? ` $(warning) ${warnings.length}` : "");
     tooltip.appendMarkdown("**Sightline** · ");
     tooltip.appendText(`${status.file} (${status.format})`);
@@ -94,6 +96,10 @@ function showStatus(status: ProfileStatus): void {
       tooltip.appendMarkdown(
         `Step ${((status.stepWallNs ?? 0) / 1e6).toFixed(2)} ms as captured; ${status.verdict} (summary: why)\n\n`,
       );
+    if (status.job) {
+      tooltip.appendText(`Job: ${status.job}`);
+      tooltip.appendMarkdown("\n\n");
+    }
     if (status.compareWith) {
       tooltip.appendText(`Compared with ${basename(status.compareWith)}`);
       tooltip.appendMarkdown("\n\n");

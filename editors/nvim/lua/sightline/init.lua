@@ -432,6 +432,9 @@ function M.statusline()
   if s.verdict then
     text = text .. " · " .. s.verdict
   end
+  if s.job then
+    text = text .. " · " .. s.job
+  end
   if s.warnings and #s.warnings > 0 then
     text = text .. " ⚠ " .. #s.warnings
   end

@@ -124,8 +124,20 @@ export interface StepViewData {
   // The report's header in its own words (label and lines): the verdict, Try, warnings, compiling,
   // memory and its out-of-memory error.
   story?: { label: string; lines: string[] }[];
+  // A job of several ranks (server/job_json.cpp jobPageJson): ranks × steps, the straggler.
+  job?: JobPage | null;
   // The HTML report only: annotated source of the named files.
   sources?: { path: string; lines: { line: number; text: string; line_index: number }[] }[];
+}
+
+export interface JobPage {
+  ranks: string[]; // labels, in the job's order
+  straggler: number; // index into ranks; -1 none
+  stragglerSteps: number[]; // step indices where it held the others up
+  stepsPerColumn: number; // steps binned into columns (the slowest step of each bin shown)
+  wallNs: number[][]; // ranks × columns: step wall (-1: no such step)
+  medianStepNs: number;
+  lines: { path: string; line: number; medianNs: number; p95Ns: number; maxNs: number; maxRank: number }[];
 }
 
 // What the page asks of its host: open a line (VS Code: reveal it in an editor; the HTML

@@ -5,6 +5,7 @@
 import { Host, StepViewData } from "./data";
 import { el, Tooltip } from "./dom";
 import { basename, bytes, kindsText, ms, percent } from "./format";
+import { jobChart } from "./job";
 import { linesChart } from "./lines_chart";
 import { memoryChart } from "./memory";
 import { stepsChart } from "./steps_chart";
@@ -59,6 +60,8 @@ function header(data: StepViewData): HTMLElement {
     // The step itself is the headline's (the report's figure), not one rank's median.
     const walls = data.ranks.map((r) => r.medianWallNs).filter((w) => w > 0);
     if (walls.length && !data.headline) parts.push(`median step ${ms(walls[0])}`);
+  } else if (data.job && data.job.ranks.length > 0) {
+    parts.push(`${data.job.ranks.length} ranks, median step ${ms(data.job.medianStepNs)}`);
   } else if (data.ranks.length > 0 || data.topLines.length > 0) {
     parts.push("no steps found: figures are totals");
   }
@@ -160,6 +163,8 @@ export function render(root: HTMLElement, data: StepViewData, host: Host): void 
   // A memory snapshot has no steps and no time: its memory alone.
   const timed = data.ranks.length > 0 || data.topLines.length > 0;
   if (memory && !timed) page.append(memory);
+  const job = jobChart(data, host, tip, width);
+  if (job) page.append(job);
   if (timed) {
     page.append(stepsChart(data, host, tip, width));
     page.append(timelineChart(data, host, tip, width));

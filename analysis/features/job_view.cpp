@@ -1,0 +1,360 @@
+// The job view from rank summaries.
+#include "analysis/features/job_view.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "analysis/attribution/ranks.h"
+
+namespace sightline::features {
+namespace {
+
+using attribution::StepKind;
+using join::RankSummary;
+
+// The median (the mean of the middle two for an even count).
+int64_t medianOf(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (v.size() % 2 == 1) return *mid;
+  int64_t upper = *mid;
+  int64_t lower = *std::max_element(v.begin(), mid);
+  return lower + (upper - lower) / 2;
+}
+
+// The value at quantile q (nearest rank) of v.
+int64_t quantileOf(std::vector<int64_t> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto at = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(at, v.size() - 1)];
+}
+
+bool steadyAt(const RankSummary& s, int32_t step) {
+  if (step < 0) return s.steps.empty();
+  return static_cast<size_t>(step) < s.steps.size() && s.steps[static_cast<size_t>(step)].kind == StepKind::Steady;
+}
+
+// Pairs each collective across ranks as attribution's pairCollectives does: (step, name, nth);
+// all ranks leave together, so the shortest kernel is the last rank's arrival and moved the data.
+// waits[r][c]: rank r's collective c waited this long (-1: not paired).
+struct Pairing {
+  std::vector<std::vector<int64_t>> waits;
+  std::vector<std::vector<char>> late;                     // rank r arrived last at its collective c
+  std::vector<std::map<int32_t, int64_t>> caused_by_step;  // rank r: step -> others' waits it caused
+  uint32_t paired = 0, unpaired = 0;
+};
+
+Pairing pair(const std::vector<RankSummary>& in, const std::vector<size_t>& order) {
+  Pairing out;
+  out.waits.resize(in.size());
+  out.late.resize(in.size());
+  out.caused_by_step.resize(in.size());
+  struct Key {
+    int32_t step;
+    uint32_t nth;
+    std::string_view name;
+    bool operator==(const Key&) const = default;
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const {
+      return std::hash<std::string_view>{}(k.name) ^ (static_cast<size_t>(k.step) * 0x9e3779b97f4a7c15ULL) ^
+             (static_cast<size_t>(k.nth) << 20);
+    }
+  };
+  std::unordered_map<Key, std::vector<std::pair<uint32_t, uint32_t>>, Hash> groups;  // -> (rank, collective)
+  for (size_t r : order) {
+    const auto& s = in[r];
+    out.waits[r].assign(s.collectives.size(), -1);
+    out.late[r].assign(s.collectives.size(), 0);
+    for (size_t c = 0; c < s.collectives.size(); ++c) {
+      const auto& col = s.collectives[c];
+      if (col.name >= s.names.size()) continue;
+      groups[{col.step, col.nth, s.names[col.name]}].emplace_back(static_cast<uint32_t>(r), static_cast<uint32_t>(c));
+    }
+  }
+  for (const auto& [key, members] : groups) {
+    if (members.size() < 2) {
+      ++out.unpaired;
+      continue;
+    }
+    ++out.paired;
+    auto dur = [&](const std::pair<uint32_t, uint32_t>& m) { return in[m.first].collectives[m.second].durationNs(); };
+    auto last = members.front();
+    for (const auto& m : members)
+      if (dur(m) < dur(last)) last = m;
+    int64_t transfer = dur(last), caused = 0;
+    for (const auto& m : members) {
+      int64_t wait = dur(m) - transfer;
+      out.waits[m.first][m.second] = wait;
+      caused += wait;
+    }
+    out.late[last.first][last.second] = 1;
+    out.caused_by_step[last.first][key.step] += caused;
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* jobBoundName(JobBound b) {
+  switch (b) {
+    case JobBound::WaitingRanks:
+      return "waiting-ranks";
+    case JobBound::Communication:
+      return "communication";
+    case JobBound::Gpu:
+      return "gpu";
+    case JobBound::Host:
+      return "host";
+    case JobBound::Unknown:
+      break;
+  }
+  return "unknown";
+}
+
+std::string collectiveKind(std::string_view name) {
+  static const std::pair<const char*, const char*> kKinds[] = {{"AllGather", "all-gather"},
+                                                               {"ReduceScatter", "reduce-scatter"},
+                                                               {"AllReduce", "all-reduce"},
+                                                               {"Broadcast", "broadcast"},
+                                                               {"Reduce", "reduce"},
+                                                               {"SendRecv", "send/recv"},
+                                                               {"Send", "send"},
+                                                               {"Recv", "recv"},
+                                                               {"AllToAll", "all-to-all"}};
+  for (const auto& [key, kind] : kKinds)
+    if (name.find(key) != std::string_view::npos) return kind;
+  return "";
+}
+
+JobView buildJob(const std::vector<RankSummary>& in) {
+  JobView job;
+  // Ranks in order: the job's rank, then host, then pid (the report's order last).
+  std::vector<size_t> order(in.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto &x = in[a], &y = in[b];
+    bool kx = x.rank >= 0, ky = y.rank >= 0;
+    if (kx != ky) return kx;
+    return std::tie(x.rank, x.host, x.pid) < std::tie(y.rank, y.host, y.pid);
+  });
+  std::vector<attribution::RankInfo> infos;
+  infos.reserve(in.size());
+  std::set<std::tuple<int32_t, std::string, std::vector<uint32_t>>> seen;
+  std::set<std::string> hosts;
+  for (size_t r : order) {
+    attribution::RankInfo info;
+    info.rank = in[r].rank, info.host = in[r].host, info.devices = in[r].devices, info.pid = in[r].pid;
+    infos.push_back(std::move(info));
+    if (in[r].rank >= 0 && !seen.insert({in[r].rank, in[r].host, in[r].devices}).second) ++job.duplicate_ranks;
+    if (!in[r].host.empty()) hosts.insert(in[r].host);
+  }
+  job.hosts.assign(hosts.begin(), hosts.end());
+  auto labels = attribution::rankLabels(infos);
+
+  Pairing pairing = pair(in, order);
+  job.paired_collectives = pairing.paired;
+  job.unpaired_collectives = pairing.unpaired;
+
+  std::vector<int64_t> steady_walls;
+  int64_t gpu = 0, busy = 0, exposed = 0, wait = 0, transfer = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    size_t r = order[k];
+    const auto& s = in[r];
+    JobRank jr;
+    jr.summary = r;
+    jr.label = labels[k];
+    std::vector<int64_t> walls;
+    std::vector<int64_t> row;
+    std::vector<StepKind> kinds;
+    for (const auto& st : s.steps) {
+      row.push_back(st.wallNs());
+      kinds.push_back(st.kind);
+      if (st.kind != StepKind::Steady) continue;
+      walls.push_back(st.wallNs());
+      jr.steady_gpu_ns += st.gpu_ns, jr.steady_busy_ns += st.busy_ns, jr.steady_wall_ns += st.wallNs();
+    }
+    jr.steady_steps = static_cast<int>(walls.size());
+    jr.median_step_ns = medianOf(walls);
+    steady_walls.insert(steady_walls.end(), walls.begin(), walls.end());
+    for (size_t c = 0; c < s.collectives.size(); ++c) {
+      const auto& col = s.collectives[c];
+      if (!steadyAt(s, col.step)) continue;
+      jr.comm_ns += col.durationNs(), jr.comm_exposed_ns += col.exposed_ns;
+      int64_t w = pairing.waits[r][c];
+      if (w < 0) continue;
+      ++jr.paired;
+      jr.comm_wait_ns += w, jr.comm_transfer_ns += col.durationNs() - w;
+      if (pairing.late[r][c]) ++jr.late;
+    }
+    for (const auto& [step, ns] : pairing.caused_by_step[r])
+      if (steadyAt(s, step)) jr.caused_wait_ns += ns;
+    job.max_steps = std::max(job.max_steps, static_cast<int>(s.steps.size()));
+    job.step_wall_ns.push_back(std::move(row));
+    job.step_kind.push_back(std::move(kinds));
+    gpu += jr.steady_gpu_ns, busy += jr.steady_busy_ns, exposed += jr.comm_exposed_ns;
+    wait += jr.comm_wait_ns, transfer += jr.comm_transfer_ns;
+    job.steady_steps += jr.steady_steps;
+    job.ranks.push_back(std::move(jr));
+  }
+  job.median_step_ns = medianOf(steady_walls);
+  if (job.steady_steps > 0) {
+    int64_t n = job.steady_steps;
+    job.gpu_ns_per_step = gpu / n, job.busy_ns_per_step = busy / n, job.comm_exposed_ns_per_step = exposed / n;
+    job.wait_ns_per_step = wait / n, job.transfer_ns_per_step = transfer / n;
+  }
+
+  // The straggler: the rank whose late arrivals made the others wait longest, when that wait is
+  // measurable (over 2% of the median step per step and waiting rank).
+  int64_t best = 0;
+  for (size_t k = 0; k < job.ranks.size(); ++k)
+    if (job.ranks[k].caused_wait_ns > best) best = job.ranks[k].caused_wait_ns, job.straggler = static_cast<int32_t>(k);
+  if (job.straggler >= 0) {
+    const JobRank& jr = job.ranks[static_cast<size_t>(job.straggler)];
+    int steps = std::max(1, jr.steady_steps);
+    int64_t waiting = static_cast<int64_t>(std::max<size_t>(1, job.ranks.size() - 1));
+    job.straggler_caused_ns_per_step = jr.caused_wait_ns / steps;
+    if (job.straggler_caused_ns_per_step / waiting < std::max<int64_t>(100'000, job.median_step_ns / 50)) {
+      job.straggler = -1;
+    } else {
+      job.straggler_late_share = jr.paired > 0 ? static_cast<double>(jr.late) / jr.paired : 0;
+      // Its steps: those where it caused the most waiting of any rank, by over 2% of a step
+      // for each waiting rank.
+      std::map<int32_t, std::pair<int64_t, size_t>> top;  // step -> (caused, rank k)
+      for (size_t k = 0; k < job.ranks.size(); ++k)
+        for (const auto& [step, ns] : pairing.caused_by_step[job.ranks[k].summary])
+          if (step >= 0 && ns > top[step].first) top[step] = {ns, k};
+      int64_t floor = std::max<int64_t>(100'000, job.median_step_ns / 50) * waiting;
+      for (const auto& [step, who] : top)
+        if (who.second == static_cast<size_t>(job.straggler) && who.first >= floor) job.straggler_steps.push_back(step);
+    }
+  }
+  // The line that ran longer on the straggler in its steps than on the others (median).
+  if (job.straggler >= 0 && !job.straggler_steps.empty()) {
+    const RankSummary& s = in[job.ranks[static_cast<size_t>(job.straggler)].summary];
+    for (const auto& l : s.lines) {
+      if (l.step_ns.empty()) continue;
+      int64_t extra = 0;
+      for (int32_t step : job.straggler_steps) {
+        if (static_cast<size_t>(step) >= l.step_ns.size()) continue;
+        std::vector<int64_t> others;
+        for (const auto& jr : job.ranks) {
+          if (jr.summary == job.ranks[static_cast<size_t>(job.straggler)].summary) continue;
+          const auto& o = in[jr.summary];
+          int64_t v = 0;
+          for (const auto& ol : o.lines)
+            if (ol.line == l.line && ol.path == l.path && static_cast<size_t>(step) < ol.step_ns.size()) {
+              v = ol.step_ns[static_cast<size_t>(step)];
+              break;
+            }
+          others.push_back(v);
+        }
+        extra += l.step_ns[static_cast<size_t>(step)] - medianOf(others);
+      }
+      extra /= static_cast<int64_t>(job.straggler_steps.size());
+      if (extra > job.straggler_line_extra_ns && extra >= std::max<int64_t>(500'000, job.median_step_ns / 100)) {
+        job.straggler_line_extra_ns = extra;
+        job.straggler_line_path = l.path;
+        job.straggler_line = l.line;
+      }
+    }
+  }
+
+  // Each line's time per steady step on every rank.
+  std::map<std::pair<std::string_view, int32_t>, std::pair<std::vector<int64_t>, std::vector<int64_t>>> per_line;
+  for (size_t k = 0; k < job.ranks.size(); ++k) {
+    const RankSummary& s = in[job.ranks[k].summary];
+    int64_t steps = std::max(1, job.ranks[k].steady_steps);
+    for (const auto& l : s.lines) {
+      auto& [ns, comm] = per_line[{l.path, l.line}];
+      if (ns.empty()) ns.assign(job.ranks.size(), 0), comm.assign(job.ranks.size(), 0);
+      ns[k] += l.ns / steps;
+      comm[k] += l.comm_ns / steps;
+    }
+  }
+  for (const auto& [key, values] : per_line) {
+    LineSpread ls;
+    ls.path = std::string(key.first);
+    ls.line = key.second;
+    const auto& ns = values.first;
+    ls.median_ns = medianOf(ns);
+    ls.p95_ns = quantileOf(ns, 0.95);
+    auto mx = std::max_element(ns.begin(), ns.end());
+    ls.max_ns = *mx;
+    ls.max_rank = static_cast<size_t>(mx - ns.begin());
+    ls.comm_ns = medianOf(values.second);
+    if (ls.max_ns > 0) job.lines.push_back(std::move(ls));
+  }
+  std::stable_sort(job.lines.begin(), job.lines.end(), [](const LineSpread& a, const LineSpread& b) {
+    return std::tie(b.median_ns, b.max_ns) < std::tie(a.median_ns, a.max_ns);
+  });
+  if (job.lines.size() > kMaxSpreadLines) job.lines.resize(kMaxSpreadLines);
+
+  // Communication by module and direction (FSDP names its modules; DDP's buckets have none).
+  std::map<std::tuple<std::string, std::string, bool>, ModuleComm> modules;
+  for (const auto& jr : job.ranks) {
+    const RankSummary& s = in[jr.summary];
+    for (size_t c = 0; c < s.collectives.size(); ++c) {
+      const auto& col = s.collectives[c];
+      if (!steadyAt(s, col.step) || col.name >= s.names.size()) continue;
+      std::string module = col.module >= 0 && static_cast<size_t>(col.module) < s.names.size()
+                               ? s.names[static_cast<size_t>(col.module)]
+                               : "";
+      std::string kind = collectiveKind(s.names[col.name]);
+      auto& m = modules[{module, kind, col.backward}];
+      m.module = module, m.kind = kind, m.backward = col.backward;
+      ++m.count;
+      m.ns += col.durationNs(), m.exposed_ns += col.exposed_ns;
+      int64_t w = pairing.waits[jr.summary][c];
+      if (w > 0) m.wait_ns += std::min(w, col.exposed_ns);
+    }
+  }
+  for (auto& [key, m] : modules) {
+    if (job.steady_steps > 0) {
+      m.ns /= job.steady_steps, m.exposed_ns /= job.steady_steps, m.wait_ns /= job.steady_steps;
+    }
+    job.modules.push_back(std::move(m));
+  }
+  std::stable_sort(job.modules.begin(), job.modules.end(),
+                   [](const ModuleComm& a, const ModuleComm& b) { return a.exposed_ns > b.exposed_ns; });
+
+  // Advice where communication moved data while nothing computed, measurably.
+  int64_t floor = std::max<int64_t>(500'000, job.median_step_ns / 50);
+  for (size_t i = 0; i < job.modules.size(); ++i) {
+    const auto& m = job.modules[i];
+    int64_t moving = m.exposed_ns - m.wait_ns;
+    if (moving < floor) continue;
+    std::string change;
+    if (!m.module.empty() && m.kind == "all-gather")
+      change = m.backward ? "backward-prefetch" : "forward-prefetch";
+    else if (!m.module.empty() && m.kind == "reduce-scatter")
+      change = "reduce-dtype";
+    else if (m.module.empty() && m.kind == "all-reduce" && m.backward)
+      change = "ddp-buckets";
+    if (!change.empty()) job.advice.push_back({i, change, moving});
+  }
+
+  // What bounds the job's step: ranks waiting for each other, communication moving data, the
+  // GPU's own work, or the host (the GPU idle).
+  if (job.median_step_ns > 0 && job.steady_steps > 0) {
+    int64_t step = job.median_step_ns;
+    int64_t moving_exposed = std::max<int64_t>(0, job.comm_exposed_ns_per_step - job.wait_ns_per_step);
+    int64_t compute = std::max<int64_t>(0, job.busy_ns_per_step - job.comm_exposed_ns_per_step);
+    int64_t idle = std::max<int64_t>(0, step - job.busy_ns_per_step);
+    if (job.wait_ns_per_step >= step / 10 && job.wait_ns_per_step >= moving_exposed)
+      job.bound = JobBound::WaitingRanks;
+    else if (moving_exposed >= step / 10 && moving_exposed >= idle)
+      job.bound = JobBound::Communication;
+    else
+      job.bound = idle > compute ? JobBound::Host : JobBound::Gpu;
+  }
+  return job;
+}
+
+}  // namespace sightline::features

@@ -1,0 +1,252 @@
+// Jobs of many ranks (docs/jobs.md): each rank's report reduced to a summary where it was made,
+// the summaries merged into the job, equal field by field to the reports read in one process;
+// rank identity, FSDP's communication per module, the straggler on a real capture.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/test_paths.h"
+
+namespace sightline::testing {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string quoted(const std::vector<std::string>& paths, const std::string& flag) {
+  std::string out;
+  for (const auto& p : paths) out += " " + flag + " '" + p + "'";
+  return out;
+}
+
+// The keys of two objects whose values differ ("" when equal): a failure names them, not the
+// whole job.
+std::string differingKeys(const json& a, const json& b) {
+  if (a == b) return "";
+  if (!a.is_object() || !b.is_object()) return "(not objects)";
+  std::string out;
+  for (const auto& [key, value] : a.items())
+    if (!b.contains(key) || b[key] != value) out += key + " ";
+  for (const auto& [key, value] : b.items())
+    if (!a.contains(key)) out += key + " ";
+  return out;
+}
+
+// The reports' summaries, one file each in a fresh folder (with the script named, as the
+// reports read together have it: a PyTorch-profiler trace's lines need its source).
+std::string summarize(const std::vector<std::string>& reports, const std::string& name,
+                      const std::string& script = "") {
+  std::string dir = ::testing::TempDir() + "/job_" + name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (size_t i = 0; i < reports.size(); ++i) {
+    std::string out = dir + "/rank" + std::to_string(i) + ".json";
+    auto r = runSightline("report --format summary --profile '" + reports[i] + "' -o '" + out + "' " + script,
+                          sourcePath(""));
+    EXPECT_EQ(r.code, 0) << r.out;
+  }
+  return dir;
+}
+
+json runJson(const std::string& args) {
+  auto r = runSightline(args, sourcePath(""));
+  EXPECT_EQ(r.code, 0) << r.out;
+  return json::parse(r.out, nullptr, false);
+}
+
+struct Job {
+  const char* name;
+  std::vector<std::string> reports;  // under tests/data/multi
+  const char* script;
+};
+
+class JobMerge : public ::testing::TestWithParam<Job> {};
+
+// The job from summaries merged (a folder of them) is the job of the same reports read in one
+// process: every field, ranks, pairing, straggler, spread, modules, steps.
+TEST_P(JobMerge, MergedSummariesEqualTheReportsReadTogether) {
+  std::vector<std::string> reports;
+  for (const auto& r : GetParam().reports) reports.push_back(repoProfile("tests/data/multi/" + r));
+  std::string script = std::string("tests/data/multi/") + GetParam().script;
+  std::string dir = summarize(reports, GetParam().name, script);
+  json merged = runJson("report --format json --merge '" + dir + "'");
+  json together =
+      runJson("report --format json" + quoted(reports, "--profile") + " tests/data/multi/" + GetParam().script);
+  ASSERT_TRUE(merged.contains("job") && together.contains("job"));
+  EXPECT_EQ(differingKeys(merged["job"], together["job"]), "");
+  EXPECT_EQ(merged["job"]["ranks"].size(), reports.size());
+  EXPECT_FALSE(merged["job"]["lines"].empty());
+  EXPECT_GT(merged["job"]["paired_collectives"].get<int>(), 0);
+  // The same from the reports' own JSON (`--format json` carries the summaries too).
+  std::vector<std::string> full;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    std::string path = dir + "/full" + std::to_string(i) + ".json.txt";
+    auto r =
+        runSightline("report --format json --profile '" + reports[i] + "' -o '" + path + "' " + script, sourcePath(""));
+    ASSERT_EQ(r.code, 0) << r.out;
+    full.push_back(path);
+  }
+  json from_full = runJson("report --format json" + quoted(full, "--merge"));
+  EXPECT_EQ(differingKeys(from_full["job"], together["job"]), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Captures, JobMerge,
+    ::testing::Values(
+        Job{"ddp_nsys", {"ddp/ddp_rank0.sqlite.xz", "ddp/ddp_rank1.sqlite.xz"}, "ddp/train_ddp.py"},
+        Job{"fsdp_nsys",
+            {"fsdp/fsdp_rank0.sqlite.xz", "fsdp/fsdp_rank1.sqlite.xz", "fsdp/fsdp_rank2.sqlite.xz",
+             "fsdp/fsdp_rank3.sqlite.xz"},
+            "fsdp/train_fsdp.py"},
+        Job{"fsdp_torch",
+            {"fsdp/rank0.1795751166486343957.pt.trace.json.xz", "fsdp/rank1.1795751166610226356.pt.trace.json.xz",
+             "fsdp/rank2.1795751166524036883.pt.trace.json.xz", "fsdp/rank3.1795751166474897213.pt.trace.json.xz"},
+            "fsdp/train_fsdp.py"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// Ranks are named by the job's rank, host and GPU: from the reports' file names (nsys records no
+// rank of its own here) and the export's host name.
+TEST(Job, RanksNamedByRankHostAndGpu) {
+  std::vector<std::string> reports;
+  for (int r = 0; r < 4; ++r)
+    reports.push_back(repoProfile("tests/data/multi/fsdp/fsdp_rank" + std::to_string(r) + ".sqlite.xz"));
+  json doc = runJson("report --format json" + quoted(reports, "--profile") + " tests/data/multi/fsdp/train_fsdp.py");
+  ASSERT_EQ(doc["ranks"].size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(doc["ranks"][r]["label"], "rank " + std::to_string(r) + " (vm, GPU " + std::to_string(r) + ")");
+    EXPECT_EQ(doc["ranks"][r]["rank_source"], "file name");
+    EXPECT_EQ(doc["ranks"][r]["gpu_uuid"].get<std::string>().size(), 36u);
+  }
+  EXPECT_EQ(doc["job"]["hosts"], json::array({"vm"}));
+}
+
+// FSDP2's collectives land on the module they serve, forward and backward apart: each layer's
+// all-gather twice a step (forward, and backward's prefetch) and its reduce-scatter in backward.
+TEST(Job, FsdpCommunicationPerModule) {
+  for (const char* report : {"fsdp/fsdp_rank0.sqlite.xz", "fsdp/rank0.1795751166486343957.pt.trace.json.xz"}) {
+    json doc = runJson("report --format json --profile '" + repoProfile(std::string("tests/data/multi/") + report) +
+                       "' tests/data/multi/fsdp/train_fsdp.py");
+    std::map<std::string, int> seen;
+    for (const auto& m : doc["job"].is_null() ? json::array() : doc["job"]["modules"])
+      seen[m["module"].get<std::string>() + " " + m["kind"].get<std::string>() + " " + m["pass"].get<std::string>()] =
+          m["count"];
+    // One rank alone has no job: its summary carries the modules.
+    if (seen.empty()) {
+      const auto& s = doc["rank_summaries"][0];
+      for (const auto& c : s["collectives"]) {
+        if (c[8].get<int>() < 0) continue;
+        std::string name = s["names"][c[2].get<int>()], module = s["names"][c[8].get<int>()];
+        std::string kind = name.find("AllGather") != std::string::npos ? "all-gather" : "reduce-scatter";
+        ++seen[module + " " + kind + " " + (c[7].get<int>() ? "backward" : "forward")];
+      }
+    }
+    for (int layer = 0; layer < 8; ++layer) {
+      std::string m = "layers." + std::to_string(layer);
+      EXPECT_EQ(seen[m + " all-gather forward"], 5) << report << " " << m;
+      EXPECT_EQ(seen[m + " all-gather backward"], 5) << report << " " << m;
+      EXPECT_EQ(seen[m + " reduce-scatter backward"], 5) << report << " " << m;
+    }
+    EXPECT_EQ(seen["(root) all-gather forward"], 5) << report;
+  }
+}
+
+// The DDP run where rank 1 does extra work on purpose: the job names it the straggler, in every
+// step, and the line that made it late.
+TEST(Job, FindsTheStragglerAndItsLine) {
+  std::vector<std::string> reports = {repoProfile("tests/data/multi/ddp/ddp_rank0.sqlite.xz"),
+                                      repoProfile("tests/data/multi/ddp/ddp_rank1.sqlite.xz")};
+  std::string dir = summarize(reports, "straggler");
+  json job = runJson("report --format json --merge '" + dir + "'")["job"];
+  ASSERT_TRUE(job["straggler"].is_object()) << job.dump();
+  EXPECT_EQ(job["straggler"]["rank"], "rank 1 (vm, GPU 1)");
+  EXPECT_EQ(job["straggler"]["steps"], json::array({0, 1, 2, 3, 4}));
+  EXPECT_EQ(job["straggler"]["line"]["line"], 72);
+  EXPECT_EQ(job["bound"], "waiting-ranks");
+  auto text = runSightline("report --merge '" + dir + "'", sourcePath(""));
+  EXPECT_NE(text.out.find("Straggler rank 1 (vm, GPU 1)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("train_ddp.py:72 runs"), std::string::npos) << text.out;
+}
+
+// More reports than one process joins: each read, summarized and dropped; the same report twice
+// is said to repeat a rank.
+TEST(Job, ManyReportsMakeTheJobOnlyAndRepeatsAreSaid) {
+  std::string r0 = repoProfile("tests/data/multi/ddp/ddp_rank0.sqlite.xz");
+  std::string r1 = repoProfile("tests/data/multi/ddp/ddp_rank1.sqlite.xz");
+  std::vector<std::string> reports;
+  for (int i = 0; i < 5; ++i) reports.push_back(r0), reports.push_back(r1);
+  auto text = runSightline("report -j 2" + quoted(reports, "--profile"), sourcePath(""));
+  EXPECT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("Job       10 ranks"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("8 report(s) repeat a rank"), std::string::npos) << text.out;
+  json doc = runJson("report --format json" + quoted(reports, "--profile"));
+  EXPECT_EQ(doc["job"]["duplicate_ranks"], 8);
+  EXPECT_EQ(doc["rank_summaries"].size(), 10u);
+}
+
+// bench/make_job.py's jobs of 16 and 256 ranks, made from a real rank's summary with a straggler
+// of known truth (its host delayed in chosen steps): the job finds its rank, its steps and the
+// line it ran longer.
+TEST(Job, FindsTheInjectedStragglerOfGeneratedJobs) {
+  std::string report = repoProfile("tests/data/multi/fsdp/fsdp_rank0.sqlite.xz");
+  std::string dir = summarize({report}, "template", "tests/data/multi/fsdp/train_fsdp.py");
+  struct Case {
+    int ranks, straggler;
+    const char* steps;
+    json expected_steps;
+  };
+  for (const auto& c : {Case{16, 5, "1,3", json::array({1, 3})}, Case{256, 200, "2-4", json::array({2, 3, 4})}}) {
+    std::string job_dir = ::testing::TempDir() + "/job_generated_" + std::to_string(c.ranks);
+    fs::remove_all(job_dir);
+    std::string cmd = "python3 '" + sourcePath("bench/make_job.py") + "' --ranks " + std::to_string(c.ranks) +
+                      " --out '" + job_dir + "' --straggler " + std::to_string(c.straggler) + ":" + c.steps + ":25 '" +
+                      dir + "/rank0.json'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    json truth = json::parse(std::ifstream(job_dir + "/truth.txt"), nullptr, false);
+    json job = runJson("report --format json --merge '" + job_dir + "'")["job"];
+    ASSERT_EQ(job["ranks"].size(), static_cast<size_t>(c.ranks));
+    ASSERT_TRUE(job["straggler"].is_object()) << c.ranks;
+    std::string node = "node" + std::to_string(c.straggler / 8) + ", GPU " + std::to_string(c.straggler % 8);
+    EXPECT_EQ(job["straggler"]["rank"], "rank " + std::to_string(c.straggler) + " (" + node + ")");
+    EXPECT_EQ(job["straggler"]["steps"], c.expected_steps) << c.ranks;
+    EXPECT_EQ(job["straggler"]["line"]["line"], truth[0]["line"][1]) << c.ranks;
+    EXPECT_EQ(job["hosts"].size(), static_cast<size_t>((c.ranks + 7) / 8));
+    EXPECT_EQ(job["duplicate_ranks"], 0);
+  }
+}
+
+// Summaries come from other machines: a damaged one is refused with its reason, never a crash.
+TEST(Job, DamagedSummariesAreRefused) {
+  std::string dir = ::testing::TempDir() + "/job_damaged";
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  struct Case {
+    std::string text, says;
+  };
+  for (
+      const auto& c : std::vector<Case>{
+          {R"({"sightline_rank_summary": 1, "summaries": [{"steps": [[0, 1]]}]})", "a step is not"},
+          {R"({"sightline_rank_summary": 1, "summaries": [{"names": ["a"], "collectives": [[0,0,5,0,1,0,-1,0,-1]]}]})",
+           "out of range"},
+          {R"({"sightline_rank_summary": 1, "summaries": [{"names": ["a"], "collectives": [[-1,0,0,5,1,0,-1,0,-1]]}]})",
+           "not a span"},
+          {R"({"sightline_rank_summary": 2, "summaries": []})", "another version"},
+          {R"({"sightline_rank_summary": 1, "summaries": [{"lines": [{"path": "a.py", "line": 0}]}]})",
+           "without a path and line"},
+          {R"({"sightline_rank_summary": 1, "summ)", "not JSON"}}) {
+    std::string path = write("bad.json", c.text);
+    auto r = runSightline("report --merge '" + path + "'", sourcePath(""));
+    EXPECT_EQ(r.code, 2) << c.text;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.text << "\n" << r.out;
+  }
+  auto empty = runSightline("report --merge '" + ::testing::TempDir() + "/job_nothing_here'", sourcePath(""));
+  EXPECT_EQ(empty.code, 2);
+}
+
+}  // namespace
+}  // namespace sightline::testing
