@@ -37,6 +37,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 log "fuzzing: each libFuzzer target for ${SIGHTLINE_FUZZ_SECONDS:-10} s (ASan+UBSan; crashes fail the run)"
 "$ROOT/scripts/fuzz.sh" "$ROOT/build-asan" "${SIGHTLINE_FUZZ_SECONDS:-10}"
 
+log "Slurm: the recipe of docs/slurm on a one-node cluster (slurm-wlm, munge)"
+"$ROOT/tests/slurm/run.sh" "$ROOT/build/server/sightline"
+
 log "Neovim plugin in Debian's Neovim (headless)"
 "$ROOT/editors/nvim/tests/run.sh" "$ROOT/build/server/sightline" "$(example_profile)"
 
