@@ -314,7 +314,9 @@ json jobJson(const features::JobView& job, const std::vector<join::RankSummary>&
 
 json jobPageJson(const features::JobView& job) {
   size_t steps = static_cast<size_t>(std::max(0, job.max_steps));
-  size_t per = std::max<size_t>(1, (steps + kMaxJobColumns - 1) / kMaxJobColumns);
+  // At most kMaxJobCells cells (ranks × columns), between 20 and kMaxJobColumns columns.
+  size_t columns = std::clamp<size_t>(kMaxJobCells / std::max<size_t>(1, job.ranks.size()), 20, kMaxJobColumns);
+  size_t per = std::max<size_t>(1, (steps + columns - 1) / columns);
   json labels = json::array(), walls = json::array();
   for (size_t k = 0; k < job.ranks.size(); ++k) {
     labels.push_back(job.ranks[k].label);

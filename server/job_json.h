@@ -28,8 +28,10 @@ nlohmann::json jobJson(const features::JobView& job, const std::vector<join::Ran
 
 // What the step view draws of a job (editors/vscode/src/stepview/job.ts): rank labels, the
 // straggler, each rank's step walls with the steps binned into at most kMaxJobColumns columns
-// (the slowest of each bin), the lines' spread. Bounded: a thousand ranks stay a few hundred KB.
+// and kMaxJobCells cells (the slowest step of each bin), the lines' spread. Bounded: a thousand
+// ranks of a thousand steps stay under 2 MB.
 inline constexpr size_t kMaxJobColumns = 200;
+inline constexpr size_t kMaxJobCells = 150'000;
 nlohmann::json jobPageJson(const features::JobView& job);
 
 }  // namespace sightline::server

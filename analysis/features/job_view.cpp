@@ -210,30 +210,29 @@ JobView buildJob(const std::vector<RankSummary>& in) {
     job.wait_ns_per_step = wait / n, job.transfer_ns_per_step = transfer / n;
   }
 
-  // The straggler: the rank whose late arrivals made the others wait longest, when that wait is
-  // measurable (over 2% of the median step per step and waiting rank).
-  int64_t best = 0;
+  // The straggler. Per step, the rank whose late arrivals made the others wait longest holds the
+  // step up when that wait is measurable: over 2% of the median step for each waiting rank. The
+  // job's straggler is the rank that held up steps and caused the most waiting over the steady
+  // steps; its steps are those it held up. (A rank late in a few steps of many is found in
+  // those steps, though its mean over all steps is small.)
+  int64_t waiting = static_cast<int64_t>(std::max<size_t>(1, job.ranks.size() - 1));
+  int64_t floor = std::max<int64_t>(100'000, job.median_step_ns / 50) * waiting;
+  std::map<int32_t, std::pair<int64_t, size_t>> top;  // step -> (caused, rank k)
   for (size_t k = 0; k < job.ranks.size(); ++k)
+    for (const auto& [step, ns] : pairing.caused_by_step[job.ranks[k].summary])
+      if (step >= 0 && ns > top[step].first) top[step] = {ns, k};
+  std::set<size_t> held_up;
+  for (const auto& [step, who] : top)
+    if (who.first >= floor) held_up.insert(who.second);
+  int64_t best = 0;
+  for (size_t k : held_up)
     if (job.ranks[k].caused_wait_ns > best) best = job.ranks[k].caused_wait_ns, job.straggler = static_cast<int32_t>(k);
   if (job.straggler >= 0) {
     const JobRank& jr = job.ranks[static_cast<size_t>(job.straggler)];
-    int steps = std::max(1, jr.steady_steps);
-    int64_t waiting = static_cast<int64_t>(std::max<size_t>(1, job.ranks.size() - 1));
-    job.straggler_caused_ns_per_step = jr.caused_wait_ns / steps;
-    if (job.straggler_caused_ns_per_step / waiting < std::max<int64_t>(100'000, job.median_step_ns / 50)) {
-      job.straggler = -1;
-    } else {
-      job.straggler_late_share = jr.paired > 0 ? static_cast<double>(jr.late) / jr.paired : 0;
-      // Its steps: those where it caused the most waiting of any rank, by over 2% of a step
-      // for each waiting rank.
-      std::map<int32_t, std::pair<int64_t, size_t>> top;  // step -> (caused, rank k)
-      for (size_t k = 0; k < job.ranks.size(); ++k)
-        for (const auto& [step, ns] : pairing.caused_by_step[job.ranks[k].summary])
-          if (step >= 0 && ns > top[step].first) top[step] = {ns, k};
-      int64_t floor = std::max<int64_t>(100'000, job.median_step_ns / 50) * waiting;
-      for (const auto& [step, who] : top)
-        if (who.second == static_cast<size_t>(job.straggler) && who.first >= floor) job.straggler_steps.push_back(step);
-    }
+    job.straggler_caused_ns_per_step = jr.caused_wait_ns / std::max(1, jr.steady_steps);
+    job.straggler_late_share = jr.paired > 0 ? static_cast<double>(jr.late) / jr.paired : 0;
+    for (const auto& [step, who] : top)
+      if (who.second == static_cast<size_t>(job.straggler) && who.first >= floor) job.straggler_steps.push_back(step);
   }
   // The line that ran longer on the straggler in its steps than on the others (median).
   if (job.straggler >= 0 && !job.straggler_steps.empty()) {
@@ -325,11 +324,11 @@ JobView buildJob(const std::vector<RankSummary>& in) {
                    [](const ModuleComm& a, const ModuleComm& b) { return a.exposed_ns > b.exposed_ns; });
 
   // Advice where communication moved data while nothing computed, measurably.
-  int64_t floor = std::max<int64_t>(500'000, job.median_step_ns / 50);
+  int64_t advice_floor = std::max<int64_t>(500'000, job.median_step_ns / 50);
   for (size_t i = 0; i < job.modules.size(); ++i) {
     const auto& m = job.modules[i];
     int64_t moving = m.exposed_ns - m.wait_ns;
-    if (moving < floor) continue;
+    if (moving < advice_floor) continue;
     std::string change;
     if (!m.module.empty() && m.kind == "all-gather")
       change = m.backward ? "backward-prefetch" : "forward-prefetch";

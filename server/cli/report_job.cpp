@@ -18,6 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+constexpr size_t kMaxJobRanks = 65'536;
+
 std::string ms(int64_t ns) { return features::formatMilliseconds(ns); }
 
 std::string percent(double share) {
@@ -115,7 +117,7 @@ std::optional<std::vector<join::RankSummary>> readSummaries(const std::string& p
 
 void writeJobText(const features::JobView& job, const std::vector<join::RankSummary>& ranks, std::ostream& out) {
   size_t hosts = job.hosts.size();
-  out << "Job       " << job.ranks.size() << " ranks"
+  out << "Job       " << job.ranks.size() << (job.ranks.size() == 1 ? " rank" : " ranks")
       << (hosts > 0 ? " on " + std::to_string(hosts) + (hosts == 1 ? " host" : " hosts") : "");
   if (job.steady_steps > 0)
     out << ", " << job.steady_steps << " steady steps; median step " << ms(job.median_step_ns) << " ms (as captured)";
@@ -219,6 +221,10 @@ int mergeSummaries(const ReportArgs& args, std::ostream& out, std::ostream& err)
       return 2;
     }
     for (auto& r : *got) ranks.push_back(std::move(r));
+    if (ranks.size() > kMaxJobRanks) {
+      err << "sightline report: --merge: more than " << kMaxJobRanks << " ranks\n";
+      return 2;
+    }
   }
   auto job = features::buildJob(ranks);
   if (args.format == "text") {

@@ -188,6 +188,16 @@ async function main() {
           const note = await page.locator("#sl-timeline .sl-note").nth(1).innerText();
           check(note.startsWith(`${view.ranks[1].label}, step`), `${name}: picking a rank shows its step`, note);
           await select.selectOption("0");
+          // The job's heat map: a click on the straggler's row picks its timeline.
+          const heat = page.locator("#sl-job canvas");
+          if (check(await heat.count() === 1, `${name}: the ranks × steps heat map is drawn`) && json.job.straggler) {
+            const k = json.job.ranks.findIndex((r) => r.label === json.job.straggler.rank);
+            const box = await heat.boundingBox();
+            const rowH = Math.max(1, Math.min(14, Math.floor(480 / json.job.ranks.length)));
+            await page.mouse.click(box.x + 160, box.y + k * rowH + rowH / 2);
+            const picked = await page.locator("#sl-timeline .sl-note").nth(1).innerText();
+            check(picked.startsWith(`${json.job.straggler.rank}, step`), `${name}: a click on a rank's row shows its timeline`, picked);
+          }
         }
       }
       await page.evaluate(() => document.activeElement?.blur());
@@ -199,6 +209,45 @@ async function main() {
         for (const [selector, picture] of shots)
           await page.locator(selector).screenshot({ path: join(args.images, `step-view-${picture}.png`) });
       }
+      await page.close();
+    }
+    // A job of 1,024 ranks (bench/make_job.py from a real rank's summary, a straggler injected in
+    // steps 1 and 3): the merged summaries' page is small, opens fast, and its heat map, straggler
+    // and lines are the JSON's.
+    {
+      const summary = join(tmp, "template.json");
+      execFileSync(server, ["report", "--format", "summary", "--profile", unxz("tests/data/multi/fsdp/fsdp_rank0.sqlite.xz"),
+        "-o", summary, join(root, "tests/data/multi/fsdp/train_fsdp.py")]);
+      const jobDir = join(tmp, "job1024");
+      execFileSync("python3", [join(root, "bench/make_job.py"), "--ranks", "1024", "--out", jobDir,
+        "--straggler", "777:1,3:30", summary]);
+      const html = join(out, "report-job1024.html");
+      const job = JSON.parse(execFileSync(server, ["report", "--format", "json", "--merge", jobDir],
+        { maxBuffer: 1 << 28, encoding: "utf8" })).job;
+      execFileSync(server, ["report", "--format", "html", "--merge", jobDir, "-o", html]);
+      const bytes = statSync(html).size;
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const errors = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      const t0 = Date.now();
+      await page.goto(pathToFileURL(html).href);
+      await page.waitForSelector("body[data-rendered=true]", { timeout: 10000 });
+      const openMs = Date.now() - t0;
+      check(errors.length === 0, "job of 1,024 ranks: the page renders without errors", errors.join("; "));
+      check(bytes < 2 * 1024 * 1024, `job of 1,024 ranks: the page weighs under 2 MB (${(bytes / 1024).toFixed(0)} KiB)`);
+      check(openMs < 1000, `job of 1,024 ranks: the page opens in under 1 s (${openMs} ms)`);
+      const label = await page.$eval("#sl-job canvas", (c) => c.getAttribute("aria-label")).catch(() => "");
+      check(label.includes("1024 ranks") && label.includes(job.straggler.rank),
+        "job of 1,024 ranks: the heat map of every rank, the straggler named", label);
+      const note = await page.$eval("#sl-job-straggler", (e) => e.textContent).catch(() => "");
+      check(job.straggler.rank.startsWith("rank 777 (") && note === `Straggler: ${job.straggler.rank} (steps 1, 3)`,
+        "job of 1,024 ranks: the injected straggler and its steps, as the JSON says", note);
+      const rows = await page.$$eval("#sl-job-lines tr", (trs) => trs.slice(1).map((t) => t.textContent));
+      const first = job.lines[0];
+      check(rows.length === Math.min(20, job.lines.length) && rows[0].startsWith(`${first.path}:${first.line}`),
+        "job of 1,024 ranks: the lines across ranks as the JSON lists them", `${rows.length} ${rows[0]}`);
+      await page.screenshot({ path: join(out, "report-job1024.png"), fullPage: true });
+      if (args.images) await page.locator("#sl-job").screenshot({ path: join(args.images, "step-view-job.png") });
       await page.close();
     }
     // The dark theme follows the system's.

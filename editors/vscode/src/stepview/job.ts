@@ -72,7 +72,7 @@ export function jobChart(data: StepViewData, host: Host, tip: Tooltip, width: nu
     const name = job.ranks[r];
     if (!select || name === undefined) return;
     for (const option of Array.from(select.options))
-      if (option.text.startsWith(name)) {
+      if (option.text === name || option.text.startsWith(`${name} (`)) {
         select.value = option.value;
         select.dispatchEvent(new Event("change"));
       }
