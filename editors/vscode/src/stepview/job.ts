@@ -48,8 +48,12 @@ export function jobChart(data: StepViewData, host: Host, tip: Tooltip, width: nu
       for (const c of stragglerSteps) ctx.strokeRect(label + c * cellW, 0, cellW, rowH * job.ranks.length);
     }
     ctx.fillStyle = fg;
-    ctx.fillText(`steps${job.stepsPerColumn > 1 ? ` (${job.stepsPerColumn} per column, slowest shown)` : ""}`,
-      label, rowH * job.ranks.length + 13);
+    ctx.fillText(`steps${job.stepsPerColumn > 1 ? ` (${job.stepsPerColumn} per column, slowest shown)` : ""}`, 0,
+      rowH * job.ranks.length + 13);
+    // Step numbers under the columns: each where they fit, else the first and the last.
+    const every = cellW >= 24 ? 1 : Math.max(1, columns - 1);
+    for (let c = 0; c < columns; c += every)
+      ctx.fillText(String(c * job.stepsPerColumn), label + c * cellW + 2, rowH * job.ranks.length + 13);
   }
   const at = (ev: MouseEvent): [number, number] => {
     const box = canvas.getBoundingClientRect();
@@ -85,7 +89,7 @@ export function jobChart(data: StepViewData, host: Host, tip: Tooltip, width: nu
           `${job.stragglerSteps.length > 12 ? ", …" : ""})` : ""),
     ]));
   if (job.lines.length > 0) {
-    const table = el("table", { class: "sl-story", id: "sl-job-lines" }, [
+    const table = el("table", { class: "sl-story sl-job-lines", id: "sl-job-lines" }, [
       el("tr", {}, ["line", "median", "p95", "max", "on"].map((h) => el("th", {}, [h]))),
     ]);
     for (const l of job.lines) {

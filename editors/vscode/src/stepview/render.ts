@@ -39,6 +39,7 @@ body { color: var(--sl-fg); background: var(--sl-bg); font: 13px/1.45 var(--vsco
 .sl-oom { stroke: #e15759; stroke-width: 2; stroke-dasharray: 5 3; cursor: pointer; } .sl-oom-label { fill: #e15759; }
 .sl-story { border-collapse: collapse; font-size: 12px; } .sl-story th { text-align: left; vertical-align: top; padding: 1px 10px 1px 0; color: var(--sl-muted); font-weight: normal; white-space: nowrap; }
 .sl-story td { padding: 1px 0; white-space: pre-wrap; } .sl-story tr.sl-table-row td { font-family: var(--vscode-editor-font-family, ui-monospace, monospace); white-space: pre; } .sl-story tr.sl-warning td, .sl-story tr.sl-warning th { color: #b8860b; }
+.sl-job-lines td, .sl-job-lines th { padding-right: 14px; } .sl-heat { display: block; }
 .sl-oom-chain { color: #e15759; } .sl-oneoff { color: var(--sl-muted); } .sl-headline { font-size: 14px; } .sl-warning { color: #b8860b; }
 .sl-timeline { display: block; border: 1px solid var(--sl-border); cursor: grab; }
 .sl-root select { color: var(--sl-fg); background: var(--sl-bg); border: 1px solid var(--sl-border); }
