@@ -149,6 +149,14 @@ void joinNamedFiles(ReportData& data) {
   for (const auto& src : data.sources) {
     auto joined = join::joinFile(data.main, data.compare, src.absolute, *src.file, *src.index);
     data.measured[src.absolute] = joined.measured;
+    if (joined.has_compare && comparesMemory(data)) {
+      auto& memory = data.compare_memory[src.absolute];
+      for (const auto& [line, c] : joined.compare.lines)
+        if (c.memory_peak_bytes > 0 || c.memory_step_bytes > 0) {
+          memory[line].first += c.memory_peak_bytes;
+          memory[line].second += c.memory_step_bytes;
+        }
+    }
     // A compare profile with nothing on this file says nothing about it.
     if (!joined.has_compare || (joined.compare.lines.empty() && joined.compare_alignment.empty())) continue;
     if (!joined.compare_alignment.empty()) data.compare_aligned[src.absolute] = joined.compare_alignment;
@@ -250,6 +258,36 @@ std::optional<features::StepVerdict> reportVerdict(const ReportData& d) {
 std::string absolutePath(const std::string& path) {
   std::error_code ec;
   return std::filesystem::absolute(path, ec).string();
+}
+
+bool comparesMemory(const ReportData& d) {
+  const auto& now = d.main.memory().story;
+  const auto& before = d.compare ? d.compare->memory().story : nullptr;
+  return now && before && now->allocated_known && before->allocated_known;
+}
+
+std::vector<MemoryChange> memoryChanges(const ReportData& d) {
+  std::vector<MemoryChange> out;
+  if (!comparesMemory(d)) return out;
+  for (const auto& src : d.sources) {
+    std::map<int32_t, MemoryChange> lines;
+    if (auto m = d.measured.find(src.absolute); m != d.measured.end())
+      for (const auto& [line, c] : m->second.lines)
+        if (c.memory_peak_bytes > 0 || c.memory_step_bytes > 0)
+          lines[line].peak_after = c.memory_peak_bytes, lines[line].step_after = c.memory_step_bytes;
+    if (auto b = d.compare_memory.find(src.absolute); b != d.compare_memory.end())
+      for (const auto& [line, bytes] : b->second)
+        lines[line].peak_before = bytes.first, lines[line].step_before = bytes.second;
+    for (auto& [line, change] : lines) {
+      change.path = src.absolute;
+      change.line = line;
+      out.push_back(change);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const MemoryChange& a, const MemoryChange& b) {
+    return std::llabs(a.peakChange()) > std::llabs(b.peakChange());
+  });
+  return out;
 }
 
 }  // namespace report

@@ -54,6 +54,9 @@ struct ReportData {
   // how its lines were matched.
   std::map<std::string, std::string> compare_aligned;
   std::map<std::string, join::FileCosts> measured;  // absolute path -> the file's costs
+  // The compare profile's GPU memory per local file (absolute path -> 1-based line -> bytes
+  // held at its peak, and allocated per steady step), where both profiles tell memory.
+  std::map<std::string, std::map<int32_t, std::pair<int64_t, int64_t>>> compare_memory;
   // Each rank's summary (one per process with GPU work of each report) and the job they make.
   std::vector<join::RankSummary> summaries;
   std::optional<features::JobView> job;
@@ -62,6 +65,21 @@ struct ReportData {
 // More reports than this make the job view only: each is read, summarized and dropped, never
 // held together.
 inline constexpr size_t kMaxJoinedReports = 8;
+
+// A line's GPU memory in the compare profile and in this one (--compare of two memory snapshots,
+// or two traces with profile_memory=True).
+struct MemoryChange {
+  std::string path;  // the local file
+  int32_t line = 0;
+  int64_t peak_before = 0, peak_after = 0;  // bytes it held at each profile's peak
+  int64_t step_before = 0, step_after = 0;  // bytes it allocated per steady step
+  int64_t peakChange() const { return peak_after - peak_before; }
+  int64_t stepChange() const { return step_after - step_before; }
+};
+// Whether both profiles tell the memory their lines hold (then memoryChanges is meaningful).
+bool comparesMemory(const ReportData& d);
+// Every named file's lines with memory in either profile, the largest change at the peak first.
+std::vector<MemoryChange> memoryChanges(const ReportData& d);
 
 // The step verdict, with what the named files' DataLoader already asks for (the first file that
 // makes one), so its advice names only what is missing.

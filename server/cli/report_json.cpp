@@ -378,6 +378,11 @@ json reportJson(const ReportData& d) {
   const model::Profile& profile = d.main.profile();
   const attribution::Attribution& attr = d.main.attribution();
   auto inclusive = features::inclusiveByLine(attr);
+  // --compare of two profiles that tell memory: each line's change (JSON also lists the lines
+  // only the compared profile has, under `memory_compare`).
+  std::map<std::pair<std::string, int32_t>, MemoryChange> changes;
+  for (const auto& c : memoryChanges(d)) changes[{c.path, c.line}] = c;
+  const auto* memory_changes = comparesMemory(d) ? &changes : nullptr;
   json jfiles = json::array();
   for (const auto& m : d.mapped) {
     json jlines = json::array();
@@ -441,6 +446,13 @@ json reportJson(const ReportData& d) {
         jlines.back()["work_by_kind"] = std::move(k);
       }
       if (const auto& story = d.main.memory().story) addLineMemory(jlines.back(), *story, c, profile);
+      if (memory_changes && m.local_path) {
+        auto change = memory_changes->find({absolutePath(*m.local_path), line});
+        if (change != memory_changes->end()) {
+          jlines.back()["memory_change_bytes"] = change->second.peakChange();
+          jlines.back()["memory_per_step_change_bytes"] = change->second.stepChange();
+        }
+      }
       if (attr.ranks.size() > 1) {
         std::vector<int64_t> per_rank = c.rank_ns;
         per_rank.resize(attr.ranks.size());
@@ -502,6 +514,27 @@ json reportJson(const ReportData& d) {
       d.main.memory().story && (!d.main.memory().story->top.empty() || !d.main.memory().story->growth.empty());
   if (attr.attributed_gpu_ns == 0 && !memory_placed) doc["advice"] = ingest::captureAdvice(profile.info);
   if (d.compare) doc["compare"] = compareJson(d);
+  if (memory_changes) {
+    const auto& before = *d.compare->memory().story;
+    const auto& now = *d.main.memory().story;
+    json lines = json::array();
+    for (const auto& c : memoryChanges(d))
+      lines.push_back({{"path", c.path},
+                       {"line", c.line},
+                       {"before_bytes", c.peak_before},
+                       {"after_bytes", c.peak_after},
+                       {"memory_change_bytes", c.peakChange()},
+                       {"per_step_before_bytes", c.step_before},
+                       {"per_step_after_bytes", c.step_after},
+                       {"memory_per_step_change_bytes", c.stepChange()}});
+    doc["memory_compare"] = {{"path", d.args.compare_path},
+                             {"peak_allocated_before_bytes", before.peak_allocated_bytes},
+                             {"peak_allocated_bytes", now.peak_allocated_bytes},
+                             {"peak_change_bytes", now.peak_allocated_bytes - before.peak_allocated_bytes},
+                             {"peak_reserved_before_bytes", before.peak_reserved_bytes},
+                             {"peak_reserved_bytes", now.peak_reserved_bytes},
+                             {"lines", lines}};
+  }
   // The step view's figures, as the HTML report and the editor draw them (the timeline's spans
   // and the memory series only there: thousands of points).
   doc["step_view"] =

@@ -162,6 +162,37 @@ void writeMemory(const join::MemoryStory& m, std::ostream& out) {
   }
 }
 
+std::string signedBytes(int64_t n) { return (n > 0 ? "+" : "") + formatBytes(n); }
+
+// --compare of two profiles that tell memory: the peak's change, and the lines that changed most.
+void writeMemoryChange(const ReportData& d, std::ostream& out) {
+  if (!comparesMemory(d)) return;
+  const auto& now = *d.main.memory().story;
+  const auto& before = *d.compare->memory().story;
+  out << "Change    against " << d.args.compare_path << ": peak " << formatBytes(before.peak_allocated_bytes) << " → "
+      << formatBytes(now.peak_allocated_bytes) << " ("
+      << signedBytes(now.peak_allocated_bytes - before.peak_allocated_bytes) << ")\n";
+  auto changes = memoryChanges(d);
+  size_t shown = 0;
+  for (const auto& c : changes) {
+    if (c.peakChange() == 0 || shown == 5) continue;
+    out << (shown++ == 0 ? "          at the peak: " : ", ") << fs::path(c.path).filename().string() << ":" << c.line
+        << " " << signedBytes(c.peakChange());
+  }
+  if (shown > 0) out << "\n";
+  std::stable_sort(changes.begin(), changes.end(), [](const MemoryChange& a, const MemoryChange& b) {
+    return std::llabs(a.stepChange()) > std::llabs(b.stepChange());
+  });
+  shown = 0;
+  if (now.steady_steps > 0 && before.steady_steps > 0)
+    for (const auto& c : changes) {
+      if (c.stepChange() == 0 || shown == 5) continue;
+      out << (shown++ == 0 ? "          allocated per step: " : ", ") << fs::path(c.path).filename().string() << ":"
+          << c.line << " " << signedBytes(c.stepChange());
+    }
+  if (shown > 0) out << "\n";
+}
+
 }  // namespace
 
 void writeHeader(const ReportData& d, std::ostream& out) {
@@ -177,6 +208,7 @@ void writeHeader(const ReportData& d, std::ostream& out) {
   if (profile.activities.empty() && memory) {
     // A memory snapshot alone: no time to tell.
     writeMemory(*memory, out);
+    writeMemoryChange(d, out);
     for (const auto& w : profileWarnings(attr, profile.info)) out << "Warning   " << w << "\n";
     if (memory->top.empty())
       out << "No memory could be put on source lines: " << ingest::captureAdvice(profile.info) << "\n";
@@ -213,7 +245,7 @@ void writeHeader(const ReportData& d, std::ostream& out) {
             << formatPercent(static_cast<double>(attr.by_method[m]) / total_ns);
     out << "\n";
   }
-  if (d.compare) {
+  if (d.compare && !(d.compare->profile().activities.empty() && comparesMemory(d))) {
     bool per_step = comparePerStep(d);
     double before =
         static_cast<double>(d.compare->attribution().steady_gpu_ns) / (per_step ? d.compare->attribution().steps : 1);
@@ -225,6 +257,7 @@ void writeHeader(const ReportData& d, std::ostream& out) {
       out << "          " << fs::path(local).filename().string() << " changed since the compared run: " << how << "\n";
   }
   if (memory) writeMemory(*memory, out);
+  writeMemoryChange(d, out);
   for (const auto& w : profileWarnings(attr, profile.info)) out << "Warning   " << w << "\n";
   if (attr.attributed_gpu_ns == 0)
     out << "No GPU time could be put on source lines: " << ingest::captureAdvice(profile.info) << "\n";
@@ -350,7 +383,9 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
   double steps = d.args.total || attr.steps <= 0 ? 1 : attr.steps;
   bool per_step = comparePerStep(d);
   const std::map<int32_t, int64_t>* before_lines = nullptr;
-  if (d.compare) {
+  // Two profiles of memory alone: the change is memory's (its own column), no time to compare.
+  bool memory_compare = comparesMemory(d);
+  if (d.compare && !(memory_only && memory_compare)) {
     auto it = d.compare_lines.find(local.absolute);
     static const std::map<int32_t, int64_t> kNone;
     before_lines = it == d.compare_lines.end() ? &kNone : &it->second;
@@ -402,6 +437,18 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     return "  " + pad(formatBytes(bytes), 10);
   };
   if (memory) out << "  " << pad(memory_story->allocated_known ? "at peak" : "reserved", 10);
+  // --compare of memory: each line's change at the peak.
+  std::map<int32_t, int64_t> memory_delta;
+  if (memory_compare)
+    for (const auto& c : memoryChanges(d))
+      if (c.path == local.absolute) memory_delta[c.line] = c.peakChange();
+  auto memoryDeltaColumn = [&](int32_t line) -> std::string {
+    if (!memory_compare) return "";
+    auto n = memory_delta.find(line);
+    if (n == memory_delta.end() || n->second == 0) return pad("", 13);
+    return "  " + pad(signedBytes(n->second), 11);
+  };
+  if (memory_compare) out << "  " << pad("Δ at peak", 11);
   out << " │\n";
   // One-off GPU time beneath a line (an evaluation, a checkpoint, building the model): a marker
   // after its code, a total never divided by the steps; lines with a twentieth of it and 1 ms or
@@ -441,7 +488,7 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     auto r = src.lines().lineRange(l);
     auto line = static_cast<int32_t>(l + 1);
     std::string columns = (memory_only ? "" : marginFor(lines, rollup, beneath, line, steps, total_ns)) +
-                          deltaColumn(line) + rankColumn(line) + memoryColumn(line);
+                          deltaColumn(line) + rankColumn(line) + memoryColumn(line) + memoryDeltaColumn(line);
     std::string note = memory_only ? "" : oneoffNote(line);
     if (hot_only && columns.find_first_not_of(' ') == std::string::npos && note.empty()) {
       ++skipped;

@@ -59,7 +59,7 @@ json runJson(const std::string& args) {
 
 struct Job {
   const char* name;
-  std::vector<std::string> reports;  // under tests/data/multi
+  std::vector<std::string> reports;  // under tests/data
   const char* script;
 };
 
@@ -69,12 +69,12 @@ class JobMerge : public ::testing::TestWithParam<Job> {};
 // process: every field, ranks, pairing, straggler, spread, modules, steps.
 TEST_P(JobMerge, MergedSummariesEqualTheReportsReadTogether) {
   std::vector<std::string> reports;
-  for (const auto& r : GetParam().reports) reports.push_back(repoProfile("tests/data/multi/" + r));
-  std::string script = std::string("tests/data/multi/") + GetParam().script;
+  for (const auto& r : GetParam().reports) reports.push_back(repoProfile("tests/data/" + r));
+  std::string script = std::string("tests/data/") + GetParam().script;
   std::string dir = summarize(reports, GetParam().name, script);
   json merged = runJson("report --format json --merge '" + dir + "'");
   json together =
-      runJson("report --format json" + quoted(reports, "--profile") + " tests/data/multi/" + GetParam().script);
+      runJson("report --format json" + quoted(reports, "--profile") + " " + script);
   ASSERT_TRUE(merged.contains("job") && together.contains("job"));
   EXPECT_EQ(differingKeys(merged["job"], together["job"]), "");
   EXPECT_EQ(merged["job"]["ranks"].size(), reports.size());
@@ -96,15 +96,14 @@ TEST_P(JobMerge, MergedSummariesEqualTheReportsReadTogether) {
 INSTANTIATE_TEST_SUITE_P(
     Captures, JobMerge,
     ::testing::Values(
-        Job{"ddp_nsys", {"ddp/ddp_rank0.sqlite.xz", "ddp/ddp_rank1.sqlite.xz"}, "ddp/train_ddp.py"},
+        Job{"ddp_nsys", {"multi/ddp/ddp_rank0.sqlite.xz", "multi/ddp/ddp_rank1.sqlite.xz"}, "multi/ddp/train_ddp.py"},
         Job{"fsdp_nsys",
-            {"fsdp/fsdp_rank0.sqlite.xz", "fsdp/fsdp_rank1.sqlite.xz", "fsdp/fsdp_rank2.sqlite.xz",
-             "fsdp/fsdp_rank3.sqlite.xz"},
-            "fsdp/train_fsdp.py"},
+            {"multi/fsdp/fsdp_rank0.sqlite.xz", "multi/fsdp/fsdp_rank1.sqlite.xz", "multi/fsdp/fsdp_rank2.sqlite.xz",
+             "multi/fsdp/fsdp_rank3.sqlite.xz"},
+            "multi/fsdp/train_fsdp.py"},
         Job{"fsdp_torch",
-            {"fsdp/rank0.1795751166486343957.pt.trace.json.xz", "fsdp/rank1.1795751166610226356.pt.trace.json.xz",
-             "fsdp/rank2.1795751166524036883.pt.trace.json.xz", "fsdp/rank3.1795751166474897213.pt.trace.json.xz"},
-            "fsdp/train_fsdp.py"}),
+            {"capture/runs/fsdp2_torch.rank0.pt.trace.json.gz", "capture/runs/fsdp2_torch.rank1.pt.trace.json.gz"},
+            "capture/train_fsdp2.py"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Ranks are named by the job's rank, host and GPU: from the reports' file names (nsys records no
@@ -124,32 +123,36 @@ TEST(Job, RanksNamedByRankHostAndGpu) {
 }
 
 // FSDP2's collectives land on the module they serve, forward and backward apart: each layer's
-// all-gather twice a step (forward, and backward's prefetch) and its reduce-scatter in backward.
+// all-gather twice a step (forward, and backward's prefetch) and its reduce-scatter in backward;
+// the root's own in forward and backward. From nsys's NVTX ranges and the trace's annotations.
 TEST(Job, FsdpCommunicationPerModule) {
-  for (const char* report : {"fsdp/fsdp_rank0.sqlite.xz", "fsdp/rank0.1795751166486343957.pt.trace.json.xz"}) {
-    json doc = runJson("report --format json --profile '" + repoProfile(std::string("tests/data/multi/") + report) +
-                       "' tests/data/multi/fsdp/train_fsdp.py");
+  struct Case {
+    const char* report;
+    const char* script;
+    const char* module;  // the blocks' name, "layers" / "blocks"
+    int layers, steps;
+  };
+  for (const auto& c : {Case{"multi/fsdp/fsdp_rank0.sqlite.xz", "multi/fsdp/train_fsdp.py", "layers", 8, 5},
+                        Case{"capture/runs/fsdp2_torch.rank0.pt.trace.json.gz", "capture/train_fsdp2.py", "blocks", 2,
+                             5}}) {
+    json doc = runJson("report --format json --profile '" + repoProfile(std::string("tests/data/") + c.report) +
+                       "' tests/data/" + c.script);
     std::map<std::string, int> seen;
-    for (const auto& m : doc["job"].is_null() ? json::array() : doc["job"]["modules"])
-      seen[m["module"].get<std::string>() + " " + m["kind"].get<std::string>() + " " + m["pass"].get<std::string>()] =
-          m["count"];
-    // One rank alone has no job: its summary carries the modules.
-    if (seen.empty()) {
-      const auto& s = doc["rank_summaries"][0];
-      for (const auto& c : s["collectives"]) {
-        if (c[8].get<int>() < 0) continue;
-        std::string name = s["names"][c[2].get<int>()], module = s["names"][c[8].get<int>()];
-        std::string kind = name.find("AllGather") != std::string::npos ? "all-gather" : "reduce-scatter";
-        ++seen[module + " " + kind + " " + (c[7].get<int>() ? "backward" : "forward")];
-      }
+    const auto& s = doc["rank_summaries"][0];
+    for (const auto& col : s["collectives"]) {
+      if (col[8].get<int>() < 0) continue;
+      std::string name = s["names"][col[2].get<int>()], module = s["names"][col[8].get<int>()];
+      std::string kind = name.find("AllGather") != std::string::npos ? "all-gather" : "reduce-scatter";
+      ++seen[module + " " + kind + " " + (col[7].get<int>() ? "backward" : "forward")];
     }
-    for (int layer = 0; layer < 8; ++layer) {
-      std::string m = "layers." + std::to_string(layer);
-      EXPECT_EQ(seen[m + " all-gather forward"], 5) << report << " " << m;
-      EXPECT_EQ(seen[m + " all-gather backward"], 5) << report << " " << m;
-      EXPECT_EQ(seen[m + " reduce-scatter backward"], 5) << report << " " << m;
+    for (int layer = 0; layer < c.layers; ++layer) {
+      std::string m = std::string(c.module) + "." + std::to_string(layer);
+      EXPECT_EQ(seen[m + " all-gather forward"], c.steps) << c.report << " " << m;
+      EXPECT_EQ(seen[m + " all-gather backward"], c.steps) << c.report << " " << m;
+      EXPECT_EQ(seen[m + " reduce-scatter backward"], c.steps) << c.report << " " << m;
     }
-    EXPECT_EQ(seen["(root) all-gather forward"], 5) << report;
+    EXPECT_EQ(seen["(root) all-gather forward"], c.steps) << c.report;
+    EXPECT_EQ(seen["(root) reduce-scatter backward"], c.steps) << c.report;
   }
 }
 

@@ -495,3 +495,59 @@ TEST(Report, AScriptWhoseCodeMovedKeepsItsCostsOnTheCode) {
 
 }  // namespace
 }  // namespace sightline::testing
+
+namespace sightline::testing {
+namespace {
+
+// The bytes a line holds at the peak in one profile's JSON report (0: none).
+int64_t heldAtPeak(const nlohmann::json& doc, int line) {
+  for (const auto& f : doc["files"])
+    for (const auto& l : f["lines"])
+      if (l["line"] == line) return l.value("memory_at_peak_bytes", int64_t{0});
+  return 0;
+}
+
+// --compare of two profiles that tell memory (snapshots; traces with profile_memory=True): the
+// peak's change and each line's, equal to the two reports read apart; the kept logits of
+// gpt_mem.py --keep-logits on line 60.
+TEST(Report, CompareOfMemoryGivesEachLinesChange) {
+  struct Case {
+    const char *before, *after;
+  };
+  for (const auto& c : {Case{"memory/gpt.pickle.xz", "memory/gpt_keep.pickle.xz"},
+                        Case{"memory/gpt_mem_h200.pt.trace.json.xz", "memory/gpt_mem_keep.pt.trace.json.xz"}}) {
+    std::string before = dataProfile(c.before), after = dataProfile(c.after);
+    std::string script = " tests/data/memory/gpt_mem.py";
+    auto alone = [&](const std::string& p) {
+      auto r = runSightline("report --format json --profile '" + p + "'" + script, sourcePath(""));
+      EXPECT_EQ(r.code, 0) << r.out;
+      return nlohmann::json::parse(r.out);
+    };
+    auto b = alone(before), a = alone(after);
+    auto r = runSightline("report --format json --profile '" + after + "' --compare '" + before + "'" + script,
+                          sourcePath(""));
+    ASSERT_EQ(r.code, 0) << r.out;
+    auto doc = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(doc.contains("memory_compare")) << c.after;
+    const auto& mc = doc["memory_compare"];
+    EXPECT_EQ(mc["peak_change_bytes"].get<int64_t>(),
+              a["memory"]["peak_allocated_bytes"].get<int64_t>() - b["memory"]["peak_allocated_bytes"].get<int64_t>());
+    EXPECT_GT(mc["peak_change_bytes"].get<int64_t>(), 0) << "kept logits raise the peak";
+    int64_t change60 = heldAtPeak(a, 60) - heldAtPeak(b, 60);
+    EXPECT_GT(change60, 1'000'000'000) << c.after;
+    EXPECT_EQ(mc["lines"][0]["line"], 60) << "the largest change: the logits line";
+    EXPECT_EQ(mc["lines"][0]["memory_change_bytes"].get<int64_t>(), change60);
+    bool on_line = false;
+    for (const auto& f : doc["files"])
+      for (const auto& l : f["lines"])
+        if (l["line"] == 60) on_line = l["memory_change_bytes"].get<int64_t>() == change60;
+    EXPECT_TRUE(on_line) << "memory_change_bytes on the line itself";
+    auto text = runSightline("report --profile '" + after + "' --compare '" + before + "'" + script, sourcePath(""));
+    EXPECT_NE(text.out.find("Change    against "), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("at the peak: gpt_mem.py:60 +"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("Δ at peak │"), std::string::npos) << text.out;
+  }
+}
+
+}  // namespace
+}  // namespace sightline::testing
