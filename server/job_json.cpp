@@ -273,9 +273,10 @@ json jobJson(const features::JobView& job, const std::vector<join::RankSummary>&
                       {"pass", job.modules[a.module].backward ? "backward" : "forward"},
                       {"moving_exposed_ns_per_step", a.moving_exposed_ns}});
   json kinds = json::array();
-  for (const auto& row : job.step_kind) {
+  for (size_t r = 0; r < job.step_kind.size(); ++r) {
     json k = json::array();
-    for (auto kind : row) k.push_back(kindName(kind));
+    for (size_t i = 0; i < job.step_kind[r].size(); ++i)
+      k.push_back(job.step_wall_ns[r][i] < 0 ? "none" : kindName(job.step_kind[r][i]));
     kinds.push_back(std::move(k));
   }
   json straggler = nullptr;
@@ -294,6 +295,9 @@ json jobJson(const features::JobView& job, const std::vector<join::RankSummary>&
           {"hosts", job.hosts},
           {"duplicate_ranks", job.duplicate_ranks},
           {"max_steps", job.max_steps},
+          {"max_steady_steps", job.max_steady_steps},
+          {"world_size", job.world_size > 0 ? json(job.world_size) : json(nullptr)},
+          {"complete", job.complete},
           {"step_wall_ns", job.step_wall_ns},
           {"step_kinds", kinds},
           {"median_step_ns", job.median_step_ns},

@@ -50,7 +50,55 @@ struct Pairing {
   uint32_t paired = 0, unpaired = 0;
 };
 
-Pairing pair(const std::vector<RankSummary>& in, const std::vector<size_t>& order) {
+// Each rank's step index in the job: its own plus shift[r]. Ranks whose reports began a step
+// apart (one caught a step's tail first) are lined up by the collectives each step holds, and
+// where those cannot tell (every step alike) by their step starts when they share a clock (one
+// report); else left as they are.
+std::vector<int32_t> alignSteps(const std::vector<RankSummary>& in, const std::vector<size_t>& order) {
+  std::vector<int32_t> shift(in.size(), 0);
+  if (order.size() < 2) return shift;
+  auto counts = [](const RankSummary& s) {
+    std::vector<int> n(s.steps.size(), 0);
+    for (const auto& c : s.collectives)
+      if (c.step >= 0 && static_cast<size_t>(c.step) < n.size()) ++n[static_cast<size_t>(c.step)];
+    return n;
+  };
+  const RankSummary& ref = in[order.front()];
+  auto ref_counts = counts(ref);
+  constexpr int kMaxShift = 4;
+  std::vector<int32_t> offset(in.size(), 0);
+  for (size_t k = 1; k < order.size(); ++k) {
+    const RankSummary& s = in[order[k]];
+    auto own = counts(s);
+    bool same_clock = !s.report.empty() && s.report == ref.report;
+    double best_score = 2;
+    int64_t best_gap = INT64_MAX;
+    for (int o = -kMaxShift; o <= kMaxShift; ++o) {
+      // Job step j is ref's j and this rank's j - o.
+      int overlap = 0, mismatched = 0;
+      int64_t gap = 0;
+      for (int j = 0; j < static_cast<int>(ref_counts.size()); ++j) {
+        int i = j - o;
+        if (i < 0 || i >= static_cast<int>(own.size())) continue;
+        ++overlap;
+        mismatched += ref_counts[static_cast<size_t>(j)] != own[static_cast<size_t>(i)] ? 1 : 0;
+        if (same_clock)
+          gap = std::min<int64_t>(INT64_MAX / 4, gap + std::llabs(ref.steps[static_cast<size_t>(j)].start_ns -
+                                                                  s.steps[static_cast<size_t>(i)].start_ns));
+      }
+      if (overlap < 2 && o != 0) continue;
+      double score = overlap > 0 ? static_cast<double>(mismatched) / overlap : 1;
+      int64_t tie = same_clock ? gap / std::max(1, overlap) : std::abs(o);
+      if (score < best_score - 1e-9 || (score < best_score + 1e-9 && tie < best_gap))
+        best_score = score, best_gap = tie, offset[order[k]] = o;
+    }
+  }
+  int32_t low = *std::min_element(offset.begin(), offset.end());
+  for (size_t r = 0; r < in.size(); ++r) shift[r] = offset[r] - low;
+  return shift;
+}
+
+Pairing pair(const std::vector<RankSummary>& in, const std::vector<size_t>& order, const std::vector<int32_t>& shift) {
   Pairing out;
   out.waits.resize(in.size());
   out.late.resize(in.size());
@@ -75,7 +123,8 @@ Pairing pair(const std::vector<RankSummary>& in, const std::vector<size_t>& orde
     for (size_t c = 0; c < s.collectives.size(); ++c) {
       const auto& col = s.collectives[c];
       if (col.name >= s.names.size()) continue;
-      groups[{col.step, col.nth, s.names[col.name]}].emplace_back(static_cast<uint32_t>(r), static_cast<uint32_t>(c));
+      int32_t step = col.step >= 0 ? col.step + shift[r] : -1;
+      groups[{step, col.nth, s.names[col.name]}].emplace_back(static_cast<uint32_t>(r), static_cast<uint32_t>(c));
     }
   }
   for (const auto& [key, members] : groups) {
@@ -95,7 +144,9 @@ Pairing pair(const std::vector<RankSummary>& in, const std::vector<size_t>& orde
       caused += wait;
     }
     out.late[last.first][last.second] = 1;
-    out.caused_by_step[last.first][key.step] += caused;
+    // Held up a step: only the late rank's steady steps count (a warm-up's tail is no straggler).
+    int32_t own = in[last.first].collectives[last.second].step;
+    if (own >= 0 && steadyAt(in[last.first], own)) out.caused_by_step[last.first][key.step] += caused;
   }
   return out;
 }
@@ -146,19 +197,28 @@ JobView buildJob(const std::vector<RankSummary>& in) {
   });
   std::vector<attribution::RankInfo> infos;
   infos.reserve(in.size());
+  // A rank a summary before it already has (the same rank, host and GPU: the same report merged
+  // twice) is counted and left out.
   std::set<std::tuple<int32_t, std::string, std::vector<uint32_t>>> seen;
   std::set<std::string> hosts;
+  std::vector<size_t> kept;
   for (size_t r : order) {
+    if (in[r].rank >= 0 && !seen.insert({in[r].rank, in[r].host, in[r].devices}).second) {
+      ++job.duplicate_ranks;
+      continue;
+    }
+    kept.push_back(r);
     attribution::RankInfo info;
     info.rank = in[r].rank, info.host = in[r].host, info.devices = in[r].devices, info.pid = in[r].pid;
     infos.push_back(std::move(info));
-    if (in[r].rank >= 0 && !seen.insert({in[r].rank, in[r].host, in[r].devices}).second) ++job.duplicate_ranks;
     if (!in[r].host.empty()) hosts.insert(in[r].host);
   }
+  order = std::move(kept);
   job.hosts.assign(hosts.begin(), hosts.end());
   auto labels = attribution::rankLabels(infos);
 
-  Pairing pairing = pair(in, order);
+  std::vector<int32_t> shift = alignSteps(in, order);
+  Pairing pairing = pair(in, order, shift);
   job.paired_collectives = pairing.paired;
   job.unpaired_collectives = pairing.unpaired;
 
@@ -171,8 +231,8 @@ JobView buildJob(const std::vector<RankSummary>& in) {
     jr.summary = r;
     jr.label = labels[k];
     std::vector<int64_t> walls;
-    std::vector<int64_t> row;
-    std::vector<StepKind> kinds;
+    std::vector<int64_t> row(static_cast<size_t>(shift[r]), -1);
+    std::vector<StepKind> kinds(static_cast<size_t>(shift[r]), StepKind::Lost);
     for (const auto& st : s.steps) {
       row.push_back(st.wallNs());
       kinds.push_back(st.kind);
@@ -193,9 +253,10 @@ JobView buildJob(const std::vector<RankSummary>& in) {
       jr.comm_wait_ns += w, jr.comm_transfer_ns += col.durationNs() - w;
       if (pairing.late[r][c]) ++jr.late;
     }
-    for (const auto& [step, ns] : pairing.caused_by_step[r])
-      if (steadyAt(s, step)) jr.caused_wait_ns += ns;
-    job.max_steps = std::max(job.max_steps, static_cast<int>(s.steps.size()));
+    for (const auto& [step, ns] : pairing.caused_by_step[r]) jr.caused_wait_ns += ns;
+    job.max_steps = std::max(job.max_steps, static_cast<int>(row.size()));
+    job.max_steady_steps = std::max(job.max_steady_steps, jr.steady_steps);
+    if (s.world_size > 0) job.world_size = std::max(job.world_size, s.world_size);
     job.step_wall_ns.push_back(std::move(row));
     job.step_kind.push_back(std::move(kinds));
     gpu += jr.steady_gpu_ns, busy += jr.steady_busy_ns, exposed += jr.comm_exposed_ns;
@@ -241,20 +302,23 @@ JobView buildJob(const std::vector<RankSummary>& in) {
       if (l.step_ns.empty()) continue;
       int64_t extra = 0;
       for (int32_t step : job.straggler_steps) {
-        if (static_cast<size_t>(step) >= l.step_ns.size()) continue;
+        int32_t mine = step - shift[job.ranks[static_cast<size_t>(job.straggler)].summary];
+        if (mine < 0 || static_cast<size_t>(mine) >= l.step_ns.size()) continue;
         std::vector<int64_t> others;
         for (const auto& jr : job.ranks) {
           if (jr.summary == job.ranks[static_cast<size_t>(job.straggler)].summary) continue;
           const auto& o = in[jr.summary];
           int64_t v = 0;
+          int32_t theirs = step - shift[jr.summary];
           for (const auto& ol : o.lines)
-            if (ol.line == l.line && ol.path == l.path && static_cast<size_t>(step) < ol.step_ns.size()) {
-              v = ol.step_ns[static_cast<size_t>(step)];
+            if (ol.line == l.line && ol.path == l.path && theirs >= 0 &&
+                static_cast<size_t>(theirs) < ol.step_ns.size()) {
+              v = ol.step_ns[static_cast<size_t>(theirs)];
               break;
             }
           others.push_back(v);
         }
-        extra += l.step_ns[static_cast<size_t>(step)] - medianOf(others);
+        extra += l.step_ns[static_cast<size_t>(mine)] - medianOf(others);
       }
       extra /= static_cast<int64_t>(job.straggler_steps.size());
       if (extra > job.straggler_line_extra_ns && extra >= std::max<int64_t>(500'000, job.median_step_ns / 100)) {
@@ -263,6 +327,33 @@ JobView buildJob(const std::vector<RankSummary>& in) {
         job.straggler_line = l.line;
       }
     }
+  }
+
+  // The GPU work it launched in those steps over the other ranks' median, and whether its
+  // summary knows its lines per step at all (a trace read without its script knows none).
+  if (job.straggler >= 0 && !job.straggler_steps.empty()) {
+    size_t me = job.ranks[static_cast<size_t>(job.straggler)].summary;
+    const RankSummary& s = in[me];
+    job.straggler_lines_known =
+        std::any_of(s.lines.begin(), s.lines.end(), [](const auto& l) { return !l.step_ns.empty(); });
+    int64_t extra = 0;
+    int counted = 0;
+    auto gpuAt = [&](size_t r, int32_t step) -> int64_t {
+      int32_t own = step - shift[r];
+      if (own < 0 || static_cast<size_t>(own) >= in[r].steps.size()) return -1;
+      return in[r].steps[static_cast<size_t>(own)].gpu_ns;
+    };
+    for (int32_t step : job.straggler_steps) {
+      int64_t mine = gpuAt(me, step);
+      std::vector<int64_t> others;
+      for (const auto& jr : job.ranks)
+        if (jr.summary != me)
+          if (int64_t v = gpuAt(jr.summary, step); v >= 0) others.push_back(v);
+      if (mine < 0 || others.empty()) continue;
+      extra += mine - medianOf(others);
+      ++counted;
+    }
+    if (counted > 0) job.straggler_gpu_extra_ns = extra / counted;
   }
 
   // Each line's time per steady step on every rank.
@@ -323,12 +414,14 @@ JobView buildJob(const std::vector<RankSummary>& in) {
   std::stable_sort(job.modules.begin(), job.modules.end(),
                    [](const ModuleComm& a, const ModuleComm& b) { return a.exposed_ns > b.exposed_ns; });
 
-  // Advice where communication moved data while nothing computed, measurably.
+  // Advice where communication moved data while nothing computed, measurably: only with every
+  // rank of the job here (a rank alone cannot tell waiting from moving).
+  job.complete = job.ranks.size() >= 2 && (job.world_size <= 0 || static_cast<int>(job.ranks.size()) >= job.world_size);
   int64_t advice_floor = std::max<int64_t>(500'000, job.median_step_ns / 50);
   for (size_t i = 0; i < job.modules.size(); ++i) {
     const auto& m = job.modules[i];
     int64_t moving = m.exposed_ns - m.wait_ns;
-    if (moving < advice_floor) continue;
+    if (!job.complete || moving < advice_floor) continue;
     std::string change;
     if (!m.module.empty() && m.kind == "all-gather")
       change = m.backward ? "backward-prefetch" : "forward-prefetch";

@@ -62,8 +62,12 @@ struct JobView {
   std::vector<JobRank> ranks;  // by rank, then host, then pid
   std::vector<std::string> hosts;
   size_t duplicate_ranks = 0;  // ranks whose (rank, host, GPU) another summary also has
-  int max_steps = 0;           // the most steps of one rank
-  // ranks × steps: each step's wall in ns (-1: the rank has no such step), and kinds.
+  int max_steps = 0;           // the most steps of one rank (in the job's step numbering)
+  int max_steady_steps = 0;    // the most steady steps of one rank
+  int world_size = 0;          // as the ranks record it (0: unknown)
+  bool complete = false;       // two ranks or more, and every rank of world_size here
+  // ranks × steps: each step's wall in ns (-1: the rank has no such step), and kinds. Steps are
+  // the job's: ranks whose reports began a step apart are lined up (alignSteps).
   std::vector<std::vector<int64_t>> step_wall_ns;
   std::vector<std::vector<attribution::StepKind>> step_kind;
   int64_t median_step_ns = 0;  // over every rank's steady steps
@@ -82,6 +86,8 @@ struct JobView {
   std::string straggler_line_path;
   int32_t straggler_line = 0;
   int64_t straggler_line_extra_ns = 0;  // per straggler step, over the other ranks' median
+  int64_t straggler_gpu_extra_ns = 0;   // its GPU work per straggler step over the others' median
+  bool straggler_lines_known = false;   // its summary has per-step line costs
   std::vector<LineSpread> lines;        // the costliest (median) first, at most kMaxSpreadLines
   std::vector<ModuleComm> modules;      // exposed first
   std::vector<CommAdvice> advice;

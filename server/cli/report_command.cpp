@@ -126,8 +126,9 @@ std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportA
       .positional(&into.files);
   if (auto code = command_line.parse(args, out, err)) return code;
   if (!into.merge_paths.empty()) {
-    if (!into.profile_paths.empty() || into.format == "summary") {
-      err << "sightline report: --merge takes rank summaries (or JSON reports) only, and prints text, JSON or HTML\n";
+    if (!into.profile_paths.empty() || into.format == "summary" || !into.files.empty()) {
+      err << "sightline report: --merge builds the job from rank summaries alone: no --profile, no script, no "
+             "--format summary with it (make each summary first: report --format summary --profile P -o S.json)\n";
       return 2;
     }
     return std::nullopt;
@@ -313,12 +314,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     bool listed = true;
     auto inputs = mergeInputs(parsed.merge_paths, err, listed);
     if (!listed) return 2;
-    if (parsed.format != "json" && !mergesSummaries(inputs)) {
-      err << "sightline report: --merge of JSON reports (not `--format summary` ones) prints JSON only (--format "
-             "json)\n";
-      return 2;
-    }
-    int code = mergesSummaries(inputs) ? mergeSummaries(parsed, merged, err) : mergeReports(inputs, merged, err);
+    int code = parsed.format == "json" && allJsonReports(inputs) ? mergeReports(inputs, merged, err)
+                                                                 : mergeSummaries(parsed, merged, err);
     if (code != 0) return code;
     std::string error;
     bool ok = parsed.output.empty() ? writeOutputStream(out, merged.str(), error)

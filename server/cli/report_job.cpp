@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "analysis/features/profile_view.h"
@@ -108,6 +109,18 @@ std::vector<std::string> mergeInputs(const std::vector<std::string>& paths, std:
 }
 
 std::optional<std::vector<join::RankSummary>> readSummaries(const std::string& path, std::string& error) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return error = "no such file or folder", std::nullopt;
+  auto ends = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends(".sqlite") || ends(".nsys-rep") || ends(".pickle") || ends(".pkl") || ends(".gz") ||
+      path.find(".pt.trace.json") != std::string::npos)
+    return error =
+               "a profile, not a rank summary: make its summary where it lies first, then merge that:\n  "
+               "sightline report --format summary --profile " +
+               path + " -o " + fs::path(path).stem().string() + ".summary.json [train.py]",
+           std::nullopt;
   std::ifstream in(path, std::ios::binary);
   if (!in) return error = "cannot be read", std::nullopt;
   json doc = json::parse(in, nullptr, false);
@@ -118,13 +131,25 @@ std::optional<std::vector<join::RankSummary>> readSummaries(const std::string& p
 void writeJobText(const features::JobView& job, const std::vector<join::RankSummary>& ranks, std::ostream& out) {
   size_t hosts = job.hosts.size();
   out << "Job       " << job.ranks.size() << (job.ranks.size() == 1 ? " rank" : " ranks")
+      << (job.world_size > 0 && static_cast<int>(job.ranks.size()) != job.world_size
+              ? " of " + std::to_string(job.world_size)
+              : "")
       << (hosts > 0 ? " on " + std::to_string(hosts) + (hosts == 1 ? " host" : " hosts") : "");
   if (job.steady_steps > 0)
-    out << ", " << job.steady_steps << " steady steps; median step " << ms(job.median_step_ns) << " ms (as captured)";
+    out << ", " << job.max_steady_steps << " steady steps per rank; median step " << ms(job.median_step_ns)
+        << " ms (as captured)";
   out << "\n";
+  if (!job.complete && job.world_size > 0 && static_cast<int>(job.ranks.size()) < job.world_size)
+    out << "          only " << job.ranks.size() << " of the job's " << job.world_size
+        << " ranks: a collective's waiting and moving need every rank's summary (no advice without them)\n";
   if (job.duplicate_ranks > 0)
-    out << "          " << job.duplicate_ranks
-        << " report(s) repeat a rank another report has (the same rank, host and GPU): the same file twice?\n";
+    out << "          " << job.duplicate_ranks << (job.duplicate_ranks == 1 ? " summary repeats" : " summaries repeat")
+        << " a rank another has (the same rank, host and GPU: the same report twice?), left out\n";
+  // What the summaries' own reports warned of, once each.
+  std::set<std::string> warned;
+  for (const auto& r : ranks)
+    for (const auto& w : r.warnings)
+      if (warned.size() < 5 && warned.insert(w).second) out << "Warning   " << r.report << ": " << w << "\n";
   if (job.paired_collectives > 0)
     out << "          collectives: " << job.paired_collectives << " paired across ranks"
         << (job.unpaired_collectives ? ", " + std::to_string(job.unpaired_collectives) + " on one rank only" : "")
@@ -136,16 +161,28 @@ void writeJobText(const features::JobView& job, const std::vector<join::RankSumm
     out << "Straggler " << r.label << ": last to arrive at " << percent(job.straggler_late_share)
         << " of its collectives; the " << (others == 1 ? "other rank waits " : std::to_string(others) + " others wait ")
         << ms(job.straggler_caused_ns_per_step / static_cast<int64_t>(others)) << " ms/step"
-        << (others == 1 ? "" : " each") << " for it";
-    if (!job.straggler_steps.empty()) out << " (steps " << stepList(job.straggler_steps) << ")";
+        << (others == 1 ? "" : " each") << " for it (mean over its steady steps)";
+    if (!job.straggler_steps.empty())
+      out << "; it held up step" << (job.straggler_steps.size() == 1 ? " " : "s ") << stepList(job.straggler_steps);
     out << "\n";
+    int64_t floor = std::max<int64_t>(500'000, job.median_step_ns / 100);
     if (!job.straggler_line_path.empty())
       out << "          in those steps " << fs::path(job.straggler_line_path).filename().string() << ":"
           << job.straggler_line << " runs " << ms(job.straggler_line_extra_ns)
           << " ms/step longer on it than the other ranks' median\n";
-    else if (!job.straggler_steps.empty())
+    else if (!job.straggler_steps.empty() && job.straggler_gpu_extra_ns >= floor)
+      out << "          in those steps it launches " << ms(job.straggler_gpu_extra_ns)
+          << " ms/step more GPU work than the other ranks' median"
+          << (job.straggler_lines_known ? ", spread over its lines"
+                                        : " (its lines are unknown: its summary has none; name the script with "
+                                          "--format summary, or capture Python stacks)")
+          << "\n";
+    else if (!job.straggler_steps.empty() && job.straggler_lines_known)
       out << "          no line does measurably more GPU work on it in those steps: its host is slower "
              "(Python work, data, syncs), not its GPU\n";
+    else if (!job.straggler_steps.empty())
+      out << "          it launches no more GPU work than the others in those steps; its lines are unknown (its "
+             "summary has none: name the script with --format summary, or capture Python stacks)\n";
   } else if (job.ranks.size() > 1 && job.paired_collectives > 0) {
     out << "Straggler none: no rank keeps the others waiting measurably (over 2% of a step)\n";
   }
@@ -197,13 +234,13 @@ void writeJobText(const features::JobView& job, const std::vector<join::RankSumm
   (void)ranks;
 }
 
-bool mergesSummaries(const std::vector<std::string>& inputs) {
-  // A summary document says so in its first bytes; a JSON report carries `rank_summaries`.
+bool allJsonReports(const std::vector<std::string>& inputs) {
+  // A JSON report's keys are written sorted: it opens with "attributed_gpu_ns".
   for (const auto& path : inputs) {
     std::ifstream in(path, std::ios::binary);
     char head[64] = {};
     in.read(head, sizeof head - 1);
-    if (std::string_view(head).find("sightline_rank_summary") == std::string_view::npos) return false;
+    if (std::string_view(head).find("\"attributed_gpu_ns\"") == std::string_view::npos) return false;
   }
   return !inputs.empty();
 }

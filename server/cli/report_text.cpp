@@ -407,10 +407,13 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
   if (before_lines) out << "  " << pad(per_step ? "Δ per step" : "Δ total", 11, true);
   // Several ranks: the slowest rank on the line and how far above the median it is.
   bool ranked = attr.ranks.size() > 1;
+  size_t rank_width = 12;  // the longest label and its ratio (" ×1.1")
+  for (const auto& r : attr.ranks) rank_width = std::max(rank_width, r.label.size() + 5);
   auto rankColumn = [&](int32_t line) -> std::string {
     if (!ranked) return "";
     auto n = lines.find(line);
-    if (n == lines.end() || n->second.rank_ns.size() != attr.ranks.size() || n->second.gpu_ns == 0) return pad("", 14);
+    if (n == lines.end() || n->second.rank_ns.size() != attr.ranks.size() || n->second.gpu_ns == 0)
+      return pad("", rank_width + 2);
     std::vector<int64_t> v;  // each rank's own work: waits for other ranks left out
     for (size_t r = 0; r < attr.ranks.size(); ++r) v.push_back(attribution::rankWorkNs(n->second, r));
     size_t slowest = static_cast<size_t>(std::max_element(v.begin(), v.end()) - v.begin());
@@ -419,12 +422,12 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
     double median = v.size() % 2
                         ? static_cast<double>(v[v.size() / 2])
                         : (static_cast<double>(v[v.size() / 2 - 1]) + static_cast<double>(v[v.size() / 2])) / 2;
-    if (static_cast<double>(max) < 1.1 * median) return pad("", 14);
+    if (static_cast<double>(max) < 1.1 * median) return pad("", rank_width + 2);
     char ratio[24];
     std::snprintf(ratio, sizeof ratio, " ×%.1f", static_cast<double>(max) / std::max(1.0, median));
-    return "  " + pad(attr.ranks[slowest].label + ratio, 12, true);
+    return "  " + pad(attr.ranks[slowest].label + ratio, rank_width, true);
   };
-  if (ranked) out << "  " << pad("slowest rank", 12, true);
+  if (ranked) out << "  " << pad("slowest rank", rank_width, true);
   // GPU memory: what the line holds at the peak.
   bool memory = memory_story != nullptr;
   auto memoryColumn = [&](int32_t line) -> std::string {

@@ -316,7 +316,12 @@ TEST(MultiProcess, ReportsPerRankLoadTogetherAndSummariesMerge) {
   }
   auto bad = runSightline("report --format json --merge '" + script + "'", sourcePath(""));
   EXPECT_EQ(bad.code, 2);
-  EXPECT_NE(bad.out.find("not a `sightline report --format json` output"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("not JSON"), std::string::npos) << bad.out;
+  // A profile given to --merge: make its summary first, and how.
+  auto profile = runSightline("report --merge '" + r0 + "'", sourcePath(""));
+  EXPECT_EQ(profile.code, 2);
+  EXPECT_NE(profile.out.find("a profile, not a rank summary: make its summary where it lies first"), std::string::npos)
+      << profile.out;
 }
 
 }  // namespace
