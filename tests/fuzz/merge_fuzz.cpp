@@ -1,6 +1,6 @@
 // `report --merge` on any summary: the input is one rank's JSON report or rank summary
-// (`--format summary`), merged with itself, into the old added-up report and into the job. Never an abort (8 of 14 crafted summaries once ended in uncaught JSON
-// type errors), never a negative sum, never gigabytes for a small file.
+// (`--format summary`), merged with itself, into the old added-up report and into the job. Never an abort (8 of 14
+// crafted summaries once ended in uncaught JSON type errors), never a negative sum, never gigabytes for a small file.
 #include <unistd.h>
 
 #include <cstddef>
