@@ -110,8 +110,8 @@ std::optional<std::vector<join::RankSummary>> summarizeReports(const ReportArgs&
 std::vector<std::string> mergeInputs(const std::vector<std::string>& paths, std::ostream& err, bool& ok);
 // The summaries of one file: `--format summary`, or `--format json` with `rank_summaries`.
 std::optional<std::vector<join::RankSummary>> readSummaries(const std::string& path, std::string& error);
-// Whether --merge's inputs are all `--format json` reports (merged into one report with the job,
-// as JSON); else they are read as rank summaries (either kind).
+// Whether --merge's inputs are all `--format json` reports (objects with `files`: merged into one
+// report with the job, as JSON); else they are read as rank summaries (either kind).
 bool allJsonReports(const std::vector<std::string>& inputs);
 // --merge of summaries: the job, as text or JSON.
 int mergeSummaries(const ReportArgs& args, std::ostream& out, std::ostream& err);

@@ -235,12 +235,17 @@ void writeJobText(const features::JobView& job, const std::vector<join::RankSumm
 }
 
 bool allJsonReports(const std::vector<std::string>& inputs) {
-  // A JSON report's keys are written sorted: it opens with "attributed_gpu_ns".
+  // A summary document says so in its first bytes (its keys are written sorted); anything else
+  // is read whole: a JSON report has `files`.
   for (const auto& path : inputs) {
     std::ifstream in(path, std::ios::binary);
     char head[64] = {};
     in.read(head, sizeof head - 1);
-    if (std::string_view(head).find("\"attributed_gpu_ns\"") == std::string_view::npos) return false;
+    if (std::string_view(head).find("sightline_rank_summary") != std::string_view::npos) return false;
+    in.clear();
+    in.seekg(0);
+    json doc = json::parse(in, nullptr, false);
+    if (!doc.is_object() || !doc.contains("files")) return false;
   }
   return !inputs.empty();
 }
