@@ -34,8 +34,8 @@ log "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$ROOT/build-asan" --output-on-failure -j"$(nproc)" -L asan
 
-log "fuzzing: each libFuzzer target for ${SIGHTLINE_FUZZ_SECONDS:-10} s (ASan+UBSan; crashes fail the run)"
-"$ROOT/scripts/fuzz.sh" "$ROOT/build-asan" "${SIGHTLINE_FUZZ_SECONDS:-10}"
+log "fuzzing: each libFuzzer target for ${SIGHTLINE_FUZZ_SECONDS:-6} s (ASan+UBSan; crashes fail the run)"
+"$ROOT/scripts/fuzz.sh" "$ROOT/build-asan" "${SIGHTLINE_FUZZ_SECONDS:-6}"
 
 log "Slurm: the recipe of docs/slurm on a one-node cluster (slurm-wlm, munge)"
 "$ROOT/tests/slurm/run.sh" "$ROOT/build/server/sightline"
