@@ -1,0 +1,61 @@
+// Reading an nsys export's rows (internal to analysis/ingest: nsys_reader, nsys_activities):
+// the global thread id's parts, and a reader's base that runs a query and warns of what it
+// could not read.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/ingest/sqlite.h"
+#include "analysis/model/profile.h"
+
+namespace sightline::ingest::nsys {
+
+inline int64_t pidOf(int64_t global) { return (global >> 24) & 0xFFFFFF; }
+inline int64_t tidOf(int64_t global) { return global & 0xFFFFFF; }
+
+class Reader {
+ public:
+  Reader(Database& db, std::vector<std::string>& warnings, const std::unordered_map<int64_t, model::StringId>& strings)
+      : db_(db), warnings_(warnings), strings_(strings) {}
+
+ protected:
+  void warn(std::string w) { warnings_.push_back(std::move(w)); }
+
+  // Runs `sql` (empty: skipped, `missing` says why) and calls `row` per row.
+  template <class F>
+  void forEachRow(const std::string& sql, const std::string& missing, const char* what, bool expected, F&& row) {
+    if (sql.empty()) {
+      if (expected) warn("no " + std::string(what) + " (" + missing + " is absent)");
+      return;
+    }
+    std::string error;
+    auto stmt = db_.prepare(sql, error);
+    if (!stmt) {
+      warn("cannot read " + std::string(what) + ": " + error);
+      return;
+    }
+    for (;;) {
+      auto s = stmt->step();
+      if (s == Statement::Step::Done) return;
+      if (s == Statement::Step::Error) {
+        warn("stopped reading " + std::string(what) + " early: " + stmt->error());
+        return;
+      }
+      row(*stmt);
+    }
+  }
+
+  model::StringId str(const Statement& s, int col) const {
+    if (s.isNull(col)) return 0;
+    auto it = strings_.find(s.int64(col));
+    return it == strings_.end() ? 0 : it->second;
+  }
+
+  Database& db_;
+  std::vector<std::string>& warnings_;
+  const std::unordered_map<int64_t, model::StringId>& strings_;
+};
+
+}  // namespace sightline::ingest::nsys
