@@ -255,6 +255,7 @@ json jobJson(const features::JobView& job, const std::vector<join::RankSummary>&
                      {"p95_ns_per_step", l.p95_ns},
                      {"max_ns_per_step", l.max_ns},
                      {"max_rank", job.ranks[l.max_rank].label},
+                     {"max_rank_index", l.max_rank},
                      {"comm_ns_per_step", l.comm_ns}});
   json modules = json::array();
   for (const auto& m : job.modules)

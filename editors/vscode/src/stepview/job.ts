@@ -45,7 +45,9 @@ export function jobChart(data: StepViewData, host: Host, tip: Tooltip, width: nu
       ctx.strokeStyle = "#d1242f";
       ctx.lineWidth = 2;
       ctx.strokeRect(label, job.straggler * rowH, cellW * columns, Math.max(2, rowH));
-      for (const c of stragglerSteps) ctx.strokeRect(label + c * cellW, 0, cellW, rowH * job.ranks.length);
+      // Its steps' columns, where they are not all of them (then the row says it all).
+      if (stragglerSteps.size < columns)
+        for (const c of stragglerSteps) ctx.strokeRect(label + c * cellW, 0, cellW, rowH * job.ranks.length);
     }
     ctx.fillStyle = fg;
     ctx.fillText(`steps${job.stepsPerColumn > 1 ? ` (${job.stepsPerColumn} per column, slowest shown)` : ""}`, 0,
@@ -82,6 +84,9 @@ export function jobChart(data: StepViewData, host: Host, tip: Tooltip, width: nu
       }
   });
   section.append(canvas);
+  section.append(el("p", { class: "sl-note" }, [
+    `Each cell is a rank's step: white at or under the job's median step (${ms(job.medianStepNs)}), ` +
+      "deepening to red at twice it or more; grey: no such step. Click a row for its timeline where the page has one."]));
   if (job.straggler >= 0)
     section.append(el("p", { class: "sl-note", id: "sl-job-straggler" }, [
       `Straggler: ${job.ranks[job.straggler]}` +
