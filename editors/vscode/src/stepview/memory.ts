@@ -28,7 +28,12 @@ export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width:
     series.map((p, i) => `${i === 0 ? "M" : "L"}${x(p.t).toFixed(1)},${y(f(p)).toFixed(1)}`).join("");
   root.append(svg("path", { d: path((p) => p.reserved), class: "sl-reserved" }));
   root.append(svg("path", { d: path((p) => p.allocated), class: "sl-allocated" }));
-  for (const s of m.steps.filter((t) => t >= t0)) root.append(svg("line", { x1: x(s), x2: x(s), y1: top, y2: height - bottom, class: "sl-step-tick" }));
+  // Step ticks, thinned to one per 6 px at most: 2,000 steps would grey the whole chart.
+  const ticks = m.steps.filter((t) => t >= t0);
+  const every = Math.max(1, Math.ceil(ticks.length / Math.max(1, plotW / 6)));
+  ticks.forEach((s, i) => {
+    if (i % every === 0) root.append(svg("line", { x1: x(s), x2: x(s), y1: top, y2: height - bottom, class: "sl-step-tick" }));
+  });
   root.append(svgText(left - 4, y(maxB) + 8, bytes(maxB), { class: "sl-tick", "text-anchor": "end" }));
   root.append(svgText(left - 4, y(0), "0", { class: "sl-tick", "text-anchor": "end" }));
   const px = x(m.peakTimeNs), py = y(m.peakAllocatedBytes);
@@ -77,6 +82,7 @@ export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width:
   }
   section.append(el("p", { class: "sl-note" }, [
     `Allocated (solid) and reserved (dashed) over ${ms(t1 - t0)}${t0 > 0 ? ` (the ${ms(t0)} before the steps left out)` : ""}; ` +
-    "ticks mark steps; the column holds the lines with the most bytes alive at the peak."]));
+    (every > 1 ? `a tick per ${every} steps; ` : "ticks mark steps; ") +
+    "the column holds the lines with the most bytes alive at the peak."]));
   return section;
 }
