@@ -151,42 +151,10 @@ Pairing pair(const std::vector<RankSummary>& in, const std::vector<size_t>& orde
   return out;
 }
 
-}  // namespace
-
-const char* jobBoundName(JobBound b) {
-  switch (b) {
-    case JobBound::WaitingRanks:
-      return "waiting-ranks";
-    case JobBound::Communication:
-      return "communication";
-    case JobBound::Gpu:
-      return "gpu";
-    case JobBound::Host:
-      return "host";
-    case JobBound::Unknown:
-      break;
-  }
-  return "unknown";
-}
-
-std::string collectiveKind(std::string_view name) {
-  static const std::pair<const char*, const char*> kKinds[] = {{"AllGather", "all-gather"},
-                                                               {"ReduceScatter", "reduce-scatter"},
-                                                               {"AllReduce", "all-reduce"},
-                                                               {"Broadcast", "broadcast"},
-                                                               {"Reduce", "reduce"},
-                                                               {"SendRecv", "send/recv"},
-                                                               {"Send", "send"},
-                                                               {"Recv", "recv"},
-                                                               {"AllToAll", "all-to-all"}};
-  for (const auto& [key, kind] : kKinds)
-    if (name.find(key) != std::string_view::npos) return kind;
-  return "";
-}
-
-JobView buildJob(const std::vector<RankSummary>& in) {
-  JobView job;
-  // Ranks in order: the job's rank, then host, then pid (the report's order last).
+// The ranks in order (the job's rank, then host, then pid), a rank a summary before it already
+// has left out (the same rank, host and GPU: the same report merged twice; counted), with the
+// hosts; `labels` gets each kept rank's name.
+std::vector<size_t> keptRanks(const std::vector<RankSummary>& in, JobView& job, std::vector<std::string>& labels) {
   std::vector<size_t> order(in.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -197,8 +165,6 @@ JobView buildJob(const std::vector<RankSummary>& in) {
   });
   std::vector<attribution::RankInfo> infos;
   infos.reserve(in.size());
-  // A rank a summary before it already has (the same rank, host and GPU: the same report merged
-  // twice) is counted and left out.
   std::set<std::tuple<int32_t, std::string, std::vector<uint32_t>>> seen;
   std::set<std::string> hosts;
   std::vector<size_t> kept;
@@ -213,15 +179,16 @@ JobView buildJob(const std::vector<RankSummary>& in) {
     infos.push_back(std::move(info));
     if (!in[r].host.empty()) hosts.insert(in[r].host);
   }
-  order = std::move(kept);
   job.hosts.assign(hosts.begin(), hosts.end());
-  auto labels = attribution::rankLabels(infos);
+  labels = attribution::rankLabels(infos);
+  return kept;
+}
 
-  std::vector<int32_t> shift = alignSteps(in, order);
-  Pairing pairing = pair(in, order, shift);
-  job.paired_collectives = pairing.paired;
-  job.unpaired_collectives = pairing.unpaired;
-
+// Each kept rank's row: its steady steps, step walls (in the job's numbering), communication
+// waiting and moving; and the job's means per rank and step.
+void addRanks(const std::vector<RankSummary>& in, const std::vector<size_t>& order,
+              const std::vector<std::string>& labels, const std::vector<int32_t>& shift, const Pairing& pairing,
+              JobView& job) {
   std::vector<int64_t> steady_walls;
   int64_t gpu = 0, busy = 0, exposed = 0, wait = 0, transfer = 0;
   for (size_t k = 0; k < order.size(); ++k) {
@@ -270,12 +237,14 @@ JobView buildJob(const std::vector<RankSummary>& in) {
     job.gpu_ns_per_step = gpu / n, job.busy_ns_per_step = busy / n, job.comm_exposed_ns_per_step = exposed / n;
     job.wait_ns_per_step = wait / n, job.transfer_ns_per_step = transfer / n;
   }
+}
 
-  // The straggler. Per step, the rank whose late arrivals made the others wait longest holds the
-  // step up when that wait is measurable: over 2% of the median step for each waiting rank. The
-  // job's straggler is the rank that held up steps and caused the most waiting over the steady
-  // steps; its steps are those it held up. (A rank late in a few steps of many is found in
-  // those steps, though its mean over all steps is small.)
+// The straggler. Per step, the rank whose late arrivals made the others wait longest holds the
+// step up when that wait is measurable: over 2% of the median step for each waiting rank. The
+// job's straggler is the rank that held up steps and caused the most waiting over the steady
+// steps; its steps are those it held up. (A rank late in a few steps of many is found in
+// those steps, though its mean over all steps is small.)
+void findStraggler(const Pairing& pairing, JobView& job) {
   int64_t waiting = static_cast<int64_t>(std::max<size_t>(1, job.ranks.size() - 1));
   int64_t floor = std::max<int64_t>(100'000, job.median_step_ns / 50) * waiting;
   std::map<int32_t, std::pair<int64_t, size_t>> top;  // step -> (caused, rank k)
@@ -295,68 +264,73 @@ JobView buildJob(const std::vector<RankSummary>& in) {
     for (const auto& [step, who] : top)
       if (who.second == static_cast<size_t>(job.straggler) && who.first >= floor) job.straggler_steps.push_back(step);
   }
-  // The line that ran longer on the straggler in its steps than on the others (median).
-  if (job.straggler >= 0 && !job.straggler_steps.empty()) {
-    const RankSummary& s = in[job.ranks[static_cast<size_t>(job.straggler)].summary];
-    for (const auto& l : s.lines) {
-      if (l.step_ns.empty()) continue;
-      int64_t extra = 0;
-      for (int32_t step : job.straggler_steps) {
-        int32_t mine = step - shift[job.ranks[static_cast<size_t>(job.straggler)].summary];
-        if (mine < 0 || static_cast<size_t>(mine) >= l.step_ns.size()) continue;
-        std::vector<int64_t> others;
-        for (const auto& jr : job.ranks) {
-          if (jr.summary == job.ranks[static_cast<size_t>(job.straggler)].summary) continue;
-          const auto& o = in[jr.summary];
-          int64_t v = 0;
-          int32_t theirs = step - shift[jr.summary];
-          for (const auto& ol : o.lines)
-            if (ol.line == l.line && ol.path == l.path && theirs >= 0 &&
-                static_cast<size_t>(theirs) < ol.step_ns.size()) {
-              v = ol.step_ns[static_cast<size_t>(theirs)];
-              break;
-            }
-          others.push_back(v);
-        }
-        extra += l.step_ns[static_cast<size_t>(mine)] - medianOf(others);
-      }
-      extra /= static_cast<int64_t>(job.straggler_steps.size());
-      if (extra > job.straggler_line_extra_ns && extra >= std::max<int64_t>(500'000, job.median_step_ns / 100)) {
-        job.straggler_line_extra_ns = extra;
-        job.straggler_line_path = l.path;
-        job.straggler_line = l.line;
-      }
-    }
-  }
+}
 
-  // The GPU work it launched in those steps over the other ranks' median, and whether its
-  // summary knows its lines per step at all (a trace read without its script knows none).
-  if (job.straggler >= 0 && !job.straggler_steps.empty()) {
-    size_t me = job.ranks[static_cast<size_t>(job.straggler)].summary;
-    const RankSummary& s = in[me];
-    job.straggler_lines_known =
-        std::any_of(s.lines.begin(), s.lines.end(), [](const auto& l) { return !l.step_ns.empty(); });
+// Why the straggler was late: the line that ran longer on it in its steps than on the others
+// (median), the GPU work it launched there over theirs, and whether its summary knows its lines
+// per step at all (a trace read without its script knows none).
+void explainStraggler(const std::vector<RankSummary>& in, const std::vector<int32_t>& shift, JobView& job) {
+  if (job.straggler < 0 || job.straggler_steps.empty()) return;
+  const size_t me = job.ranks[static_cast<size_t>(job.straggler)].summary;
+  const RankSummary& s = in[me];
+  // The other ranks' per-step line costs, by (path, line).
+  std::vector<std::map<std::pair<std::string_view, int32_t>, const std::vector<int64_t>*>> by_line;
+  for (const auto& jr : job.ranks) {
+    if (jr.summary == me) continue;
+    auto& lines = by_line.emplace_back();
+    for (const auto& ol : in[jr.summary].lines)
+      if (!ol.step_ns.empty()) lines[{ol.path, ol.line}] = &ol.step_ns;
+  }
+  for (const auto& l : s.lines) {
+    if (l.step_ns.empty()) continue;
     int64_t extra = 0;
-    int counted = 0;
-    auto gpuAt = [&](size_t r, int32_t step) -> int64_t {
-      int32_t own = step - shift[r];
-      if (own < 0 || static_cast<size_t>(own) >= in[r].steps.size()) return -1;
-      return in[r].steps[static_cast<size_t>(own)].gpu_ns;
-    };
     for (int32_t step : job.straggler_steps) {
-      int64_t mine = gpuAt(me, step);
+      int32_t mine = step - shift[me];
+      if (mine < 0 || static_cast<size_t>(mine) >= l.step_ns.size()) continue;
       std::vector<int64_t> others;
-      for (const auto& jr : job.ranks)
-        if (jr.summary != me)
-          if (int64_t v = gpuAt(jr.summary, step); v >= 0) others.push_back(v);
-      if (mine < 0 || others.empty()) continue;
-      extra += mine - medianOf(others);
-      ++counted;
+      size_t o = 0;
+      for (const auto& jr : job.ranks) {
+        if (jr.summary == me) continue;
+        const auto& lines = by_line[o++];
+        auto it = lines.find({l.path, l.line});
+        int32_t theirs = step - shift[jr.summary];
+        others.push_back(it != lines.end() && theirs >= 0 && static_cast<size_t>(theirs) < it->second->size()
+                             ? (*it->second)[static_cast<size_t>(theirs)]
+                             : 0);
+      }
+      extra += l.step_ns[static_cast<size_t>(mine)] - medianOf(others);
     }
-    if (counted > 0) job.straggler_gpu_extra_ns = extra / counted;
+    extra /= static_cast<int64_t>(job.straggler_steps.size());
+    if (extra > job.straggler_line_extra_ns && extra >= std::max<int64_t>(500'000, job.median_step_ns / 100)) {
+      job.straggler_line_extra_ns = extra;
+      job.straggler_line_path = l.path;
+      job.straggler_line = l.line;
+    }
   }
+  job.straggler_lines_known =
+      std::any_of(s.lines.begin(), s.lines.end(), [](const auto& l) { return !l.step_ns.empty(); });
+  int64_t extra = 0;
+  int counted = 0;
+  auto gpuAt = [&](size_t r, int32_t step) -> int64_t {
+    int32_t own = step - shift[r];
+    if (own < 0 || static_cast<size_t>(own) >= in[r].steps.size()) return -1;
+    return in[r].steps[static_cast<size_t>(own)].gpu_ns;
+  };
+  for (int32_t step : job.straggler_steps) {
+    int64_t mine = gpuAt(me, step);
+    std::vector<int64_t> others;
+    for (const auto& jr : job.ranks)
+      if (jr.summary != me)
+        if (int64_t v = gpuAt(jr.summary, step); v >= 0) others.push_back(v);
+    if (mine < 0 || others.empty()) continue;
+    extra += mine - medianOf(others);
+    ++counted;
+  }
+  if (counted > 0) job.straggler_gpu_extra_ns = extra / counted;
+}
 
-  // Each line's time per steady step on every rank.
+// Each line's time per steady step across ranks (ranks without it count 0), costliest first.
+void spreadLines(const std::vector<RankSummary>& in, JobView& job) {
   std::map<std::pair<std::string_view, int32_t>, std::pair<std::vector<int64_t>, std::vector<int64_t>>> per_line;
   for (size_t k = 0; k < job.ranks.size(); ++k) {
     const RankSummary& s = in[job.ranks[k].summary];
@@ -385,8 +359,12 @@ JobView buildJob(const std::vector<RankSummary>& in) {
     return std::tie(b.median_ns, b.max_ns) < std::tie(a.median_ns, a.max_ns);
   });
   if (job.lines.size() > kMaxSpreadLines) job.lines.resize(kMaxSpreadLines);
+}
 
-  // Communication by module and direction (FSDP names its modules; DDP's buckets have none).
+// Communication by module and direction (FSDP names its modules; DDP's buckets have none), and
+// advice where it moved data while nothing computed, measurably: only with every rank of the job
+// here (a rank alone cannot tell waiting from moving).
+void communicationByModule(const std::vector<RankSummary>& in, const Pairing& pairing, JobView& job) {
   std::map<std::tuple<std::string, std::string, bool>, ModuleComm> modules;
   for (const auto& jr : job.ranks) {
     const RankSummary& s = in[jr.summary];
@@ -414,8 +392,6 @@ JobView buildJob(const std::vector<RankSummary>& in) {
   std::stable_sort(job.modules.begin(), job.modules.end(),
                    [](const ModuleComm& a, const ModuleComm& b) { return a.exposed_ns > b.exposed_ns; });
 
-  // Advice where communication moved data while nothing computed, measurably: only with every
-  // rank of the job here (a rank alone cannot tell waiting from moving).
   job.complete = job.ranks.size() >= 2 && (job.world_size <= 0 || static_cast<int>(job.ranks.size()) >= job.world_size);
   int64_t advice_floor = std::max<int64_t>(500'000, job.median_step_ns / 50);
   for (size_t i = 0; i < job.modules.size(); ++i) {
@@ -431,21 +407,68 @@ JobView buildJob(const std::vector<RankSummary>& in) {
       change = "ddp-buckets";
     if (!change.empty()) job.advice.push_back({i, change, moving});
   }
+}
 
-  // What bounds the job's step: ranks waiting for each other, communication moving data, the
-  // GPU's own work, or the host (the GPU idle).
-  if (job.median_step_ns > 0 && job.steady_steps > 0) {
-    int64_t step = job.median_step_ns;
-    int64_t moving_exposed = std::max<int64_t>(0, job.comm_exposed_ns_per_step - job.wait_ns_per_step);
-    int64_t compute = std::max<int64_t>(0, job.busy_ns_per_step - job.comm_exposed_ns_per_step);
-    int64_t idle = std::max<int64_t>(0, step - job.busy_ns_per_step);
-    if (job.wait_ns_per_step >= step / 10 && job.wait_ns_per_step >= moving_exposed)
-      job.bound = JobBound::WaitingRanks;
-    else if (moving_exposed >= step / 10 && moving_exposed >= idle)
-      job.bound = JobBound::Communication;
-    else
-      job.bound = idle > compute ? JobBound::Host : JobBound::Gpu;
+// What bounds the job's step: ranks waiting for each other, communication moving data, the
+// GPU's own work, or the host (the GPU idle).
+JobBound boundOf(const JobView& job) {
+  if (job.median_step_ns <= 0 || job.steady_steps <= 0) return JobBound::Unknown;
+  int64_t step = job.median_step_ns;
+  int64_t moving_exposed = std::max<int64_t>(0, job.comm_exposed_ns_per_step - job.wait_ns_per_step);
+  int64_t compute = std::max<int64_t>(0, job.busy_ns_per_step - job.comm_exposed_ns_per_step);
+  int64_t idle = std::max<int64_t>(0, step - job.busy_ns_per_step);
+  if (job.wait_ns_per_step >= step / 10 && job.wait_ns_per_step >= moving_exposed) return JobBound::WaitingRanks;
+  if (moving_exposed >= step / 10 && moving_exposed >= idle) return JobBound::Communication;
+  return idle > compute ? JobBound::Host : JobBound::Gpu;
+}
+
+}  // namespace
+
+const char* jobBoundName(JobBound b) {
+  switch (b) {
+    case JobBound::WaitingRanks:
+      return "waiting-ranks";
+    case JobBound::Communication:
+      return "communication";
+    case JobBound::Gpu:
+      return "gpu";
+    case JobBound::Host:
+      return "host";
+    case JobBound::Unknown:
+      break;
   }
+  return "unknown";
+}
+
+std::string collectiveKind(std::string_view name) {
+  static const std::pair<const char*, const char*> kKinds[] = {{"AllGather", "all-gather"},
+                                                               {"ReduceScatter", "reduce-scatter"},
+                                                               {"AllReduce", "all-reduce"},
+                                                               {"Broadcast", "broadcast"},
+                                                               {"Reduce", "reduce"},
+                                                               {"SendRecv", "send/recv"},
+                                                               {"Send", "send"},
+                                                               {"Recv", "recv"},
+                                                               {"AllToAll", "all-to-all"}};
+  for (const auto& [key, kind] : kKinds)
+    if (name.find(key) != std::string_view::npos) return kind;
+  return "";
+}
+
+JobView buildJob(const std::vector<RankSummary>& in) {
+  JobView job;
+  std::vector<std::string> labels;
+  std::vector<size_t> order = keptRanks(in, job, labels);
+  std::vector<int32_t> shift = alignSteps(in, order);
+  Pairing pairing = pair(in, order, shift);
+  job.paired_collectives = pairing.paired;
+  job.unpaired_collectives = pairing.unpaired;
+  addRanks(in, order, labels, shift, pairing, job);
+  findStraggler(pairing, job);
+  explainStraggler(in, shift, job);
+  spreadLines(in, job);
+  communicationByModule(in, pairing, job);
+  job.bound = boundOf(job);
   return job;
 }
 
