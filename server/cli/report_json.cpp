@@ -372,16 +372,16 @@ json compareJson(const ReportData& d) {
           {"aligned", aligned}};
 }
 
-}  // namespace
-
-json reportJson(const ReportData& d) {
+// Every file the profile names that carries a cost: its lines and their figures (and, with
+// --compare, each line's change).
+json filesJson(const ReportData& d, const std::vector<MemoryChange>& memory_change_list) {
   const model::Profile& profile = d.main.profile();
   const attribution::Attribution& attr = d.main.attribution();
   auto inclusive = features::inclusiveByLine(attr);
   // --compare of two profiles that tell memory: each line's change (JSON also lists the lines
   // only the compared profile has, under `memory_compare`).
   std::map<std::pair<std::string, int32_t>, MemoryChange> changes;
-  for (const auto& c : memoryChanges(d)) changes[{c.path, c.line}] = c;
+  for (const auto& c : memory_change_list) changes[{c.path, c.line}] = c;
   const auto* memory_changes = comparesMemory(d) ? &changes : nullptr;
   json jfiles = json::array();
   for (const auto& m : d.mapped) {
@@ -471,6 +471,39 @@ json reportJson(const ReportData& d) {
                       {"lines", jlines}});
     if (moved_by != 0) jfiles.back()["realigned_by"] = moved_by;
   }
+  return jfiles;
+}
+
+// --compare of two profiles that tell memory: the peaks and every line with memory in either.
+json memoryCompareJson(const ReportData& d, const std::vector<MemoryChange>& changes) {
+  const auto& before = *d.compare->memory().story;
+  const auto& now = *d.main.memory().story;
+  json lines = json::array();
+  for (const auto& c : changes)
+    lines.push_back({{"path", c.path},
+                     {"line", c.line},
+                     {"before_bytes", c.peak_before},
+                     {"after_bytes", c.peak_after},
+                     {"memory_change_bytes", c.peakChange()},
+                     {"per_step_before_bytes", c.step_before},
+                     {"per_step_after_bytes", c.step_after},
+                     {"memory_per_step_change_bytes", c.stepChange()}});
+  return {{"path", d.args.compare_path},
+          {"peak_allocated_before_bytes", before.peak_allocated_bytes},
+          {"peak_allocated_bytes", now.peak_allocated_bytes},
+          {"peak_change_bytes", now.peak_allocated_bytes - before.peak_allocated_bytes},
+          {"peak_reserved_before_bytes", before.peak_reserved_bytes},
+          {"peak_reserved_bytes", now.peak_reserved_bytes},
+          {"lines", lines}};
+}
+
+}  // namespace
+
+json reportJson(const ReportData& d) {
+  const model::Profile& profile = d.main.profile();
+  const attribution::Attribution& attr = d.main.attribution();
+  auto memory_changes = memoryChanges(d);
+  json jfiles = filesJson(d, memory_changes);
   json doc = {{"profile",
                {{"path", d.args.profile_paths.front()},
                 {"parts", d.args.profile_paths},
@@ -514,27 +547,7 @@ json reportJson(const ReportData& d) {
       d.main.memory().story && (!d.main.memory().story->top.empty() || !d.main.memory().story->growth.empty());
   if (attr.attributed_gpu_ns == 0 && !memory_placed) doc["advice"] = ingest::captureAdvice(profile.info);
   if (d.compare) doc["compare"] = compareJson(d);
-  if (memory_changes) {
-    const auto& before = *d.compare->memory().story;
-    const auto& now = *d.main.memory().story;
-    json lines = json::array();
-    for (const auto& c : memoryChanges(d))
-      lines.push_back({{"path", c.path},
-                       {"line", c.line},
-                       {"before_bytes", c.peak_before},
-                       {"after_bytes", c.peak_after},
-                       {"memory_change_bytes", c.peakChange()},
-                       {"per_step_before_bytes", c.step_before},
-                       {"per_step_after_bytes", c.step_after},
-                       {"memory_per_step_change_bytes", c.stepChange()}});
-    doc["memory_compare"] = {{"path", d.args.compare_path},
-                             {"peak_allocated_before_bytes", before.peak_allocated_bytes},
-                             {"peak_allocated_bytes", now.peak_allocated_bytes},
-                             {"peak_change_bytes", now.peak_allocated_bytes - before.peak_allocated_bytes},
-                             {"peak_reserved_before_bytes", before.peak_reserved_bytes},
-                             {"peak_reserved_bytes", now.peak_reserved_bytes},
-                             {"lines", lines}};
-  }
+  if (comparesMemory(d)) doc["memory_compare"] = memoryCompareJson(d, memory_changes);
   // The step view's figures, as the HTML report and the editor draw them (the timeline's spans
   // and the memory series only there: thousands of points).
   doc["step_view"] =
