@@ -142,7 +142,7 @@ class DeviceReplay {
     for (size_t k = 0; k < events_.size(); ++k) {
       const auto& e = s_.events[events_[k]];
       if (e.action != MemoryAction::Oom) continue;
-      MemoryOom oom{0, 0, e.size, e.device_free, e.stack, e.time_us};
+      MemoryOom oom{0, 0, e.size, e.deviceFree(), e.stack, e.time_us};
       if (int32_t owner = userFrame(e.stack); owner != kNoLine) {
         oom.file = s_.frames[static_cast<size_t>(owner)].file;
         oom.line = s_.frames[static_cast<size_t>(owner)].line;

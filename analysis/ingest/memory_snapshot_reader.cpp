@@ -1,6 +1,7 @@
 // Snapshot dicts into the memory model: frames and stacks made distinct as they are read.
 #include "analysis/ingest/memory_snapshot_reader.h"
 
+#include <array>
 #include <deque>
 #include <filesystem>
 #include <iterator>
@@ -53,9 +54,55 @@ class SnapshotBuilder : public PickleSink {
   void moved(Ref from, const std::unordered_map<Ref, Ref>& to) override {
     for (auto& run : runs_)
       if (run.list >= from) run.list = to.count(run.list) ? to.at(run.list) : kGone;
-    rekey(by_ref_, from, to);
-    rekey(frame_by_ref_, from, to);
-    rekey(string_by_ref_, from, to);
+    // The ids of the values at or above `from` follow them (those given back go): the work is
+    // the batch's, never the whole table's (2M entries once took 60 s re-keying all of it).
+    for (auto [kind, id] : pending_) {
+      Ref& h = handles_[static_cast<size_t>(kind) - 1][id];
+      auto it = to.find(h);
+      h = it == to.end() ? kNoRef : it->second;
+    }
+    pending_.clear();
+    for (Ref* h : pending_others_) {
+      auto it = to.find(*h);
+      *h = it == to.end() ? kNoRef : it->second;
+    }
+    pending_others_.clear();
+    std::erase_if(other_strings_, [](const auto& e) { return e.second == kNoRef; });
+    if (ids_.size() <= from) return;
+    std::vector<std::pair<Ref, uint32_t>> kept;
+    for (const auto& [old_ref, new_ref] : to)
+      if (old_ref < ids_.size() && ids_[old_ref] != kUnknown) kept.emplace_back(new_ref, ids_[old_ref]);
+    ids_.resize(from);
+    for (const auto& [ref, id] : kept) {
+      if (ids_.size() <= ref) ids_.resize(static_cast<size_t>(ref) + 1, kUnknown);
+      ids_[ref] = id;
+    }
+  }
+
+  // A batch given back: of what the memo still names, a string, a frame or a frames list the
+  // builder has read is kept once (the first of its kind), empty, and every later one named by
+  // that one (each trace entry's frames list and its `compile_context` string once stayed, 2M
+  // of them in a full ring buffer).
+  std::optional<Ref> keepAs(const PickleData& doc, Ref value) override {
+    d_ = &doc;
+    switch (doc.type(value)) {
+      case PickleData::Type::Str: {
+        if (auto id = knownId(value, Kind::String)) return handle(Kind::String, *id, value);
+        std::string_view text = doc.str(value);
+        if (text.size() > kMaxOtherString) return std::nullopt;
+        auto [it, added] = other_strings_.try_emplace(std::string(text), value);
+        if (added) pending_others_.push_back(&it->second);  // its new ref comes with `moved`
+        return it->second;
+      }
+      case PickleData::Type::List:
+        if (auto id = knownId(value, Kind::Stack)) return handle(Kind::Stack, *id, value);
+        return std::nullopt;
+      case PickleData::Type::Dict:
+        if (auto id = knownId(value, Kind::Frame)) return handle(Kind::Frame, *id, value);
+        return std::nullopt;
+      default:
+        return std::nullopt;
+    }
   }
 
   std::optional<model::MemorySnapshot> build(const PickleData& doc, std::string& error) {
@@ -95,24 +142,37 @@ class SnapshotBuilder : public PickleSink {
   // skipped and counted (200k device numbers once made as many replays, each over everything).
   static constexpr size_t kMaxDevices = 4096;
   static constexpr Ref kGone = UINT32_MAX;
+  static constexpr uint32_t kUnknown = 0;
+  static constexpr Ref kNoRef = UINT32_MAX;
+  static constexpr size_t kMaxOtherString = 64;
   struct Run {
     Ref list;
     size_t count;
   };
 
   const PickleData& d() const { return *d_; }
-  // Refs at or above `from` moved (or gone): a cache keyed by them follows.
-  static void rekey(std::unordered_map<Ref, uint32_t>& cache, Ref from, const std::unordered_map<Ref, Ref>& to) {
-    std::vector<std::pair<Ref, uint32_t>> kept;
-    for (auto it = cache.begin(); it != cache.end();) {
-      if (it->first < from) {
-        ++it;
-        continue;
-      }
-      if (auto m = to.find(it->first); m != to.end()) kept.emplace_back(m->second, it->second);
-      it = cache.erase(it);
-    }
-    for (const auto& [ref, id] : kept) cache[ref] = id;
+  // The id given to the value `r` as a string, a frame or a frames list (its stack), by ref: one
+  // slot per value of the document, the kind in the top two bits (0: none), so that a value read
+  // as one kind is never taken for another (a hostile pickle's string used as a frame).
+  enum class Kind : uint32_t { String = 1, Frame = 2, Stack = 3 };
+  static constexpr uint32_t kIdBits = 30;
+  void setId(Ref r, Kind kind, uint32_t id) {
+    if (id >> kIdBits) return;  // past 2^30 distinct ones: found again by content
+    if (ids_.size() <= r) ids_.resize(static_cast<size_t>(r) + 1, kUnknown);
+    ids_[r] = (static_cast<uint32_t>(kind) << kIdBits) | id;
+  }
+  // The value kept for a string, frame or stack id (see keepAs): the first one given back.
+  std::optional<Ref> handle(Kind kind, uint32_t id, Ref value) {
+    auto& handles = handles_[static_cast<size_t>(kind) - 1];
+    if (id < handles.size() && handles[id] != kNoRef) return handles[id];
+    if (handles.size() <= id) handles.resize(static_cast<size_t>(id) + 1, kNoRef);
+    handles[id] = value;  // its new ref comes with `moved`
+    pending_.emplace_back(kind, id);
+    return value;
+  }
+  std::optional<uint32_t> knownId(Ref r, Kind kind) const {
+    if (r >= ids_.size() || ids_[r] >> kIdBits != static_cast<uint32_t>(kind)) return std::nullopt;
+    return ids_[r] & ((1u << kIdBits) - 1);
   }
   // Each device's trace list, in device order. A list named for several devices is read once, for
   // the first: its entries are one device's, and `[trace] * 4096` (pickled as one list and 4095
@@ -161,8 +221,12 @@ class SnapshotBuilder : public PickleSink {
   static bool plausibleBytes(int64_t v) { return v >= 0 && v <= (int64_t{1} << 44); }
   uint32_t stackOf(Ref dict) { return stackOfFrames(d().get(dict, "frames")); }
   uint32_t stackOfFrames(std::optional<Ref> frames) {
-    if (!frames || d().size(*frames) == 0) return 0;
-    if (auto it = by_ref_.find(*frames); it != by_ref_.end()) return it->second;
+    if (!frames) return 0;
+    if (auto id = knownId(*frames, Kind::Stack)) return *id;  // before its size: a list known is kept empty
+    if (d().size(*frames) == 0) {
+      if (d().type(*frames) == PickleData::Type::List) setId(*frames, Kind::Stack, 0);
+      return 0;
+    }
     std::vector<uint32_t> ids;
     std::string key;
     for (size_t i = 0; i < d().size(*frames); ++i) {
@@ -173,11 +237,11 @@ class SnapshotBuilder : public PickleSink {
     }
     auto [it, added] = stacks_.try_emplace(key, static_cast<uint32_t>(out_.stacks.size()));
     if (added) out_.stacks.push_back(std::move(ids));
-    by_ref_[*frames] = it->second;
+    setId(*frames, Kind::Stack, it->second);
     return it->second;
   }
   uint32_t frameOf(Ref f) {
-    if (auto it = frame_by_ref_.find(f); it != frame_by_ref_.end()) return it->second;
+    if (auto id = knownId(f, Kind::Frame)) return *id;
     model::MemoryFrame frame;
     frame.file = stringOf(d().get(f, "filename"));
     frame.function = stringOf(d().get(f, "name"));
@@ -185,7 +249,7 @@ class SnapshotBuilder : public PickleSink {
     std::string key(reinterpret_cast<const char*>(&frame), sizeof frame);
     auto [it, added] = frames_.try_emplace(key, static_cast<uint32_t>(out_.frames.size()));
     if (added) out_.frames.push_back(frame);
-    frame_by_ref_[f] = it->second;
+    setId(f, Kind::Frame, it->second);
     return it->second;
   }
   // A string's id in the snapshot's strings: each text once, however many frames name it (a
@@ -195,7 +259,7 @@ class SnapshotBuilder : public PickleSink {
   // stays small.
   uint32_t stringOf(std::optional<Ref> v) {
     if (!v || d().type(*v) != PickleData::Type::Str) return 0;
-    if (auto it = string_by_ref_.find(*v); it != string_by_ref_.end()) return it->second;
+    if (auto id = knownId(*v, Kind::String)) return *id;
     std::string_view text = d().str(*v);
     if (text.size() > kMaxName) {  // at a character's start, so that what is left is UTF-8
       size_t n = kMaxName;
@@ -208,7 +272,7 @@ class SnapshotBuilder : public PickleSink {
       strings_.emplace_back(text);
       it = string_ids_.emplace(strings_.back(), static_cast<uint32_t>(strings_.size() - 1)).first;
     }
-    string_by_ref_[*v] = it->second;
+    setId(*v, Kind::String, it->second);
     return it->second;
   }
   // A segment, or a blocks list, named twice is read once: 10^4 references to one segment
@@ -283,6 +347,7 @@ class SnapshotBuilder : public PickleSink {
     // One pass over its entries (2M events: a lookup per field would compare every key again);
     // a key set twice keeps its last value, as Python's dict does.
     std::optional<Ref> frames;
+    int64_t device_free = 0;
     for (size_t i = 0, n = d().size(e); i < n; ++i) {
       std::string_view key = d().str(d().key(e, i));
       Ref v = d().value(e, i);
@@ -295,14 +360,15 @@ class SnapshotBuilder : public PickleSink {
       else if (key == "time_us")
         ev.time_us = d().integer(v);
       else if (key == "device_free")
-        ev.device_free = d().integer(v);
+        device_free = d().integer(v);
       else if (key == "frames")
         frames = v;
     }
-    if (!plausibleBytes(ev.size) || !plausibleBytes(ev.device_free)) {
+    if (!plausibleBytes(ev.size) || !plausibleBytes(device_free)) {
       ++implausible_;
       return;
     }
+    if (ev.action == MemoryAction::Oom) ev.addr = static_cast<uint64_t>(device_free);
     ev.stack = stackOfFrames(frames);
     out_.events.push_back(ev);
   }
@@ -311,7 +377,12 @@ class SnapshotBuilder : public PickleSink {
   model::MemorySnapshot out_;
   std::vector<Run> runs_;  // the trace entries taken, by the list they were appended to, in order
   std::unordered_map<std::string, uint32_t> frames_, stacks_;
-  std::unordered_map<Ref, uint32_t> frame_by_ref_, by_ref_, string_by_ref_;
+  std::vector<uint32_t> ids_;                       // by ref: see setId
+  std::array<std::vector<Ref>, 3> handles_;         // by kind and id: see handle
+  std::vector<std::pair<Kind, uint32_t>> pending_;  // handles set since the last `moved`
+  // Short strings the builder does not read (each entry's `compile_context`), kept once by text.
+  std::unordered_map<std::string, Ref> other_strings_;
+  std::vector<Ref*> pending_others_;
   std::deque<std::string> strings_{""};                                 // the snapshot's strings, by id
   std::unordered_map<std::string_view, uint32_t> string_ids_{{"", 0}};  // views into strings_
   size_t skipped_ = 0, implausible_ = 0, cut_ = 0, off_devices_ = 0;
@@ -336,6 +407,11 @@ std::optional<model::MemorySnapshot> readMemorySnapshot(const std::string& path,
 
 std::optional<model::MemorySnapshot> readMemorySnapshot(const std::string& path, std::string& error,
                                                         const PickleLimits& limits) {
+  return readMemorySnapshot(path, error, limits, nullptr);
+}
+
+std::optional<model::MemorySnapshot> readMemorySnapshot(const std::string& path, std::string& error,
+                                                        const PickleLimits& limits, SnapshotReadStats* stats) {
   std::error_code ec;
   uint64_t size = std::filesystem::file_size(path, ec);
   if (ec) {
@@ -351,6 +427,7 @@ std::optional<model::MemorySnapshot> readMemorySnapshot(const std::string& path,
     error = why.starts_with("cannot ") ? why : "not a memory snapshot we can read: " + why;
     return std::nullopt;
   }
+  if (stats) *stats = {doc->valueCount(), doc->bytesUsed()};
   return builder.build(*doc, error);
 }
 

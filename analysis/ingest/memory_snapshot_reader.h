@@ -16,6 +16,14 @@ namespace sightline::ingest {
 std::optional<model::MemorySnapshot> readMemorySnapshot(const std::string& path, std::string& error);
 std::optional<model::MemorySnapshot> readMemorySnapshot(const std::string& path, std::string& error,
                                                         const PickleLimits& limits);
+// What the unpickler's document held when the file was read (what reading keeps besides the
+// snapshot: the values the memo still names, for tests and benchmarks).
+struct SnapshotReadStats {
+  size_t document_values = 0;
+  size_t document_bytes = 0;
+};
+std::optional<model::MemorySnapshot> readMemorySnapshot(const std::string& path, std::string& error,
+                                                        const PickleLimits& limits, SnapshotReadStats* stats);
 // The same from bytes already read; `whole`: the whole document first, then the snapshot (the
 // reader before entries were taken as they complete: tests compare the two).
 std::optional<model::MemorySnapshot> parseMemorySnapshot(std::string bytes, std::string& error, bool whole = false);

@@ -71,6 +71,7 @@ class Unpickler {
     PickleData::Ref nodes = 0;
     uint64_t slots = 0, strings = 0;
     size_t memo_log = 0;
+    uint64_t memo_size = 0;
     uint64_t chunk_writes = 0;
   };
 
@@ -249,9 +250,11 @@ class Unpickler {
       error_ = "memo index " + std::to_string(idx) + " is beyond the " + std::to_string(made_) + " values read so far";
       return false;
     }
-    if (memo_.size() <= idx) memo_.resize(idx + 1, kUnset);
+    if (memo_.size() <= idx)
+      memo_.resize(idx + 1, kUnset);
+    else if (sink_)
+      memo_log_.push_back(idx);  // an index written again (Python's pickler never does)
     memo_[idx] = stack_.back();
-    if (sink_) memo_log_.push_back(idx);
     return true;
   }
   bool memoGet(uint64_t idx) {
@@ -354,19 +357,30 @@ class Unpickler {
     auto keep = [&](Ref r) {
       if (r >= base && moved.emplace(r, static_cast<Ref>(base + order.size())).second) order.push_back(r);
     };
-    std::unordered_set<uint64_t> roots;  // memo indices written since the mark, still naming a value
-    for (size_t i = m.memo_log; i < memo_log_.size(); ++i) {
-      uint64_t idx = memo_log_[i];
-      if (!roots.insert(idx).second) continue;
+    std::unordered_set<Ref> emptied;  // kept without their items: the sink has what it needs
+    // What the memo names of the batch: the indices set since the MARK, and those set again.
+    auto root = [&](uint64_t idx) {
       Ref& r = memo_[idx];
-      if (taken.count(r)) r = 0;  // what the sink took is gone: None
-      if (r != kUnset) keep(r);
-    }
-    memo_log_.resize(m.memo_log);
-    memo_log_.insert(memo_log_.end(), roots.begin(), roots.end());
+      if (r == kUnset || r < base) return;
+      if (taken.count(r)) {
+        r = 0;  // what the sink took is gone: None
+        return;
+      }
+      if (auto as = sink_->keepAs(d_, r)) {
+        if (*as < base) {
+          r = *as;  // an older value that means the same: the memo names it
+          return;
+        }
+        if (d_.nodes_[r].type == Type::List || d_.nodes_[r].type == Type::Dict) emptied.insert(r);
+      }
+      keep(r);
+    };
+    for (uint64_t idx = m.memo_size; idx < memo_.size(); ++idx) root(idx);
+    for (size_t i = m.memo_log; i < memo_log_.size(); ++i)
+      if (memo_log_[i] < m.memo_size) root(memo_log_[i]);
     for (size_t k = 0; k < order.size(); ++k) {
       const auto& node = d_.nodes_[order[k]];
-      if (node.type == Type::List || node.type == Type::Dict)
+      if ((node.type == Type::List || node.type == Type::Dict) && !emptied.count(order[k]))
         for (uint32_t i = 0; i < node.count; ++i) keep(d_.slots_[node.payload + i]);
     }
     std::vector<PickleData::Node> nodes;
@@ -375,7 +389,10 @@ class Unpickler {
     nodes.reserve(order.size());
     for (Ref old : order) {
       PickleData::Node node = d_.nodes_[old];
-      if (node.type == Type::List || node.type == Type::Dict) {
+      if (emptied.count(old)) {
+        node.count = 0;
+        node.payload = m.slots + slots.size();
+      } else if (node.type == Type::List || node.type == Type::Dict) {
         uint64_t first = m.slots + slots.size();
         for (uint32_t i = 0; i < node.count; ++i) {
           Ref child = d_.slots_[node.payload + i];
@@ -397,8 +414,12 @@ class Unpickler {
       d_.bytes_.resize(m.strings);
       d_.bytes_ += strings;
     }
-    for (uint64_t idx : roots)
+    auto rename = [&](uint64_t idx) {
       if (memo_[idx] != kUnset && memo_[idx] >= base) memo_[idx] = moved.at(memo_[idx]);
+    };
+    for (uint64_t idx = m.memo_size; idx < memo_.size(); ++idx) rename(idx);
+    for (size_t i = m.memo_log; i < memo_log_.size(); ++i)
+      if (memo_log_[i] < m.memo_size) rename(memo_log_[i]);
     sink_->moved(base, moved);
   }
 
@@ -420,7 +441,7 @@ class Unpickler {
       case '(':
         if (!markFits()) return false;
         marks_.push_back({stack_.size(), static_cast<Ref>(d_.nodes_.size()), d_.slots_.size(),
-                          file_ ? d_.bytes_.size() : 0, memo_log_.size(), chunk_writes_});
+                          file_ ? d_.bytes_.size() : 0, memo_log_.size(), memo_.size(), chunk_writes_});
         return true;
       case '0': {
         Ref r = 0;
@@ -580,7 +601,7 @@ class Unpickler {
   std::vector<Ref> stack_;
   std::vector<Mark> marks_;
   std::vector<Ref> memo_;
-  std::vector<uint64_t> memo_log_;  // memo indices as they were written (with a sink)
+  std::vector<uint64_t> memo_log_;  // memo indices written again after they were set (with a sink)
   std::vector<Ref> taken_;          // by the sink, in the APPENDS being run
   uint64_t chunk_writes_ = 0;
   uint64_t made_ = 0;  // values read onto the stack (memo fetches aside)

@@ -91,6 +91,14 @@ class PickleSink {
   // Values at or above `from` were given back; those kept have the refs of `moved` (any other
   // ref at or above `from` the sink holds is gone).
   virtual void moved(PickleData::Ref from, const std::unordered_map<PickleData::Ref, PickleData::Ref>& moved) = 0;
+  // A value of a batch given back that the memo still names: nullopt keeps it whole; its own ref
+  // keeps a list or dict without its items (the sink has what it needs of it and finds it again
+  // by its ref); the ref of an older value (below the batch) that means the same to the sink
+  // has the memo name that one instead, and this one goes. Refs returned here are told to
+  // `moved` like any other kept value.
+  virtual std::optional<PickleData::Ref> keepAs(const PickleData& /*doc*/, PickleData::Ref /*value*/) {
+    return std::nullopt;
+  }
 };
 
 // Reads a pickle file in pieces (strings copied into the document, the file never held whole).

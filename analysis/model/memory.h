@@ -30,14 +30,16 @@ enum class MemoryAction : uint8_t {
   Other
 };
 
+// 40 bytes: a full ring buffer holds millions of them.
 struct MemoryEvent {
   MemoryAction action = MemoryAction::Other;
   int32_t device = 0;
-  uint32_t stack = 0;  // into MemorySnapshot::stacks; 0: no frames
-  uint64_t addr = 0;
-  int64_t size = 0;         // bytes (an oom: the bytes asked for)
-  int64_t time_us = 0;      // 0 when not recorded
-  int64_t device_free = 0;  // an oom: the bytes the device had free
+  uint32_t stack = 0;   // into MemorySnapshot::stacks; 0: no frames
+  uint64_t addr = 0;    // an oom: the bytes the device had free (as PyTorch's own entry keeps it)
+  int64_t size = 0;     // bytes (an oom: the bytes asked for)
+  int64_t time_us = 0;  // 0 when not recorded
+
+  int64_t deviceFree() const { return action == MemoryAction::Oom ? static_cast<int64_t>(addr) : 0; }
 };
 
 // One allocation or free as a profiler recorded it on the host (PyTorch profiler `[memory]`

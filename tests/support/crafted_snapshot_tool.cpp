@@ -2,7 +2,7 @@
 // seeds and for measuring the binary on it:
 //   crafted_snapshot OUT shared-trace DEVICES EVENTS | shared-file-name BYTES FRAMES |
 //     shared-blocks SEGMENTS BLOCKS | shared-blocks-list SEGMENTS BLOCKS | shared-stack DEPTH EVENTS | many-devices
-//     DEVICES EVENTS | memo-index | marks COUNT
+//     DEVICES EVENTS | memo-index | marks COUNT | ring ENTRIES STACKS DEPTH
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
     bytes = sharedStackSnapshot(a, b);
   else if (kind == "many-devices")
     bytes = manyDevicesSnapshot(a, b);
+  else if (kind == "ring")
+    bytes = ringBufferSnapshot(a, b, static_cast<int>(arg(5)));
   else if (kind == "memo-index")
     bytes = largeMemoIndexPickle();
   else if (kind == "marks")

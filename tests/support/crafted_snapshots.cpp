@@ -198,6 +198,64 @@ std::string manyDevicesSnapshot(int devices, int events) {
   return w.op('e').op('a').op('u').finish();
 }
 
+std::string ringBufferSnapshot(int entries, int stacks, int depth) {
+  PickleWriter w;
+  w.op('}');
+  w.memoize();
+  w.op('(').key("segments").op(']');
+  w.memoize();
+  w.key("device_traces").op(']');
+  w.memoize();
+  w.op(']');
+  w.memoize();
+  std::unordered_map<int, uint32_t> frames;  // frame number: its memo index
+  uint32_t last_list = 0;
+  for (int i = 0; i < entries; ++i) {
+    if (i % 1000 == 0) w.op('(');
+    w.op('}');
+    w.memoize();
+    w.op('(');
+    bool alloc = i % 2 == 0;
+    w.key("action").key(alloc ? "alloc" : "free_completed");
+    w.key("addr").integer(0x7f0000000000 + 4096 * int64_t{i / 2});
+    w.key("size").integer(4096);
+    w.key("stream").integer(0);
+    w.key("time_us").integer(1795761087115273 + i);
+    w.key("compile_context").str("N/A");
+    w.memoize();
+    w.key("user_metadata").key("");
+    w.key("frames");
+    if (alloc) {
+      int stack = (i / 2) % stacks;
+      w.op(']');
+      last_list = w.memoize();
+      w.op('(');
+      for (int f = 0; f < depth; ++f) {
+        int number = stack * depth + f;
+        if (auto it = frames.find(number); it != frames.end()) {
+          w.get(it->second);
+          continue;
+        }
+        w.op('}');
+        uint32_t frame = w.memoize();
+        w.op('(');
+        w.key("filename")
+            .key(f == 0 ? "/work/train.py" : "/usr/lib/python3/site-packages/torch/nn/m" + std::to_string(f) + ".py");
+        w.key("name").key("fn" + std::to_string(f));
+        w.key("line").integer(10 + stack);
+        w.op('u');
+        frames.emplace(number, frame);
+      }
+      w.op('e');
+    } else {
+      w.get(last_list);
+    }
+    w.op('u');
+    if (i % 1000 == 999 || i == entries - 1) w.op('e');
+  }
+  return w.op('a').op('u').finish();
+}
+
 std::string largeMemoIndexPickle() { return std::string("\x80\x02Nr\xff\xff\xff\x0f.", 9); }
 
 std::string marksPickle(size_t marks) { return "\x80\x04" + std::string(marks, '('); }

@@ -49,6 +49,11 @@ std::string sharedStackSnapshot(int depth, int events);
 // 9: `devices` segments on device numbers 0, 1, 2, ..., each with one allocated block, and a
 // trace of `events` allocations on device 0.
 std::string manyDevicesSnapshot(int devices, int events);
+// A full ring buffer as PyTorch pickles it: `entries` trace entries in APPENDS batches of 1000,
+// each a memoized dict with a fresh memoized `compile_context` string; an allocation's frames
+// a fresh memoized list of `depth` frames (one of `stacks` stacks, the frames memoized where
+// first met); the free after it names that same list from the memo (free_completed).
+std::string ringBufferSnapshot(int entries, int stacks, int depth);
 // 10: None put in the memo at index 2^28 - 1 (9 bytes); `marks` MARK opcodes and nothing else.
 std::string largeMemoIndexPickle();
 std::string marksPickle(size_t marks);
