@@ -9,13 +9,15 @@ ensure_renderer_tools
 # Warnings are errors (as in the demo, which shares build/).
 build "$ROOT/build" -DSIGHTLINE_BUILD_TESTS=ON -DSIGHTLINE_WERROR=ON
 # Sanitizer build, with clang: the parser, protocol, server and end-to-end bad-input tests run
-# under it, and the libFuzzer targets of tests/fuzz are built in it. (A build-asan configured
+# under it, and the libFuzzer targets of tests/fuzz are built in it. Line tables only: the
+# sanitizers' reports name file and line, and the build takes less. (A build-asan configured
 # with another compiler by an older checkout is started afresh.)
 if [ -f "$ROOT/build-asan/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++' "$ROOT/build-asan/CMakeCache.txt"; then
   rm -rf "$ROOT/build-asan"
 fi
 CC=clang CXX=clang++ build "$ROOT/build-asan" -DSIGHTLINE_SANITIZE=ON -DSIGHTLINE_FUZZ=ON -DSIGHTLINE_BUILD_BENCH=OFF \
-  -DSIGHTLINE_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_C_FLAGS_DEBUG="-O1 -g"
+  -DSIGHTLINE_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
+  -DCMAKE_C_FLAGS_DEBUG="-O1 -gline-tables-only"
 
 if [ ! -d "$ROOT/../shared/profiles" ]; then
   echo "NOTE: ../shared (real scripts and profiles beside the clone) is absent;" \
