@@ -107,10 +107,15 @@ json timelinesJson(const std::vector<features::Timeline>& timelines) {
   return out;
 }
 
-json memoryJson(const features::MemoryView& m) {
+json memorySeriesJson(const std::vector<features::MemoryView::Sample>& samples) {
   json series = json::array();
-  for (const auto& s : m.series)
-    series.push_back({{"t", s.time_ns}, {"allocated", s.allocated}, {"reserved", s.reserved}});
+  for (const auto& s : samples)
+    series.push_back({{"t", s.time_ns}, {"allocated", s.allocated}, {"reserved", s.reserved}, {"bands", s.bands}});
+  return series;
+}
+
+json memoryJson(const features::MemoryView& m) {
+  json series = memorySeriesJson(m.series);
   json top = json::array();
   for (const auto& [line, bytes] : m.top) top.push_back({{"line", line}, {"bytes", bytes}});
   json oom = nullptr;
@@ -124,6 +129,8 @@ json memoryJson(const features::MemoryView& m) {
           {"peakReservedBytes", m.peak_reserved_bytes},
           {"peakTimeNs", m.peak_time_ns},
           {"series", std::move(series)},
+          {"bands", m.bands},
+          {"stepSeries", memorySeriesJson(m.step_series)},
           {"steps", m.step_starts_ns},
           {"top", std::move(top)},
           {"oom", std::move(oom)}};

@@ -136,6 +136,7 @@ class DeviceReplay {
     phasesAndSteps(r);
     before(r);
     peak(r);
+    bands(r);
     reserved(r);
     kept(r);
     perStep(r);
@@ -288,6 +289,75 @@ class DeviceReplay {
     }
     r.lines = mostFirst(byLine(by_owner), &s_.strings);
   }
+  // The band lines' bytes alive over the trace, walked as `peak` walks it: taken into each
+  // sample where it took its allocated bytes, and the peak's step sampled again, finer.
+  void bands(MemoryReplay& r) {
+    for (size_t i = 0; i < r.lines.size() && i < kMemoryBands; ++i)
+      r.band_lines.emplace_back(r.lines[i].file, r.lines[i].line);
+    if (r.band_lines.empty() || events_.empty()) return;
+    auto bandOf = [&](int32_t owner) -> int {
+      if (owner == kNoLine) return -1;
+      const auto& f = s_.frames[static_cast<size_t>(owner)];
+      for (size_t b = 0; b < r.band_lines.size(); ++b)
+        if (r.band_lines[b] == std::pair<uint32_t, int32_t>{f.file, f.line}) return static_cast<int>(b);
+      return -1;
+    };
+    std::vector<int> band_of_owner;  // by frame id + 1 (0: kNoLine); -2: not yet looked up
+    auto band = [&](int32_t owner) {
+      auto at = static_cast<size_t>(owner + 1);
+      if (band_of_owner.size() <= at) band_of_owner.resize(at + 1, -2);
+      if (band_of_owner[at] == -2) band_of_owner[at] = bandOf(owner);
+      return band_of_owner[at];
+    };
+    std::vector<int64_t> bytes(r.band_lines.size(), 0);
+    auto add = [&](int b, int64_t n) {
+      if (b >= 0) bytes[static_cast<size_t>(b)] += n;
+    };
+    int64_t allocated = r.allocated_before_trace;
+    std::unordered_map<size_t, const Initial*> initial_freed;  // k of its free -> the block
+    for (const auto& i : initial_) {
+      add(band(i.owner), i.size);
+      if (i.freed_at != SIZE_MAX) initial_freed[i.freed_at] = &i;
+    }
+    // The peak's step: its events' range, sampled apart where the series holds runs of events.
+    size_t per = std::max<size_t>(1, (events_.size() + kMemorySamples - 1) / kMemorySamples);
+    size_t& first = step_first_;
+    size_t& last = step_last_;
+    if (r.peak_event >= 0 && r.peak_step > 0 && per > 1) {
+      auto [a, b] = std::equal_range(step_.begin(), step_.end(), r.peak_step);
+      first = static_cast<size_t>(a - step_.begin()), last = static_cast<size_t>(b - step_.begin());
+    }
+    bool fine = last > first;
+    step_per_ = fine ? std::max<size_t>(1, (last - first + kMemorySamples - 1) / kMemorySamples) : 1;
+    size_t step_per = step_per_;
+    if (fine) r.step_series.assign((last - first + step_per - 1) / step_per, MemorySample{});
+    int64_t run_max = 0;
+    std::unordered_map<uint64_t, std::pair<int64_t, int>> live;  // addr -> size, band
+    for (size_t k = 0; k < events_.size(); ++k) {
+      const auto& e = s_.events[events_[k]];
+      if (e.action == MemoryAction::Alloc) {
+        allocated += e.size;
+        int b = band(owner_[k]);
+        live[e.addr] = {e.size, b};
+        add(b, e.size);
+      } else if (e.action == free_action_) {
+        if (auto it = initial_freed.find(k); it != initial_freed.end()) {
+          allocated -= e.size;
+          add(band(it->second->owner), -it->second->size);
+        } else if (auto at = live.find(e.addr); at != live.end()) {
+          allocated -= at->second.first;
+          add(at->second.second, -at->second.first);
+          live.erase(at);
+        }
+      }
+      if (k % per == 0 || allocated > run_max) run_max = allocated, r.series[k / per].bands = bytes;  // as `peak`
+      if (fine && k >= first && k < last) {
+        auto& s = r.step_series[(k - first) / step_per];
+        if ((k - first) % step_per == 0 || allocated > s.allocated)
+          s.time_us = e.time_us, s.allocated = allocated, s.bands = bytes;
+      }
+    }
+  }
   // Reserved bytes: the segments at the dump, less what the trace allocated, plus what it freed,
   // is what the trace began with; its peak walking forward.
   void reserved(MemoryReplay& r) {
@@ -306,6 +376,10 @@ class DeviceReplay {
       if (e.action == MemoryAction::SegmentFree || e.action == MemoryAction::SegmentUnmap) reserved -= e.size;
       best = std::max(best, reserved);
       if (k / per < r.series.size()) r.series[k / per].reserved = std::max(r.series[k / per].reserved, reserved);
+      if (k >= step_first_ && k < step_last_) {
+        auto& s = r.step_series[(k - step_first_) / step_per_];
+        s.reserved = std::max(s.reserved, reserved);
+      }
     }
     r.peak_reserved = best;
   }
@@ -392,7 +466,8 @@ class DeviceReplay {
   MemoryAction free_action_ = MemoryAction::FreeCompleted;
   std::vector<size_t> freed_before_;
   std::vector<Initial> initial_;
-  int32_t backward_line_ = kNoLine;  // the trace's first `backward()` call's user frame
+  int32_t backward_line_ = kNoLine;                       // the trace's first `backward()` call's user frame
+  size_t step_first_ = 0, step_last_ = 0, step_per_ = 1;  // the peak's step's events, per step sample
 };
 
 // One process's device: its events in time order.
@@ -453,6 +528,30 @@ MemoryReplay replayUses(const model::Profile& profile, const std::vector<LineRef
   }
   r.unattributed_at_peak = std::max<int64_t>(0, best - placed);
   r.lines = mostFirst(by_line);
+  // The band lines' bytes alive, sampled where the series took its allocated bytes.
+  for (size_t i = 0; i < r.lines.size() && i < kMemoryBands; ++i)
+    r.band_lines.emplace_back(r.lines[i].file, r.lines[i].line);
+  std::vector<int64_t> band_bytes(r.band_lines.size(), 0);
+  std::unordered_map<uint64_t, std::pair<int64_t, int>> live;  // addr -> bytes, band
+  int64_t run_max = 0;
+  running = r.allocated_before_trace;
+  for (size_t k = 0; k < events.size() && !r.band_lines.empty(); ++k) {
+    const auto& u = uses[events[k]];
+    running = u.total_allocated >= 0 ? u.total_allocated : running + u.bytes;
+    if (u.bytes > 0) {
+      const LineRef& at = events[k] < lines.size() ? lines[events[k]] : LineRef{};
+      auto b = std::find(r.band_lines.begin(), r.band_lines.end(), std::pair<uint32_t, int32_t>{at.file, at.line});
+      int band = at.file != 0 && b != r.band_lines.end() ? static_cast<int>(b - r.band_lines.begin()) : -1;
+      live[u.addr] = {u.bytes, band};
+      if (band >= 0) band_bytes[static_cast<size_t>(band)] += u.bytes;
+    } else if (u.bytes < 0) {
+      if (auto it = live.find(u.addr); it != live.end()) {
+        if (it->second.second >= 0) band_bytes[static_cast<size_t>(it->second.second)] -= it->second.first;
+        live.erase(it);
+      }
+    }
+    if (k % per == 0 || running > run_max) run_max = running, r.series[k / per].bands = band_bytes;  // as above
+  }
   return r;
 }
 

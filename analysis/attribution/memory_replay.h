@@ -64,12 +64,16 @@ struct MemoryKept {
 };
 
 // Bytes over the trace, for a picture: the most allocated within each of up to kMemorySamples
-// runs of events, with the reserved bytes there.
+// runs of events, with the reserved bytes there, and the bytes alive then of each band line
+// (MemoryReplay::band_lines; what they do not hold, `allocated` less their sum, is the rest's).
 struct MemorySample {
   int64_t time_us = 0;
   int64_t allocated = 0, reserved = 0;
+  std::vector<int64_t> bands;
 };
 inline constexpr size_t kMemorySamples = 1000;
+// The lines a picture draws as bands of their own: those holding the most at the peak.
+inline constexpr size_t kMemoryBands = 8;
 
 struct MemoryReplay {
   int32_t device = 0;
@@ -100,6 +104,11 @@ struct MemoryReplay {
   std::vector<MemoryLine> growth_lines;
   std::vector<MemorySample> series;     // in time order (empty: the pool alone, no allocations known)
   std::vector<int64_t> step_starts_us;  // where each step after the first begins
+  // The first kMemoryBands of `lines` (file, line): the bands of each sample's `bands`.
+  std::vector<std::pair<uint32_t, int32_t>> band_lines;
+  // The peak's step alone in up to kMemorySamples samples, bands too (a snapshot's; empty where
+  // the series already holds each of its events): a picture's zoom into one step.
+  std::vector<MemorySample> step_series;
 };
 
 // The same from a trace's memory events (PyTorch profiler, profile_memory=True), one replay

@@ -308,16 +308,22 @@ void addMemory(const join::ProfileJoin& join, LineTable& lines, const StepViewOp
   const auto& story = join.memory().story;
   if (!story || story->series.empty()) return;
   auto& m = view.memory;
-  int64_t origin = story->series.front().time_us;
+  int64_t origin = story->series.front().time_us;  // the first sample's, or the peak's step's start
+  if (!story->step_series.empty()) origin = std::min(origin, story->step_series.front().time_us);
   m.peak_allocated_bytes = story->peak_allocated_bytes;
   m.peak_reserved_bytes = story->peak_reserved_bytes;
   m.peak_time_ns = std::max<int64_t>(0, story->peak_time_us - origin) * 1000;
-  for (const auto& s : story->series) m.series.push_back({(s.time_us - origin) * 1000, s.allocated, s.reserved});
+  for (const auto& s : story->series)
+    m.series.push_back({(s.time_us - origin) * 1000, s.allocated, s.reserved, s.bands});
+  for (const auto& s : story->step_series)
+    m.step_series.push_back({(s.time_us - origin) * 1000, s.allocated, s.reserved, s.bands});
   for (int64_t t : story->step_starts_us)
     if (t >= origin) m.step_starts_ns.push_back((t - origin) * 1000);
   for (size_t i = 0; i < story->top.size() && i < options.max_memory_lines; ++i)
     m.top.emplace_back(lines.indexOfPlaced(story->top[i].path, story->top[i].line, story->top[i].bytes),
                        story->top[i].bytes);
+  // After the top lines: a band line gets their entry, with its bytes at the peak.
+  for (const auto& b : story->band_lines) m.bands.push_back(lines.indexOfPlaced(b.path, b.line, 0));
   if (const auto& oom = story->oom) {
     MemoryView::Oom o;
     int64_t last = story->series.back().time_us;

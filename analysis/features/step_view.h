@@ -88,8 +88,11 @@ struct MemoryView {
   struct Sample {
     int64_t time_ns = 0;  // from the first sample
     int64_t allocated = 0, reserved = 0;
+    std::vector<int64_t> bands;  // bytes alive of each of `bands` (the rest: allocated less their sum)
   };
   std::vector<Sample> series;                    // up to attribution::kMemorySamples
+  std::vector<int32_t> bands;                    // line indices: the lines drawn as bands, most at the peak first
+  std::vector<Sample> step_series;               // the peak's step, finer (empty: the series has every event)
   std::vector<int64_t> step_starts_ns;           // from the first sample
   std::vector<std::pair<int32_t, int64_t>> top;  // (line index, bytes alive at the peak), most first
   // The allocation that ran out of memory: when (from the first sample; the series' end where the

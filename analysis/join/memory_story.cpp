@@ -142,6 +142,12 @@ JoinedMemory joinMemory(model::Profile& profile, attribution::Attribution& attr,
     for (const auto& [op, bytes] : l.ops) cost.memory_peak_ops.emplace_back(profile.strings.intern(op), bytes);
     if (story->top.size() < kMemoryPlaces) story->top.push_back({place(file), l.line, l.bytes, ""});
   }
+  if (r.allocated_known) {
+    // The first lines of `top`, placed once already.
+    for (size_t i = 0; i < r.band_lines.size() && i < story->top.size(); ++i)
+      story->band_lines.push_back({story->top[i].path, story->top[i].line, 0, ""});
+    story->step_series = r.step_series;
+  }
   if (!from_snapshot && r.allocated_known) tracePerStep(profile, attr, r, *story);
   for (const auto& l : r.per_step) {
     auto& cost = attr.files[fileOf(l.file)][l.line];

@@ -42,6 +42,10 @@ struct MemoryStory {
   std::vector<attribution::MemorySample> series;
   int64_t peak_time_us = 0;
   std::vector<int64_t> step_starts_us;
+  // The lines of each sample's `bands` (bytes unused), and the peak's step sampled finer (empty
+  // where the series holds each event already).
+  std::vector<MemoryPlace> band_lines;
+  std::vector<attribution::MemorySample> step_series;
   // The caching allocator's pool (nsys --cuda-memory-usage=true): all it grew by, and the lines
   // whose cudaMalloc grew it, most first. Without tensor events the allocated figures are unknown.
   bool allocated_known = true;

@@ -553,7 +553,10 @@ json reportJson(const ReportData& d) {
   doc["step_view"] =
       stepViewJson(features::computeStepView(d.main), stepViewSource(d.main, d.args.profile_paths.front()));
   doc["step_view"].erase("timelines");
-  if (doc["step_view"]["memory"].is_object()) doc["step_view"]["memory"].erase("series");
+  if (doc["step_view"]["memory"].is_object()) {
+    doc["step_view"]["memory"].erase("series");
+    doc["step_view"]["memory"].erase("stepSeries");
+  }
   return doc;
 }
 

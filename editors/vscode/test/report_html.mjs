@@ -46,6 +46,8 @@ const cases = [
   ["compiled", unxz("tests/data/compile/compiled_run.sqlite.xz"), "tests/data/compile/train_gpt.py",
     ["--compiled-code", join(cache, "inductor_cache")]],
   ["memory", unxz("tests/data/memory/gpt_oom_eval.pickle.xz"), "tests/data/memory/gpt_mem.py", []],
+  // Twelve iterations recorded from the start: the stacked chart's peak step, zoomed.
+  ["memory-steps", unxz("tests/data/memory/gpt_start.pickle.xz"), "tests/data/memory/gpt_mem.py", []],
   // A capture that ended before its GPU records arrived: the page warns as the report does.
   ["killed", unxz("tests/data/multi/killed/killed.sqlite.xz"), "tests/data/multi/killed/train_resnet.py", []],
 ];
@@ -63,6 +65,52 @@ function partValue(step, part) {
 function partLine(view, step, part) {
   if (CAUSES.includes(part) && (view.causeLines?.[part] ?? []).length > 0) return view.causeLines[part][0];
   return step.topLine;
+}
+
+// The stacked memory chart against `report --format json`: each band's bytes at the peak are
+// its line's memory_at_peak_bytes, drawn that thick at the peak's x, most first from the
+// bottom; the peak's step zooms in and keeps the bands; the out-of-memory marker stays marked.
+async function checkStackedMemory(page, name, json, view) {
+  const atPeak = new Map();
+  for (const f of json.files)
+    for (const l of f.lines) if (l.memory_at_peak_bytes > 0) atPeak.set(`${basename(f.local_path ?? f.path)}:${l.line}`, l.memory_at_peak_bytes);
+  const read = () => page.$eval(".sl-memory", (chart) => ({
+    maxBytes: Number(chart.getAttribute("data-max-bytes")), plotHeight: Number(chart.getAttribute("data-plot-height")),
+    peakX: chart.getAttribute("data-peak-x"),
+    bands: [...chart.querySelectorAll(".sl-mem-band")].map((b) => ({ path: b.getAttribute("data-path"),
+      line: Number(b.getAttribute("data-line-no")), peak: Number(b.getAttribute("data-peak-bytes")), d: b.getAttribute("d") })),
+    oom: chart.querySelector("#sl-oom") !== null,
+  }));
+  const thicknessAt = (d, x) => {  // the band's top and bottom y where its outline passes x
+    const ys = [...d.matchAll(/[ML]([\d.]+),([\d.]+)/g)].filter((m) => Math.abs(Number(m[1]) - x) < 0.05).map((m) => Number(m[2]));
+    return ys.length >= 2 ? Math.max(...ys) - Math.min(...ys) : -1;
+  };
+  const whole = await read();
+  const expected = view.memory.bands.length;
+  check(whole.bands.length === expected && expected > 0, `${name}: the stacked chart draws a band for each of the ${expected} top lines`,
+    `${whole.bands.length} drawn`);
+  let same = true, thick = true, order = true, detail = "";
+  whole.bands.forEach((b, i) => {
+    const want = atPeak.get(`${basename(b.path)}:${b.line}`);
+    if (b.peak !== want) same = false, detail += ` ${basename(b.path)}:${b.line} ${b.peak} vs ${want};`;
+    const px = thicknessAt(b.d, Number(whole.peakX));
+    if (Math.abs(px - (b.peak / whole.maxBytes) * whole.plotHeight) > 0.25) thick = false, detail += ` ${b.line}: ${px} px;`;
+    if (i > 0 && b.peak > whole.bands[i - 1].peak) order = false;
+  });
+  check(same, `${name}: each band's bytes at the peak are the JSON's memory_at_peak_bytes`, detail);
+  check(thick && whole.peakX !== "", `${name}: each band is drawn as thick as its bytes at the peak`, detail);
+  check(order, `${name}: the bands are stacked most first from the bottom`);
+  if (view.memory.oom) check(whole.oom, `${name}: the out-of-memory marker on the stacked chart`);
+  await page.click("#sl-memory-peak-step");
+  const step = await read();
+  const label = await page.$eval("#sl-memory .sl-note", (e) => e.textContent);
+  check(step.bands.length === expected && /Zoomed into the peak's step/.test(label) && step.peakX !== "",
+    `${name}: the peak's step zooms in with its bands and the peak`, label);
+  await page.click("#sl-memory-whole");
+}
+
+function basename(path) {
+  return path.split(/[\\/]/).pop();
 }
 
 async function main() {
@@ -92,7 +140,8 @@ async function main() {
       const header = text.slice(0, text.indexOf("\n\n"));
       const wanted = header.split("\n").filter((l) => /^(Step|Try|Warning|Profiler|Out of memory|Compile|One-off)\b/.test(l));
       const missing = wanted.filter((l) => !rows.some((r) => l.endsWith(r.text.trim()) && r.text.trim().length > 0));
-      check(wanted.length > 0 && missing.length === 0, `${name}: the page tells the report's story (${wanted.length} lines)`,
+      // (A snapshot without an error or warning tells nothing there: memory-steps.)
+      check((wanted.length > 0 || name === "memory-steps") && missing.length === 0, `${name}: the page tells the report's story (${wanted.length} lines)`,
         missing.join(" | "));
       // A line's work by kind (an installed model called on one line): the text's words on the page.
       const kindLines = text.split("\n").filter((l) => l.includes("↳ by kind: ")).map((l) => l.slice(l.indexOf("↳ by kind: ")));
@@ -132,7 +181,8 @@ async function main() {
         })),
       })));
       const expected = view.ranks.flatMap((r) => r.steps.map((s) => ({ rank: r.label, s })));
-      if (name === "memory") {
+      if (name.startsWith("memory")) await checkStackedMemory(page, name, json, view);
+      if (name.startsWith("memory")) {
         check(drawn.length === 0 && expected.length === 0, "memory: a snapshot has no step bars");
         const bands = await page.$$eval(".sl-memory .sl-band", (b) => b.map((x) => Number(x.getAttribute("data-bytes"))));
         check(bands.length > 0 && bands[0] === view.memory.top[0].bytes, "memory: the peak's lines drawn as bands, most first",
@@ -203,6 +253,11 @@ async function main() {
       }
       await page.evaluate(() => document.activeElement?.blur());
       await page.screenshot({ path: join(out, `report-${name}.png`), fullPage: true });
+      if (args.images && name === "memory-steps") {  // the peak's step, zoomed
+        mkdirSync(args.images, { recursive: true });
+        await page.click("#sl-memory-peak-step");
+        await page.locator("#sl-memory").screenshot({ path: join(args.images, "step-view-memory-step.png") });
+      }
       if (args.images && (name === "ranks" || name === "memory" || name === "example")) {
         mkdirSync(args.images, { recursive: true });
         const shots = name === "memory" ? [["#sl-memory", "memory"]]

@@ -187,5 +187,41 @@ TEST(MemoryReplay, DevicesPastTheRangeAreSkippedAndTheRestReplayedInOnePass) {
   EXPECT_EQ(replays[4095].allocated_before_trace, 512);
 }
 
+// Issue 46, item 2: the picture's bands. Each sample holds the band lines' bytes alive where it
+// took its allocated bytes: at the peak's sample exactly the bytes each line holds at the peak,
+// never more than the allocated total; the peak's step is sampled again, finer.
+TEST(MemoryReplay, BandsHoldEachTopLinesBytesOverTime) {
+  for (const char* name : {"gpt_start", "gpt", "gpt_oom_eval"}) {
+    auto r = replayOf(name);
+    ASSERT_EQ(r.band_lines.size(), std::min(kMemoryBands, r.lines.size())) << name;
+    for (size_t b = 0; b < r.band_lines.size(); ++b)
+      EXPECT_EQ(r.band_lines[b], std::make_pair(r.lines[b].file, r.lines[b].line)) << name;
+    bool peak_seen = false;
+    for (const auto& s : r.series) {
+      ASSERT_EQ(s.bands.size(), r.band_lines.size()) << name;
+      int64_t sum = 0;
+      for (int64_t b : s.bands) {
+        EXPECT_GE(b, 0) << name;
+        sum += b;
+      }
+      EXPECT_LE(sum, s.allocated) << name;
+      if (s.allocated == r.peak_allocated && s.time_us == r.peak_time_us && !peak_seen) {
+        peak_seen = true;
+        for (size_t b = 0; b < s.bands.size(); ++b) EXPECT_EQ(s.bands[b], r.lines[b].bytes) << name << " band " << b;
+      }
+    }
+    EXPECT_TRUE(peak_seen) << name;
+    if (std::string(name) == "gpt_start") {  // 2 of 12 iterations a sample: the peak's step apart
+      ASSERT_GT(r.step_series.size(), 100u);
+      int64_t most = 0;
+      for (const auto& s : r.step_series) {
+        most = std::max(most, s.allocated);
+        EXPECT_GT(s.reserved, 0);
+      }
+      EXPECT_EQ(most, r.peak_allocated);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sightline::attribution

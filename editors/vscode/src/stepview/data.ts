@@ -75,6 +75,7 @@ export interface MemoryPoint {
   t: number; // ns from the first sample
   allocated: number;
   reserved: number;
+  bands?: number[]; // bytes alive of each of MemoryView.bands then (the rest: allocated less their sum)
 }
 
 export interface MemoryView {
@@ -82,6 +83,8 @@ export interface MemoryView {
   peakReservedBytes: number;
   peakTimeNs: number;  // on the series' clock
   series: MemoryPoint[];
+  bands?: number[]; // line indices drawn as bands, most at the peak first
+  stepSeries?: MemoryPoint[]; // the peak's step, sampled finer (empty: the series holds every event)
   steps: number[];  // step starts on the series' clock
   top: { line: number; bytes: number }[];
   // The allocation that ran out of memory (null: none): when, asked, free, its line and call

@@ -35,7 +35,9 @@ body { color: var(--sl-fg); background: var(--sl-bg); font: 13px/1.45 var(--vsco
 .sl-fwd { fill: #4e79a7; background: #4e79a7; } .sl-bwd { fill: #f28e2b; background: #f28e2b; }
 .sl-self { fill: #76b7b2; background: #76b7b2; } .sl-inclusive { fill: var(--sl-border); background: var(--sl-border); }
 .sl-allocated { fill: none; stroke: #4e79a7; stroke-width: 1.5; } .sl-reserved { fill: none; stroke: #e15759; stroke-dasharray: 4 3; }
-.sl-step-tick { stroke: var(--sl-border); } .sl-peak { fill: #e15759; }
+.sl-step-tick { stroke: var(--sl-border); pointer-events: none; } .sl-step-tick.sl-on-strip { stroke: var(--sl-muted); } .sl-peak { fill: #e15759; }
+.sl-mem-band { cursor: pointer; opacity: .85; } .sl-mem-band:hover { opacity: 1; stroke: var(--sl-fg); stroke-width: 1; }
+.sl-mem-other { fill: #bdbdbd; opacity: .55; } .sl-step-strip { fill: var(--sl-border); opacity: .6; cursor: zoom-in; }
 .sl-oom { stroke: #e15759; stroke-width: 2; stroke-dasharray: 5 3; cursor: pointer; } .sl-oom-label { fill: #e15759; }
 .sl-story { border-collapse: collapse; font-size: 12px; } .sl-story th { text-align: left; vertical-align: top; padding: 1px 10px 1px 0; color: var(--sl-muted); font-weight: normal; white-space: nowrap; }
 .sl-story td { padding: 1px 0; white-space: pre-wrap; } .sl-story tr.sl-table-row td { font-family: var(--vscode-editor-font-family, ui-monospace, monospace); white-space: pre; } .sl-story tr.sl-warning td, .sl-story tr.sl-warning th { color: #b8860b; }
