@@ -267,6 +267,11 @@ struct Step {
   // Idle time by cause; the five causes and the busy parts add up to the window.
   int64_t window_start_ns = 0, window_end_ns = 0;
   int64_t compute_ns = 0, copy_ns = 0, comm_ns = 0, comm_wait_ns = 0;
+  // Of compute_ns, the most that kernels running beside a collective took over their kind's
+  // fastest instance in the capture (a collective spinning while it waits for another rank takes
+  // SMs from them: FSDP's GEMMs ran 2x slower beside it under nsys): the step's own work is at
+  // least compute_ns less this.
+  int64_t compute_slowed_ns = 0;
   std::array<int64_t, kWaitCount> wait_ns{};
   // Host time the profiler's own events in the step cost the program (capture_overhead.h; 0
   // where the capture recorded none): what the step would not spend without it.

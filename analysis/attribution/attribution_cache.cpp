@@ -19,15 +19,15 @@ static_assert(sizeof(LineCost) == 632, "LineCost changed: update its fields() an
 static_assert(sizeof(RankInfo) == 368, "RankInfo changed: update its fields() and this size");
 static_assert(sizeof(StepSummary) == 640, "StepSummary changed: update its fields() and this size");
 static_assert(sizeof(Attribution) == 1136, "Attribution changed: update its fields() and this size");
-static_assert(sizeof(Step) == 184 && sizeof(LineRef) == 16 && sizeof(UnprofiledSteps) == 208,
+static_assert(sizeof(Step) == 192 && sizeof(LineRef) == 16 && sizeof(UnprofiledSteps) == 208,
               "a step struct changed: update its fields() and this size");
 #endif
 
 namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'A', 'T', 'T', 'R', '\n', '\0'};
-constexpr uint32_t kFormat =
-    6;  // 6: ranks' hosts and GPU UUIDs, collectives; 5: copies and fills without a GPU record are not lost launches
+constexpr uint32_t kFormat = 7;  // 7: compute slowed beside collectives; 6: ranks' hosts and GPU UUIDs,
+                                 // collectives; 5: copies and fills without a GPU record are not lost launches
 
 template <class Ar>
 void fields(Ar& ar, KernelStat& s) {
@@ -74,8 +74,8 @@ void fields(Ar& ar, ContextCost& c) {
 template <class Ar>
 void fields(Ar& ar, Step& s) {
   ar(s.start_ns, s.end_ns, s.gpu_start_ns, s.gpu_end_ns, s.kind, s.gpu_ns, s.busy_ns, s.kernels, s.top_line,
-     s.compile_ns, s.window_start_ns, s.window_end_ns, s.compute_ns, s.copy_ns, s.comm_ns, s.comm_wait_ns, s.wait_ns,
-     s.capture_ns);
+     s.compile_ns, s.window_start_ns, s.window_end_ns, s.compute_ns, s.copy_ns, s.comm_ns, s.comm_wait_ns,
+     s.compute_slowed_ns, s.wait_ns, s.capture_ns);
 }
 template <class Ar>
 void fields(Ar& ar, StepGap& g) {

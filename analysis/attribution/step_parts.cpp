@@ -3,6 +3,7 @@
 #include "analysis/attribution/step_parts.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 namespace sightline::attribution {
@@ -42,7 +43,24 @@ struct ProcessCoverage {
   Coverage compute, compute_or_copy;
   // Collectives by start: (start, end, duration, wait), for the steps' waits.
   std::vector<std::array<int64_t, 4>> collectives;
+  Coverage collective_cover;
+  // Compute kernels by start: (start, activity index), and each kernel name's fastest instance.
+  std::vector<std::pair<int64_t, size_t>> kernels;
+  std::map<model::StringId, int64_t> fastest;
 };
+
+// Of each step's compute, what kernels that ran beside a collective took over their name's
+// fastest instance: (start, excess) by start.
+std::vector<std::pair<int64_t, int64_t>> slowedBesideCollectives(const model::Profile& p, const ProcessCoverage& cover) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& [start, a] : cover.kernels) {
+    const auto& act = p.activities[a];
+    if (cover.collective_cover.within(act.start_ns, act.end_ns) == 0) continue;
+    int64_t excess = act.duration() - cover.fastest.at(act.name);
+    if (excess > 0) out.emplace_back(start, excess);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -59,21 +77,37 @@ void splitStepBusy(const model::Profile& p, const RankTable& ranks, Attribution&
     if (comm) {
       int64_t wait = a < ranks.wait_ns.size() ? std::max<int64_t>(0, ranks.wait_ns[a]) : 0;
       it->second.collectives.push_back({act.start_ns, act.end_ns, act.duration(), std::min(wait, act.duration())});
+      it->second.collective_cover.add(act.start_ns, act.end_ns);
       continue;
     }
-    if (act.kind == model::ActivityKind::Kernel || act.kind == model::ActivityKind::Graph)
+    if (act.kind == model::ActivityKind::Kernel || act.kind == model::ActivityKind::Graph) {
       it->second.compute.add(act.start_ns, act.end_ns);
+      if (act.kind == model::ActivityKind::Kernel) {
+        it->second.kernels.emplace_back(act.start_ns, a);
+        auto [f, added] = it->second.fastest.try_emplace(act.name, act.duration());
+        if (!added) f->second = std::min(f->second, act.duration());
+      }
+    }
     it->second.compute_or_copy.add(act.start_ns, act.end_ns);
   }
   for (auto& [pid, cover] : by_pid) {
     cover.compute.finish();
     cover.compute_or_copy.finish();
+    cover.collective_cover.finish();
+    auto slowed = slowedBesideCollectives(p, cover);
+    std::vector<int64_t> slowed_before(slowed.size() + 1, 0);  // prefix sums by start
+    for (size_t i = 0; i < slowed.size(); ++i) slowed_before[i + 1] = slowed_before[i] + slowed[i].second;
+    auto slowedFrom = [&](int64_t t) {
+      return slowed_before[static_cast<size_t>(
+          std::lower_bound(slowed.begin(), slowed.end(), std::pair<int64_t, int64_t>{t, INT64_MIN}) - slowed.begin())];
+    };
     for (auto& step : out.process_steps[pid].list) {
       int64_t s = step.window_start_ns, e = step.window_end_ns;
       if (e <= s) continue;
       int64_t compute = cover.compute.within(s, e);
       int64_t with_copies = cover.compute_or_copy.within(s, e);
       step.compute_ns = compute;
+      step.compute_slowed_ns = std::min(compute, slowedFrom(e) - slowedFrom(s));
       step.copy_ns = with_copies - compute;
       step.comm_ns = std::max<int64_t>(0, step.busy_ns - with_copies);
       // Of the step's collectives (by start in the window), the share spent waiting.

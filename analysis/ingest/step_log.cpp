@@ -262,7 +262,8 @@ class Parser {
     std::optional<double> t;
     for (const char* key : {"step_time", "iter_time", "batch_time", "time", "dt"})
       if ((t = valueAfter(l, key, &after))) break;
-    if (!t || *t <= 0) return std::nullopt;
+    if (!t) return trailingTime(l, eval);
+    if (*t <= 0) return std::nullopt;
     // An epoch's or an evaluation's time is not a step's: set aside.
     if (eval || !namesIteration(l))
       return contains(l, "epoch") || eval ? std::optional<Reading>(Reading{}) : std::nullopt;
@@ -271,6 +272,28 @@ class Parser {
               *t * (unit > 0 ? unit : 1)};
     if (unit <= 0) families_[r.family].bare = true;
     return r;
+  }
+
+  // A step's line that ends in a time with its unit and no key (`step 7 loss 9.16 73.9 ms`, as
+  // many small scripts print it): that time.
+  static std::optional<Reading> trailingTime(const std::string& l, bool eval) {
+    size_t end = l.size();
+    while (end > 0 && std::isspace(static_cast<unsigned char>(l[end - 1]))) --end;
+    size_t unit_at = end;
+    while (unit_at > 0 && std::isalpha(static_cast<unsigned char>(l[unit_at - 1]))) --unit_at;
+    std::string_view unit = std::string_view(l).substr(unit_at, end - unit_at);
+    double scale = unit == "ms" ? 1e6 : unit == "s" || unit == "sec" ? 1e9 : 0;
+    size_t num_end = unit_at;
+    while (num_end > 0 && l[num_end - 1] == ' ') --num_end;
+    size_t b = num_end;
+    while (b > 0 && (isDigit(l[b - 1]) || l[b - 1] == '.')) --b;
+    if (scale == 0 || b == num_end || (b > 0 && l[b - 1] != ' ')) return std::nullopt;
+    bool steps = l.starts_with("step ") || l.starts_with("iter ") || l.starts_with("iteration ");
+    if (!steps || contains(l, "epoch")) return std::nullopt;
+    if (eval) return Reading{};
+    double v = std::strtod(l.substr(b, num_end - b).c_str(), nullptr);
+    if (!(v > 0)) return std::nullopt;
+    return Reading{StepLogKind::PerStep, "per-step time at the line's end", v * scale};
   }
 
   std::map<std::string, Family> families_;

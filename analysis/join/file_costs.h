@@ -93,9 +93,10 @@ struct StepStory {
   CompileLogs compile_logs;                       // the TORCH_TRACE logs read, and those set aside
   std::string timing_from;  // a second, light capture the figures come from (timedStory); "" for this one's
   // What surely bounds the step without the profiler, from the capture: at least the GPU's own
-  // work in a steady step (compute, copies and collectives' transfers, not their waits: median
-  // over the busiest rank's steps), at most the step as captured (the slowest rank's upper
-  // quartile: a run's steps vary by more than a light capture adds).
+  // work in a steady step (compute, copies and collectives' transfers, not their waits, and
+  // kernels beside a collective at their fastest: median over the busiest rank's steps), at most
+  // the step as captured (the slowest rank's upper quartile: a run's steps vary by more than a
+  // light capture adds).
   int64_t work_ns = 0, wall_hi_ns = 0;
   // GPU idle while torch.compile compiled (median per steady step, of that rank): the compiler's
   // time, which no profiler of CUDA calls makes. It adds to the step's lower end.
@@ -265,7 +266,7 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
       const auto& st = steps.list[i];
       // The last step is cut short where the loop ends (as the summary's medians leave it out).
       if (st.kind != attribution::StepKind::Steady || (i + 1 == n && n > 3)) continue;
-      work.push_back(st.compute_ns + st.copy_ns +
+      work.push_back(st.compute_ns - st.compute_slowed_ns + st.copy_ns +
                      std::max<int64_t>(0, st.comm_ns - st.comm_wait_ns) *
                          (sum.comm_wait_ns + sum.comm_transfer_ns > 0 ? 1 : 0));
       wall.push_back(model::spanNs(st.window_start_ns, st.window_end_ns));
