@@ -193,7 +193,7 @@ json unprofiledStepJson(const features::StepVerdict& v) {
           {"wall_ns", u.wall_ns ? json(*u.wall_ns) : json(nullptr)},
           {"range_ns", json::array({u.lo_ns, u.hi_ns})},
           {"bound", bound(u.bound)},
-          {"busy_share", u.wall_ns ? json(u.busy_share) : json(nullptr)},
+          {"busy_share", u.wall_ns && u.busy_known ? json(u.busy_share) : json(nullptr)},
           {"steps", u.steps},
           {"ranks", u.ranks},
           {"added_ns", u.wall_ns ? json(u.added_ns) : json(nullptr)},

@@ -51,7 +51,8 @@ struct ProcessCoverage {
 
 // Of each step's compute, what kernels that ran beside a collective took over their name's
 // fastest instance: (start, excess) by start.
-std::vector<std::pair<int64_t, int64_t>> slowedBesideCollectives(const model::Profile& p, const ProcessCoverage& cover) {
+std::vector<std::pair<int64_t, int64_t>> slowedBesideCollectives(const model::Profile& p,
+                                                                 const ProcessCoverage& cover) {
   std::vector<std::pair<int64_t, int64_t>> out;
   for (const auto& [start, a] : cover.kernels) {
     const auto& act = p.activities[a];

@@ -39,8 +39,12 @@ std::string unprofiledReason(const StepVerdict& v) {
   };
   if (u.measurement && u.source == StepSource::Measured) {
     const auto& m = *u.measurement;
-    return "measured without the profiler in the same run over " + count(m.steps, "step", "steps") +
-           (m.ranks > 1 ? " on " + std::to_string(m.ranks) + " ranks" : "") + " (" + m.from + ", by sightline capture)";
+    // Steps of every rank: per rank where they divide evenly (20 steps of 2 ranks, not "40 steps").
+    std::string over = m.ranks > 1 && m.steps % m.ranks == 0 ? count(m.steps / m.ranks, "step", "steps") +
+                                                                   " on each of " + std::to_string(m.ranks) + " ranks"
+                       : m.ranks > 1 ? count(m.steps, "step", "steps") + " of " + std::to_string(m.ranks) + " ranks"
+                                     : count(m.steps, "step", "steps");
+    return "measured without the profiler in the same run over " + over + " (" + m.from + ", by sightline capture)";
   }
   if (u.measurement && u.source == StepSource::StepLog) {
     const auto& m = *u.measurement;
@@ -86,6 +90,9 @@ std::string unprofiledText(const StepVerdict& v) {
   std::string out = formatMilliseconds(*u.wall_ns) + " ms, " + unprofiledReason(v);
   if ((u.source == StepSource::Measured || u.source == StepSource::StepLog) && u.hi_ns > u.lo_ns)
     out += ", " + formatMilliseconds(u.lo_ns) + "–" + formatMilliseconds(u.hi_ns) + " ms";
+  if (!u.busy_known)
+    return out + "; GPU busy: not known (the capture's GPU work per step is more than this step) · " +
+           unprofiledBoundText(u);
   return out + "; GPU busy " + formatShare(u.busy_share) + " · " + unprofiledBoundText(u);
 }
 
@@ -94,8 +101,8 @@ std::string unprofiledSummary(const StepVerdict& v) {
   if (!u.wall_ns)
     return "without the profiler " + formatMilliseconds(u.lo_ns) + "–" + formatMilliseconds(u.hi_ns) +
            " ms (not measured) · " + unprofiledBoundText(u);
-  return "without the profiler " + formatMilliseconds(*u.wall_ns) + " ms (" + unprofiledSourceShort(u) + ") · GPU " +
-         formatShare(u.busy_share) + " busy · " + unprofiledBoundText(u);
+  return "without the profiler " + formatMilliseconds(*u.wall_ns) + " ms (" + unprofiledSourceShort(u) + ") · " +
+         (u.busy_known ? "GPU " + formatShare(u.busy_share) + " busy · " : "") + unprofiledBoundText(u);
 }
 
 std::string measureAdvice(const StepVerdict& v) {

@@ -442,6 +442,9 @@ UnprofiledStep unprofiledStep(const join::StepStory& story, const StepVerdict& v
   }
   if (u.wall_ns) {
     u.busy_share = std::min(1.0, work / *u.wall_ns);
+    // A measured step shorter than the capture's own GPU work by over a tenth: the capture's work
+    // is not the run's (a model's point is never below that work).
+    u.busy_known = work <= 1.1 * *u.wall_ns;
     u.added_ns = std::clamp(v.wall_ns - *u.wall_ns, 0.0, v.wall_ns);
     if (u.source == StepSource::Measured || u.source == StepSource::StepLog) u.added_max_ns = u.added_ns;
   } else {
@@ -593,7 +596,7 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
       double floor = std::max(0.05 * *up.wall_ns, 200e3);
       std::erase_if(v.causes, [&](const VerdictCause& c) { return c.kind == Bound::Ranks && c.ns < floor; });
     }
-    if (!cap.applied && *up.wall_ns < 0.9 * v.wall_ns) {
+    if (!cap.applied && *up.wall_ns < 0.9 * v.wall_ns && up.busy_known) {
       fitToIdle(v.causes, *up.wall_ns, up.busy_share);
       refit = true;
     }
@@ -601,7 +604,7 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
     if (refit && up.busy_share < 0.8) v.bound = v.causes.empty() ? Bound::Unknown : v.causes.front().kind;
   }
   // A GPU busy four fifths of the step bounds it, unless collectives are what keep it busy.
-  if (up.busy_share >= 0.8 && v.bound != Bound::Comm && v.bound != Bound::Ranks) v.bound = Bound::Gpu;
+  if (up.busy_known && up.busy_share >= 0.8 && v.bound != Bound::Comm && v.bound != Bound::Ranks) v.bound = Bound::Gpu;
   up.bound = v.bound == Bound::Unknown ? std::nullopt : std::optional<Bound>(v.bound);
   v.changes = changesFor(v);
   return v;

@@ -102,8 +102,12 @@ struct UnprofiledStep {
   StepSource source = StepSource::None;
   std::optional<double> wall_ns;  // the step (nullopt: the range alone)
   double lo_ns = 0, hi_ns = 0;    // measured: the steps' spread; else the GPU's own work .. the captured step
-  double compile_ns = 0;       // of lo_ns: GPU idle while torch.compile compiled (the compiler's, not the profiler's)
-  double busy_share = 0;       // the GPU's work over wall_ns (0 without a point)
+  double compile_ns = 0;  // of lo_ns: GPU idle while torch.compile compiled (the compiler's, not the profiler's)
+  double busy_share = 0;  // the GPU's work over wall_ns (0 without a point)
+  // False where the capture's GPU work per step is more than the point (kernels slowed beside
+  // collectives that waited for a rank the profiler made late): how busy the GPU is without the
+  // profiler is then not known from it, and busy_share is not told.
+  bool busy_known = true;
   std::optional<Bound> bound;  // nullopt: cannot tell from this capture
   int64_t steps = 0;           // measured steps (or a log's) the point stands on
   int ranks = 0;               // ranks measured

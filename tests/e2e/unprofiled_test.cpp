@@ -204,6 +204,26 @@ TEST(Unprofiled, OurCapturesTellOneHeadlineThatHoldsTheTruth) {
   }
 }
 
+// FSDP2 on 2 ranks under the PyTorch profiler, its steps measured without it in the same run
+// (fsdp2_torch.steps.json: 20 steps of each rank): the capture's GPU work per step is more than
+// the measured step, so no busy share is told (it once said "GPU busy 100%"), and the steps are
+// counted per rank (it once said "over 40 steps").
+TEST(Unprofiled, AStepShorterThanTheCapturesWorkTellsNoBusyShare) {
+  std::string args =
+      " --profile " + shellQuoted(sourcePath("tests/data/capture/runs/fsdp2_torch.rank0.pt.trace.json.gz")) +
+      " --profile " + shellQuoted(sourcePath("tests/data/capture/runs/fsdp2_torch.rank1.pt.trace.json.gz"));
+  auto js = runSightline("report --format json" + args, sourcePath(""));
+  ASSERT_EQ(js.code, 0) << js.out;
+  json doc = json::parse(js.out);
+  const json& u = doc["step_view"]["headline"]["unprofiled"];
+  EXPECT_EQ(u["source"], "measured") << u.dump();
+  EXPECT_TRUE(u["busy_share"].is_null()) << u.dump();
+  auto text = runSightline("report" + args + " " + shellQuoted(sourcePath("tests/data/capture/train_fsdp2.py")),
+                           sourcePath(""));
+  EXPECT_NE(text.out.find("over 20 steps on each of 2 ranks"), std::string::npos) << text.out.substr(0, 1500);
+  EXPECT_NE(text.out.find("GPU busy: not known"), std::string::npos) << text.out.substr(0, 1500);
+}
+
 TEST(Unprofiled, SharedProfilesTellOneHeadline) {
   auto exports = sharedNsysExports();
   auto traces = sharedKinetoTraces();

@@ -113,8 +113,9 @@ TEST(StepLog, PlainStepLinesAndNothingElse) {
 // Our FSDP script's log (tests/data/multi/fsdp/fsdp_unprofiled.log): a step's time last on its
 // line, with its unit and no key. A line that only ends in a time is no step's.
 TEST(StepLog, AStepsTimeAtTheEndOfItsLine) {
-  auto s = parseStepLog("step 0 loss 9.1629 1801.9 ms\nstep 1 loss 9.1786 83.8 ms\nstep 2 loss 9.1824 72.8 ms\n"
-                        "step 3 loss 8.8806 72.5 ms\nstep 4 loss 9.2019 0.0727 s\n");
+  auto s = parseStepLog(
+      "step 0 loss 9.1629 1801.9 ms\nstep 1 loss 9.1786 83.8 ms\nstep 2 loss 9.1824 72.8 ms\n"
+      "step 3 loss 8.8806 72.5 ms\nstep 4 loss 9.2019 0.0727 s\n");
   EXPECT_EQ(s.kind, StepLogKind::PerStep);
   EXPECT_EQ(s.lines, 4) << "the first is warm-up";
   EXPECT_EQ(s.min_ns, 72'500'000);
