@@ -113,7 +113,8 @@ std::string memoryMarkdown(const join::MemoryStory& m) {
   if (m.pool_growth_bytes > 0)
     md += "- the caching allocator's pool grew by " + formatBytes(m.pool_growth_bytes) + " (cudaMalloc)\n";
   if (m.allocated_before_trace_bytes > 0)
-    md += "- allocated before the recorded history began: " + formatBytes(m.allocated_before_trace_bytes) + "\n";
+    md += "- allocated before the oldest event the recorded history kept: " +
+          formatBytes(m.allocated_before_trace_bytes) + "\n";
   if (m.oom)
     md += "- **out of memory** at " +
           (m.oom->where.path.empty()

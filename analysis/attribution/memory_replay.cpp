@@ -304,7 +304,7 @@ class DeviceReplay {
     };
     std::vector<int> band_of_owner;  // by frame id + 1 (0: kNoLine); -2: not yet looked up
     auto band = [&](int32_t owner) {
-      auto at = static_cast<size_t>(owner + 1);
+      size_t at = static_cast<size_t>(owner) + 1;  // kNoLine (-1): 0
       if (band_of_owner.size() <= at) band_of_owner.resize(at + 1, -2);
       if (band_of_owner[at] == -2) band_of_owner[at] = bandOf(owner);
       return band_of_owner[at];

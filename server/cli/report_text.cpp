@@ -139,8 +139,8 @@ void writeMemory(const join::MemoryStory& m, std::ostream& out) {
   if (m.allocated_before_trace_bytes > 0)
     out << "          " << formatBytes(m.allocated_before_trace_bytes)
         << (m.source == "memory-snapshot"
-                ? " was allocated before the recorded history began (its lines are unknown unless still alive at the "
-                  "dump)\n"
+                ? " was allocated before the oldest event the recorded history kept (a full ring buffer keeps the "
+                  "last; their lines are unknown unless still alive at the dump)\n"
                 : " was allocated before the trace began (the model, optimizer state, ...: on no line)\n");
   if (!m.top.empty()) {
     out << "          held at the peak by";

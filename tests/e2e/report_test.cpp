@@ -388,7 +388,8 @@ TEST(Report, AMemorySnapshotRecordedLateSaysWhatCameBeforeIt) {
   EXPECT_EQ(doc["memory"]["allocated_before_trace_bytes"], 2344599620);
   EXPECT_EQ(doc["memory"]["oom"], nullptr);
   auto r = runSightline("report --profile '" + snapshot + "' tests/data/memory/gpt_mem.py", sourcePath(""));
-  EXPECT_NE(r.out.find("2.18 GiB was allocated before the recorded history began"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2.18 GiB was allocated before the oldest event the recorded history kept"), std::string::npos)
+      << r.out;
 }
 
 }  // namespace

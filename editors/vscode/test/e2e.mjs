@@ -435,6 +435,31 @@ async function memoryFolder(page, port) {
   check(/▮ 25\.71 GiB at peak · \d+%/.test(lineText), "memory hint on the logits line (60)", lineText);
   const shot = args["memory-only"] === "yes" ? args.screenshot : args.screenshot.replace(/\.png$/, "-memory.png");
   await page.screenshot({ path: shot });
+  // The step view of the snapshot: GPU memory stacked by line; a click on the band of the line
+  // holding the most at the peak (60, the logits) reveals it in the editor.
+  await page.keyboard.press("Escape");
+  await page.locator(".statusbar .statusbar-item", { hasText: "GiB" }).first().click();
+  let frame = null;
+  const found = await pollUntil(async () => {
+    for (const f of page.frames()) {
+      if ((await f.locator(".sl-memory .sl-mem-band").count().catch(() => 0)) > 0) {
+        frame = f;
+        return true;
+      }
+    }
+    return false;
+  }, 240);
+  if (!check(found, "the step view of the snapshot draws memory stacked by line")) return;
+  const first = await frame.locator(".sl-memory .sl-mem-band").first().getAttribute("data-line-no");
+  check(first === "60", "its bottom band is line 60 (the most at the peak)", first);
+  await frame.locator(".sl-memory .sl-mem-band").first().click({ force: true });
+  let cursor = "";
+  const revealed = await pollUntil(async () => {
+    cursor = (await page.locator(".statusbar").innerText().catch(() => "")).replace(/\s+/g, " ");
+    return /Ln 60, Col 1\b/.test(cursor);
+  }, 80);
+  check(revealed, "a click on a memory band reveals its line", cursor);
+  await page.screenshot({ path: shot.replace(/\.png$/, "-stepview.png") });
 }
 
 try {

@@ -103,7 +103,7 @@ async function checkStackedMemory(page, name, json, view) {
   if (view.memory.oom) check(whole.oom, `${name}: the out-of-memory marker on the stacked chart`);
   await page.click("#sl-memory-peak-step");
   const step = await read();
-  const label = await page.$eval("#sl-memory .sl-note", (e) => e.textContent);
+  const label = await page.$eval("#sl-memory-note", (e) => e.textContent);
   check(step.bands.length === expected && /Zoomed into the peak's step/.test(label) && step.peakX !== "",
     `${name}: the peak's step zooms in with its bands and the peak`, label);
   await page.click("#sl-memory-whole");

@@ -45,7 +45,8 @@ export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width:
   const stepButton = el("button", { type: "button", id: "sl-memory-peak-step" }, ["The peak's step"]);
   controls.append(wholeButton, stepButton);
   const holder = el("div", {});
-  const note = el("p", { class: "sl-note" });
+  const whyNot = el("p", { class: "sl-note", id: "sl-memory-zoom-note" });
+  const note = el("p", { class: "sl-note", id: "sl-memory-note" });
   // Which band is which line, most at the peak first.
   const legend = el("div", { class: "sl-legend", id: "sl-memory-legend" });
   for (const lineIndex of m.bands ?? []) {
@@ -60,19 +61,27 @@ export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width:
   const other = el("span", { class: "sl-legend-item" }, [el("span", { class: "sl-swatch" }), "other lines and none"]);
   (other.firstChild as HTMLElement).style.background = "#bdbdbd";
   legend.append(other);
-  section.append(controls, holder, legend);
+  section.append(controls, holder, whyNot, legend);
+  // A step is drawn zoomed from the whole run's samples only where they are many in it: each
+  // sample is the most of a run of events, and a run longer than a step hides the other steps'
+  // highs (the peak's step alone is sampled finer by the server).
+  const kMinSamples = 40;
+  const samplesIn = (a: number, b: number) => m.series.filter((p) => p.t >= a && p.t < b).length;
   const draw = (range: Range) => {
-    holder.replaceChildren(chart(data, host, tip, width, range, (t) => {
+    whyNot.textContent = "";
+    holder.replaceChildren(chart(data, host, tip, width, range, range === whole, (t) => {
       const [a, b] = stepBounds(t);
       const pk = peakStep();
-      draw(pk.t0 >= a - 1 && pk.t1 <= b + 1 && pk.fine ? pk : { t0: a, t1: b, label: "a step", fine: false });
+      if (pk.fine && t >= pk.t0 && t <= pk.t1) return draw(pk);
+      if (samplesIn(a, b) >= kMinSamples) return draw({ t0: a, t1: b, label: "a step", fine: false });
+      whyNot.textContent = `That step holds ${samplesIn(a, b)} of the run's ${m.series.length} samples, each the most of ` +
+        "a run of events: too few to draw it as it was. The peak's step is kept in detail.";
     }));
-    const steps = m.steps.filter((s) => s >= range.t0 && s <= range.t1).length;
     note.textContent = `${range === whole ? "The whole run" : `Zoomed into ${range.label}`}: ${ms(range.t1 - range.t0)}` +
       (range === whole && tStart > 0 ? ` (the ${ms(tStart)} before the steps left out)` : "") +
-      (steps > 0 ? `, ${steps} step start${steps === 1 ? "" : "s"}` : "") +
-      ". Bands: the lines holding the most at the peak, bottom up, and the rest (grey); reserved dashed. " +
-      "Click a band to open its line, the strip under the chart to zoom into a step.";
+      (range === whole && m.steps.length > 0 ? `, ${m.steps.length + 1} steps as the allocations tell them (the first and last may be partial)` : "") +
+      ". Bands: the lines holding the most at the peak, bottom up, and the rest (grey); reserved dashed. Click a band to open its line" +
+      (range === whole ? ", the strip under the chart to zoom into a step." : ".");
   };
   wholeButton.addEventListener("click", () => draw(whole));
   stepButton.addEventListener("click", () => draw(peakStep()));
@@ -88,7 +97,7 @@ export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width:
   return section;
 }
 
-function chart(data: StepViewData, host: Host, tip: Tooltip, width: number, range: Range,
+function chart(data: StepViewData, host: Host, tip: Tooltip, width: number, range: Range, zoomable: boolean,
   zoomAt: (t: number) => void): SVGElement {
   const m = data.memory!;
   const height = 232, left = 70, colW = 70, top = 22, strip = 14, bottom = 20 + strip;  // labels above the plot
@@ -167,32 +176,40 @@ function chart(data: StepViewData, host: Host, tip: Tooltip, width: number, rang
       root.append(svg("line", { x1: x(s), x2: x(s), y1: onStrip ? stripY : top, y2: stripY + strip - 4,
         class: onStrip ? "sl-step-tick sl-on-strip" : "sl-step-tick" }));
   });
-  stripRect.addEventListener("click", (e) => {
-    const box = root.getBoundingClientRect();
-    zoomAt(range.t0 + (((e as MouseEvent).clientX - box.left - left) / plotW) * span);
-  });
-  stripRect.addEventListener("mousemove", (e) => tip.show(["Click: zoom into this step"], (e as MouseEvent).clientX, (e as MouseEvent).clientY));
-  stripRect.addEventListener("mouseleave", () => tip.hide());
+  if (zoomable) {
+    stripRect.classList.add("sl-zoomable");
+    stripRect.addEventListener("click", (e) => {
+      const box = root.getBoundingClientRect();
+      zoomAt(range.t0 + (((e as MouseEvent).clientX - box.left - left) / plotW) * span);
+    });
+  }
   root.append(svgText(left - 4, y(maxB) + 8, bytes(maxB), { class: "sl-tick", "text-anchor": "end" }));
   root.append(svgText(left - 4, y(0), "0", { class: "sl-tick", "text-anchor": "end" }));
   root.append(svgText(left, height - 4, ms(range.t0), { class: "sl-tick" }));
   root.append(svgText(left + plotW, height - 4, ms(range.t1), { class: "sl-tick", "text-anchor": "end" }));
+  // The out-of-memory label's place, right-aligned at its marker (about 6 px a character).
+  const oomShown = m.oom && m.oom.timeNs >= range.t0 - 1 && m.oom.timeNs <= range.t1 + 1;
+  const oomAt = m.oom ? m.oom.line : -1;
+  const oomText = m.oom ? `out of memory${oomAt >= 0 && data.lines[oomAt] ? ` at ${basename(data.lines[oomAt].path)}:${data.lines[oomAt].line}` : ""}: ` +
+    `asked ${bytes(m.oom.requestedBytes)}, ${bytes(m.oom.freeBytes)} free` : "";
+  const oomRight = m.oom ? Math.max(left + 4, Math.min(x(m.oom.timeNs) + 4, left + plotW + colW)) : 0;
   if (m.peakTimeNs >= range.t0 && m.peakTimeNs <= range.t1) {
     const px = x(m.peakTimeNs), py = y(m.peakAllocatedBytes);
     root.append(svg("circle", { cx: px, cy: py, r: 4, class: "sl-peak" }));
-    root.append(svgText(Math.min(px + 6, left + plotW - 120), 12, `peak ${bytes(m.peakAllocatedBytes)}`, { class: "sl-tick" }));
+    const peakText = `peak ${bytes(m.peakAllocatedBytes)}`;
+    const lx = Math.min(px + 6, left + plotW - 120);
+    // Left out where the out-of-memory label would cover it (the header names the peak).
+    if (!oomShown || lx + 6 * peakText.length < oomRight - 6 * oomText.length)
+      root.append(svgText(lx, 12, peakText, { class: "sl-tick" }));
   }
   // The allocation that ran out of memory, marked where it happened, with what it asked.
-  if (m.oom && m.oom.timeNs >= range.t0 - 1 && m.oom.timeNs <= range.t1 + 1) {
+  if (m.oom && oomShown) {
     const ox = x(m.oom.timeNs);
     const at = m.oom.line >= 0 ? data.lines[m.oom.line] : undefined;
-    const where = at ? ` at ${basename(at.path)}:${at.line}` : "";
-    const text = `out of memory${where}: asked ${bytes(m.oom.requestedBytes)}, ${bytes(m.oom.freeBytes)} free`;
     const mark = svg("line", { x1: ox, x2: ox, y1: top, y2: top + plotH, class: "sl-oom", id: "sl-oom",
       "data-requested": m.oom.requestedBytes, "data-free": m.oom.freeBytes, "data-line": m.oom.line });
     root.append(mark);
-    root.append(svgText(Math.max(left + 4, Math.min(ox + 4, left + plotW + colW)), 12, text,
-      { class: "sl-tick sl-oom-label", "text-anchor": "end" }));
+    root.append(svgText(oomRight, 12, oomText, { class: "sl-tick sl-oom-label", "text-anchor": "end" }));
     if (at) mark.addEventListener("click", () => host.openLine(at.path, at.line));
   }
   // The lines holding the peak, as bands of one column.

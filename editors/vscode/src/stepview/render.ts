@@ -37,7 +37,7 @@ body { color: var(--sl-fg); background: var(--sl-bg); font: 13px/1.45 var(--vsco
 .sl-allocated { fill: none; stroke: #4e79a7; stroke-width: 1.5; } .sl-reserved { fill: none; stroke: #e15759; stroke-dasharray: 4 3; }
 .sl-step-tick { stroke: var(--sl-border); pointer-events: none; } .sl-step-tick.sl-on-strip { stroke: var(--sl-muted); } .sl-peak { fill: #e15759; }
 .sl-mem-band { cursor: pointer; opacity: .85; } .sl-mem-band:hover { opacity: 1; stroke: var(--sl-fg); stroke-width: 1; }
-.sl-mem-other { fill: #bdbdbd; opacity: .55; } .sl-step-strip { fill: var(--sl-border); opacity: .6; cursor: zoom-in; }
+.sl-mem-other { fill: #bdbdbd; opacity: .55; } .sl-step-strip { fill: var(--sl-border); opacity: .6; } .sl-step-strip.sl-zoomable { cursor: zoom-in; }
 .sl-oom { stroke: #e15759; stroke-width: 2; stroke-dasharray: 5 3; cursor: pointer; } .sl-oom-label { fill: #e15759; }
 .sl-story { border-collapse: collapse; font-size: 12px; } .sl-story th { text-align: left; vertical-align: top; padding: 1px 10px 1px 0; color: var(--sl-muted); font-weight: normal; white-space: nowrap; }
 .sl-story td { padding: 1px 0; white-space: pre-wrap; } .sl-story tr.sl-table-row td { font-family: var(--vscode-editor-font-family, ui-monospace, monospace); white-space: pre; } .sl-story tr.sl-warning td, .sl-story tr.sl-warning th { color: #b8860b; }
