@@ -50,20 +50,8 @@ inline PythonRun runPythonMeasured(const std::string& code, const std::string& p
 // `python3 -c CODE PATH` with stdout to /dev/null: {seconds, peak RSS in MiB}, or {-1, 0} when
 // it fails.
 inline std::pair<double, double> runPython(const std::string& code, const std::string& path) {
-  auto t0 = std::chrono::steady_clock::now();
-  pid_t child = fork();
-  if (child == 0) {
-    int devnull = ::open("/dev/null", O_WRONLY);
-    dup2(devnull, 1);
-    execlp("python3", "python3", "-c", code.c_str(), path.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(child, &status, 0, &usage);
-  auto t1 = std::chrono::steady_clock::now();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {-1, 0};
-  return {seconds(t0, t1), static_cast<double>(usage.ru_maxrss) / 1024.0};
+  auto run = runPythonMeasured(code, path);
+  return {run.seconds, run.rss_mib};
 }
 
 }  // namespace sightline::bench

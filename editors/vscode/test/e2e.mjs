@@ -332,6 +332,21 @@ async function pollUntil(condition, tries) {
   return false;
 }
 
+// The step view's frame (a frame inside the webview's frame): the one holding `selector`, or null.
+async function webviewFrame(page, selector) {
+  let frame = null;
+  await pollUntil(async () => {
+    for (const f of page.frames()) {
+      if ((await f.locator(selector).count().catch(() => 0)) > 0) {
+        frame = f;
+        return true;
+      }
+    }
+    return false;
+  }, 240);
+  return frame;
+}
+
 // Sightline: Step View from the status bar item: the webview draws the steps of the capture; a
 // click on the tallest bar segment reveals its line in the editor; the lens on the training
 // loop names the step. Saves a screenshot beside the first one.
@@ -340,17 +355,8 @@ async function stepView(page, statusText) {
   await page.keyboard.press("Escape");
   await page.locator(".statusbar .statusbar-item", { hasText: "train_small_naive.sqlite" }).first().click();
   // The webview's document is a frame inside a frame: the one that holds the bars.
-  let frame = null;
-  const found = await waitFor(async () => {
-    for (const f of page.frames()) {
-      if ((await f.locator(".sl-steps .sl-seg").count().catch(() => 0)) > 0) {
-        frame = f;
-        return true;
-      }
-    }
-    return false;
-  }, 240);
-  if (!check(found, "the status bar opens the step view with its bars", statusText)) return;
+  const frame = await webviewFrame(page, ".sl-steps .sl-seg");
+  if (!check(frame !== null, "the status bar opens the step view with its bars", statusText)) return;
   const bars = await frame.locator(".sl-steps .sl-bar").count();
   check(bars === 6, "the step view draws the capture's six steps", `${bars} bars`);
   const tallest = await frame.$$eval(".sl-steps .sl-seg", (segs) => {
@@ -439,17 +445,8 @@ async function memoryFolder(page, port) {
   // holding the most at the peak (60, the logits) reveals it in the editor.
   await page.keyboard.press("Escape");
   await page.locator(".statusbar .statusbar-item", { hasText: "GiB" }).first().click();
-  let frame = null;
-  const found = await pollUntil(async () => {
-    for (const f of page.frames()) {
-      if ((await f.locator(".sl-memory .sl-mem-band").count().catch(() => 0)) > 0) {
-        frame = f;
-        return true;
-      }
-    }
-    return false;
-  }, 240);
-  if (!check(found, "the step view of the snapshot draws memory stacked by line")) return;
+  const frame = await webviewFrame(page, ".sl-memory .sl-mem-band");
+  if (!check(frame !== null, "the step view of the snapshot draws memory stacked by line")) return;
   const first = await frame.locator(".sl-memory .sl-mem-band").first().getAttribute("data-line-no");
   check(first === "60", "its bottom band is line 60 (the most at the peak)", first);
   await frame.locator(".sl-memory .sl-mem-band").first().click({ force: true });
