@@ -375,9 +375,7 @@ class Unpickler {
       }
       keep(r);
     };
-    for (uint64_t idx = m.memo_size; idx < memo_.size(); ++idx) root(idx);
-    for (size_t i = m.memo_log; i < memo_log_.size(); ++i)
-      if (memo_log_[i] < m.memo_size) root(memo_log_[i]);
+    forEachMemoSince(m, root);
     for (size_t k = 0; k < order.size(); ++k) {
       const auto& node = d_.nodes_[order[k]];
       if ((node.type == Type::List || node.type == Type::Dict) && !emptied.count(order[k]))
@@ -417,10 +415,16 @@ class Unpickler {
     auto rename = [&](uint64_t idx) {
       if (memo_[idx] != kUnset && memo_[idx] >= base) memo_[idx] = moved.at(memo_[idx]);
     };
-    for (uint64_t idx = m.memo_size; idx < memo_.size(); ++idx) rename(idx);
-    for (size_t i = m.memo_log; i < memo_log_.size(); ++i)
-      if (memo_log_[i] < m.memo_size) rename(memo_log_[i]);
+    forEachMemoSince(m, rename);
     sink_->moved(base, moved);
+  }
+  // Each memo index set since the MARK `m`: those past the memo's size then, and older ones set
+  // again (an index may come twice).
+  template <class F>
+  void forEachMemoSince(const Mark& m, F&& f) {
+    for (uint64_t idx = m.memo_size; idx < memo_.size(); ++idx) f(idx);
+    for (size_t i = m.memo_log; i < memo_log_.size(); ++i)
+      if (memo_log_[i] < m.memo_size) f(memo_log_[i]);
   }
 
   bool step(uint8_t op) {
