@@ -5,7 +5,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 APT_PACKAGES=(g++ cmake ninja-build pkg-config nlohmann-json3-dev libboost-dev
               libsqlite3-dev libtree-sitter-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
-              clang-format xz-utils)
+              clang-format xz-utils ccache)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -91,7 +91,13 @@ ensure_renderer_tools() {
 build() {
   local dir="$1"; shift
   # Configure every time (quick when cached): demo.sh and test.sh share build/ with other options.
-  cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  # ccache keeps rebuilds fast, also across clones on one machine: paths under the clone are
+  # hashed relative to it (CCACHE_BASEDIR) and the working folder is left out (CCACHE_NOHASHDIR).
+  local launcher=()
+  command -v ccache >/dev/null &&
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
+  cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" >/dev/null
   log "building $dir${BUILD_TARGET:+ (target $BUILD_TARGET)}"
   # The build's own exit status decides (a filter on its output must not hide a failure).
   local status=0 target=()
