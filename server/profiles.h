@@ -8,9 +8,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/features/step_verdict.h"
 #include "analysis/join/profile_join.h"
 #include "protocol/server_messages.h"
 #include "server/compiled_code.h"
@@ -23,6 +25,8 @@ struct LoadedProfile {
   std::vector<std::string> parts;  // the reports read as this profile (one per rank of a run)
   int64_t file_mtime_ns = 0;       // of `path` when it was read
   std::unique_ptr<join::ProfileJoin> join;
+  // The step verdict, computed once per load from the join's story: every surface reads it.
+  std::optional<features::StepVerdict> verdict;
   const model::Profile& profile() const { return join->profile(); }
   const attribution::Attribution& attr() const { return join->attribution(); }
 };

@@ -157,7 +157,7 @@ json Session::codeLenses(const json& params) {
   if (!loaded || loaded->attr().steps == 0) return out;
   // The step as the headline tells it: measured without the profiler where it was, else as captured.
   std::string title = "Sightline: step view";
-  if (auto v = features::stepVerdict(loaded->join->story().get()))
+  if (const auto& v = loaded->verdict)
     title += v->unprofiled.wall_ns ? " · " + features::formatMilliseconds(*v->unprofiled.wall_ns) + " ms per step (" +
                                          features::unprofiledSourceShort(v->unprofiled) + ")"
                                    : " · " + features::formatMilliseconds(v->wall_ns) + " ms per step as captured";
@@ -184,12 +184,13 @@ json Session::stepView(const json& params) {
         listed.push_back({*path, *path, &doc->file().text()});
       }
   }
+  options.verdict = loaded->verdict ? &*loaded->verdict : nullptr;
   auto view = features::computeStepView(*loaded->join, options);
   const auto& info = loaded->profile().info;
   json data = stepViewJson(view, {std::filesystem::path(loaded->path).filename().string(), info.format, info.gpus});
   // The story as the report tells it: the verdict, then every warning about the profile.
   std::string story;
-  if (auto v = features::stepVerdict(loaded->join->story().get())) story += verdictText(*v, false);
+  if (const auto& v = loaded->verdict) story += verdictText(*v, false);
   for (const auto& w : profileWarnings(loaded->attr(), info)) story += "Warning   " + w + "\n";
   data["story"] = storyJson(story);
   if (loaded->attr().ranks.size() > 1) {

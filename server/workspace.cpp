@@ -317,7 +317,8 @@ std::vector<features::Finding> Workspace::computeFindings(Document& doc) {
   const features::FileCosts* costs = costsFor(doc);
   if (!costs) return findings;
   auto out = features::confirmWithProfile(findings, doc.file(), doc.index(), *costs, profile_->profile(),
-                                          settings_.rules, settings_.thresholds);
+                                          profile_->verdict ? &*profile_->verdict : nullptr, settings_.rules,
+                                          settings_.thresholds);
   auto path = uriToPath(doc.uri());
   std::string name = path ? std::filesystem::path(*path).filename().string() : doc.uri();
   const auto& joined = costs_[doc.uri()].joined;

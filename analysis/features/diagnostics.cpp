@@ -9,21 +9,6 @@
 
 namespace sightline::features {
 
-const source::Argument* keywordArg(const source::CallInfo& call, std::string_view keyword) {
-  for (const auto& a : call.args)
-    if (a.keyword == keyword) return &a;
-  return nullptr;
-}
-
-bool hasSplat(const source::CallInfo& call) {
-  return std::any_of(call.args.begin(), call.args.end(), [](const auto& a) { return a.is_splat; });
-}
-
-bool isDataLoaderCall(const source::CallInfo& call) {
-  return call.resolved == "torch.utils.data.DataLoader" ||
-         (call.method == "DataLoader" && call.resolved.find("DataLoader") != std::string::npos);
-}
-
 namespace {
 
 using source::CallInfo;

@@ -10,6 +10,7 @@
 
 #include "analysis/features/edits.h"
 #include "analysis/features/rules.h"
+#include "analysis/join/loader_settings.h"
 #include "analysis/source/source_index.h"
 
 namespace sightline::features {
@@ -68,10 +69,10 @@ DiagnosticsRun computeDiagnostics(const source::SourceFile& file, const source::
 std::optional<Finding> rulesStoppedFinding(const std::vector<StoppedRule>& stopped, const RuleConfig& config);
 
 // A call's keyword argument (null: not given); whether it passes `*args`/`**kwargs`; whether it
-// makes a torch.utils.data.DataLoader.
-const source::Argument* keywordArg(const source::CallInfo& call, std::string_view keyword);
-bool hasSplat(const source::CallInfo& call);
-bool isDataLoaderCall(const source::CallInfo& call);
+// makes a torch.utils.data.DataLoader (join/loader_settings.h).
+using join::hasSplat;
+using join::isDataLoaderCall;
+using join::keywordArg;
 
 // True when a `# sightline: ignore` / `# sightline: ignore[a, b]` comment on one of the
 // range's lines names `code` (or names nothing).

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <regex>
@@ -16,16 +17,11 @@ namespace {
 
 using attribution::LineCost;
 
-// "3.0 MiB", "2.0 KiB", "512 bytes"; `adjective` gives "4-byte" for small sizes.
+// formatBytes ("3.0 MiB", "2.0 KiB"), with words below a KiB: "512 bytes", or "4-byte" as an
+// adjective.
 std::string mib(double bytes, bool adjective = false) {
-  char buf[32];
-  if (bytes >= 1 << 20)
-    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1 << 20));
-  else if (bytes >= 1024)
-    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024);
-  else
-    std::snprintf(buf, sizeof buf, adjective ? "%.0f-byte" : "%.0f bytes", bytes);
-  return buf;
+  if (bytes >= 1024) return formatBytes(static_cast<int64_t>(std::llround(std::min(bytes, 9e18))));
+  return formatFixed(bytes, 0) + (adjective ? "-byte" : " bytes");
 }
 
 // A threshold as written in settings: "1 ms", "0.5 ms".
@@ -238,7 +234,7 @@ std::vector<Fix> tf32Fix(const source::SourceFile& file, const source::SourceInd
 // and fp32 matmuls on CUDA cores on the lines that launch them.
 template <class Add>
 void stepFindings(const source::SourceFile& file, const source::SourceIndex& index, const FileCosts& costs,
-                  const model::Profile& profile, const PerStep& s, Add&& add) {
+                  const model::Profile& profile, const StepVerdict* verdict, const PerStep& s, Add&& add) {
   const auto& lines = file.lines();
   if (hasTf32(profile)) {
     for (const auto& [line, c] : costs.lines) {
@@ -259,10 +255,7 @@ void stepFindings(const source::SourceFile& file, const source::SourceIndex& ind
           tf32Fix(file, index));
     }
   }
-  auto verdict = stepVerdict(costs.story.get());
   if (!verdict || index.loops.empty()) return;
-  verdict->loader = loaderSettings(index);
-  verdict->no_loader = file.text().find("DataLoader") == std::string::npos;
   int best = -1;
   int64_t best_ns = 0;
   for (size_t l = 0; l < index.loops.size(); ++l) {
@@ -562,8 +555,8 @@ void combineCopyFixes(std::vector<Finding>& findings) {
 
 std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const source::SourceFile& file,
                                         const source::SourceIndex& index, const FileCosts& costs,
-                                        const model::Profile& profile, const RuleConfig& config,
-                                        const ProfileRuleThresholds& thresholds) {
+                                        const model::Profile& profile, const StepVerdict* verdict,
+                                        const RuleConfig& config, const ProfileRuleThresholds& thresholds) {
   PerStep s;
   if (costs.steps > 0) s = {static_cast<double>(costs.steps), "ms/step"};
   const auto& lines = file.lines();
@@ -677,7 +670,7 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
       }
     }
   }
-  stepFindings(file, index, costs, profile, s, add);
+  stepFindings(file, index, costs, profile, verdict, s, add);
   compileFindings(file, index, costs, add);
   if (auto oom = oomFinding(file, index, costs, config)) findings.push_back(std::move(*oom));
   memoryGrowthFindings(costs, add);

@@ -16,6 +16,7 @@
 
 #include "analysis/features/diagnostics.h"
 #include "analysis/features/profile_view.h"
+#include "analysis/features/step_verdict.h"
 
 namespace sightline::features {
 
@@ -33,10 +34,11 @@ struct ProfileRuleThresholds {
 };
 
 // `findings` (from computeDiagnostics) with evidence added, plus the profile-only findings;
-// source order, suppressions honoured.
+// source order, suppressions honoured. `verdict`: the load's step verdict (null: none), told on
+// the training loop as every other surface tells it.
 std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const source::SourceFile& file,
                                         const source::SourceIndex& index, const FileCosts& costs,
-                                        const model::Profile& profile, const RuleConfig& config,
-                                        const ProfileRuleThresholds& thresholds = {});
+                                        const model::Profile& profile, const StepVerdict* verdict,
+                                        const RuleConfig& config, const ProfileRuleThresholds& thresholds = {});
 
 }  // namespace sightline::features

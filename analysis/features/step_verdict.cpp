@@ -147,25 +147,6 @@ std::string loaderText(const std::optional<LoaderSettings>& loader, bool no_load
 
 }  // namespace
 
-std::optional<LoaderSettings> loaderSettings(const source::SourceIndex& index) {
-  bool found = false, workers = true, pin = true, persistent = true;
-  for (const auto& call : index.calls) {
-    if (!isDataLoaderCall(call)) continue;
-    if (hasSplat(call)) return std::nullopt;
-    found = true;
-    auto value = [&](std::string_view keyword) {
-      const auto* a = keywordArg(call, keyword);
-      return a ? a->value_text : std::string();
-    };
-    std::string w = value("num_workers");
-    workers = workers && !w.empty() && w != "0";
-    pin = pin && value("pin_memory") == "True";
-    persistent = persistent && value("persistent_workers") == "True";
-  }
-  if (!found) return std::nullopt;
-  return LoaderSettings{workers, pin, persistent};
-}
-
 bool lateRankExplains(const StepVerdict& v) {
   return v.late && v.late->share > 0.5 && static_cast<double>(v.late->extra_ns) >= kMeasurableNs &&
          static_cast<double>(v.late->extra_ns) >= 0.5 * v.comm_exposed_wait_ns;
@@ -489,6 +470,8 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   double n = s.steady;
   StepVerdict v = storyFigures(*story);
   if (!story->script.empty()) v.script = story->script.substr(story->script.find_last_of('/') + 1);
+  v.loader = story->loaders.settings;
+  v.no_loader = story->loaders.none;
 
   // The step without the profiler: when the capture changed it by a tenth or more, every cause
   // and change below is the replayed step's (the host's own time, not the profiler's).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/join/file_costs.h"
+#include "analysis/join/loader_settings.h"
 #include "analysis/source/source_index.h"
 
 namespace sightline::features {
@@ -53,13 +54,10 @@ struct VerdictChange {
   std::optional<join::PlacedLine> line;
 };
 
-// What a file's DataLoader calls already ask for (each of them), so the advice for a step that
-// waits for data names only what is missing; none when the file makes no DataLoader or passes
-// one its arguments through `**kwargs`.
-struct LoaderSettings {
-  bool workers = false, pin_memory = false, persistent = false;
-};
-std::optional<LoaderSettings> loaderSettings(const source::SourceIndex& index);
+// What a file's DataLoader calls already ask for (join/loader_settings.h): the story carries the
+// training script's, read once per load.
+using join::LoaderSettings;
+using join::loaderSettings;
 
 // The profiler's own cost on the host (attribution/capture_overhead.h) and the step without it.
 struct CaptureCost {
@@ -152,8 +150,8 @@ struct StepVerdict {
   std::vector<join::CompiledFunctionSummary> compiles;  // torch.compile's compilations (TORCH_TRACE)
   join::CompileLogs compile_logs;                       // the TORCH_TRACE logs read and set aside
   int64_t oneoff_compile_ns = 0;                        // GPU idle outside steady steps while compiling
-  std::optional<LoaderSettings> loader;                 // set by a caller that has the training script's source
-  bool no_loader = false;                               // that source makes no DataLoader at all
+  std::optional<LoaderSettings> loader;                 // the training script's DataLoader calls (StepStory::loaders)
+  bool no_loader = false;                               // that script makes no DataLoader at all
   CaptureCost capture;                                  // the profiler's own cost, and the step without it
   std::string steps_source;                             // how the steps were found
   std::string timing_from;                              // a light capture the figures come from, else ""

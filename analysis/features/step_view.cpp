@@ -364,7 +364,7 @@ StepView computeStepView(const join::ProfileJoin& join, const StepViewOptions& o
   addBars(join, lines, view);
   addTimelines(join, lines, options, view);
   addMemory(join, lines, options, view);
-  if (auto verdict = stepVerdict(join.story().get())) {
+  if (const StepVerdict* verdict = options.verdict) {
     const auto& u = verdict->unprofiled;
     if (u.wall_ns) {
       view.unprofiled_wall_ns = static_cast<int64_t>(*u.wall_ns);
@@ -374,7 +374,7 @@ StepView computeStepView(const join::ProfileJoin& join, const StepViewOptions& o
     view.headline.unprofiled = unprofiledText(*verdict);
     view.headline.summary = unprofiledSummary(*verdict);
     view.headline.measure = measureAdvice(*verdict);
-    view.headline.verdict = std::move(verdict);
+    view.headline.verdict = *verdict;
   }
   return view;
 }

@@ -143,6 +143,8 @@ struct StepViewOptions {
   // Local paths (as ProfileJoin::placeOf gives them) whose every line with a cost joins `lines`
   // (a report's annotated listing refers to them).
   std::vector<std::string> listed_paths;
+  // The load's step verdict (null: none): the headline as every other surface tells it.
+  const StepVerdict* verdict = nullptr;
 };
 
 StepView computeStepView(const join::ProfileJoin& join, const StepViewOptions& options = {});

@@ -16,6 +16,7 @@
 #include "analysis/attribution/attribution.h"
 #include "analysis/join/compile_logs.h"
 #include "analysis/join/compile_summary.h"
+#include "analysis/join/loader_settings.h"
 #include "analysis/join/memory_story.h"
 #include "analysis/model/step_measurement.h"
 #include "analysis/source/line_tracker.h"
@@ -106,6 +107,7 @@ struct StepStory {
   // The training script (placed path): the user file beneath whose lines the most GPU time ran
   // (the loop that calls the model is above all of it); "" when no stacks say.
   std::string script;
+  ScriptLoaders loaders;  // what that script's DataLoader calls ask for, when it could be read
 };
 
 struct FileCosts {

@@ -70,6 +70,31 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
     story->memory_tracking = !profile_.memory_uses.empty();
     story_ = std::move(story);
   }
+  if (story_ && !story_->script.empty()) {
+    auto story = std::make_shared<StepStory>(*story_);
+    story->loaders = scriptLoadersOf(story->script, options.named);
+    story_ = std::move(story);
+  }
+}
+
+ScriptLoaders ProfileJoin::scriptLoadersOf(const std::string& script, const std::vector<SourceInput>& named) const {
+  // A file the user named is taken as parsed; else the profile path it was placed from, read
+  // through the environment (only a mapped local file: never a path the profile names alone).
+  std::string key = env_.normalize(script);
+  for (const auto& input : named)
+    if (input.file && input.index && env_.normalize(input.path) == key)
+      return scriptLoaders(input.file->text(), *input.index);
+  if (!env_.read_source) return {};
+  for (const auto& [file, lines] : attr_.files) {
+    auto local = localPathOf(file);
+    if (!local || env_.normalize(*local) != key) continue;
+    auto text = env_.read_source(*local);
+    if (!text) return {};
+    source::SourceFile parsed(std::move(*text), false);
+    auto index = source::buildSourceIndex(parsed);
+    return scriptLoaders(parsed.text(), index);
+  }
+  return {};
 }
 
 attribution::Attribution ProfileJoin::attributeOnce(const AttributionStore& store, attribution::Options& options) {

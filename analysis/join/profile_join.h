@@ -113,6 +113,9 @@ class ProfileJoin {
   // Attribution through `store`: the stored one when its inputs and call-site tables are
   // those of now, else attribution run (and stored).
   attribution::Attribution attributeOnce(const AttributionStore& store, attribution::Options& options);
+  // What the training script `script` (a placed path) asks of its DataLoaders: the verdict's
+  // input, read once per load.
+  ScriptLoaders scriptLoadersOf(const std::string& script, const std::vector<SourceInput>& named) const;
 
   model::Profile profile_;
   JoinEnvironment env_;

@@ -193,8 +193,8 @@ std::optional<int> parseCheckArgs(const std::vector<std::string>& args, CheckArg
 }
 
 // The findings of one file, with the profile's evidence and rules when one is loaded.
-FileResult checkFile(const cli::NamedFile& named, const join::ProfileJoin* profile, const Settings& settings,
-                     std::ostream& err) {
+FileResult checkFile(const cli::NamedFile& named, const join::ProfileJoin* profile,
+                     const features::StepVerdict* verdict, const Settings& settings, std::ostream& err) {
   FileResult r{named.path, named.file, {}};
   const source::SourceIndex& index = *named.index;
   if (index.has_syntax_errors)
@@ -203,7 +203,7 @@ FileResult checkFile(const cli::NamedFile& named, const join::ProfileJoin* profi
   if (!profile) return r;
   auto joined = join::joinFile(*profile, nullptr, named.absolute, *named.file, index);
   r.findings = features::confirmWithProfile(std::move(r.findings), *named.file, index, joined.measured,
-                                            profile->profile(), settings.rules, settings.thresholds);
+                                            profile->profile(), verdict, settings.rules, settings.thresholds);
   if (auto f = features::sourceMismatchFinding(*named.file, index, joined.anchors, profile->profile(), settings.rules,
                                                std::filesystem::path(named.path).filename().string(), nullptr,
                                                &joined.measured))
@@ -285,7 +285,10 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
   }
   std::vector<FileResult> results;
   results.reserve(named.size());
-  for (const auto& file : named) results.push_back(checkFile(file, profile.get(), parsed.settings, err));
+  // The verdict once, for every file checked.
+  auto verdict = profile ? features::stepVerdict(profile->story().get()) : std::nullopt;
+  for (const auto& file : named)
+    results.push_back(checkFile(file, profile.get(), verdict ? &*verdict : nullptr, parsed.settings, err));
   bool failing = false;
   for (const auto& r : results)
     for (const auto& f : r.findings)

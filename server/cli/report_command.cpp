@@ -241,21 +241,6 @@ int writeJobOnly(const ReportArgs& args, const std::vector<join::RankSummary>& s
 
 namespace report {
 
-std::optional<features::StepVerdict> reportVerdict(const ReportData& d) {
-  auto v = features::stepVerdict(d.main.story().get());
-  if (!v) return v;
-  for (const auto& f : d.sources)
-    if (auto loader = features::loaderSettings(*f.index)) {
-      v->loader = loader;
-      break;
-    }
-  // Named scripts none of which makes a DataLoader: advice about its workers would not apply.
-  v->no_loader = !d.sources.empty() && std::none_of(d.sources.begin(), d.sources.end(), [](const cli::NamedFile& f) {
-    return f.file->text().find("DataLoader") != std::string::npos;
-  });
-  return v;
-}
-
 std::string absolutePath(const std::string& path) {
   std::error_code ec;
   return std::filesystem::absolute(path, ec).string();
@@ -365,7 +350,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       return 2;
     }
   }
-  ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}, {}, {}};
+  ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}, {}, {}, {}};
+  data.verdict = features::stepVerdict(main->story().get());
   data.summaries = parsed.profile_paths.size() > 1
                        ? std::move(summaries)
                        : join::summarizeRanks(*main, fs::path(parsed.profile_paths.front()).filename().string());

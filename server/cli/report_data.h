@@ -60,6 +60,8 @@ struct ReportData {
   // Each rank's summary (one per process with GPU work of each report) and the job they make.
   std::vector<join::RankSummary> summaries;
   std::optional<features::JobView> job;
+  // The step verdict, computed once from the main profile's story: text, JSON and the page read it.
+  std::optional<features::StepVerdict> verdict;
 };
 
 // More reports than this make the job view only: each is read, summarized and dropped, never
@@ -83,7 +85,7 @@ std::vector<MemoryChange> memoryChanges(const ReportData& d);
 
 // The step verdict, with what the named files' DataLoader already asks for (the first file that
 // makes one), so its advice names only what is missing.
-std::optional<features::StepVerdict> reportVerdict(const ReportData& d);
+inline const std::optional<features::StepVerdict>& reportVerdict(const ReportData& d) { return d.verdict; }
 std::string absolutePath(const std::string& path);
 // What the step view says of the profile: its file name, format and GPUs.
 StepViewSource stepViewSource(const join::ProfileJoin& join, const std::string& path);

@@ -26,6 +26,7 @@ int writeHtmlReport(const ReportData& d, std::ostream& out, std::ostream& err) {
   }
   features::StepViewOptions options;
   for (const auto& f : d.sources) options.listed_paths.push_back(f.absolute);
+  options.verdict = d.verdict ? &*d.verdict : nullptr;
   auto view = features::computeStepView(d.main, options);
   std::string first = d.args.profile_paths.empty() ? d.args.profile_path : d.args.profile_paths.front();
   json data = stepViewJson(view, stepViewSource(d.main, first));

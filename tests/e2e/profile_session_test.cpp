@@ -935,3 +935,45 @@ TEST(ProfileSession, NoStepViewWithoutAProfile) {
 
 }  // namespace
 }  // namespace sightline::testing
+
+namespace sightline::testing {
+namespace {
+
+// One verdict per load, its inputs explicit: the DataLoader advice for an input-bound capture
+// comes from the training script the story names, so the editor's step view and summary give
+// the terminal's advice, word for word (the editor's was generic while only `report` read the
+// script's DataLoader settings).
+TEST(ProfileSession, TheEditorGivesTheReportsAdviceForAnInputBoundStep) {
+  fs::path root = fs::temp_directory_path() / ("sightline-ws-loader-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "runs");
+  fs::copy_file(testDataPath("verdict/verdict.py"), root / "verdict.py");
+  std::string profile = (root / "runs" / "loader.sqlite").string();
+  fs::copy_file(dataProfile("verdict/loader.sqlite.xz"), profile);
+  Workspace w = workspaceAt(root, "verdict.py");
+  auto report = runSightline("report --format json --profile '" + profile + "' verdict.py", root.string());
+  ASSERT_EQ(report.code, 0) << report.out;
+  json doc = json::parse(report.out);
+  ASSERT_TRUE(doc.contains("verdict")) << report.out.substr(0, 300);
+  std::string advice;
+  for (const auto& c : doc["verdict"]["changes"])
+    if (c["change"] == "loader-workers") advice = c["text"];
+  ASSERT_FALSE(advice.empty()) << doc["verdict"].dump();
+  EXPECT_NE(advice.find("num_workers"), std::string::npos) << "the script's DataLoader has no workers: " << advice;
+  auto client = LspClient::spawnStdio();
+  auto s = started(*client, w, {{"profiles", {"runs/*.sqlite"}}});
+  ASSERT_TRUE(s && (*s)["loaded"] == true) << client->stderrText();
+  json view = requestResult(*client, "sightline/stepView", nullptr)["result"];
+  bool told = false;
+  for (const auto& e : view["story"])
+    for (const auto& line : e["lines"]) told = told || line.get<std::string>().find(advice) != std::string::npos;
+  EXPECT_TRUE(told) << advice << "\n" << view["story"].dump();
+  // Without the script named, `report` takes the same script from the profile's paths.
+  auto unnamed = runSightline("report --format json --profile '" + profile + "'", root.string());
+  ASSERT_EQ(unnamed.code, 0) << unnamed.out;
+  EXPECT_EQ(json::parse(unnamed.out)["verdict"]["changes"], doc["verdict"]["changes"]);
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace sightline::testing

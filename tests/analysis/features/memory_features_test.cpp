@@ -12,9 +12,12 @@
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/join/profile_join.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/verdict_of.h"
 
 namespace sightline::features {
 namespace {
+
+using sightline::testing::verdictOf;
 
 using sightline::testing::testDataPath;
 
@@ -45,7 +48,8 @@ const LineHint* hintOn(const std::vector<LineHint>& hints, uint32_t line0) {
 // The out-of-memory error on `file` (a copy of the script, maybe edited) with `costs`; an empty
 // Finding when there is none.
 Finding oomOn(const Joined& j, const source::SourceFile& file, const FileCosts& costs) {
-  auto findings = confirmWithProfile({}, file, source::buildSourceIndex(file), costs, j.join->profile(), RuleConfig{});
+  auto findings = confirmWithProfile({}, file, source::buildSourceIndex(file), costs, j.join->profile(),
+                                     verdictOf(costs), RuleConfig{});
   auto it = std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; });
   return it == findings.end() ? Finding{} : *it;
 }
@@ -107,7 +111,7 @@ TEST(MemoryFeatures, HoverOfTheOutOfMemoryLineAndOfTheTopHolder) {
 TEST(MemoryFeatures, OutOfMemoryIsAnErrorOnItsLineWithTheLinesThatHoldThePeak) {
   Joined j("gpt_oom_eval");
   ASSERT_TRUE(j.join);
-  auto findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), RuleConfig{});
+  auto findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), verdictOf(j.costs), RuleConfig{});
   auto it = std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; });
   ASSERT_NE(it, findings.end());
   EXPECT_EQ(it->severity, Severity::Error);
@@ -144,7 +148,7 @@ TEST(MemoryFeatures, OutOfMemoryIsAnErrorOnItsLineWithTheLinesThatHoldThePeak) {
   // Off in the configuration: none.
   RuleConfig off;
   off.rules["out-of-memory"].enabled = false;
-  findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), off);
+  findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), verdictOf(j.costs), off);
   EXPECT_TRUE(
       std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; }));
 }
@@ -152,7 +156,7 @@ TEST(MemoryFeatures, OutOfMemoryIsAnErrorOnItsLineWithTheLinesThatHoldThePeak) {
 TEST(MemoryFeatures, NoOutOfMemoryErrorWithoutOne) {
   Joined j("gpt_start");
   ASSERT_TRUE(j.join);
-  auto findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), RuleConfig{});
+  auto findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), verdictOf(j.costs), RuleConfig{});
   EXPECT_TRUE(
       std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return f.code == "out-of-memory"; }));
   // The weights (made once at the start) and AdamW's state (at the first step) stay alive: no growth.
@@ -206,7 +210,8 @@ TEST(MemoryFeatures, ActivationsOfATrainingForwardGetCheckpointingAdvice) {
 
   Joined eval("gpt_oom_eval");
   ASSERT_TRUE(eval.join);
-  auto findings = confirmWithProfile({}, eval.file, eval.index, eval.costs, eval.join->profile(), RuleConfig{});
+  auto findings = confirmWithProfile({}, eval.file, eval.index, eval.costs, eval.join->profile(), verdictOf(eval.costs),
+                                     RuleConfig{});
   for (const auto& f : findings) EXPECT_EQ(f.message.find("checkpoint"), std::string::npos) << f.message;
 }
 
@@ -244,7 +249,7 @@ TEST(MemoryFeatures, GradientsZeroedInPlaceGetSetToNoneAdvice) {
 TEST(MemoryFeatures, MemoryKeptStepAfterStepIsFoundOnTheLineThatMadeIt) {
   Joined j("gpt_keep");
   ASSERT_TRUE(j.join);
-  auto findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), RuleConfig{});
+  auto findings = confirmWithProfile({}, j.file, j.index, j.costs, j.join->profile(), verdictOf(j.costs), RuleConfig{});
   std::vector<const Finding*> growth;
   for (const auto& f : findings)
     if (f.code == "memory-growth") growth.push_back(&f);

@@ -10,9 +10,12 @@
 #include "analysis/features/inlay_hints.h"
 #include "analysis/features/profile_diagnostics.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/verdict_of.h"
 
 namespace sightline::features {
 namespace {
+
+using sightline::testing::verdictOf;
 
 struct Fixture {
   source::SourceFile file{testing::readFile(testing::testDataPath("h200/nsys/train_small.py"))};
@@ -128,7 +131,7 @@ TEST(ProfileView, CompiledFunctionHoverAndFindings) {
   ASSERT_TRUE(brk && brk->compiled);
   EXPECT_FALSE(computeHover(f.file, f.index, f.costs, f.profile, HintOptions{}, 1)) << "line 2: nothing to say";
   RuleConfig config;
-  auto findings = confirmWithProfile({}, f.file, f.index, f.costs, f.profile, config);
+  auto findings = confirmWithProfile({}, f.file, f.index, f.costs, f.profile, verdictOf(f.costs), config);
   const Finding *graph_break = nullptr, *recompiles = nullptr;
   for (const auto& x : findings) {
     uint32_t line = f.file.lines().pointAt(x.range.begin).line;
@@ -155,7 +158,7 @@ TEST(ProfileView, GradModeRecompileIsExpected) {
   f.costs.compiled_functions = {fn};
   RuleConfig config;
   auto count = [&] {
-    auto findings = confirmWithProfile({}, f.file, f.index, f.costs, f.profile, config);
+    auto findings = confirmWithProfile({}, f.file, f.index, f.costs, f.profile, verdictOf(f.costs), config);
     return std::count_if(findings.begin(), findings.end(), [](const Finding& x) { return x.code == "recompiles"; });
   };
   EXPECT_EQ(count(), 0);
@@ -167,8 +170,8 @@ TEST(ProfileView, GradModeRecompileIsExpected) {
 TEST(ProfileDiagnostics, EvidenceAndProfileOnlyRules) {
   Fixture f;
   RuleConfig config;
-  auto findings =
-      confirmWithProfile(computeDiagnostics(f.file, f.index, config), f.file, f.index, f.costs, f.profile, config);
+  auto findings = confirmWithProfile(computeDiagnostics(f.file, f.index, config), f.file, f.index, f.costs, f.profile,
+                                     verdictOf(f.costs), config);
   const Finding* item = nullptr;
   std::vector<uint32_t> pageable;
   for (const auto& x : findings) {
@@ -205,8 +208,8 @@ TEST(ProfileDiagnostics, EvidenceAndProfileOnlyRules) {
     }
   }
   config.rules["pageable-memcpy"].enabled = false;
-  for (const auto& x :
-       confirmWithProfile(computeDiagnostics(f.file, f.index, config), f.file, f.index, f.costs, f.profile, config))
+  for (const auto& x : confirmWithProfile(computeDiagnostics(f.file, f.index, config), f.file, f.index, f.costs,
+                                          f.profile, verdictOf(f.costs), config))
     EXPECT_NE(x.code, "pageable-memcpy");
 }
 
@@ -220,7 +223,7 @@ TEST(ProfileDiagnostics, LaunchBoundAndSyncApi) {
   sync.sync_ns = 5'000'000;
   sync.sync_apis[f.profile.strings.intern("cudaDeviceSynchronize")] = 10;
   RuleConfig config;
-  auto findings = confirmWithProfile({}, f.file, f.index, f.costs, f.profile, config);
+  auto findings = confirmWithProfile({}, f.file, f.index, f.costs, f.profile, verdictOf(f.costs), config);
   std::map<std::string, std::vector<uint32_t>> lines;
   for (const auto& x : findings) lines[x.code].push_back(f.file.lines().pointAt(x.range.begin).line);
   EXPECT_EQ(lines["launch-bound"], (std::vector<uint32_t>{51}));
@@ -240,8 +243,8 @@ TEST(ProfileDiagnostics, SyncMemcpyReplacesSyncApiOnItsLine) {
   copy.sync_ns = 2'000'000;
   copy.sync_apis[f.profile.strings.intern("cudaMemcpy")] = 10;
   RuleConfig config;
-  auto findings =
-      confirmWithProfile(computeDiagnostics(f.file, f.index, config), f.file, f.index, f.costs, f.profile, config);
+  auto findings = confirmWithProfile(computeDiagnostics(f.file, f.index, config), f.file, f.index, f.costs, f.profile,
+                                     verdictOf(f.costs), config);
   const Finding* sync_memcpy = nullptr;
   for (const auto& x : findings) {
     uint32_t line = f.file.lines().pointAt(x.range.begin).line;

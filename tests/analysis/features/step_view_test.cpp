@@ -46,7 +46,10 @@ int64_t parts(const StepBar& b) {
 TEST(StepView, EveryBarAddsUpToItsStepAndTheSteadyOnesToTheSummary) {
   Joined j = exampleJoin();
   ASSERT_TRUE(j.join);
-  auto view = computeStepView(*j.join);
+  auto verdict = stepVerdict(j.join->story().get());
+  StepViewOptions options;
+  options.verdict = verdict ? &*verdict : nullptr;
+  auto view = computeStepView(*j.join, options);
   const auto& attr = j.join->attribution();
   ASSERT_EQ(view.ranks.size(), 1u);
   EXPECT_TRUE(view.has_steps);
