@@ -96,7 +96,8 @@ build() {
   local launcher=()
   command -v ccache >/dev/null &&
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
+  # The test targets' precompiled header needs the pch sloppiness to be cached at all.
+  export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
   cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" >/dev/null
   log "building $dir${BUILD_TARGET:+ (target $BUILD_TARGET)}"
   # The build's own exit status decides (a filter on its output must not hide a failure).

@@ -42,6 +42,9 @@ log "fuzzing: each libFuzzer target for ${SIGHTLINE_FUZZ_SECONDS:-6} s (ASan+UBS
 log "Slurm: the recipe of docs/slurm on a one-node cluster (slurm-wlm, munge)"
 "$ROOT/tests/slurm/run.sh" "$ROOT/build/server/sightline"
 
+log "the page's number formatters against the server's table (tests/data/units.json)"
+(cd "$ROOT/editors/vscode" && node test/units.mjs "$ROOT")
+
 log "Neovim plugin in Debian's Neovim (headless)"
 "$ROOT/editors/nvim/tests/run.sh" "$ROOT/build/server/sightline" "$(example_profile)"
 

@@ -2,6 +2,7 @@
 #include "server/profile_text.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -16,16 +17,7 @@ using features::formatBytes;
 using features::formatMilliseconds;
 using features::formatSeconds;
 
-std::string bytes(uint64_t n) {
-  char buf[32];
-  if (n >= (1u << 20))
-    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / (1 << 20));
-  else if (n >= 1024)
-    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(n) / 1024);
-  else
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
-  return buf;
-}
+std::string bytes(uint64_t n) { return formatBytes(static_cast<int64_t>(std::min<uint64_t>(n, INT64_MAX))); }
 
 std::string unitOf(const features::Scale& s) { return s.per_step ? "ms/step" : "ms"; }
 

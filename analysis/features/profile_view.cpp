@@ -8,34 +8,6 @@
 
 namespace sightline::features {
 
-std::string formatMilliseconds(double ns) {
-  char buf[32];
-  double ms = ns / 1e6;
-  std::snprintf(buf, sizeof buf, ms >= 100 ? "%.0f" : ms >= 10 ? "%.1f" : "%.2f", ms);
-  return buf;
-}
-
-std::string formatBytes(int64_t n) {
-  char buf[32];
-  double v = std::fabs(static_cast<double>(n));
-  const char* sign = n < 0 ? "-" : "";
-  if (v >= 1024.0 * 1024 * 1024)
-    std::snprintf(buf, sizeof buf, "%s%.2f GiB", sign, v / (1024.0 * 1024 * 1024));
-  else if (v >= 1024.0 * 1024)
-    std::snprintf(buf, sizeof buf, "%s%.1f MiB", sign, v / (1024.0 * 1024));
-  else if (v >= 1024)
-    std::snprintf(buf, sizeof buf, "%s%.1f KiB", sign, v / 1024);
-  else
-    std::snprintf(buf, sizeof buf, "%s%.0f B", sign, v);
-  return buf;
-}
-
-std::string formatSeconds(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", seconds);
-  return buf;
-}
-
 std::string shortKernelName(const std::string& name, size_t max_length) {
   std::string out;
   int angle = 0, paren = 0;

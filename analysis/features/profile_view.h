@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/features/units.h"
 #include "analysis/join/file_costs.h"
 #include "analysis/source/line_tracker.h"
 #include "analysis/source/source_index.h"
@@ -31,12 +32,6 @@ struct HintOptions {
   HintFigures figures = HintFigures::Both;
 };
 
-// "12.4", "0.41", "153": three significant figures, no unit.
-std::string formatMilliseconds(double ns);
-// "24.56 GiB", "812.0 MiB", "4.0 KiB", "12 B": GPU memory as PyTorch's memory tools show it.
-std::string formatBytes(int64_t n);
-// "13.9 s": seconds with one decimal and the unit (compile times).
-std::string formatSeconds(double seconds);
 // Kernel names shortened for display: template arguments and parameter lists elided.
 std::string shortKernelName(const std::string& name, size_t max_length = 60);
 

@@ -7,12 +7,6 @@
 
 namespace sightline::features {
 
-std::string formatShare(double share) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, share >= 0.095 ? "%.0f%%" : "%.1f%%", share * 100);
-  return buf;
-}
-
 std::string unprofiledBoundText(const UnprofiledStep& u) {
   return u.bound ? boundName(*u.bound) : "bound: cannot tell from this capture";
 }

@@ -7,11 +7,10 @@
 #include <string>
 
 #include "analysis/features/step_verdict.h"
+#include "analysis/features/units.h"
 
 namespace sightline::features {
 
-// "81%" from 0.81; one decimal below 9.5% ("0.6%").
-std::string formatShare(double share);
 // The bound where it holds, else "bound: cannot tell from this capture".
 std::string unprofiledBoundText(const UnprofiledStep& u);
 // "measured", "from the script's log", "from the light capture", "estimated".
