@@ -58,7 +58,9 @@ json toJson(const ProfileStatusParams& p) {
             {"gpuNsPerStep", p.gpuNsPerStep},
             {"attributedShare", p.attributedShare},
             {"warnings", p.warnings},
-            {"error", p.error}};
+            {"error", p.error},
+            {"text", p.text},
+            {"details", p.details}};
   if (p.compareWith) j["compareWith"] = *p.compareWith;
   if (p.verdict) j["verdict"] = *p.verdict, j["stepWallNs"] = p.stepWallNs, j["gpuBusyShare"] = p.gpuBusyShare;
   if (p.job) j["job"] = *p.job;

@@ -96,6 +96,11 @@ struct ProfileStatusParams {
     int64_t oomRequestedBytes = 0, oomFreeBytes = 0;
   };
   std::optional<Memory> memory;
+  // The status line and its tooltip's lines as the server words them (plain text, the figures
+  // formatted once): "naive.sqlite · 5.53 ms/step · 100% · <verdict>". Clients add their icon and
+  // the warnings' count, and format no figure of their own.
+  std::string text;
+  std::vector<std::string> details;
 };
 json toJson(const ProfileStatusParams& p);
 

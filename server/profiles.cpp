@@ -17,6 +17,7 @@
 
 #include "analysis/features/job_view.h"
 #include "analysis/features/profile_view.h"
+#include "analysis/features/units.h"
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/join/rank_summary.h"
 #include "server/markdown.h"
@@ -167,6 +168,32 @@ std::string jobStatus(const features::JobView& job) {
   return out;
 }
 
+namespace {
+
+// The status line and its tooltip from the status's own figures, each formatted once here.
+void statusLine(protocol::ProfileStatusParams& s) {
+  bool per_step = s.steps > 0;
+  std::string time = features::formatMilliseconds(static_cast<double>(per_step ? s.gpuNsPerStep : s.totalGpuNs)) +
+                     (per_step ? " ms/step" : " ms");
+  std::string attributed = features::formatShare(s.attributedShare);
+  // A memory snapshot has no time: its memory summary stands in the time's place.
+  bool memory_only = s.format == "memory-snapshot" && s.memory;
+  s.text = fs::path(s.file).filename().string() + " · " + (memory_only ? s.memory->summary : time + " · " + attributed);
+  if (s.memory && !memory_only) s.text += " · " + s.memory->summary;
+  if (s.verdict) s.text += " · " + *s.verdict;
+  if (s.job) s.text += " · " + *s.job;
+  s.details.clear();
+  if (!memory_only)
+    s.details.push_back(
+        (per_step ? std::to_string(s.steps) + " steps, " + time + " of GPU time" : time + " of GPU time") + ", " +
+        attributed + " attributed to source lines");
+  if (s.verdict)
+    s.details.push_back("Step " + features::formatMilliseconds(static_cast<double>(s.stepWallNs)) +
+                        " ms as captured; " + *s.verdict);
+}
+
+}  // namespace
+
 protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const std::string& error) {
   protocol::ProfileStatusParams status;
   status.error = error;
@@ -184,7 +211,7 @@ protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const s
   status.gpuNsPerStep = a.steps > 0 ? a.steady_gpu_ns / a.steps : a.steady_gpu_ns;
   status.attributedShare =
       a.steady_gpu_ns > 0 ? static_cast<double>(a.attributed_gpu_ns) / static_cast<double>(a.steady_gpu_ns) : 0;
-  if (auto v = features::stepVerdict(loaded->join->story().get())) {
+  if (const auto& v = loaded->verdict) {
     status.verdict = verdictSummary(*v);
     status.stepWallNs = static_cast<int64_t>(v->wall_ns);
     status.gpuBusyShare = v->busy_share;
@@ -197,6 +224,7 @@ protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const s
     auto summaries = join::summarizeRanks(*loaded->join, fs::path(loaded->path).filename().string());
     if (summaries.size() > 1) status.job = jobStatus(features::buildJob(summaries));
   }
+  statusLine(status);
   if (a.ranks.size() > 1)
     status.warnings.insert(status.warnings.begin(), std::to_string(a.ranks.size()) + " ranks (" +
                                                         std::to_string(loaded->parts.size()) +
@@ -244,7 +272,7 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
   for (size_t m = 0; m < attribution::kMethodCount; ++m)
     if (a.by_method[m] > 0)
       md += std::string(" ") + attribution::methodName(static_cast<attribution::Method>(m)) + " " + pct(a.by_method[m]);
-  if (auto v = features::stepVerdict(loaded.join->story().get()))
+  if (const auto& v = loaded.verdict)
     md += "\n\n## Step verdict: " + verdictSummary(*v) + "\n\n" + verdictText(*v, true);
   if (const auto& m = loaded.join->memory().story) md += memoryMarkdown(*m);
   md += "\n\n## Hottest lines\n\n| file | line | ms | share |\n|---|---:|---:|---:|\n";
@@ -320,6 +348,7 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
       options.compiled = compiled_code.finish(*result.profile);
       options.attribution_store = attributionStore(paths, open_options);
       loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);
+      loaded->verdict = features::stepVerdict(loaded->join->story().get());
       releaseFreeMemory();  // what the readers and attribution grew and freed (allocator.h)
     } else {
       error = result.error;

@@ -30,6 +30,9 @@ interface ProfileStatus {
   stepWallNs?: number;
   gpuBusyShare?: number;
   memory?: { peakAllocatedBytes: number; peakReservedBytes: number; summary: string };
+  // The status line and the tooltip's lines as the server words them: no figure is formatted here.
+  text?: string;
+  details?: string[];
 }
 
 interface NsysCommands {
@@ -72,30 +75,18 @@ function showStatus(status: ProfileStatus): void {
     statusItem.command = "sightline.pickProfile";
     statusItem.backgroundColor = undefined;
   } else {
-    const perStep = (status.steps ?? 0) > 0;
-    const ms = ((perStep ? status.gpuNsPerStep : status.totalGpuNs) ?? 0) / 1e6;
-    const share = Math.round((status.attributedShare ?? 0) * 100);
     const warnings = status.warnings ?? [];
-    // A memory snapshot has no time: its memory summary stands in the time's place.
-    const memoryOnly = status.format === "memory-snapshot" && status.memory;
     statusItem.text =
-      `$(pulse) ${basename(status.file ?? "")} · ` +
-      (memoryOnly ? status.memory!.summary : `${ms.toFixed(2)} ms${perStep ? "/step" : ""} · ${share}%`) +
-      (status.memory && !memoryOnly ? ` · ${status.memory.summary}` : "") +
-      (status.verdict ? ` · ${status.verdict}` : "") +
-      (status.job ? ` · ${status.job}` : "") +
+      `$(pulse) ${status.text ?? basename(status.file ?? "")}` +
       (warnings.length > 0 ? ` $(warning) ${warnings.length}` : "");
     tooltip.appendMarkdown("**Sightline** · ");
     tooltip.appendText(`${status.file} (${status.format})`);
     tooltip.appendMarkdown("\n\n");
-    tooltip.appendMarkdown(
-      `${perStep ? `${status.steps} steps, ${ms.toFixed(2)} ms GPU time per step` : `${ms.toFixed(2)} ms GPU time`}` +
-        `, ${share}% attributed to source lines\n\n`,
-    );
-    if (status.verdict)
-      tooltip.appendMarkdown(
-        `Step ${((status.stepWallNs ?? 0) / 1e6).toFixed(2)} ms as captured; ${status.verdict} (summary: why)\n\n`,
-      );
+    for (const line of status.details ?? []) {
+      tooltip.appendText(line);
+      tooltip.appendMarkdown("\n\n");
+    }
+    if (status.verdict) tooltip.appendMarkdown("(the summary says why)\n\n");
     if (status.job) {
       tooltip.appendText(`Job: ${status.job}`);
       tooltip.appendMarkdown("\n\n");

@@ -403,7 +403,7 @@ function M.status()
   return client and statuses[client.id] or nil
 end
 
---- Statusline component: "▮ naive.sqlite 5.53 ms/step · 100%" ("" without a server).
+--- Statusline component: "▮ naive.sqlite · 5.53 ms/step · 100%" ("" without a server).
 function M.statusline()
   local s = M.status()
   if not s then
@@ -412,29 +412,8 @@ function M.statusline()
   if not s.loaded then
     return "▮ no profile"
   end
-  local time
-  if (s.steps or 0) > 0 then
-    time = string.format("%.2f ms/step", (s.gpuNsPerStep or 0) / 1e6)
-  else
-    time = string.format("%.2f ms", (s.totalGpuNs or 0) / 1e6)
-  end
-  local text
-  if s.format == "memory-snapshot" and s.memory then
-    -- A memory snapshot has no time: its memory summary stands in the time's place.
-    text = string.format("▮ %s %s", vim.fn.fnamemodify(s.file or "", ":t"), s.memory.summary)
-  else
-    text = string.format("▮ %s %s · %d%%", vim.fn.fnamemodify(s.file or "", ":t"), time,
-      math.floor((s.attributedShare or 0) * 100 + 0.5))
-    if s.memory then
-      text = text .. " · " .. s.memory.summary
-    end
-  end
-  if s.verdict then
-    text = text .. " · " .. s.verdict
-  end
-  if s.job then
-    text = text .. " · " .. s.job
-  end
+  -- The server words the line and formats its figures (the VS Code status bar shows the same).
+  local text = "▮ " .. (s.text or vim.fn.fnamemodify(s.file or "", ":t"))
   if s.warnings and #s.warnings > 0 then
     text = text .. " ⚠ " .. #s.warnings
   end
