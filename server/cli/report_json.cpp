@@ -232,6 +232,15 @@ json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
 }
 
 // The step verdict's JSON (docs/report-json.md).
+// What the capture added per step, as the text's Profiler line says it: measured (the captured
+// step less the step without the profiler from the same run or its log), else null.
+json capturedAddedNs(const features::StepVerdict& v) {
+  const auto& u = v.unprofiled;
+  bool measured =
+      u.wall_ns && (u.source == features::StepSource::Measured || u.source == features::StepSource::StepLog);
+  return measured ? json(u.added_ns) : json(nullptr);
+}
+
 json verdictJson(const features::StepVerdict& v) {
   auto placed = [](const std::vector<join::PlacedLine>& lines) {
     json out = json::array();
@@ -254,7 +263,12 @@ json verdictJson(const features::StepVerdict& v) {
           {"captured_bound", features::boundName(cap.captured_bound)},
           {"capture_estimated", cap.estimated},
           {"estimate_applied", cap.applied},
-          {"capture_overhead_ns", cap.overhead_ns},
+          // What the text says the capture added: the difference where the step was measured or
+          // logged, else null (the text then gives only capture_overhead_max_ns); the cost model's
+          // own figure apart, as the model's.
+          {"capture_overhead_ns", capturedAddedNs(v)},
+          {"capture_overhead_max_ns", v.unprofiled.added_max_ns},
+          {"model_capture_overhead_ns", cap.estimated ? json(cap.overhead_ns) : json(nullptr)},
           {"capture_overhead_by_event", by_event},
           {"light_capture_overhead_ns", cap.light_overhead_ns},
           {"unprofiled", unprofiledStepJson(v)},
@@ -551,8 +565,10 @@ json reportJson(const ReportData& d) {
   if (comparesMemory(d)) doc["memory_compare"] = memoryCompareJson(d, memory_changes);
   // The step view's figures, as the HTML report and the editor draw them (the timeline's spans
   // and the memory series only there: thousands of points).
-  doc["step_view"] =
-      stepViewJson(features::computeStepView(d.main), stepViewSource(d.main, d.args.profile_paths.front()));
+  features::StepViewOptions view_options;
+  view_options.verdict = d.verdict ? &*d.verdict : nullptr;
+  doc["step_view"] = stepViewJson(features::computeStepView(d.main, view_options),
+                                  stepViewSource(d.main, d.args.profile_paths.front()));
   doc["step_view"].erase("timelines");
   if (doc["step_view"]["memory"].is_object()) {
     doc["step_view"]["memory"].erase("series");

@@ -73,6 +73,18 @@ TEST_P(FiguresAgree, TextShowsTheJsonFigures) {
     expectShown(std::stod(p[1]), u["added_ns"].get<double>() / 1e6, "what the capture added");
   if (std::regex_search(out, p, std::regex(R"(\nProfiler  the capture added at most ([0-9.]+) ms/step)")))
     expectShown(std::stod(p[1]), u["added_max_ns"].get<double>() / 1e6, "what the capture added at most");
+  // The verdict's capture_overhead_ns is the figure the Profiler line gives (what the capture
+  // added, measured), or null where the text gives only "at most": never the cost model's sum,
+  // which was more than the captured step itself on two bundled captures.
+  if (std::regex_search(out, p, std::regex(R"(\nProfiler  the capture added ([0-9.]+) ms/step:)")))
+    expectShown(std::stod(p[1]), v["capture_overhead_ns"].get<double>() / 1e6, "capture_overhead_ns");
+  if (!u["wall_ns"].is_number()) {
+    EXPECT_TRUE(v["capture_overhead_ns"].is_null()) << v["capture_overhead_ns"];
+  }
+  if (v["capture_overhead_ns"].is_number()) {
+    EXPECT_LE(v["capture_overhead_ns"].get<double>(), v["wall_ns"].get<double>());
+  }
+  EXPECT_EQ(v["capture_overhead_max_ns"], u["added_max_ns"]);
   while (std::getline(lines, line) &&
          (line.rfind("          ", 0) == 0 || line.rfind("Profiler  ", 0) == 0 || line.rfind("Unprofiled ", 0) == 0)) {
     std::smatch c;
