@@ -630,6 +630,8 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
     std::string as = !v.unprofiled.wall_ns && k == 0 ? "as captured: " : "";
     out += (markdown ? "- " : "          ") + as + features::causeName(c.kind) + " " + formatMilliseconds(c.ns) +
            " ms/step";
+    // Fitted to the step without the profiler: the figure the step bars draw, beside it.
+    if (auto captured = features::capturedFigure(v, c)) out += ", " + formatMilliseconds(*captured) + " as captured";
     if (!c.lines.empty()) {
       out += " (";
       for (size_t i = 0; i < c.lines.size() && i < 3; ++i)

@@ -147,6 +147,11 @@ std::string loaderText(const std::optional<LoaderSettings>& loader, bool no_load
 
 }  // namespace
 
+std::optional<double> capturedFigure(const StepVerdict& v, const VerdictCause& c) {
+  if (v.as_captured || c.captured_ns <= 0 || std::abs(c.ns - c.captured_ns) < 0.1 * c.captured_ns) return std::nullopt;
+  return c.captured_ns;
+}
+
 bool lateRankExplains(const StepVerdict& v) {
   return v.late && v.late->share > 0.5 && static_cast<double>(v.late->extra_ns) >= kMeasurableNs &&
          static_cast<double>(v.late->extra_ns) >= 0.5 * v.comm_exposed_wait_ns;
@@ -543,6 +548,17 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   Figures captured{v.wall_ns, v.busy_share, n, v.sync_ns, s.wait_ns};
   v.causes = causesOf(captured, nullptr);
   v.bound = cap.captured_bound = boundOf(captured, v.causes);
+  const std::vector<VerdictCause> as_captured = v.causes;
+  // Each cause as captured, however small (what the bars draw), for the figure beside a fitted one.
+  const std::vector<VerdictCause> every_captured = causesOf(Figures{0, v.busy_share, n, v.sync_ns, s.wait_ns}, nullptr);
+  auto withCaptured = [&](StepVerdict&& out) {
+    for (auto& c : out.causes) {
+      auto it = std::find_if(every_captured.begin(), every_captured.end(),
+                             [&](const VerdictCause& e) { return e.kind == c.kind; });
+      c.captured_ns = it != every_captured.end() ? it->ns : 0;
+    }
+    return std::move(out);
+  };
   if (cap.applied) {
     // Every cause of the capture, however small, so each replayed line has its capture's share.
     Figures all{0, v.busy_share, n, v.sync_ns, s.wait_ns};
@@ -557,11 +573,13 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   auto& up = v.unprofiled;
   if (!up.wall_ns) {
     // Without a point, what the capture shows of the host is the profiler's as much as the
-    // program's: no bound the range does not bear out; the causes and changes are as captured.
+    // program's: no bound the range does not bear out; the causes and changes are as captured
+    // (never the model's replay, which no measurement confirms, under the words "as captured").
+    v.causes = as_captured;
     v.bound = up.bound.value_or(Bound::Unknown);
     v.changes = changesFor(v);
     v.as_captured = true;
-    return v;
+    return withCaptured(std::move(v));
   }
   if (up.source != StepSource::Model) {
     // Measured: the step's idle is known; what the capture shows of it is told to fit it.
@@ -590,7 +608,7 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
   if (up.busy_known && up.busy_share >= 0.8 && v.bound != Bound::Comm && v.bound != Bound::Ranks) v.bound = Bound::Gpu;
   up.bound = v.bound == Bound::Unknown ? std::nullopt : std::optional<Bound>(v.bound);
   v.changes = changesFor(v);
-  return v;
+  return withCaptured(std::move(v));
 }
 
 }  // namespace sightline::features

@@ -32,6 +32,10 @@ struct VerdictCause {
   Bound kind = Bound::Gpu;
   double ns = 0;  // per step: GPU idle for it (Sync: the host's blocked time; Comm: exposed NCCL time)
   std::vector<join::PlacedLine> lines;  // its lines, costliest first (ns: totals over the steady steps)
+  // Per step as captured: what the step bars draw for it (their mean over the steady steps, lines
+  // whose launches lost their records left out). `ns` differs only where the step was measured
+  // (or the profiler's own cost replayed) and the causes were fitted to it.
+  double captured_ns = 0;
 };
 
 // A change that would help, backed by one figure of the profile.
@@ -164,6 +168,9 @@ struct StepVerdict {
 
 // What a cause of idle time is called ("host launch overhead").
 std::string causeName(Bound b);
+// The figure a cause was fitted from, where it differs (by a tenth or more) from the one told:
+// captured_ns where the causes were fitted to a measured or replayed step, else nullopt.
+std::optional<double> capturedFigure(const StepVerdict& v, const VerdictCause& c);
 // Extra work per step below this is not told as a rank's or a line's (0.5 ms).
 inline constexpr double kMeasurableNs = 500e3;
 // Whether the rank that arrives last at more than half the collectives does measurably more GPU work than the

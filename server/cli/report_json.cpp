@@ -252,6 +252,7 @@ json verdictJson(const features::StepVerdict& v) {
     causes.push_back({{"cause", features::causeName(c.kind)},
                       {"bound", features::boundName(c.kind)},
                       {"ns_per_step", c.ns},
+                      {"captured_ns_per_step", c.captured_ns},
                       {"lines", placed(c.lines)}});
   for (const auto& c : v.changes)
     changes.push_back(
