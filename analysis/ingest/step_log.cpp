@@ -180,13 +180,15 @@ class Parser {
     std::sort(steady.begin(), steady.end());
     int64_t total = 0;
     for (const auto& [ns, w] : steady) total += w;
+    // The weighted median; where it falls between two readings (an even count of equal
+    // weights), the middle of the two, not the smaller.
     int64_t half = 0;
-    for (const auto& [ns, w] : steady) {
-      half += w;
-      if (2 * half >= total) {
-        out.median_ns = ns;
-        break;
-      }
+    for (size_t i = 0; i < steady.size(); ++i) {
+      half += steady[i].second;
+      if (2 * half < total) continue;
+      out.median_ns = steady[i].first;
+      if (2 * half == total && i + 1 < steady.size()) out.median_ns = (steady[i].first + steady[i + 1].first) / 2;
+      break;
     }
     out.min_ns = steady.front().first, out.max_ns = steady.back().first;
     out.lines = static_cast<int>(steady.size());

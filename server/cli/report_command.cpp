@@ -137,10 +137,6 @@ std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportA
     err << "sightline report: --profile is required\n" << kUsage;
     return 2;
   }
-  if (into.format == "text" && into.files.empty() && into.profile_paths.size() <= kMaxJoinedReports) {
-    err << "sightline report: name the Python file(s) to annotate, or use --format json\n";
-    return 2;
-  }
   return std::nullopt;
 }
 

@@ -348,6 +348,11 @@ TEST(Report, AMemorySnapshotPutsThePeakAndTheOutOfMemoryLineOnTheScript) {
       << r.out;
   EXPECT_NE(r.out.find("   25.71 GiB │   60          logits = self.head(self.ln_f(x))"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("GPU time"), std::string::npos) << "a snapshot has no time to tell";
+  // Without a script, the header alone (it exited 2 asking for a file).
+  auto header = runSightline("report --profile '" + snapshot + "'", sourcePath(""));
+  EXPECT_EQ(header.code, 0) << header.out;
+  EXPECT_NE(header.out.find("Out of memory  gpt_mem.py:73 (evaluate) asked 24.56 GiB"), std::string::npos)
+      << header.out;
 
   auto j =
       runSightline("report --format json --profile '" + snapshot + "' tests/data/memory/gpt_mem.py", sourcePath(""));
