@@ -422,7 +422,6 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
     RankInfo* rank = nullptr;
     for (auto& r : out.ranks)
       if (r.pid == pid) rank = &r;
-    std::vector<double> rank_shares;
     std::vector<BusyInterval> busy;
     for (uint32_t a : acts[pid]) addBusy(busy, p.activities[a].start_ns, p.activities[a].end_ns, a);
     const auto& pid_syncs = syncs[pid];
@@ -485,11 +484,16 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
       busies.push_back(busy_ns);
       if (int64_t wall = model::spanNs(s, e); wall > 0) {
         double share = std::min(1.0, static_cast<double>(busy_ns) / static_cast<double>(wall));
-        shares.push_back(share), rank_shares.push_back(share);
+        shares.push_back(share);
       }
       if (rank) rank->steady_wall_ns += model::spanNs(s, e), rank->steady_busy_ns += busy_ns;
     }
-    if (rank) rank->busy_share = median(rank_shares);
+    // The rank's busy share beside its figures per step (means over the same steps): its GPU
+    // busy time over their wall, summed. A median of per-step shares beside those means once
+    // read "13.9 GPU ms/step in a 49.4 ms step, busy 11.8%".
+    if (rank && rank->steady_wall_ns > 0)
+      rank->busy_share =
+          std::min(1.0, static_cast<double>(rank->steady_busy_ns) / static_cast<double>(rank->steady_wall_ns));
     // The representative step walked again, its idle pieces kept (for a timeline).
     steps.representative = representativeStep(steps.list);
     if (steps.representative >= 0) {

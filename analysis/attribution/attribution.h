@@ -132,7 +132,7 @@ struct RankInfo {
   int64_t steady_gpu_ns = 0;
   int64_t steady_wall_ns = 0;  // the steps' walls, summed (GPU side, as StepSummary::wall_ns)
   int64_t steady_busy_ns = 0;  // of that wall, GPU busy
-  double busy_share = 0;       // median over its steady steps of busy / wall (as StepSummary::busy_share)
+  double busy_share = 0;       // steady_busy_ns / steady_wall_ns: busy over the wall of its steady steps
   int64_t steady_comm_ns = 0, steady_comm_exposed_ns = 0;
   // Collectives paired across ranks (pairCollectives): of comm_ns, waiting for the last rank to
   // arrive and moving data; how many it took part in and arrived last at; the same over the

@@ -113,6 +113,9 @@ void writeMachine(const ReportData& d, std::ostream& out) {
                13)
         << "\n";
   }
+  if (per_step)
+    out << "          (per rank over its steady steps: GPU and comm the mean per step, busy its GPU busy time over "
+           "their wall, the step their median)\n";
 }
 
 std::string fileLine(const join::MemoryPlace& p) {
