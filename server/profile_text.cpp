@@ -146,7 +146,8 @@ std::string breakdownMarkdown(const features::LineBreakdown& b) {
   md += "attributed by: " + methods + "\n\n";
   if (!b.ranks.empty()) {
     md += "per rank: min " + formatMilliseconds(b.rank_min_ns) + " / median " + formatMilliseconds(b.rank_median_ns) +
-          " / max " + formatMilliseconds(b.rank_max_ns) + " " + unit + ", slowest **" + md::text(b.slowest) + "** (";
+          " / max " + formatMilliseconds(b.rank_max_ns) + " " + unit +
+          (b.slowest_is_max ? ", slowest **" : ", slowest by its own work **") + md::text(b.slowest) + "** (";
     for (size_t i = 0; i < b.ranks.size() && i < 8; ++i)
       md +=
           (i ? ", " : "") + md::text(b.ranks[i].label) + " " + formatMilliseconds(b.ranks[i].ns) +

@@ -38,20 +38,24 @@ LineBreakdown breakdownOf(const attribution::LineCost& c, const FileCosts& costs
   std::sort(ops.rbegin(), ops.rend());
   for (size_t i = 0; i < ops.size() && i < 6; ++i) b.autograd_ops.push_back(profile.strings[ops[i].second]);
   if (costs.ranks.size() > 1 && c.rank_ns.size() == costs.ranks.size()) {
-    // Each rank per step of its own, as the rank table shows them; the slowest by its own work
-    // (a rank waiting in a collective for another is not slow).
-    std::vector<int64_t> per_rank;
+    // Each rank per step of its own, as the rank table shows them. Min, median and max are of
+    // the figures listed (they once came from the ranks' own work while the list gave their
+    // time, waits included: "max 0.01" beside "rank 3 0.50"); the slowest is by its own work (a
+    // rank waiting in a collective for another is not slow).
+    std::vector<int64_t> work, listed;
     for (size_t r = 0; r < c.rank_ns.size(); ++r) {
       auto scaled = [&](int64_t v) {
         double ns = static_cast<double>(v);
         return s.per_step ? perRankStep(costs.ranks[r], ns) : ns;
       };
-      per_rank.push_back(static_cast<int64_t>(scaled(attribution::rankWorkNs(c, r))));
+      work.push_back(static_cast<int64_t>(scaled(attribution::rankWorkNs(c, r))));
+      listed.push_back(static_cast<int64_t>(scaled(c.rank_ns[r])));
       b.ranks.push_back(
           {costs.ranks[r].label, scaled(c.rank_ns[r]), r < c.rank_wait_ns.size() ? scaled(c.rank_wait_ns[r]) : 0.0});
     }
-    RankSpread spread = rankSpread(per_rank);
-    b.slowest = costs.ranks[spread.slowest].label;
+    RankSpread by_work = rankSpread(work), spread = rankSpread(listed);
+    b.slowest = costs.ranks[by_work.slowest].label;
+    b.slowest_is_max = by_work.slowest == spread.slowest || listed[by_work.slowest] == listed[spread.slowest];
     b.rank_min_ns = spread.min_ns;
     b.rank_median_ns = spread.median_ns;
     b.rank_max_ns = spread.max_ns;

@@ -54,8 +54,9 @@ struct LineBreakdown {
     double ns = 0;
     double wait_ns = 0;  // of ns, waiting in collectives for another rank
   };
-  std::vector<RankTime> ranks;  // in rank order; empty with one rank
-  double rank_min_ns = 0, rank_median_ns = 0, rank_max_ns = 0;
+  std::vector<RankTime> ranks;                                  // in rank order; empty with one rank
+  double rank_min_ns = 0, rank_median_ns = 0, rank_max_ns = 0;  // of `ranks`' figures
+  bool slowest_is_max = true;  // `slowest` (by its own work) has the largest figure too
   std::string slowest;         // label of the slowest rank
   double comm_ns = 0;          // scaled: NCCL kernels launched from the line
   double comm_exposed_ns = 0;  // scaled: of which nothing else ran on the GPU

@@ -222,6 +222,30 @@ TEST(HoverCards, RanksCommunicationAndLostRecords) {
             "*3 launches from this line have no GPU record (the capture ended first): it ran longer than shown.*\n\n");
 }
 
+// A line whose ranks wait in its collective: min, median and max are of the figures the card
+// lists (they were of the ranks' own work, "max 0.01" beside "rank 3 0.50"), and the slowest
+// by its own work is named as such where another rank's figure, waits included, is larger.
+TEST(HoverCards, PerRankSpreadIsOfTheFiguresListed) {
+  model::Profile profile;
+  features::FileCosts costs;
+  costs.total_gpu_ns = 100'000'000;
+  costs.steps = 10;
+  costs.ranks.resize(4);
+  for (size_t r = 0; r < 4; ++r) costs.ranks[r].label = "rank " + std::to_string(r), costs.ranks[r].steady_steps = 10;
+  LineCost c = cost(11'000'000, 11'000'000, 0);
+  c.rank_ns = {100'000, 100'000, 4'000'000, 5'000'000};
+  c.rank_wait_ns = {0, 0, 3'950'000, 4'950'000};
+  c.rank_ns[1] = 200'000;  // rank 1 does the most work of its own; ranks 2 and 3 wait for it
+  features::HoverInfo hover;
+  hover.cost = features::breakdownOf(c, costs, profile, features::Scale{10, true});
+  std::string md = hoverMarkdown(hover);
+  EXPECT_NE(md.find("per rank: min 0.01 / median 0.21 / max 0.50 ms/step, slowest by its own work **rank 1** (rank 0 "
+                    "0.01, rank 1 0.02, rank 2 0.40 of which waiting for other ranks 0.40, rank 3 0.50 of which "
+                    "waiting for other ranks 0.49)"),
+            std::string::npos)
+      << md;
+}
+
 TEST(HoverCards, RollupAndGoneLinesSayWhatStandsThere) {
   features::LineHint rollup;
   rollup.kind = features::HintKind::Rollup;
