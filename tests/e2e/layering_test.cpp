@@ -90,6 +90,27 @@ TEST(Layering, AnalysisDoesNoIoOutsideTheReaders) {
   EXPECT_EQ(offenders("analysis/ingest", spawns_or_writes), std::vector<std::string>{});
 }
 
+// Text is made at the edge: the analysis core's strings hold no Markdown (emphasis, links,
+// tables, HTML), and it knows no LSP position encoding, so a surface never re-renders text the
+// core formatted for another. (Code actions write Python, whose `**kwargs` and `# comments`
+// are code, not Markdown; the readers match the text of the files they read.)
+TEST(Layering, AnalysisStringsHoldNoMarkdownOrLspTerms) {
+  std::regex literal(R"("(?:[^"\\\n]|\\.)*")");
+  std::regex markdown(R"(\*\*|\]\(|<br|&nbsp;|\|---|<b>|<code>)");
+  std::regex lsp(R"(\bprotocol::|\blsp::|MarkupContent|[Uu][Tt][Ff]-?16)");
+  for (const char* part : {"model", "source", "attribution", "join", "features"})
+    for (const auto& path : sources(std::string("analysis/") + part)) {
+      if (path.filename() == "code_actions.cpp") continue;
+      std::string text = readFile(path.string());
+      // Code only: a comment may say where the encoding lives.
+      EXPECT_FALSE(std::regex_search(std::regex_replace(text, std::regex("//[^\n]*"), ""), lsp)) << path.string();
+      for (std::sregex_iterator it(text.begin(), text.end(), literal), end; it != end; ++it)
+        EXPECT_FALSE(std::regex_search(it->str(), markdown)) << path.string() << ": " << it->str();
+    }
+  EXPECT_TRUE(std::regex_search(std::string("\"**Step** \""), markdown));
+  EXPECT_TRUE(std::regex_search(std::string("[a](b)"), markdown));
+}
+
 // The checks above can fail: they find what they look for in text that has it.
 TEST(Layering, PatternsCatchWhatTheyLookFor) {
   std::regex spawns(R"(std::system\s*\(|\bpopen\s*\(|posix_spawn)");
