@@ -13,7 +13,7 @@
 
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/join/profile_join.h"
-#include "server/compiled_code.h"
+#include "server/workspace/compiled_code.h"
 
 namespace {
 

@@ -24,7 +24,7 @@
 #include "analysis/ingest/kineto_reader.h"
 #include "analysis/source/source_index.h"
 #include "bench/python_run.h"
-#include "server/allocator.h"
+#include "server/platform/allocator.h"
 
 namespace {
 

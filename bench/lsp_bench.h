@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "server/uri.h"
+#include "server/lsp/uri.h"
 #include "tests/support/lsp_client.h"
 
 namespace sightline::bench {

@@ -15,7 +15,7 @@
 
 #include "bench/lsp_bench.h"
 #include "bench/scaled_script.h"
-#include "server/uri.h"
+#include "server/lsp/uri.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
 

@@ -13,7 +13,7 @@
 #include "analysis/attribution/memory_replay.h"
 #include "analysis/ingest/memory_snapshot_reader.h"
 #include "bench/python_run.h"
-#include "server/allocator.h"
+#include "server/platform/allocator.h"
 
 namespace {
 

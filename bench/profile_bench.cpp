@@ -14,7 +14,7 @@
 
 #include "analysis/attribution/attribution.h"
 #include "analysis/ingest/nsys_reader.h"
-#include "server/allocator.h"
+#include "server/platform/allocator.h"
 
 namespace {
 

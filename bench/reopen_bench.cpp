@@ -1,4 +1,4 @@
-// Reopening a profile through the reopen cache (server/profile_files.h): the first open reads
+// Reopening a profile through the reopen cache (server/workspace/profile_files.h): the first open reads
 // the profile and stores its model, and the join (join/profile_join.h) stores its attribution;
 // the reopen reads both back in a fresh process (as a restarted server or a second `report`
 // meets it: a warm process reuses the heap the first open faulted in, and reads faster).
@@ -16,8 +16,8 @@
 #include <string>
 
 #include "analysis/join/profile_join.h"
-#include "server/allocator.h"
-#include "server/profile_files.h"
+#include "server/platform/allocator.h"
+#include "server/workspace/profile_files.h"
 
 namespace {
 

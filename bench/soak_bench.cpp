@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "bench/lsp_bench.h"
-#include "server/uri.h"
+#include "server/lsp/uri.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
 

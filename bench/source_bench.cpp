@@ -7,7 +7,7 @@
 
 #include "analysis/features/diagnostics.h"
 #include "bench/scaled_script.h"
-#include "server/worker_pool.h"
+#include "server/platform/worker_pool.h"
 
 namespace {
 

@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "analysis/source/source_file.h"
-#include "server/allocator.h"
-#include "server/child_process.h"
 #include "server/cli/capture_command.h"
 #include "server/cli/check_command.h"
 #include "server/cli/report_command.h"
 #include "server/cli/serve_command.h"
-#include "server/crash_handler.h"
+#include "server/platform/allocator.h"
+#include "server/platform/child_process.h"
+#include "server/platform/crash_handler.h"
 
 #ifndef SIGHTLINE_VERSION
 #define SIGHTLINE_VERSION "0.0.0"

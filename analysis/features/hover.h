@@ -1,7 +1,7 @@
 // The hover card of a profiled line, as numbers: the line's breakdown, its change from the
 // compare profile, whether it was edited since it was measured; or, on a line without GPU
 // time of its own, the def/loop roll-up or gone-line hint that stands there. Markdown is made
-// at the edge (server/profile_text.h).
+// at the edge (server/render/profile_text.h).
 #pragma once
 
 #include <array>

@@ -1,5 +1,5 @@
 // Inlay hints of a profile on a file: one LineHint per line, with numbers, never a label
-// (labels and tooltips are made at the edge, server/profile_text.h, so clients that want the
+// (labels and tooltips are made at the edge, server/render/profile_text.h, so clients that want the
 // figures read them from the hint's data, not from its text).
 #pragma once
 

@@ -1,6 +1,6 @@
 // What one line's GPU time is made of, in numbers: the figures a hover card or an inlay hint's
 // tooltip shows (time, share, forward/backward, methods, top GPU work, autograd ops, copies,
-// memsets, host syncs, launches). Text is made at the edge (server/profile_text.h).
+// memsets, host syncs, launches). Text is made at the edge (server/render/profile_text.h).
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // copies, GPU idle by cause), one representative steady step as a timeline (the Python
 // thread's lines, each stream's work coloured by its line, idle gaps with their cause), and
 // the costliest lines. Every mark names the user line it stands for (an index into `lines`).
-// Numbers only, in ns and bytes: drawing and text are the edge's (server/step_view_json.h and
+// Numbers only, in ns and bytes: drawing and text are the edge's (server/render/step_view_json.h and
 // the renderer in editors/vscode/src/stepview).
 #pragma once
 

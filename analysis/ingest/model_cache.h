@@ -1,5 +1,5 @@
 // A loaded profile as compact binary, to be read again in a fraction of the reader's time (the
-// server's reopen cache, server/profile_files.h). Encoding is pure: the bytes go to a sink the
+// server's reopen cache, server/workspace/profile_files.h). Encoding is pure: the bytes go to a sink the
 // caller writes. Reading checks everything before trusting it: the magic, the layout of this
 // build's model, the caller's key (the profile's path, size, mtime and the tool that read it),
 // every count against the bytes left, and a checksum of the whole; anything else is an error,

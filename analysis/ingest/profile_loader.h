@@ -1,7 +1,7 @@
 // Opens a profile file by its name: nsys SQLite exports (`.sqlite`), PyTorch profiler traces
 // (`.json`, `.json.gz`) and PyTorch memory snapshots (`.pickle`). An Nsight Systems report (`.nsys-rep`) must be
-// exported to SQLite first: that runs a program and writes a cache, which is the server's job (server/profile_files.h),
-// never the analysis core's.
+// exported to SQLite first: that runs a program and writes a cache, which is the server's job
+// (server/workspace/profile_files.h), never the analysis core's.
 #pragma once
 
 #include <string>

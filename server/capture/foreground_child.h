@@ -2,7 +2,7 @@
 // process group of its own, SIGINT and SIGTERM forwarded to that group (the third one kills it),
 // and on every way out the group killed together with any straggler that carries the capture's
 // marker in its environment (a worker that left the group). Not for `nsys export`: that is a
-// bounded background job (server/child_process.h).
+// bounded background job (server/platform/child_process.h).
 #pragma once
 
 #include <csignal>

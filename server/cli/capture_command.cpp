@@ -15,9 +15,9 @@
 #include "analysis/features/profile_commands.h"
 #include "server/capture/capture_steps.h"
 #include "server/capture/foreground_child.h"
-#include "server/child_process.h"
 #include "server/cli/command_line.h"
-#include "server/output_file.h"
+#include "server/platform/child_process.h"
+#include "server/platform/output_file.h"
 
 extern char** environ;
 

@@ -13,10 +13,10 @@
 #include "protocol/json_in.h"
 #include "server/cli/command_line.h"
 #include "server/cli/joined_files.h"
-#include "server/position_conversion.h"
-#include "server/profile_text.h"
-#include "server/settings.h"
-#include "server/steps_file.h"
+#include "server/lsp/position_conversion.h"
+#include "server/render/profile_text.h"
+#include "server/workspace/settings.h"
+#include "server/workspace/steps_file.h"
 
 #ifndef SIGHTLINE_VERSION
 #define SIGHTLINE_VERSION "0.0.0"

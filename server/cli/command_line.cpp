@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "server/local_files.h"
+#include "server/workspace/local_files.h"
 
 namespace sightline::server::cli {
 

@@ -3,11 +3,11 @@
 
 #include <filesystem>
 
-#include "server/compiled_code.h"
-#include "server/local_files.h"
-#include "server/profile_files.h"
-#include "server/steps_file.h"
-#include "server/worker_pool.h"
+#include "server/platform/worker_pool.h"
+#include "server/workspace/compiled_code.h"
+#include "server/workspace/local_files.h"
+#include "server/workspace/profile_files.h"
+#include "server/workspace/steps_file.h"
 
 namespace sightline::server::cli {
 

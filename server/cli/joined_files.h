@@ -28,13 +28,13 @@ std::vector<NamedFile> readNamedFiles(const std::vector<std::string>& paths, con
 // profile) and joins it with `named` (profile paths mapped by `mapper`); nullptr with `error`
 // set when it cannot be read or holds no GPU activity. torch.compile's generated code is looked
 // for in `compiled_code` (--compiled-code), then where the run kept it, under the current
-// directory and in this user's default cache (server/compiled_code.h).
+// directory and in this user's default cache (server/workspace/compiled_code.h).
 struct JoinRequest {
   int64_t idle_gap_ns = 1'000'000;
   bool all_steps = false;
   std::vector<std::string> compiled_code;  // --compiled-code folders
   // The step of the run without the profiler (--step-log); without one, a steps file beside the
-  // profile (sightline capture's, server/steps_file.h) is read when there is one.
+  // profile (sightline capture's, server/workspace/steps_file.h) is read when there is one.
   std::optional<model::StepMeasurement> measured;
 };
 std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,

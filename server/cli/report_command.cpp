@@ -19,11 +19,11 @@
 #include "server/cli/command_line.h"
 #include "server/cli/joined_files.h"
 #include "server/cli/report_data.h"
-#include "server/job_json.h"
-#include "server/output_file.h"
-#include "server/profile_text.h"
-#include "server/step_view_html.h"
-#include "server/steps_file.h"
+#include "server/platform/output_file.h"
+#include "server/render/job_json.h"
+#include "server/render/profile_text.h"
+#include "server/render/step_view_html.h"
+#include "server/workspace/steps_file.h"
 
 namespace sightline::server {
 namespace {

@@ -16,7 +16,7 @@
 #include "analysis/features/step_verdict.h"
 #include "analysis/join/profile_join.h"
 #include "server/cli/joined_files.h"
-#include "server/step_view_json.h"
+#include "server/render/step_view_json.h"
 
 namespace sightline::server::report {
 
@@ -95,7 +95,7 @@ nlohmann::json reportJson(const ReportData& d);
 // The text: the header (profile, steps, verdict, ranks), then each named file annotated.
 void writeHeader(const ReportData& d, std::ostream& out);
 void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::ostream& out);
-// `--format html`: the step view as one self-contained page (server/step_view_html.h); 2 when
+// `--format html`: the step view as one self-contained page (server/render/step_view_html.h); 2 when
 // this binary has no renderer.
 int writeHtmlReport(const ReportData& d, std::ostream& out, std::ostream& err);
 // --merge: the JSON reports of single ranks added up into one multi-rank report, with the job

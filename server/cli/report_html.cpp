@@ -1,13 +1,13 @@
 // `report --format html`: the step view's data with the named files' hot lines (their text,
-// a line of context around each), in one page (server/step_view_html.h).
+// a line of context around each), in one page (server/render/step_view_html.h).
 #include <filesystem>
 #include <sstream>
 
 #include "analysis/features/step_view.h"
 #include "server/cli/report_data.h"
-#include "server/job_json.h"
-#include "server/step_view_html.h"
-#include "server/step_view_json.h"
+#include "server/render/job_json.h"
+#include "server/render/step_view_html.h"
+#include "server/render/step_view_json.h"
 
 namespace sightline::server::report {
 

@@ -11,7 +11,7 @@
 #include "analysis/features/profile_view.h"
 #include "protocol/json_in.h"
 #include "server/cli/report_data.h"
-#include "server/job_json.h"
+#include "server/render/job_json.h"
 
 namespace sightline::server::report {
 namespace {

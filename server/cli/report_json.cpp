@@ -1,6 +1,6 @@
 // The report as JSON (docs/report-json.md).
 #include "server/cli/report_data.h"
-#include "server/job_json.h"
+#include "server/render/job_json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -19,7 +19,7 @@
 #include "server/cli/command_line.h"
 #include "server/cli/joined_files.h"
 #include "server/cli/report_data.h"
-#include "server/profile_text.h"
+#include "server/render/profile_text.h"
 
 namespace sightline::server::report {
 namespace {

@@ -18,7 +18,7 @@
 #include "server/cli/command_line.h"
 #include "server/cli/joined_files.h"
 #include "server/cli/report_data.h"
-#include "server/profile_text.h"
+#include "server/render/profile_text.h"
 
 namespace sightline::server::report {
 namespace {

@@ -10,9 +10,9 @@
 #include <cstdlib>
 
 #include "server/cli/command_line.h"
-#include "server/log.h"
-#include "server/session.h"
-#include "server/transport.h"
+#include "server/lsp/session.h"
+#include "server/lsp/transport.h"
+#include "server/platform/log.h"
 
 namespace sightline::server {
 namespace {

@@ -11,7 +11,7 @@
 #include <iostream>
 #include <thread>
 
-#include "server/framing.h"
+#include "server/lsp/framing.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <thread>
 
-#include "server/uri.h"
+#include "server/lsp/uri.h"
 #include "tests/support/crafted_snapshots.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"

@@ -115,7 +115,7 @@ TEST(Layering, AnalysisStringsHoldNoMarkdownOrLspTerms) {
 TEST(Layering, PatternsCatchWhatTheyLookFor) {
   std::regex spawns(R"(std::system\s*\(|\bpopen\s*\(|posix_spawn)");
   EXPECT_TRUE(std::regex_search(std::string("int rc = std::system(cmd.c_str());"), spawns));
-  EXPECT_FALSE(offenders("server", spawns).empty()) << "server/child_process.cpp runs nsys export";
+  EXPECT_FALSE(offenders("server", spawns).empty()) << "server/platform/child_process.cpp runs nsys export";
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 
 #include "analysis/features/edits.h"
 #include "analysis/source/source_file.h"
-#include "server/position_conversion.h"
+#include "server/lsp/position_conversion.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
 

@@ -12,7 +12,7 @@
 
 #include <sys/stat.h>
 
-#include "server/uri.h"
+#include "server/lsp/uri.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
 

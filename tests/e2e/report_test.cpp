@@ -255,7 +255,7 @@ TEST(Report, BadInput) {
   EXPECT_EQ(rep.code, 2);
 }
 
-// The binary restarts itself once to ask glibc for huge pages (server/allocator.h), and puts
+// The binary restarts itself once to ask glibc for huge pages (server/platform/allocator.h), and puts
 // the caller's environment back: a child it runs (here a stand-in `nsys`) sees the caller's.
 TEST(Report, ChildrenSeeTheCallersEnvironmentAfterTheHugePageRestart) {
   auto dir = std::filesystem::temp_directory_path() / ("sightline-env-" + std::to_string(::getpid()));

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/uri.h"
+#include "server/lsp/uri.h"
 #include "tests/support/lsp_client.h"
 #include "tests/support/test_paths.h"
 

@@ -10,7 +10,7 @@
 
 #include "analysis/source/line_index.h"
 #include "analysis/source/source_file.h"
-#include "server/document_store.h"
+#include "server/workspace/document_store.h"
 
 namespace {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <string_view>
 
-#include "server/framing.h"
-#include "server/log.h"
-#include "server/session.h"
-#include "server/transport.h"
+#include "server/lsp/framing.h"
+#include "server/lsp/session.h"
+#include "server/lsp/transport.h"
+#include "server/platform/log.h"
 
 namespace {
 

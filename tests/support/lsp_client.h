@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "server/framing.h"
+#include "server/lsp/framing.h"
 
 namespace sightline::testing {
 

@@ -1,5 +1,5 @@
 // The step verdict of a profile's story, kept alive for the test: what a load computes once
-// (server/profiles.h LoadedProfile::verdict) and lends to the features that tell it.
+// (server/workspace/profiles.h LoadedProfile::verdict) and lends to the features that tell it.
 #pragma once
 
 #include <deque>

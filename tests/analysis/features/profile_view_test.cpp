@@ -59,7 +59,7 @@ TEST(ProfileView, Formatting) {
   EXPECT_EQ(shortKernelName(std::string(100, 'k'), 10), "kkkkkkkkk…");
 }
 
-// The figures behind the hints (their labels: tests/server/profile_text_test.cpp).
+// The figures behind the hints (their labels: tests/server/render/profile_text_test.cpp).
 TEST(ProfileView, HintsPerStepWithSplitRollupsAndMinShare) {
   Fixture f;
   auto hints = computeInlayHints(f.file, f.index, f.costs, f.profile, HintOptions{}, 0, 200);

@@ -127,7 +127,7 @@ TEST(NsysReader, DecodesPythonBacktracesThroughThePayloadSchema) {
 
 TEST(NsysReader, HandsOverItsNamesBeforeReadingTheRest) {
   // Once, with the file of every frame through generated code already there (the compiled run's
-  // modules: the generated code is read meanwhile, server/compiled_code.h).
+  // modules: the generated code is read meanwhile, server/workspace/compiled_code.h).
   auto moduleFile = [](const std::string& path) {
     size_t slash = path.rfind('/');
     return path.ends_with(".py") && slash != std::string::npos && path.compare(slash + 1, 1, "c") == 0 &&

@@ -1,4 +1,4 @@
-// The step view's data as the server sends it (server/step_view_json.cpp,
+// The step view's data as the server sends it (server/render/step_view_json.cpp,
 // docs/lsp-extensions.md `sightline/stepView`). Every mark names a line by index into `lines`.
 export interface ViewLine {
   path: string;
@@ -127,7 +127,7 @@ export interface StepViewData {
   // The report's header in its own words (label and lines): the verdict, Try, warnings, compiling,
   // memory and its out-of-memory error.
   story?: { label: string; lines: string[] }[];
-  // A job of several ranks (server/job_json.cpp jobPageJson): ranks × steps, the straggler.
+  // A job of several ranks (server/render/job_json.cpp jobPageJson): ranks × steps, the straggler.
   job?: JobPage | null;
   // The HTML report only: annotated source of the named files.
   sources?: { path: string; lines: { line: number; text: string; line_index: number }[] }[];

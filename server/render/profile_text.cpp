@@ -1,0 +1,711 @@
+// Hint labels, tooltips and hover cards from the features' numbers.
+#include "server/render/profile_text.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "server/lsp/uri.h"
+#include "server/render/markdown.h"
+
+namespace sightline::server {
+namespace {
+
+using features::formatBytes;
+using features::formatMilliseconds;
+using features::formatSeconds;
+
+std::string bytes(uint64_t n) { return formatBytes(static_cast<int64_t>(std::min<uint64_t>(n, INT64_MAX))); }
+
+std::string unitOf(const features::Scale& s) { return s.per_step ? "ms/step" : "ms"; }
+
+}  // namespace
+
+std::string workKindsText(const std::vector<features::WorkKind>& kinds, size_t most) {
+  std::string out;
+  for (size_t i = 0; i < kinds.size() && i < most; ++i) {
+    const auto& k = kinds[i];
+    out += (i ? ", " : "") + k.kind + " " + formatShare(k.share) + " (" + std::to_string(k.count) +
+           (k.kind == "copy"   ? (k.count == 1 ? " copy" : " copies")
+            : k.kind == "fill" ? (k.count == 1 ? " fill" : " fills")
+                               : (k.count == 1 ? " kernel" : " kernels")) +
+           ")";
+  }
+  if (size_t more = kinds.size() > most ? kinds.size() - most : 0; more > 0)
+    out += ", " + std::to_string(more) + (more == 1 ? " more kind" : " more kinds");
+  return out;
+}
+
+namespace {
+
+std::string workTable(const features::LineBreakdown& b) {
+  if (b.top_work.empty()) return "";
+  std::string md;
+  if (!b.kinds.empty()) md += "**By kind:** " + workKindsText(b.kinds) + "\n\n";
+  md += "| GPU work | count | ms |\n|---|---:|---:|\n";
+  for (const auto& w : b.top_work)
+    md += "| " + md::cell(features::shortKernelName(w.name)) + " | " + std::to_string(w.count) + " | " +
+          formatMilliseconds(static_cast<double>(w.ns)) + " |\n";
+  if (b.more_work > 0) md += "| " + std::to_string(b.more_work) + " more | | |\n";
+  return md + "\n";
+}
+
+std::string copiesAndSyncs(const features::LineBreakdown& b, const std::string& unit) {
+  std::string md;
+  if (b.memcpy_bytes > 0) {
+    md += "memcpy " + formatMilliseconds(b.memcpy_ns) + " " + unit + ":";
+    for (const auto& [kind, n] : b.copy_bytes) md += " " + kind + " " + bytes(n);
+    if (b.pageable_share > 0) md += ", " + formatShare(b.pageable_share) + " from/to pageable memory";
+    md += "\n\n";
+  }
+  if (b.memsets > 0)
+    md += "memset " + std::to_string(b.memsets) + "× " + formatMilliseconds(b.memset_ns) + " " + unit + "\n\n";
+  if (b.syncs > 0) {
+    md += "host blocked " + formatMilliseconds(b.sync_ns) + " " + unit + " in";
+    bool first = true;
+    for (const auto& api : b.sync_apis) {
+      md += std::string(first ? " " : ", ") + md::code(api.name) + " ×" + std::to_string(api.count);
+      first = false;
+    }
+    md += "\n\n";
+  }
+  return md;
+}
+
+}  // namespace
+
+std::string formatDelta(double delta_ns) {
+  return (delta_ns > 0 ? "▲ +" : "▼ −") + formatMilliseconds(std::abs(delta_ns)) + " ms";
+}
+
+std::string formatShare(double share) { return features::formatShare(share); }
+
+std::string lineLink(const join::PlacedLine& l) {
+  std::string name = std::filesystem::path(l.path).filename().string() + ":" + std::to_string(l.line);
+  if (l.path.empty() || l.path.front() != '/') return md::code(name);
+  return md::link(name, pathToUri(l.path) + "#L" + std::to_string(l.line));
+}
+
+// Inclusive time, when work runs beneath the line: the split, and the lines beneath it.
+std::string inclusiveMarkdown(const features::LineBreakdown& b, const std::string& unit) {
+  if (b.inclusive_ns - b.gpu_ns < std::max(5e3, 0.05 * b.inclusive_ns)) return "";
+  std::string md = "**" + formatMilliseconds(b.inclusive_ns) + " " + unit + "** of GPU time beneath this line, " +
+                   formatShare(b.inclusive_share) + " of the profile: itself " + formatMilliseconds(b.gpu_ns) +
+                   ", beneath it " + formatMilliseconds(b.inclusive_ns - b.gpu_ns);
+  if (b.inclusive_backward_ns > 0)
+    md += " (forward " + formatMilliseconds(b.inclusive_forward_ns) + " + backward " +
+          formatMilliseconds(b.inclusive_backward_ns) + ")";
+  md += "\n\n";
+  if (!b.beneath.empty()) {
+    md += "beneath it:";
+    for (size_t i = 0; i < b.beneath.size(); ++i)
+      md += std::string(i ? "," : "") + " " + lineLink(b.beneath[i]) + " " +
+            formatMilliseconds(static_cast<double>(b.beneath[i].ns) / b.scale.divisor);
+    if (b.more_beneath > 0)
+      md += ", " + std::to_string(b.more_beneath) + (b.more_beneath == 1 ? " more line" : " more lines");
+    md += " (" + unit + ")\n\n";
+  }
+  return md;
+}
+
+std::string breakdownMarkdown(const features::LineBreakdown& b) {
+  std::string unit = unitOf(b.scale);
+  std::string md = inclusiveMarkdown(b, unit);
+  // One-off work beneath the line: an evaluation or a checkpoint it runs, its own or its callees'.
+  std::string oneoff;
+  if (b.oneoff_inclusive_ns > b.oneoff_ns)
+    oneoff = "outside the steady steps (warm-up, evaluation, start-up): " +
+             formatMilliseconds(static_cast<double>(b.oneoff_inclusive_ns)) + " ms of GPU time beneath this line" +
+             (b.oneoff_ns > 0 ? " (" + formatMilliseconds(static_cast<double>(b.oneoff_ns)) + " ms its own)" : "") +
+             ", not counted per step\n\n";
+  if (b.total_ns == 0) {
+    if (!oneoff.empty())
+      md += oneoff;
+    else if (b.oneoff_ns > 0)
+      md += "outside the steady steps (warm-up, evaluation, start-up): " +
+            formatMilliseconds(static_cast<double>(b.oneoff_ns)) + " ms of its own, not counted per step\n\n";
+    return md;
+  }
+  md += "**" + formatMilliseconds(b.gpu_ns) + " " + unit + "** of GPU time" + (md.empty() ? "" : " itself") + ", " +
+        formatShare(b.share) + " of the profile";
+  if (b.scale.divisor > 1) md += " (" + formatMilliseconds(static_cast<double>(b.total_ns)) + " ms in total)";
+  md += "\n\n";
+  if (!oneoff.empty())
+    md += oneoff;
+  else if (b.oneoff_ns > 0)
+    md += "outside the steady steps (warm-up, evaluation, start-up): " +
+          formatMilliseconds(static_cast<double>(b.oneoff_ns)) + " ms more, not counted per step\n\n";
+  if (b.backward_ns > 0)
+    md += "forward " + formatMilliseconds(b.forward_ns) + " + backward " + formatMilliseconds(b.backward_ns) + " " +
+          unit + "\n\n";
+  std::string methods;
+  for (const auto& [name, share] : b.methods)
+    methods += (methods.empty() ? "" : ", ") + name + " " + formatShare(share);
+  md += "attributed by: " + methods + "\n\n";
+  if (!b.ranks.empty()) {
+    md += "per rank: min " + formatMilliseconds(b.rank_min_ns) + " / median " + formatMilliseconds(b.rank_median_ns) +
+          " / max " + formatMilliseconds(b.rank_max_ns) + " " + unit +
+          (b.slowest_is_max ? ", slowest **" : ", slowest by its own work **") + md::text(b.slowest) + "** (";
+    for (size_t i = 0; i < b.ranks.size() && i < 8; ++i)
+      md +=
+          (i ? ", " : "") + md::text(b.ranks[i].label) + " " + formatMilliseconds(b.ranks[i].ns) +
+          (b.ranks[i].wait_ns > 0 ? " of which waiting for other ranks " + formatMilliseconds(b.ranks[i].wait_ns) : "");
+    if (b.ranks.size() > 8) md += ", …";
+    md += ")\n\n";
+  }
+  if (b.comm_ns > 0)
+    md += "communication (NCCL): " + formatMilliseconds(b.comm_ns) + " " + unit + ", exposed " +
+          formatMilliseconds(b.comm_exposed_ns) + " (" + formatShare(b.comm_exposed_ns / std::max(1.0, b.comm_ns)) +
+          ")\n\n";
+  if (b.lost_launches > 0)
+    md += "*" + std::to_string(b.lost_launches) +
+          " launches from this line have no GPU record (the capture ended first): it ran longer than shown.*\n\n";
+  md += workTable(b);
+  if (!b.fused_with.empty()) {
+    // "fused by torch.compile with lines 54, 71 (train_gpt.py)"; lines of other files by name.
+    const std::string& file = b.fused_with[0].path;
+    bool one_file =
+        std::all_of(b.fused_with.begin(), b.fused_with.end(), [&](const auto& f) { return f.path == file; });
+    md += std::string("fused by torch.compile with ") + (b.fused_with.size() == 1 ? "line " : "lines ");
+    for (size_t i = 0; i < b.fused_with.size() && i < 8; ++i) {
+      const auto& f = b.fused_with[i];
+      md += (i ? ", " : "") + (one_file ? "" : md::text(std::filesystem::path(f.path).filename().string()) + ":") +
+            std::to_string(f.line);
+    }
+    if (one_file) md += " (" + md::text(std::filesystem::path(file).filename().string()) + ")";
+    md += ": its kernels compute their work too\n\n";
+  }
+  if (!b.autograd_ops.empty()) {
+    md += "autograd ops: ";
+    for (size_t i = 0; i < b.autograd_ops.size(); ++i) md += (i ? ", " : "") + md::code(b.autograd_ops[i]);
+    md += "\n\n";
+  }
+  md += copiesAndSyncs(b, unit);
+  if (b.launches > 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f", b.launches);
+    md += std::string("launches: ") + buf + (b.scale.divisor > 1 ? " per step" : "") + "\n";
+  }
+  return md;
+}
+
+namespace {
+std::string staleNote(const features::LineHint& h) { return h.stale ? " · edited since profiled" : ""; }
+}  // namespace
+
+std::string hintLabel(const features::LineHint& h) {
+  switch (h.kind) {
+    case features::HintKind::Gone:
+      return formatDelta(-h.gpu_ns) + " (gone)";
+    case features::HintKind::Rollup:
+      return "Σ " + formatMilliseconds(h.gpu_ns) + " ms · " + formatShare(h.share);
+    case features::HintKind::Cost:
+      break;
+  }
+  std::string memory = h.memory_bytes <= 0 ? ""
+                       : h.memory_reserved ? "+" + formatBytes(h.memory_bytes) + " reserved"
+                                           : formatBytes(h.memory_bytes) + " at peak";
+  if (!h.show_time) return "▮ " + memory + " · " + formatShare(h.memory_share) + staleNote(h);
+  if (!memory.empty()) memory = " · " + memory;
+  // Edited since it was profiled: the figures are of the code the line held then.
+  memory += staleNote(h);
+  if (h.show_inclusive) {
+    std::string label = "▮ " + formatMilliseconds(h.inclusive_ns) + " ms · " + formatShare(h.inclusive_share) +
+                        " incl · self " + formatMilliseconds(h.gpu_ns);
+    if (h.delta_ns) label += " " + formatDelta(*h.delta_ns);
+    return label + memory;
+  }
+  std::string label = "▮ " + formatMilliseconds(h.gpu_ns) + " ms · " + formatShare(h.share);
+  if (h.show_split)
+    label += " (fwd " + formatMilliseconds(h.forward_ns) + " + bwd " + formatMilliseconds(h.backward_ns) + ")";
+  if (h.delta_ns) label += " " + formatDelta(*h.delta_ns);
+  return label + memory;
+}
+
+nlohmann::json hintData(const features::LineHint& h) {
+  static const char* const kKinds[] = {"cost", "rollup", "gone"};
+  nlohmann::json data = {{"kind", kKinds[static_cast<int>(h.kind)]},
+                         {"gpuNs", h.gpu_ns},
+                         {"perStep", h.scale.per_step},
+                         {"share", h.share},
+                         {"forwardNs", h.forward_ns},
+                         {"backwardNs", h.backward_ns}};
+  if (h.delta_ns) data["deltaNs"] = *h.delta_ns;
+  if (h.show_inclusive) data["inclusiveNs"] = h.inclusive_ns, data["inclusiveShare"] = h.inclusive_share;
+  if (!h.show_time) data["gpuNs"] = nullptr;
+  if (h.memory_bytes > 0) data["memoryBytes"] = h.memory_bytes, data["memoryShare"] = h.memory_share;
+  if (h.memory_reserved) data["memoryReserved"] = true;
+  return data;
+}
+
+std::string hintTooltip(const features::LineHint& h) {
+  switch (h.kind) {
+    case features::HintKind::Gone:
+      return "**" + formatMilliseconds(h.gpu_ns) + " " + unitOf(h.scale) + "** of GPU time here in " +
+             md::code(h.compare_name) + ", none now";
+    case features::HintKind::Rollup:
+      return "**" + formatMilliseconds(h.gpu_ns) + " " + unitOf(h.scale) + "** of GPU time on the lines of this " +
+             md::text(h.scope) + ", " + formatShare(h.share) + " of the profile";
+    case features::HintKind::Cost:
+      break;
+  }
+  std::string memory =
+      h.memory_bytes <= 0 ? ""
+      : h.memory_reserved
+          ? "The caching allocator's pool grew by **" + formatBytes(h.memory_bytes) +
+                "** through this line's cudaMalloc (" + formatShare(h.memory_share) + " of all it grew by)"
+          : "**" + formatBytes(h.memory_bytes) + "** of GPU memory allocated here was still alive at the peak (" +
+                formatShare(h.memory_share) + " of it)";
+  std::string stale = h.stale ? "\n\n*This line was edited since it was profiled: the figures are of the code it held "
+                                "then.*"
+                              : "";
+  if (!h.show_time) return memory + stale;
+  std::string card = h.breakdown ? breakdownMarkdown(*h.breakdown) : "";
+  return (memory.empty() ? card : card + "\n\n" + memory) + stale;
+}
+
+namespace {
+
+std::string placeText(const join::MemoryPlace& p) {
+  return md::code(std::filesystem::path(p.path).filename().string() + ":" + std::to_string(p.line));
+}
+
+// Bytes held at the peak by the pass that allocated them: "; made in the backward pass", or
+// "; forward 1.2 GiB, backward 300 MiB" when more than one pass made them ("" when none known).
+std::string phaseSplit(const std::array<int64_t, 3>& by_phase, int64_t bytes) {
+  static const char* const kNames[] = {"forward", "backward", "optimizer"};
+  std::string parts;
+  int count = 0;
+  for (size_t i = 0; i < by_phase.size(); ++i) {
+    if (by_phase[i] <= 0) continue;
+    ++count;
+    parts += std::string(parts.empty() ? "" : ", ") + kNames[i] + " " + formatBytes(by_phase[i]);
+  }
+  if (count == 0) return "";
+  if (count > 1) return "; " + parts;
+  for (size_t i = 0; i < by_phase.size(); ++i)
+    if (by_phase[i] > 0)
+      return by_phase[i] == bytes
+                 ? std::string("; made in the ") + (i == 2 ? "optimizer step" : std::string(kNames[i]) + " pass")
+                 : "; " + parts;
+  return "";
+}
+
+// The memory part of a hover: what the line holds at the peak, an out-of-memory error on it.
+std::string memoryMarkdown(const features::HoverInfo& hover) {
+  if (!hover.memory) return "";
+  const auto& m = *hover.memory;
+  std::string out;
+  if (hover.oom_here && m.oom) {
+    out = "**Out of memory here**: asked " + formatBytes(m.oom->requested_bytes) + " with " +
+          formatBytes(m.oom->free_bytes) + " free";
+    if (m.oom->chain.size() > 1) {
+      out += "; called from";
+      for (size_t i = 0; i + 1 < m.oom->chain.size(); ++i)
+        out += std::string(i ? " →" : "") + " " + placeText(m.oom->chain[i]) +
+               (m.oom->chain[i].function.empty() ? "" : " (" + md::code(m.oom->chain[i].function) + ")");
+    }
+    if (!m.top.empty()) {
+      out += ". Held at the peak by";
+      for (size_t i = 0; i < m.top.size() && i < 3; ++i)
+        out += std::string(i ? "," : "") + " " + placeText(m.top[i]) + " " + formatBytes(m.top[i].bytes);
+    }
+    out += ".";
+  }
+  if (hover.memory_bytes > 0) {
+    double share =
+        static_cast<double>(hover.memory_bytes) / static_cast<double>(std::max<int64_t>(1, m.peak_allocated_bytes));
+    std::string held = "**" + formatBytes(hover.memory_bytes) +
+                       "** of GPU memory allocated here was alive at the peak (" + formatShare(share) + " of " +
+                       formatBytes(m.peak_allocated_bytes) + (hover.memory_rank == 1 ? "; the most of any line" : "") +
+                       phaseSplit(hover.memory_by_phase, hover.memory_bytes);
+    for (size_t i = 0; i < hover.memory_ops.size() && i < 3; ++i)
+      held += std::string(i ? ", " : "; allocated by ") + md::code(hover.memory_ops[i].first) + " " +
+              formatBytes(hover.memory_ops[i].second);
+    held += ")";
+    out = out.empty() ? held : out + "\n\n" + held;
+  }
+  if (hover.memory_step_bytes > 0) {
+    std::string step = "Allocates " + formatBytes(hover.memory_step_bytes) + " per step (" +
+                       std::to_string(hover.memory_step_allocations) + " allocation" +
+                       (hover.memory_step_allocations == 1 ? "" : "s") + ", the mean of " +
+                       std::to_string(m.steady_steps) + " steady step" + (m.steady_steps == 1 ? "" : "s") + ")";
+    out = out.empty() ? step : out + "\n\n" + step;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string memoryPeakWhen(const join::MemoryStory& m) {
+  std::string pass = m.peak_phase == attribution::MemoryPhase::Optimizer ? "optimizer step"
+                     : m.peak_phase != attribution::MemoryPhase::Unknown
+                         ? std::string(join::phaseName(m.peak_phase)) + " pass"
+                         : "";
+  if (m.peak_step > 0 && m.steps > 1)
+    return "in step " + std::to_string(m.peak_step) + " of the " + std::to_string(m.steps) + " recorded" +
+           (pass.empty() ? "" : " (" + pass + ")");
+  return pass.empty() ? "" : "in the " + pass;
+}
+
+std::string hoverMarkdown(const features::HoverInfo& hover) {
+  std::string compiled =
+      hover.compiled ? "**torch.compile:** " + compileSummaryText({*hover.compiled}, true) : std::string();
+  std::string memory = memoryMarkdown(hover);
+  if (!hover.cost) {
+    std::string card = hover.standing ? hintTooltip(*hover.standing) : "";
+    for (const std::string* part : {&compiled, &memory})
+      if (!part->empty()) card = card.empty() ? *part : card + "\n\n" + *part;
+    return card;
+  }
+  std::string card = breakdownMarkdown(*hover.cost);
+  if (!memory.empty()) card += "\n\n" + memory;
+  if (!compiled.empty()) card += "\n\n" + compiled;
+  if (hover.compare) {
+    const auto& c = *hover.compare;
+    std::string change = "**Compared with** " + md::code(c.name) + ": " + formatMilliseconds(c.before_ns) + " → " +
+                         formatMilliseconds(c.now_ns) + (c.per_step ? " ms/step" : " ms") + ", " +
+                         formatDelta(c.now_ns - c.before_ns);
+    if (c.before_ns > 0) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " (%+.0f%%)", 100 * (c.now_ns - c.before_ns) / c.before_ns);
+      change += buf;
+    }
+    if (!c.note.empty()) change += " *(" + md::text(c.note) + ")*";
+    card = change + "\n\n" + card;
+  }
+  if (hover.stale)
+    card = "*Edited since it was profiled: the figures are for the line as it was when measured.*\n\n" + card;
+  return card;
+}
+
+std::string findingMarkdown(const features::Finding& finding) {
+  std::string out = "**" + md::code(finding.code) + "** " + md::text(finding.message);
+  if (const features::RuleInfo* rule = features::findRule(finding.code)) {
+    if (!rule->why.empty()) out += "\n\n**Why it costs:** " + std::string(rule->why);
+    if (!rule->fix.empty()) out += "\n\n**Fix:** " + std::string(rule->fix);
+  }
+  if (!finding.fixes.empty()) {
+    out += "\n\nQuick fix" + std::string(finding.fixes.size() > 1 ? "es" : "") + ":";
+    for (const auto& fix : finding.fixes) out += " " + md::text(fix.title) + ";";
+    out.pop_back();
+  }
+  return out;
+}
+
+std::string lostRecordsWarning(const attribution::Attribution& attr, const model::ProfileInfo& info) {
+  if (attr.lost_launches == 0) return {};
+  char share[32];
+  std::snprintf(share, sizeof share, "%.1f%%", 100.0 * attr.lost_launches / std::max<uint32_t>(1, attr.launches));
+  std::string out = std::to_string(attr.lost_launches) + " of " + std::to_string(attr.launches) + " GPU launches (" +
+                    share + ") have no GPU record (";
+  for (size_t i = 0; i < attr.lost.size() && i < 4; ++i)
+    out += (i ? "; " : "") + std::string("pid ") + std::to_string(attr.lost[i].pid) + " thread " +
+           std::to_string(attr.lost[i].tid) + ": " + std::to_string(attr.lost[i].lost) + " of " +
+           std::to_string(attr.lost[i].launches);
+  if (attr.lost.size() > 4) out += "; " + std::to_string(attr.lost.size() - 4) + " more threads";
+  out +=
+      "): the capture ended before the GPU records were delivered, so their lines show less than they ran and "
+      "profile-only rules skip them. ";
+  bool range =
+      std::find(info.capabilities.begin(), info.capabilities.end(), "capture-range") != info.capabilities.end();
+  if (range)
+    out +=
+        "Call torch.cuda.synchronize() before torch.cuda.profiler.stop() so the range closes after the GPU finishes.";
+  else
+    out +=
+        "End the capture with a range instead of a time limit (nsys profile --capture-range=cudaProfilerApi "
+        "--capture-range-end=stop, torch.cuda.profiler.start()/stop() around the steps, torch.cuda.synchronize() "
+        "before stop), or let the app exit before nsys stops collecting.";
+  return out;
+}
+
+std::vector<std::string> profileWarnings(const attribution::Attribution& attr, const model::ProfileInfo& info) {
+  std::vector<std::string> out = info.warnings;
+  if (auto lost = lostRecordsWarning(attr, info); !lost.empty()) out.push_back(std::move(lost));
+  return out;
+}
+
+std::string confidenceReason(const features::StepVerdict& v) {
+  if (!v.low_confidence) return {};
+  std::string out = "the capture lost GPU records in its steps";
+  if (v.lost_steps > 0)
+    out += ": " + std::to_string(v.lost_steps) + " of " + std::to_string(v.all_steps) + " steps had " +
+           "almost none and are left out";
+  if (v.lost_share > 0.0005)
+    out +=
+        (v.lost_steps > 0 ? ", and " : ": ") + formatShare(v.lost_share) + " of the counted steps' launches have none";
+  return out + "; what those launches ran is missing from the figures";
+}
+
+std::string verdictSummary(const features::StepVerdict& v) { return features::unprofiledSummary(v); }
+
+std::string captureEventLabel(model::CaptureEvent e) {
+  switch (e) {
+    case model::CaptureEvent::RuntimeCall:
+    case model::CaptureEvent::DriverCall:
+    case model::CaptureEvent::TraceApi:
+      return "CUDA API tracing";
+    case model::CaptureEvent::NativeBacktrace:
+      return "native backtraces (--cudabacktrace)";
+    case model::CaptureEvent::PythonBacktrace:
+      return "Python backtraces";
+    case model::CaptureEvent::AutogradRange:
+      return "autograd ranges";
+    case model::CaptureEvent::ShapesRange:
+      return "autograd ranges' shapes";
+    case model::CaptureEvent::TraceOp:
+      return "operator events";
+    case model::CaptureEvent::TraceShapes:
+      return "record_shapes";
+    case model::CaptureEvent::TracePython:
+      return "with_stack";
+  }
+  return "?";
+}
+
+std::string captureCostText(const features::StepVerdict& v) {
+  const auto& cap = v.capture;
+  const auto& u = v.unprofiled;
+  auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
+  std::string out;
+  if (u.wall_ns && u.source != features::StepSource::Model && u.source != features::StepSource::LightCapture) {
+    // Measured: what the capture added is the difference, no model in it.
+    if (u.added_ns < std::max(0.01 * v.wall_ns, 50e3)) return {};
+    out = "the capture added " + ms(u.added_ns) + "/step: " + ms(v.wall_ns) + " captured, " + ms(*u.wall_ns) +
+          " without it";
+  } else {
+    if (!cap.estimated || cap.overhead_ns < std::max(0.01 * v.wall_ns, 50e3) || u.added_max_ns <= 0) return {};
+    out = "the capture added at most " + ms(u.added_max_ns) + "/step (the captured step less the GPU's own work)";
+  }
+  if (!cap.estimated || cap.by_event.empty()) return out;
+  // The costliest kinds, CUDA API tracing counted once.
+  std::vector<std::pair<std::string, double>> parts;
+  for (const auto& [e, ns] : cap.by_event) {
+    std::string label = captureEventLabel(e);
+    auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == label; });
+    if (it == parts.end())
+      parts.emplace_back(label, ns * (cap.calibrated ? 1 : 1));
+    else
+      it->second += ns;
+  }
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  // The kinds of events it recorded, costliest first by the model (named, not priced: the
+  // model's prices are not validated).
+  out += "; it recorded ";
+  for (size_t i = 0; i < parts.size() && i < 4; ++i) out += (i ? ", " : "") + parts[i].first;
+  return out;
+}
+
+std::string lightCaptureAdvice(const features::StepVerdict& v) {
+  const auto& cap = v.capture;
+  if (v.unprofiled.wall_ns || !cap.estimated || cap.light || v.unprofiled.added_max_ns < 0.1 * v.wall_ns) return {};
+  std::string light = formatMilliseconds(cap.light_overhead_ns);
+  std::string load =
+      "; load both (`sightline report --profile THIS --timing LIGHT`), or give the script's own log "
+      "of a run without the profiler (--step-log)";
+  if (cap.kineto)
+    return "for the step's own time, trace without with_stack and record_shapes (≈ " + light +
+           " ms/step of tracing here) or capture with `nsys profile -t cuda,nvtx --sample=none --cpuctxsw=none`" + load;
+  // Only the flags to change: the capture range, where there was one, stays as it was.
+  return "for the step's own time, capture again with `-t cuda,nvtx --sample=none --cpuctxsw=none` in place of this "
+         "capture's trace, stack and range options (≈ " +
+         light + " ms/step of tracing here instead of " + formatMilliseconds(cap.overhead_ns) + ")" + load;
+}
+
+std::string placedLine(const join::PlacedLine& l, bool markdown) {
+  if (markdown) return lineLink(l);
+  return std::filesystem::path(l.path).filename().string() + ":" + std::to_string(l.line);
+}
+
+// What places the kernels of a wrapper read without its post-grad graph.
+constexpr const char* kLinelessRemedy =
+    "its post-grad graph places them; name with --compiled-code the cache's fxgraph/ entries (the same "
+    "TORCHINDUCTOR_CACHE_DIR), a TORCH_COMPILE_DEBUG=1 folder (output_code.py beside fx_graph_transformed.py) "
+    "or a TORCH_TRACE folder";
+
+std::string compiledCodeNote(const join::StepStory::Generated& g, bool markdown) {
+  auto text = [&](const std::string& s) { return markdown ? md::text(s) : s; };
+  std::string out;
+  if (g.mapped > 0 || g.mapped_calls > 0) {
+    out +=
+        " (model lines from the generated code in " + (g.read_from.empty() ? std::string("?") : text(g.read_from[0]));
+    if (g.mapped == 0) out += ", each launch of a traced call placed by its kernel's name and order";
+    out += g.provenance ? ", with whole stacks from Inductor's line map)"
+                        : "; each kernel's innermost line only: run with INDUCTOR_PROVENANCE=1 for the lines above it)";
+    if (g.substituted_modules > 0)
+      out += "; " + std::to_string(g.substituted_modules) + (g.substituted_modules == 1 ? " module" : " modules") +
+             " found there under another name (generated again: matched by the lines of their launches)";
+    if (g.missing_modules > 0)
+      out += "; " + std::to_string(g.missing_modules) + " of the run's generated modules were not found there" +
+             " (their work stays on the compiled function)";
+    if (g.lineless_modules > 0)
+      out += "; " + std::to_string(g.lineless_modules) + " found as wrapper code only (their work stays on the " +
+             "compiled function: " + kLinelessRemedy + ")";
+    return out;
+  }
+  out += ": the compiled function's lines carry them";
+  if (g.stacks == 0 && g.traced_calls == 0)
+    return out + " (the profile's Python stacks do not reach torch.compile's generated code)";
+  if (g.lineless_modules > 0 && g.missing_modules == 0) {
+    // Found, but as wrappers without their graph: naming the same folder again would not help.
+    out += ". " + std::string(g.lineless_modules == 1 ? "Its generated module was" : "Its generated modules were") +
+           " found" + (g.read_from.empty() ? std::string() : " in " + text(g.read_from[0])) +
+           " as wrapper code only, which names no line of the model: " + kLinelessRemedy;
+    return out;
+  }
+  std::string was = g.run_from.empty() ? std::string() : g.run_from[0];
+  out += ". Its model lines need the code torch.compile generated";
+  if (!g.read_from.empty()) out += " (not found in " + text(g.read_from[0]) + ")";
+  out += ": the run kept it in " + (was.empty() ? std::string("its Inductor cache") : text(was)) +
+         "; name that folder or a copy with --compiled-code DIR (editor setting sightline.compiledCode)";
+  if (was.empty() || was.starts_with("/tmp/"))
+    out +=
+        ", and set TORCHINDUCTOR_CACHE_DIR to a folder inside the project before the next run so the code stays "
+        "with it";
+  return out;
+}
+
+std::string compileSummaryText(const std::vector<join::CompiledFunctionSummary>& compiles, bool markdown) {
+  std::string out;
+  auto code = [&](const std::string& s) { return markdown ? md::code(s) : s; };
+  auto text = [&](const std::string& s) { return markdown ? md::text(s) : s; };
+  for (size_t i = 0; i < compiles.size() && i < 3; ++i) {
+    const auto& f = compiles[i];
+    std::string secs = formatSeconds(f.seconds);
+    if (i) out += "; ";
+    std::string file = text(std::filesystem::path(f.function.file).filename().string());
+    if (f.function.line > 0) file += ":" + std::to_string(f.function.line);
+    if (f.profile_only) {
+      out += code(f.function.function) + " (" + file + "): ";
+      for (size_t b = 0; b < f.breaks.size(); ++b)
+        out += std::string(b ? ", " : "") + "graph break at line " + std::to_string(f.breaks[b].line);
+      out +=
+          " (Dynamo's resume function ran in the profile); its reason and the compile cost are in a TORCH_TRACE "
+          "folder: run with TORCH_TRACE=<dir> and name it with --compiled-code";
+      continue;
+    }
+    out += code(f.function.function) + " (" + file + "): " + std::to_string(f.compiles) +
+           (f.compiles == 1 ? " compilation" : " compilations") + " in " + secs;
+    if (f.graphs > 1) out += ", " + std::to_string(f.graphs) + " graphs";
+    for (const auto& b : f.breaks) {
+      out += ", graph break at line " + std::to_string(b.line);
+      if (!b.reason.empty())
+        out += " (" + text(b.reason) + (b.hint.empty() ? "" : "; Dynamo's hint: " + text(b.hint)) + ")";
+    }
+    if (f.recompiles > 0) {
+      out += ", " + std::to_string(f.recompiles) + (f.recompiles == 1 ? " recompile" : " recompiles") + " (";
+      for (size_t r = 0; r < f.recompile_reasons.size() && r < 3; ++r)
+        out +=
+            (r ? ", " : "") + std::to_string(f.recompile_reasons[r].count) + "× " + code(f.recompile_reasons[r].text);
+      out += ")";
+    } else {
+      out += ", no recompiles";
+    }
+    if (f.recompile_limit > 0)
+      out += ", recompile limit (" + std::to_string(f.recompile_limit) + ") hit: runs uncompiled since";
+  }
+  if (compiles.size() > 3) out += "; " + std::to_string(compiles.size() - 3) + " more compiled functions";
+  return out;
+}
+
+std::string verdictText(const features::StepVerdict& v, bool markdown) {
+  std::string nl = markdown ? "\n\n" : "\n";
+  auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
+  std::string out;
+  std::string label = markdown ? "**Step** " : "Step      ";
+  // The capture's own step first, then the step without the profiler: where that figure comes
+  // from, its range, and the bound (only where it holds).
+  out += label + ms(v.wall_ns) + " median as captured over " + std::to_string(v.steady) + " steady steps (" +
+         formatMilliseconds(v.wall_min_ns) + "–" + ms(v.wall_max_ns) + "), GPU busy " + formatShare(v.busy_share) + nl;
+  out += (markdown ? "**Without the profiler:** " : "Unprofiled ") +
+         (markdown ? md::text(features::unprofiledText(v)) : features::unprofiledText(v)) + nl;
+  if (v.low_confidence)
+    out += (markdown ? "- confidence low: " : "          confidence low: ") + confidenceReason(v) + "\n";
+  if (auto text = captureCostText(v); !text.empty()) out += (markdown ? "**Profiler:** " : "Profiler  ") + text + nl;
+  for (size_t k = 0; k < v.causes.size(); ++k) {
+    const auto& c = v.causes[k];
+    // Without the step measured, the causes are the capture's (its host slowed by the profiler).
+    std::string as = !v.unprofiled.wall_ns && k == 0 ? "as captured: " : "";
+    out += (markdown ? "- " : "          ") + as + features::causeName(c.kind) + " " + formatMilliseconds(c.ns) +
+           " ms/step";
+    // Fitted to the step without the profiler: the figure the step bars draw, beside it.
+    if (auto captured = features::capturedFigure(v, c)) out += ", " + formatMilliseconds(*captured) + " as captured";
+    if (!c.lines.empty()) {
+      out += " (";
+      for (size_t i = 0; i < c.lines.size() && i < 3; ++i)
+        out += (i ? ", " : "") + placedLine(c.lines[i], markdown) + " " +
+               formatMilliseconds(static_cast<double>(c.lines[i].ns) / v.steady);
+      out += ")";
+    }
+    out += markdown ? "\n" : "\n";
+  }
+  if (markdown && !v.causes.empty()) out += "\n";
+  for (size_t i = 0; i < v.changes.size(); ++i)
+    out +=
+        std::string(markdown ? (i == 0 ? (v.as_captured ? "**Try** (as captured)**:**\n\n1. " : "**Try:**\n\n1. ")
+                                       : std::to_string(i + 1) + ". ")
+                             : (i == 0 ? (v.as_captured ? "Try       (as captured) " : "Try       ") : "          ")) +
+        (markdown ? md::text(features::changeText(v.changes[i], v)) : features::changeText(v.changes[i], v)) + "\n";
+  if (auto measure = features::measureAdvice(v); !measure.empty())
+    out += std::string(markdown ? "**Measure:** " : "Measure   ") + (markdown ? md::text(measure) : measure) + nl;
+  if (markdown && !v.changes.empty()) out += "\n";
+  if (v.triton_ns > 0) {
+    char kernels[32];
+    std::snprintf(kernels, sizeof kernels, "%.0f", v.triton_kernels);
+    out += std::string(markdown ? "**Compiled:** " : "Compiled  ") + ms(v.triton_ns) + "/step (" +
+           formatShare(v.compiled_share) + " of GPU time) in " + kernels + " torch.compile kernels/step";
+    const auto& g = v.generated;
+    if (!v.compiled_lines.empty()) {
+      out += g.mapped > 0 ? ", most on" : ", on";
+      for (size_t i = 0; i < v.compiled_lines.size() && i < 3; ++i)
+        out += (i ? ", " : " ") + placedLine(v.compiled_lines[i], markdown);
+    }
+    out += compiledCodeNote(g, markdown) + nl;
+  }
+  if (!v.compiles.empty())
+    out += std::string(markdown ? "**Compile:** " : "Compile   ") + compileSummaryText(v.compiles, markdown) + nl;
+  if (!v.compile_logs.set_aside.empty()) {
+    // Another run's TORCH_TRACE log beside this one's: what was not counted, and why.
+    const auto& aside = v.compile_logs.set_aside;
+    std::string logs;
+    for (size_t i = 0; i < aside.size() && i < 3; ++i)
+      logs += (i ? "; " : "") +
+              (markdown ? md::code(std::filesystem::path(aside[i].log).filename().string())
+                        : std::filesystem::path(aside[i].log).filename().string()) +
+              ": " + (markdown ? md::text(aside[i].reason) : aside[i].reason);
+    if (aside.size() > 3) logs += "; " + std::to_string(aside.size() - 3) + " more";
+    out += std::string(markdown ? "**Set aside:** " : (v.compiles.empty() ? "Compile   " : "          ")) +
+           std::to_string(aside.size()) + " TORCH_TRACE " + (aside.size() == 1 ? "log" : "logs") +
+           " of another run, not counted (" + logs + ")" + nl;
+  }
+  if (v.oneoff_gpu_ns + v.oneoff_idle_ns > 0 || !v.oneoff_steps.empty()) {
+    out += (markdown ? std::string("**One-off** (not per step): ") : std::string("One-off   ")) +
+           ms(static_cast<double>(v.oneoff_gpu_ns)) + " of GPU time and " + ms(static_cast<double>(v.oneoff_idle_ns)) +
+           " of GPU idle outside the steady steps";
+    if (v.oneoff_compile_ns > 0)
+      out += " (" + ms(static_cast<double>(v.oneoff_compile_ns)) + " of it while torch.compile compiled)";
+    if (v.warmup > 0) out += "; " + std::to_string(v.warmup) + " warm-up step" + (v.warmup > 1 ? "s" : "");
+    for (const auto& o : v.oneoff_steps) {
+      if (o.kind != attribution::StepKind::Outlier) continue;
+      out += "; step " + std::to_string(o.index) + " " + ms(static_cast<double>(o.wall_ns));
+      if (!o.top.path.empty()) out += " ran " + placedLine(o.top, markdown);
+      if (o.compile_ns > 0) out += " (" + ms(static_cast<double>(o.compile_ns)) + " compiling)";
+    }
+    if (!v.oneoff_lines.empty()) {
+      out += "; most at";
+      for (size_t i = 0; i < v.oneoff_lines.size() && i < 3; ++i)
+        out += (i ? ", " : " ") + placedLine(v.oneoff_lines[i], markdown) + " " +
+               ms(static_cast<double>(v.oneoff_lines[i].ns));
+    }
+    out += nl;
+  }
+  if (v.all_counted)
+    out += std::string(markdown ? "*" : "          ") + "every step counted (allSteps, or a capture range)" +
+           (markdown ? "*" : "") + nl;
+  return out;
+}
+
+}  // namespace sightline::server

@@ -1,0 +1,139 @@
+// Steps files and step logs into measurements: every value checked, nothing guessed.
+#include "server/workspace/steps_file.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "analysis/ingest/step_log.h"
+#include "server/workspace/local_files.h"
+
+namespace sightline::server {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr uint64_t kMaxStepsFileBytes = 64ull << 20;
+constexpr int64_t kMaxStepNs = 3'600'000'000'000;  // an hour: no training step is longer
+
+int64_t medianOf(std::vector<int64_t> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// A step's time in ns from an entry's field, or -1 when it is not one.
+int64_t stepNs(const json& entry, const char* key) {
+  if (!entry.is_object() || !entry.contains(key)) return -1;
+  const json& v = entry[key];
+  if (!v.is_number_integer() && !v.is_number_unsigned()) return -1;
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxStepNs)) return -1;
+  int64_t ns = v.get<int64_t>();
+  return ns > 0 && ns <= kMaxStepNs ? ns : -1;
+}
+
+}  // namespace
+
+std::string stepsFileFor(const std::string& profile_path) {
+  fs::path p(profile_path);
+  std::string name = p.filename().string();
+  for (const char* ext :
+       {".nsys-rep", ".sqlite", ".pt.trace.json.gz", ".pt.trace.json", ".json.gz", ".json", ".pickle", ".qdrep"}) {
+    std::string_view e(ext);
+    if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) {
+      name.resize(name.size() - e.size());
+      break;
+    }
+  }
+  // One trace per rank (NAME.rank3): the run's one steps file.
+  if (size_t dot = name.rfind(".rank"); dot != std::string::npos && dot + 5 < name.size() &&
+                                        std::all_of(name.begin() + static_cast<std::ptrdiff_t>(dot + 5), name.end(),
+                                                    [](char c) { return c >= '0' && c <= '9'; }))
+    name.resize(dot);
+  return (p.parent_path() / (name + ".steps.json")).string();
+}
+
+std::optional<model::StepMeasurement> readStepsFile(const std::string& path, std::string& error) {
+  auto text = readTextFile(path, kMaxStepsFileBytes);
+  if (!text) {
+    error = path + ": cannot read the steps file (or it is over 64 MiB)";
+    return std::nullopt;
+  }
+  json doc = json::parse(*text, nullptr, false);
+  if (!doc.is_object() || doc.value("sightline_steps", json()) != 1 || !doc.contains("ranks") ||
+      !doc["ranks"].is_array()) {
+    error = path + ": not a steps file of sightline capture (`sightline_steps: 1` and `ranks`)";
+    return std::nullopt;
+  }
+  model::StepMeasurement m;
+  m.source = model::StepMeasurement::Source::Measured;
+  m.from = fs::path(path).filename().string();
+  std::vector<int64_t> all;
+  m.ranks = 0;
+  for (const auto& rank : doc["ranks"]) {
+    if (!rank.is_object() || !rank.contains("timed") || !rank["timed"].is_array()) continue;
+    std::vector<int64_t> steps;
+    for (const auto& entry : rank["timed"]) {
+      int64_t ns = stepNs(entry, "gpu_ns");
+      if (ns < 0) ns = stepNs(entry, "host_ns");
+      if (ns > 0) steps.push_back(ns);
+    }
+    if (steps.empty()) continue;
+    ++m.ranks;
+    m.rank_median_ns.push_back(medianOf(steps));
+    all.insert(all.end(), steps.begin(), steps.end());
+  }
+  if (all.empty()) {
+    error =
+        path + ": no rank has timed steps (the run ended before the steps sightline capture times; see its message)";
+    return std::nullopt;
+  }
+  m.median_ns = medianOf(all);
+  m.min_ns = *std::min_element(all.begin(), all.end());
+  m.max_ns = *std::max_element(all.begin(), all.end());
+  m.steps = static_cast<int64_t>(all.size());
+  return m;
+}
+
+std::optional<model::StepMeasurement> findStepsFile(const std::string& profile_path, std::string& error) {
+  error.clear();
+  std::string path = stepsFileFor(profile_path);
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  return readStepsFile(path, error);
+}
+
+std::optional<model::StepMeasurement> readStepLog(const std::string& path, std::string& error) {
+  auto text = readTextFile(path);
+  if (!text) {
+    error = path + ": cannot read the step log";
+    return std::nullopt;
+  }
+  auto log = ingest::parseStepLog(*text);
+  if (log.median_ns <= 0) {
+    error = path +
+            ": no step times found: a line per step with its time (`iter 12: loss 4.2, time 17.2ms`, "
+            "`Epoch: [0][ 10/5005] Time 0.220`, `step 12 ... 0.123 s`), means over batches (`200/ 2983 batches | "
+            "ms/batch 45.03`, tqdm's `450/1000 [00:30<00:36, 15.00it/s]`), Hugging Face's `train_steps_per_second` or "
+            "torchtitan's `tps` with its batch and sequence length";
+    if (log.set_aside > 0)
+      error += " (" + std::to_string(log.set_aside) +
+               (log.set_aside == 1 ? " line with a time was" : " lines with a time were") +
+               " set aside: epoch totals and evaluation are not a training step)";
+    return std::nullopt;
+  }
+  model::StepMeasurement m;
+  m.source = model::StepMeasurement::Source::StepLog;
+  m.from = fs::path(path).filename().string();
+  m.median_ns = log.median_ns, m.min_ns = log.min_ns, m.max_ns = log.max_ns;
+  m.steps = log.steps;
+  m.log_format = log.format;
+  m.log_lines = log.lines;
+  m.log_set_aside = log.set_aside;
+  m.averaged = log.kind == ingest::StepLogKind::Averaged || log.kind == ingest::StepLogKind::Throughput;
+  m.whole_run = log.kind == ingest::StepLogKind::WholeRun;
+  return m;
+}
+
+}  // namespace sightline::server

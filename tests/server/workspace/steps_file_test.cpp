@@ -1,0 +1,85 @@
+// Steps files (sightline capture's NAME.steps.json) and step logs read into measurements.
+#include "server/workspace/steps_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/scratch_dir.h"
+
+namespace sightline::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StepsFile : public ::testing::Test {
+ protected:
+  std::string write(const std::string& name, const std::string& text) { return dir_.write(name, text); }
+  testing::ScratchDir dir_{"sightline_steps"};
+};
+
+TEST_F(StepsFile, ItsNameBesideTheProfile) {
+  EXPECT_EQ(stepsFileFor("/w/run.sqlite"), "/w/run.steps.json");
+  EXPECT_EQ(stepsFileFor("/w/run.nsys-rep"), "/w/run.steps.json");
+  EXPECT_EQ(stepsFileFor("run.rank3.pt.trace.json.gz"), "run.steps.json");
+  EXPECT_EQ(stepsFileFor("/w/a.b.json"), "/w/a.b.steps.json");
+  EXPECT_EQ(stepsFileFor("/w/my.rankings.sqlite"), "/w/my.rankings.steps.json") << "not a rank's number";
+}
+
+TEST_F(StepsFile, EveryRanksTimedStepsMakeTheStep) {
+  std::string path = write("run.steps.json", R"({"sightline_steps": 1, "profiler": "nsys", "ranks": [
+    {"rank": 0, "timed": [{"step": 6, "gpu_ns": 10000000, "host_ns": 9000000},
+                          {"step": 7, "gpu_ns": 12000000, "host_ns": 9000000},
+                          {"step": 8, "gpu_ns": 11000000, "host_ns": 9000000}]},
+    {"rank": 1, "timed": [{"step": 6, "gpu_ns": 13000000}, {"step": 7, "host_ns": 14000000}]}]})");
+  std::string error;
+  auto m = readStepsFile(path, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->source, model::StepMeasurement::Source::Measured);
+  EXPECT_EQ(m->ranks, 2);
+  EXPECT_EQ(m->steps, 5);
+  EXPECT_EQ(m->median_ns, 12'000'000);
+  EXPECT_EQ(m->min_ns, 10'000'000);
+  EXPECT_EQ(m->max_ns, 14'000'000) << "a step without its GPU interval takes the host's";
+  EXPECT_EQ(m->rank_median_ns, (std::vector<int64_t>{11'000'000, 14'000'000}));
+  EXPECT_EQ(m->from, "run.steps.json");
+  auto found = findStepsFile(dir_ / "run.sqlite", error);
+  ASSERT_TRUE(found) << error;
+  EXPECT_EQ(found->median_ns, 12'000'000);
+}
+
+TEST_F(StepsFile, WhatIsNotOneIsAnError) {
+  std::string error;
+  EXPECT_FALSE(findStepsFile(dir_ / "none.sqlite", error));
+  EXPECT_EQ(error, "") << "no steps file beside it: nothing to say";
+  for (const char* text : {"", "[]", R"({"sightline_steps": 2, "ranks": []})", R"({"sightline_steps": 1, "ranks": []})",
+                           R"({"sightline_steps": 1, "ranks": [{"timed": [{"gpu_ns": -5}, {"gpu_ns": "x"},
+                              {"gpu_ns": 18446744073709551615}]}]})"}) {
+    std::string path = write("bad.steps.json", text);
+    EXPECT_FALSE(readStepsFile(path, error)) << text;
+    EXPECT_NE(error.find("bad.steps.json"), std::string::npos) << error;
+  }
+}
+
+TEST_F(StepsFile, ALogNamesWhatItRead) {
+  std::string error;
+  std::string log = write("train.log",
+                          "| epoch 1 | 200/ 453 batches | ms/batch 7.50 | loss 6.0\n"
+                          "| epoch 1 | 400/ 453 batches | ms/batch 7.30 | loss 5.9\n"
+                          "| end of epoch 1 | time: 3.76s | valid loss 5.74\n");
+  auto m = readStepLog(log, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->source, model::StepMeasurement::Source::StepLog);
+  EXPECT_EQ(m->median_ns, 7'300'000);
+  EXPECT_TRUE(m->averaged);
+  EXPECT_EQ(m->log_format, "`ms/batch` means");
+  EXPECT_EQ(m->log_set_aside, 1);
+  std::string epochs = write("epochs.log", "| end of epoch 1 | time: 3.76s | valid loss 5.74\n");
+  EXPECT_FALSE(readStepLog(epochs, error));
+  EXPECT_NE(error.find("1 line with a time was set aside"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace sightline::server
