@@ -469,41 +469,30 @@ const char* stepSourceName(StepSource s) {
   return "?";
 }
 
-std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
-  if (!story || story->summary.steady == 0) return std::nullopt;
-  const auto& s = story->summary;
-  double n = s.steady;
-  StepVerdict v = storyFigures(*story);
-  if (!story->script.empty()) v.script = story->script.substr(story->script.find_last_of('/') + 1);
-  v.loader = story->loaders.settings;
-  v.no_loader = story->loaders.none;
+namespace {
 
-  // The step without the profiler: when the capture changed it by a tenth or more, every cause
-  // and change below is the replayed step's (the host's own time, not the profiler's).
-  v.capture = captureCost(s, v.wall_ns);
-  const auto& u = s.unprofiled;
-  auto& cap = v.capture;
-  // The causes of idle time and the bound, from one set of figures: the capture's, or the
-  // replayed steps'. A sync costs the host's blocked time or the idle it leaves, whichever is
-  // more (the replay knows only the idle).
-  struct Figures {
-    double wall, busy, steps, blocked;
-    const std::array<int64_t, attribution::kWaitCount>& waits;
-  };
-  auto lines = [&](attribution::Wait w) { return story->wait_lines[static_cast<size_t>(w)]; };
-  // A line whose launches lost their GPU records idles the GPU only on paper: no cause there.
-  auto lost = [&](const join::PlacedLine& l) {
-    return std::any_of(story->lost_lines.begin(), story->lost_lines.end(),
-                       [&](const join::PlacedLine& x) { return x.line == l.line && x.path == l.path; });
-  };
-  auto causesOf = [&](const Figures& f, const std::vector<VerdictCause>* captured) {
+// The causes of idle time and the bound, from one set of figures: the capture's, or the
+// replayed steps'. A sync costs the host's blocked time or the idle it leaves, whichever is
+// more (the replay knows only the idle).
+struct Figures {
+  double wall, busy, steps, blocked;
+  const std::array<int64_t, attribution::kWaitCount>& waits;
+};
+
+class CauseFinder {
+ public:
+  CauseFinder(const join::StepStory& story, const StepVerdict& v) : story_(story), v_(v) {}
+
+  // Each cause of at least a twentieth of the wall (0.2 ms at least), largest first. With
+  // `captured` (the capture's causes), each line keeps its share of the capture's cause.
+  std::vector<VerdictCause> causesOf(const Figures& f, const std::vector<VerdictCause>* captured) const {
     std::vector<VerdictCause> causes;
     double floor = std::max(0.05 * f.wall, 200e3);
     auto wait = [&](attribution::Wait w) { return static_cast<double>(f.waits[static_cast<size_t>(w)]) / f.steps; };
     auto add = [&](Bound kind, double ns, std::vector<join::PlacedLine> l) {
       for (auto it = l.begin(); it != l.end();)
         if (lost(*it))
-          ns -= static_cast<double>(it->ns) / n, it = l.erase(it);
+          ns -= static_cast<double>(it->ns) / v_.steady, it = l.erase(it);
         else
           ++it;
       // The replayed step's lines keep their share of the cause: scaled from the capture's.
@@ -516,57 +505,115 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
     };
     add(Bound::Launch, wait(attribution::Wait::Launch), lines(attribution::Wait::Launch));
     add(Bound::Sync, std::max(f.blocked, wait(attribution::Wait::Sync)),
-        f.blocked >= wait(attribution::Wait::Sync) && !story->sync_lines.empty() ? story->sync_lines
+        f.blocked >= wait(attribution::Wait::Sync) && !story_.sync_lines.empty() ? story_.sync_lines
                                                                                  : lines(attribution::Wait::Sync));
     add(Bound::Input, wait(attribution::Wait::Input), lines(attribution::Wait::Input));
     add(Bound::Host, wait(attribution::Wait::Host), lines(attribution::Wait::Host));
     // Paired collectives split the exposed time: ranks waiting for each other, and moving data;
     // each line keeps its share of either part (never the whole exposed time on both).
-    auto share = [&](double part) {
-      auto l = story->comm_lines;
-      double k = v.comm_exposed_ns > 0 ? part / v.comm_exposed_ns : 0;
-      for (auto& line : l) line.ns = static_cast<int64_t>(static_cast<double>(line.ns) * k);
-      return l;
-    };
-    add(Bound::Comm, v.comm_exposed_ns - v.comm_exposed_wait_ns, share(v.comm_exposed_ns - v.comm_exposed_wait_ns));
-    if (v.comm_exposed_wait_ns > 0) add(Bound::Ranks, v.comm_exposed_wait_ns, share(v.comm_exposed_wait_ns));
+    double moving = v_.comm_exposed_ns - v_.comm_exposed_wait_ns;
+    add(Bound::Comm, moving, commShare(moving));
+    if (v_.comm_exposed_wait_ns > 0) add(Bound::Ranks, v_.comm_exposed_wait_ns, commShare(v_.comm_exposed_wait_ns));
     add(Bound::Compile, wait(attribution::Wait::Compile), lines(attribution::Wait::Compile));
     std::sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
     return causes;
-  };
+  }
+
   // What bounds the step: communication the GPU waits in for a third of the step (its busy
   // time then is not compute); a host blocked for half the step waits on the GPU every step; a
   // GPU busy 80% of it is the limit; else the largest cause of idle time.
-  auto boundOf = [&](const Figures& f, const std::vector<VerdictCause>& causes) {
-    if (v.comm_exposed_ns >= f.wall / 3)
-      return v.comm_exposed_wait_ns * 2 > v.comm_exposed_ns ? Bound::Ranks : Bound::Comm;
+  Bound boundOf(const Figures& f, const std::vector<VerdictCause>& causes) const {
+    if (v_.comm_exposed_ns >= f.wall / 3)
+      return v_.comm_exposed_wait_ns * 2 > v_.comm_exposed_ns ? Bound::Ranks : Bound::Comm;
     if (f.blocked >= 0.5 * f.wall) return Bound::Sync;
-    if (f.busy < 0.8 && causes.empty() && v.low_confidence) return Bound::Unknown;
+    if (f.busy < 0.8 && causes.empty() && v_.low_confidence) return Bound::Unknown;
     if (f.busy >= 0.8 || causes.empty()) return Bound::Gpu;
     return causes.front().kind;
-  };
-  Figures captured{v.wall_ns, v.busy_share, n, v.sync_ns, s.wait_ns};
-  v.causes = causesOf(captured, nullptr);
-  v.bound = cap.captured_bound = boundOf(captured, v.causes);
-  const std::vector<VerdictCause> as_captured = v.causes;
-  // Each cause as captured, however small (what the bars draw), for the figure beside a fitted one.
-  const std::vector<VerdictCause> every_captured = causesOf(Figures{0, v.busy_share, n, v.sync_ns, s.wait_ns}, nullptr);
-  auto withCaptured = [&](StepVerdict&& out) {
-    for (auto& c : out.causes) {
-      auto it = std::find_if(every_captured.begin(), every_captured.end(),
-                             [&](const VerdictCause& e) { return e.kind == c.kind; });
-      c.captured_ns = it != every_captured.end() ? it->ns : 0;
+  }
+
+ private:
+  std::vector<join::PlacedLine> lines(attribution::Wait w) const { return story_.wait_lines[static_cast<size_t>(w)]; }
+  // A line whose launches lost their GPU records idles the GPU only on paper: no cause there.
+  bool lost(const join::PlacedLine& l) const {
+    return std::any_of(story_.lost_lines.begin(), story_.lost_lines.end(),
+                       [&](const join::PlacedLine& x) { return x.line == l.line && x.path == l.path; });
+  }
+  std::vector<join::PlacedLine> commShare(double part) const {
+    auto l = story_.comm_lines;
+    double k = v_.comm_exposed_ns > 0 ? part / v_.comm_exposed_ns : 0;
+    for (auto& line : l) line.ns = static_cast<int64_t>(static_cast<double>(line.ns) * k);
+    return l;
+  }
+
+  const join::StepStory& story_;
+  const StepVerdict& v_;
+};
+
+// Measured (or logged): the step's idle is known, and what the capture shows of it is told to
+// fit it; the bound follows the fitted causes where the GPU is not busy most of the step.
+void fitToMeasured(StepVerdict& v) {
+  auto& up = v.unprofiled;
+  bool refit = false;
+  if (!lateRankExplains(v)) {
+    // Waits in collectives that the late rank's own work does not explain: a profiler slowing
+    // the ranks unevenly makes them too, so only the explained part is kept.
+    for (auto& c : v.causes) {
+      if (c.kind != Bound::Ranks) continue;
+      double kept = v.late ? std::min(c.ns, static_cast<double>(v.late->extra_ns)) : 0;
+      for (auto& line : c.lines)
+        line.ns = c.ns > 0 ? static_cast<int64_t>(static_cast<double>(line.ns) * kept / c.ns) : 0;
+      c.ns = kept, refit = true;
     }
-    return std::move(out);
-  };
+    double floor = std::max(0.05 * *up.wall_ns, 200e3);
+    std::erase_if(v.causes, [&](const VerdictCause& c) { return c.kind == Bound::Ranks && c.ns < floor; });
+  }
+  if (!v.capture.applied && *up.wall_ns < 0.9 * v.wall_ns && up.busy_known) {
+    fitToIdle(v.causes, *up.wall_ns, up.busy_share);
+    refit = true;
+  }
+  std::sort(v.causes.begin(), v.causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
+  if (refit && up.busy_share < 0.8) v.bound = v.causes.empty() ? Bound::Unknown : v.causes.front().kind;
+}
+
+// Each cause's figure as captured (what the step bars draw), from every cause of the capture.
+StepVerdict withCaptured(StepVerdict&& v, const std::vector<VerdictCause>& every_captured) {
+  for (auto& c : v.causes) {
+    auto it = std::find_if(every_captured.begin(), every_captured.end(),
+                           [&](const VerdictCause& e) { return e.kind == c.kind; });
+    c.captured_ns = it != every_captured.end() ? it->ns : 0;
+  }
+  return std::move(v);
+}
+
+}  // namespace
+
+std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
+  if (!story || story->summary.steady == 0) return std::nullopt;
+  const auto& s = story->summary;
+  double n = s.steady;
+  StepVerdict v = storyFigures(*story);
+  if (!story->script.empty()) v.script = story->script.substr(story->script.find_last_of('/') + 1);
+  v.loader = story->loaders.settings;
+  v.no_loader = story->loaders.none;
+
+  // The step without the profiler: when the capture changed it by a tenth or more, every cause
+  // and change below is the replayed step's (the host's own time, not the profiler's).
+  v.capture = captureCost(s, v.wall_ns);
+  const auto& cap = v.capture;
+  CauseFinder finder(*story, v);
+  Figures captured{v.wall_ns, v.busy_share, n, v.sync_ns, s.wait_ns};
+  v.causes = finder.causesOf(captured, nullptr);
+  v.bound = v.capture.captured_bound = finder.boundOf(captured, v.causes);
+  const std::vector<VerdictCause> as_captured = v.causes;
+  // Every cause of the capture, however small: the figure beside a fitted one, and each
+  // replayed line's share.
+  const std::vector<VerdictCause> every_captured =
+      finder.causesOf(Figures{0, v.busy_share, n, v.sync_ns, s.wait_ns}, nullptr);
   if (cap.applied) {
-    // Every cause of the capture, however small, so each replayed line has its capture's share.
-    Figures all{0, v.busy_share, n, v.sync_ns, s.wait_ns};
-    auto was = causesOf(all, nullptr);
-    Figures replayed{cap.wall_ns, cap.busy_share, n, 0, u.wait_ns};
-    v.causes = causesOf(replayed, &was);
+    Figures replayed{cap.wall_ns, cap.busy_share, n, 0, s.unprofiled.wait_ns};
+    v.causes = finder.causesOf(replayed, &every_captured);
     fitToIdle(v.causes, cap.wall_ns, cap.busy_share);
-    v.bound = boundOf(replayed, v.causes);
+    v.bound = finder.boundOf(replayed, v.causes);
   }
 
   v.unprofiled = unprofiledStep(*story, v);
@@ -579,36 +626,14 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
     v.bound = up.bound.value_or(Bound::Unknown);
     v.changes = changesFor(v);
     v.as_captured = true;
-    return withCaptured(std::move(v));
+    return withCaptured(std::move(v), every_captured);
   }
-  if (up.source != StepSource::Model) {
-    // Measured: the step's idle is known; what the capture shows of it is told to fit it.
-    bool refit = false;
-    if (!lateRankExplains(v)) {
-      // Waits in collectives that the late rank's own work does not explain: a profiler slowing
-      // the ranks unevenly makes them too, so only the explained part is kept.
-      for (auto& c : v.causes) {
-        if (c.kind != Bound::Ranks) continue;
-        double kept = v.late ? std::min(c.ns, static_cast<double>(v.late->extra_ns)) : 0;
-        for (auto& line : c.lines)
-          line.ns = c.ns > 0 ? static_cast<int64_t>(static_cast<double>(line.ns) * kept / c.ns) : 0;
-        c.ns = kept, refit = true;
-      }
-      double floor = std::max(0.05 * *up.wall_ns, 200e3);
-      std::erase_if(v.causes, [&](const VerdictCause& c) { return c.kind == Bound::Ranks && c.ns < floor; });
-    }
-    if (!cap.applied && *up.wall_ns < 0.9 * v.wall_ns && up.busy_known) {
-      fitToIdle(v.causes, *up.wall_ns, up.busy_share);
-      refit = true;
-    }
-    std::sort(v.causes.begin(), v.causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
-    if (refit && up.busy_share < 0.8) v.bound = v.causes.empty() ? Bound::Unknown : v.causes.front().kind;
-  }
+  if (up.source != StepSource::Model) fitToMeasured(v);
   // A GPU busy four fifths of the step bounds it, unless collectives are what keep it busy.
   if (up.busy_known && up.busy_share >= 0.8 && v.bound != Bound::Comm && v.bound != Bound::Ranks) v.bound = Bound::Gpu;
   up.bound = v.bound == Bound::Unknown ? std::nullopt : std::optional<Bound>(v.bound);
   v.changes = changesFor(v);
-  return withCaptured(std::move(v));
+  return withCaptured(std::move(v), every_captured);
 }
 
 }  // namespace sightline::features

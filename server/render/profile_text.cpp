@@ -611,7 +611,10 @@ std::string compileSummaryText(const std::vector<join::CompiledFunctionSummary>&
   return out;
 }
 
-std::string verdictText(const features::StepVerdict& v, bool markdown) {
+namespace {
+
+// The step as captured, the step without the profiler, the confidence and the profiler's cost.
+std::string stepRows(const features::StepVerdict& v, bool markdown) {
   std::string nl = markdown ? "\n\n" : "\n";
   auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
   std::string out;
@@ -625,6 +628,14 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
   if (v.low_confidence)
     out += (markdown ? "- confidence low: " : "          confidence low: ") + confidenceReason(v) + "\n";
   if (auto text = captureCostText(v); !text.empty()) out += (markdown ? "**Profiler:** " : "Profiler  ") + text + nl;
+  return out;
+}
+
+// Each cause with its figure (and the captured one where it was fitted) and its lines; then the
+// changes to try, and how to measure the step where it was not.
+std::string causeRows(const features::StepVerdict& v, bool markdown) {
+  std::string nl = markdown ? "\n\n" : "\n";
+  std::string out;
   for (size_t k = 0; k < v.causes.size(); ++k) {
     const auto& c = v.causes[k];
     // Without the step measured, the causes are the capture's (its host slowed by the profiler).
@@ -640,7 +651,7 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
                formatMilliseconds(static_cast<double>(c.lines[i].ns) / v.steady);
       out += ")";
     }
-    out += markdown ? "\n" : "\n";
+    out += "\n";
   }
   if (markdown && !v.causes.empty()) out += "\n";
   for (size_t i = 0; i < v.changes.size(); ++i)
@@ -652,6 +663,15 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
   if (auto measure = features::measureAdvice(v); !measure.empty())
     out += std::string(markdown ? "**Measure:** " : "Measure   ") + (markdown ? md::text(measure) : measure) + nl;
   if (markdown && !v.changes.empty()) out += "\n";
+  return out;
+}
+
+// What torch.compile ran and compiled: its kernels' time and lines, the compilations, and the
+// TORCH_TRACE logs of other runs set aside.
+std::string compileRows(const features::StepVerdict& v, bool markdown) {
+  std::string nl = markdown ? "\n\n" : "\n";
+  auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
+  std::string out;
   if (v.triton_ns > 0) {
     char kernels[32];
     std::snprintf(kernels, sizeof kernels, "%.0f", v.triton_kernels);
@@ -681,6 +701,14 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
            std::to_string(aside.size()) + " TORCH_TRACE " + (aside.size() == 1 ? "log" : "logs") +
            " of another run, not counted (" + logs + ")" + nl;
   }
+  return out;
+}
+
+// The work outside the steady steps (warm-up, outliers, compiling), told once, not per step.
+std::string oneoffRows(const features::StepVerdict& v, bool markdown) {
+  std::string nl = markdown ? "\n\n" : "\n";
+  auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
+  std::string out;
   if (v.oneoff_gpu_ns + v.oneoff_idle_ns > 0 || !v.oneoff_steps.empty()) {
     out += (markdown ? std::string("**One-off** (not per step): ") : std::string("One-off   ")) +
            ms(static_cast<double>(v.oneoff_gpu_ns)) + " of GPU time and " + ms(static_cast<double>(v.oneoff_idle_ns)) +
@@ -706,6 +734,12 @@ std::string verdictText(const features::StepVerdict& v, bool markdown) {
     out += std::string(markdown ? "*" : "          ") + "every step counted (allSteps, or a capture range)" +
            (markdown ? "*" : "") + nl;
   return out;
+}
+
+}  // namespace
+
+std::string verdictText(const features::StepVerdict& v, bool markdown) {
+  return stepRows(v, markdown) + causeRows(v, markdown) + compileRows(v, markdown) + oneoffRows(v, markdown);
 }
 
 }  // namespace sightline::server
