@@ -423,6 +423,7 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
     for (auto& r : out.ranks)
       if (r.pid == pid) rank = &r;
     std::vector<BusyInterval> busy;
+    std::vector<int64_t> own_walls;  // this process's steady walls, as the headline's median takes them
     for (uint32_t a : acts[pid]) addBusy(busy, p.activities[a].start_ns, p.activities[a].end_ns, a);
     const auto& pid_syncs = syncs[pid];
     const uint32_t process = pid;  // a structured binding cannot be captured (C++17 rules in clang 14)
@@ -481,6 +482,7 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
       sum.gpu_ns += step.gpu_ns;
       if (last && steps.list.size() > 3) continue;  // cut short where the loop ends: no median figure
       walls.push_back(model::spanNs(s, e));
+      own_walls.push_back(model::spanNs(s, e));
       busies.push_back(busy_ns);
       if (int64_t wall = model::spanNs(s, e); wall > 0) {
         double share = std::min(1.0, static_cast<double>(busy_ns) / static_cast<double>(wall));
@@ -491,6 +493,13 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
     // The rank's busy share beside its figures per step (means over the same steps): its GPU
     // busy time over their wall, summed. A median of per-step shares beside those means once
     // read "13.9 GPU ms/step in a 49.4 ms step, busy 11.8%".
+    // A process's median step is the headline's median over its steps alone (GPU side, steady,
+    // the last one cut short left out): the rank table and the bars once gave the median of its
+    // host-side steps, warm-up included, beside a headline of another value.
+    if (!own_walls.empty()) {
+      steps.median_ns = medianNs(own_walls);
+      if (rank) rank->median_step_ns = steps.median_ns;
+    }
     if (rank && rank->steady_wall_ns > 0)
       rank->busy_share =
           std::min(1.0, static_cast<double>(rank->steady_busy_ns) / static_cast<double>(rank->steady_wall_ns));

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "analysis/attribution/ranks.h"
+#include "analysis/attribution/steps.h"
 
 namespace sightline::features {
 namespace {
@@ -200,15 +201,19 @@ void addRanks(const std::vector<RankSummary>& in, const std::vector<size_t>& ord
     std::vector<int64_t> walls;
     std::vector<int64_t> row(static_cast<size_t>(shift[r]), -1);
     std::vector<StepKind> kinds(static_cast<size_t>(shift[r]), StepKind::Lost);
-    for (const auto& st : s.steps) {
+    for (size_t i = 0; i < s.steps.size(); ++i) {
+      const auto& st = s.steps[i];
       row.push_back(st.wallNs());
       kinds.push_back(st.kind);
       if (st.kind != StepKind::Steady) continue;
-      walls.push_back(st.wallNs());
+      // The median over the steps the headline takes: the last, cut short where the loop ends,
+      // left out (as attribution's summary does).
+      if (i + 1 < s.steps.size() || s.steps.size() <= 3) walls.push_back(st.wallNs());
       jr.steady_gpu_ns += st.gpu_ns, jr.steady_busy_ns += st.busy_ns, jr.steady_wall_ns += st.wallNs();
     }
-    jr.steady_steps = static_cast<int>(walls.size());
-    jr.median_step_ns = medianOf(walls);
+    jr.steady_steps = static_cast<int>(
+        std::count_if(s.steps.begin(), s.steps.end(), [](const auto& st) { return st.kind == StepKind::Steady; }));
+    jr.median_step_ns = attribution::medianNs(walls);  // the headline's median (attribution/steps.h)
     steady_walls.insert(steady_walls.end(), walls.begin(), walls.end());
     for (size_t c = 0; c < s.collectives.size(); ++c) {
       const auto& col = s.collectives[c];
@@ -231,7 +236,7 @@ void addRanks(const std::vector<RankSummary>& in, const std::vector<size_t>& ord
     job.steady_steps += jr.steady_steps;
     job.ranks.push_back(std::move(jr));
   }
-  job.median_step_ns = medianOf(steady_walls);
+  job.median_step_ns = attribution::medianNs(steady_walls);
   if (job.steady_steps > 0) {
     int64_t n = job.steady_steps;
     job.gpu_ns_per_step = gpu / n, job.busy_ns_per_step = busy / n, job.comm_exposed_ns_per_step = exposed / n;
