@@ -148,17 +148,20 @@ void rankRules(const LineCost& c, const FileCosts& costs, const source::SourceFi
         message += (i ? ", " : "") + rows[i].rank->label + " " + formatMilliseconds(rows[i].comm_exposed_ns) +
                    (rows[i].per_step ? " ms/step" : " ms");
       if (waiting) {
-        const attribution::RankInfo* late = &costs.ranks.front();
-        for (const auto& r : costs.ranks)
-          if (r.late_collectives * late->paired_collectives > late->late_collectives * r.paired_collectives) late = &r;
+        // The late share as the rank table gives it (over the steady steps where they are
+        // known): this message once counted every step and truncated ("95%" beside "100%").
+        const RankRow* late_row = &rows.front();
+        for (const auto& row : rows)
+          if (row.late_share > late_row->late_share) late_row = &row;
+        const attribution::RankInfo* late = late_row->rank;
         // The same framing as the verdict's: the rank last at more than half of them is named.
         // Its own extra GPU work (the story's) says whether it is its work or its host.
         const auto* story_late =
             costs.story && costs.story->late && costs.story->late->label == late->label ? &*costs.story->late : nullptr;
         bool work = story_late && static_cast<double>(story_late->extra_ns) >= kMeasurableNs;
-        if (late->paired_collectives > 0 && 2 * late->late_collectives > late->paired_collectives)
+        if (late_row->paired && late_row->late_share > 0.5)
           message += " — the others wait for " + late->label + ", last to arrive at " +
-                     std::to_string(100 * late->late_collectives / late->paired_collectives) + "% of the collectives" +
+                     formatShare(late_row->late_share) + " of the collectives" +
                      (work ? ", with " + formatMilliseconds(static_cast<double>(story_late->extra_ns)) +
                                  " ms/step more GPU work than the others: balance the ranks' work before it"
                            : ", yet with no measurably more GPU work than the others: its host is slower (Python "

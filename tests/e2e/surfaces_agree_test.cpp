@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <filesystem>
 #include <regex>
+#include <set>
 
 #include "analysis/features/units.h"
 #include "server/lsp/uri.h"
@@ -203,6 +204,24 @@ TEST_P(SurfacesAgree, EveryFigureShownTwiceIsTheSame) {
   }
   client->closeInput();
   client->waitExit(5s);
+}
+
+// The straggler's late share is one figure: the report's Straggler line, the rank table and the
+// `check` finding (which once counted every step, warm-up included, and truncated: "95%"
+// beside the report's "100%", FSDP2 on 2 ranks under the PyTorch profiler).
+TEST(SurfacesAgree, TheStragglersLateShareIsOneFigure) {
+  std::string args = " --profile " + sourcePath("tests/data/capture/runs/fsdp2_torch.rank0.pt.trace.json.gz") +
+                     " --profile " + sourcePath("tests/data/capture/runs/fsdp2_torch.rank1.pt.trace.json.gz") + " " +
+                     sourcePath("tests/data/capture/train_fsdp2.py");
+  auto text = runSightline("report" + args, sourcePath(""));
+  auto check = runSightline("check" + args, sourcePath(""));
+  ASSERT_EQ(text.code, 0) << text.out;
+  std::set<std::string> shares;
+  std::regex late(R"(last to arrive at ([0-9.]+%))");
+  for (const auto* out : {&text.out, &check.out})
+    for (std::sregex_iterator it(out->begin(), out->end(), late), end; it != end; ++it) shares.insert((*it)[1]);
+  EXPECT_EQ(shares.size(), 1u) << ::testing::PrintToString(shares);
+  EXPECT_TRUE(has(check.out, "last to arrive at")) << check.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(
