@@ -190,3 +190,22 @@ TEST(LoaderAdvice, AScriptWithoutADataLoaderGetsNoWorkerSettings) {
 
 }  // namespace
 }  // namespace sightline::features
+
+namespace sightline::features {
+namespace {
+
+// A change names its first line with that line's own part of the figure: the whole cause was
+// once told "at" the line ("the GPU idles 2.25 ms/step at train_gpt.py:106", 1.47 there).
+TEST(ChangeText, TheLineNamedGetsItsOwnPart) {
+  StepVerdict v;
+  v.steady = 10;
+  join::PlacedLine line{"/w/train.py", 106, 14'700'000, 10};  // 1.47 ms/step over 10 steps
+  std::string text = changeText({Change::MoveHostWork, 2.25e6, line}, v);
+  EXPECT_TRUE(has(text, "the GPU idles 2.25 ms/step, 1.47 of it at train.py:106")) << text;
+  line.ns = 22'500'000;  // all of it
+  text = changeText({Change::MoveHostWork, 2.25e6, line}, v);
+  EXPECT_TRUE(has(text, "the GPU idles 2.25 ms/step at train.py:106")) << text;
+}
+
+}  // namespace
+}  // namespace sightline::features
