@@ -67,6 +67,8 @@ TEST(StepView, EveryBarAddsUpToItsStepAndTheSteadyOnesToTheSummary) {
     ++steady;
     for (size_t w = 0; w < kWaitCount; ++w) steady_idle[w] += b.idle_ns[w];
     capture += b.capture_ns;
+    // Never more than the step holds beyond its GPU work (the model once priced more).
+    EXPECT_LE(b.capture_ns, b.wall_ns - b.compute_ns - b.copy_ns - b.comm_ns) << "step " << b.index;
   }
   EXPECT_EQ(steady, attr.step_summary.steady);
   for (size_t w = 0; w < kWaitCount; ++w) EXPECT_EQ(steady_idle[w], attr.step_summary.wait_ns[w]) << w;
@@ -91,9 +93,10 @@ TEST(StepView, EveryBarAddsUpToItsStepAndTheSteadyOnesToTheSummary) {
   EXPECT_LE(u.lo_ns, u.hi_ns);
   EXPECT_GE(u.hi_ns, view.headline.captured_ns) << "the captured steps' upper quartile";
   EXPECT_NE(view.headline.unprofiled.find("between"), std::string::npos) << view.headline.unprofiled;
-  // The profiler's own host work, step by step, adds up to what the estimate took out.
-  EXPECT_NEAR(static_cast<double>(capture), static_cast<double>(attr.step_summary.unprofiled.overhead_total_ns),
-              0.02 * static_cast<double>(attr.step_summary.unprofiled.overhead_total_ns));
+  // The profiler's own host work, step by step, at most what the estimate took out (each step's
+  // share capped at what the step holds beyond its GPU work).
+  EXPECT_GT(capture, 0);
+  EXPECT_LE(static_cast<double>(capture), 1.02 * static_cast<double>(attr.step_summary.unprofiled.overhead_total_ns));
 }
 
 TEST(StepView, TheTimelineHoldsItsStepsLanesAndGaps) {

@@ -149,7 +149,9 @@ export function stepsChart(data: StepViewData, host: Host, tip: Tooltip, width: 
         });
         rect.addEventListener("mousemove", (e) => {
           const m = e as MouseEvent;
-          const capture = (g.bar.captureNs ?? 0) > 0 ? [`the profiler's own host work in it: ≈ ${ms(g.bar.captureNs)} (not all of it delays the GPU: the dashed line is the step replayed without it)`] : [];
+          // The server gives at most what the step holds beyond its GPU work (the report's "at most").
+          const capture = (g.bar.captureNs ?? 0) > 0 ? [`the profiler's own host work in it: at most ${ms(g.bar.captureNs)}` +
+            (data.unprofiledWallNs > 0 ? " (the dashed line is the step without the profiler)" : "")] : [];
           tip.show([`${rank.label} · step ${steps} (${g.bar.kind})`, `${part.label}: ${ms(v)} of ${ms(g.bar.wallNs)}`,
             where ? `line: ${where}` : "no line", ...capture], m.clientX, m.clientY);
         });
