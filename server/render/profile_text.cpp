@@ -478,7 +478,8 @@ std::string captureCostText(const features::StepVerdict& v) {
           " without it";
   } else {
     if (!cap.estimated || cap.overhead_ns < std::max(0.01 * v.wall_ns, 50e3) || u.added_max_ns <= 0) return {};
-    out = "the capture added at most " + ms(u.added_max_ns) + "/step (the captured step less the GPU's own work)";
+    out = "the capture added at most " + ms(u.added_max_ns) +
+          "/step (the range's top, the captured steps' upper quartile, less the GPU's own work)";
   }
   if (!cap.estimated || cap.by_event.empty()) return out;
   // The costliest kinds, CUDA API tracing counted once.
