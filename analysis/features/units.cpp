@@ -35,6 +35,11 @@ std::string formatBytes(int64_t n) {
 
 std::string formatShare(double share) { return formatFixed(share * 100, share >= 0.095 ? 0 : 1) + "%"; }
 
+std::string formatMicroseconds(double ns) {
+  if (std::abs(ns) < 999.95e3) return formatFixed(ns / 1e3, 1) + " µs";
+  return formatMilliseconds(ns) + " ms";
+}
+
 std::string formatSeconds(double seconds) { return formatFixed(seconds, 1) + " s"; }
 
 }  // namespace sightline::features

@@ -19,6 +19,8 @@ std::string formatMilliseconds(double ns);
 std::string formatBytes(int64_t n);
 // "81%" from 0.81; one decimal below 9.5% ("0.6%").
 std::string formatShare(double share);
+// "19.7 µs" below a millisecond, else "3.77 ms": a short duration with its unit (kernels, queues).
+std::string formatMicroseconds(double ns);
 // "13.9 s": seconds with one decimal and the unit (compile times).
 std::string formatSeconds(double seconds);
 

@@ -37,5 +37,12 @@ TEST(Units, ExactTiesRoundAwayFromZeroAsThePageDoes) {
   EXPECT_EQ(formatFixed(12.34, 1), "12.3");
 }
 
+// Short durations keep a readable unit: a 3.77 ms queue was once "3767.6 µs".
+TEST(Units, MicrosecondsTurnIntoMillisecondsPastOne) {
+  EXPECT_EQ(formatMicroseconds(19'700), "19.7 µs");
+  EXPECT_EQ(formatMicroseconds(999'900), "999.9 µs");
+  EXPECT_EQ(formatMicroseconds(3'767'600), "3.77 ms");
+}
+
 }  // namespace
 }  // namespace sightline::features
