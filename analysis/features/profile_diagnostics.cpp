@@ -3,6 +3,7 @@
 
 #include "analysis/features/step_headline.h"
 #include "analysis/features/step_verdict.h"
+#include "analysis/features/story.h"
 
 #include <algorithm>
 #include <cctype>
@@ -274,11 +275,8 @@ void stepFindings(const source::SourceFile& file, const source::SourceIndex& ind
   // The headline every surface gives: the step without the profiler, its source, the bound.
   std::string message = "step " + formatMilliseconds(v.wall_ns) + " ms as captured; " + unprofiledSummary(v);
   for (size_t i = 0; i < v.causes.size() && i < 3; ++i)
-    message +=
-        (i ? ", " : " (") + causeName(v.causes[i].kind) + " " + formatMilliseconds(v.causes[i].ns) + " ms/step" +
-        (capturedFigure(v, v.causes[i]) ? " (" + formatMilliseconds(*capturedFigure(v, v.causes[i])) + " as captured)"
-                                        : "") +
-        (i + 1 == std::min<size_t>(v.causes.size(), 3) ? ")" : "");
+    message += (i ? ", " : " (") + plainText(causeStory(v, v.causes[i], false, 0)) +
+               (i + 1 == std::min<size_t>(v.causes.size(), 3) ? ")" : "");
   for (size_t i = 0; i < v.changes.size(); ++i)
     message += (i               ? "; "
                 : v.as_captured ? ". Try (as captured): "

@@ -516,6 +516,24 @@ std::string lightCaptureAdvice(const features::StepVerdict& v) {
          light + " ms/step of tracing here instead of " + formatMilliseconds(cap.overhead_ns) + ")" + load;
 }
 
+std::string storyMarkdown(const features::StoryLine& line) {
+  std::string out;
+  for (const auto& c : line) {
+    switch (c.kind) {
+      case features::StoryChunk::Kind::Text:
+        out += md::text(c.text);
+        break;
+      case features::StoryChunk::Kind::Milliseconds:
+        out += formatMilliseconds(c.ns);
+        break;
+      case features::StoryChunk::Kind::Place:
+        out += lineLink({c.path, c.line, 0, 0});
+        break;
+    }
+  }
+  return out;
+}
+
 std::string placedLine(const join::PlacedLine& l, bool markdown) {
   if (markdown) return lineLink(l);
   return std::filesystem::path(l.path).filename().string() + ":" + std::to_string(l.line);
@@ -638,21 +656,8 @@ std::string causeRows(const features::StepVerdict& v, bool markdown) {
   std::string nl = markdown ? "\n\n" : "\n";
   std::string out;
   for (size_t k = 0; k < v.causes.size(); ++k) {
-    const auto& c = v.causes[k];
-    // Without the step measured, the causes are the capture's (its host slowed by the profiler).
-    std::string as = !v.unprofiled.wall_ns && k == 0 ? "as captured: " : "";
-    out += (markdown ? "- " : "          ") + as + features::causeName(c.kind) + " " + formatMilliseconds(c.ns) +
-           " ms/step";
-    // Fitted to the step without the profiler: the figure the step bars draw, beside it.
-    if (auto captured = features::capturedFigure(v, c)) out += ", " + formatMilliseconds(*captured) + " as captured";
-    if (!c.lines.empty()) {
-      out += " (";
-      for (size_t i = 0; i < c.lines.size() && i < 3; ++i)
-        out += (i ? ", " : "") + placedLine(c.lines[i], markdown) + " " +
-               formatMilliseconds(static_cast<double>(c.lines[i].ns) / v.steady);
-      out += ")";
-    }
-    out += "\n";
+    auto line = features::causeStory(v, v.causes[k], k == 0, 3);
+    out += (markdown ? "- " + storyMarkdown(line) : "          " + features::plainText(line)) + "\n";
   }
   if (markdown && !v.causes.empty()) out += "\n";
   for (size_t i = 0; i < v.changes.size(); ++i)

@@ -12,6 +12,7 @@
 #include "analysis/features/kernel_kinds.h"
 #include "analysis/features/step_headline.h"
 #include "analysis/features/step_verdict.h"
+#include "analysis/features/story.h"
 
 namespace sightline::server {
 
@@ -58,6 +59,8 @@ std::string lightCaptureAdvice(const features::StepVerdict& v);
 std::string confidenceReason(const features::StepVerdict& v);
 // "`verdict.py:66` 8.93" with a link where the path is local (Markdown) or plain.
 std::string placedLine(const join::PlacedLine& l, bool markdown);
+// A line of the story (analysis/features/story.h) as Markdown: text escaped, places linked.
+std::string storyMarkdown(const features::StoryLine& line);
 // The verdict as lines of text (`report`'s header: "Step      ...") or Markdown (the summary).
 std::string verdictText(const features::StepVerdict& v, bool markdown);
 // Where torch.compile's kernels got their lines from, or what to keep or name so they reach the

@@ -1,6 +1,7 @@
 // The step verdict's advice for a step that waits for data names only what the script's
 // DataLoader lacks.
 #include "analysis/features/step_verdict.h"
+#include "analysis/features/story.h"
 
 #include <gtest/gtest.h>
 
@@ -205,6 +206,34 @@ TEST(ChangeText, TheLineNamedGetsItsOwnPart) {
   line.ns = 22'500'000;  // all of it
   text = changeText({Change::MoveHostWork, 2.25e6, line}, v);
   EXPECT_TRUE(has(text, "the GPU idles 2.25 ms/step at train.py:106")) << text;
+}
+
+}  // namespace
+}  // namespace sightline::features
+
+namespace sightline::features {
+namespace {
+
+// A cause as a story line: typed chunks (text, a figure, a place) that every surface renders,
+// the figures formatted once (units.h), the places a surface may link.
+TEST(Story, ACauseIsTextFiguresAndPlaces) {
+  StepVerdict v;
+  v.steady = 10;
+  v.unprofiled.wall_ns = 11e6;  // measured: the cause was fitted to it
+  VerdictCause c{Bound::Launch, 3.19e6, {{"/w/gpt.py", 32, 4'500'000, 10}}, 32.9e6};
+  auto line = causeStory(v, c, true, 3);
+  EXPECT_EQ(plainText(line), "host launch overhead 3.19 ms/step, 32.9 as captured (gpt.py:32 0.45)");
+  size_t figures = 0, places = 0;
+  for (const auto& chunk : line) {
+    figures += chunk.kind == StoryChunk::Kind::Milliseconds;
+    places += chunk.kind == StoryChunk::Kind::Place;
+  }
+  EXPECT_EQ(figures, 3u);
+  EXPECT_EQ(places, 1u);
+  v.unprofiled.wall_ns.reset();
+  v.as_captured = true;
+  c.ns = c.captured_ns;
+  EXPECT_EQ(plainText(causeStory(v, c, true, 0)), "as captured: host launch overhead 32.9 ms/step");
 }
 
 }  // namespace
