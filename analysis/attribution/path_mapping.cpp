@@ -53,6 +53,12 @@ std::optional<std::string> PathMapper::map(std::string_view profile_path) const 
     std::string mapped = rule.to + std::string(rest);
     if (ok(mapped)) return mapped;
   }
+  // An installed package's module (torchvision's models/resnet.py) is never the user's file of
+  // the same name: by name it maps nowhere, only through a rule the user wrote.
+  auto installed = [](std::string_view p) {
+    return p.find("site-packages") != std::string_view::npos || p.find("dist-packages") != std::string_view::npos;
+  };
+  if (installed(profile_path)) return std::nullopt;
   const std::string* best = nullptr;
   size_t best_len = 0;
   for (const auto& c : candidates) {

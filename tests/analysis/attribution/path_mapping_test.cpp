@@ -30,6 +30,22 @@ TEST(PathMapping, RulesThenCandidatesThenRoot) {
   EXPECT_EQ(parsePathRule("novalue"), std::nullopt);
 }
 
+// A module of an installed package maps onto no file of the workspace by its name: a user's
+// resnet.py once took the costs of torchvision's models/resnet.py, and `check` said the file
+// was not the one profiled. A rule still maps it.
+TEST(PathMapping, InstalledPackagesAreNeverMatchedByName) {
+  PathMapper m;
+  m.exists = [](const std::string&) { return true; };
+  m.candidates = {"/ws/resnet.py"};
+  m.root = "/ws";
+  EXPECT_EQ(m.map("/usr/lib/python3/dist-packages/torchvision/models/resnet.py"), std::nullopt);
+  EXPECT_EQ(m.map("/opt/venv/lib/python3.12/site-packages/torchvision/models/resnet.py"), std::nullopt);
+  EXPECT_EQ(m.map("/root/job/resnet.py"), "/ws/resnet.py");
+  m.rules = {*parsePathRule("/opt/venv/lib/python3.12/site-packages=/ws/vendored")};
+  EXPECT_EQ(m.map("/opt/venv/lib/python3.12/site-packages/torchvision/models/resnet.py"),
+            "/ws/vendored/torchvision/models/resnet.py");
+}
+
 TEST(PathMapping, NoPathClimbsOutOfTheRootOrARulesTarget) {
   PathMapper m;
   m.exists = [](const std::string&) { return true; };  // every file "exists"
