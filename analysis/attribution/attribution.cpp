@@ -520,6 +520,7 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
     }
   }
   sum.busy_share = median(shares);
+  sum.median_steps = static_cast<int>(walls.size());
   for (const auto& [key, w] : lines)
     if (w.line.file != 0) sum.wait_lines[static_cast<size_t>(std::get<0>(key))].push_back(w);
   for (auto& list : sum.wait_lines)

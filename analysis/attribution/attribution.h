@@ -321,7 +321,10 @@ struct StepSummary {
   int steady = 0;                // steady steps, over all processes
   int warmup = 0, outliers = 0;  // one-off steps
   int lost = 0;                  // steps left out because their GPU records are missing (StepKind::Lost)
-  int64_t wall_ns = 0;           // median steady step
+  // Of the steady steps, those the medians and the range stand on: each process's last, cut
+  // short where its loop ends (none after it marks its end), is left out when it has over three.
+  int median_steps = 0;
+  int64_t wall_ns = 0;  // median steady step
   int64_t wall_min_ns = 0, wall_max_ns = 0;
   int64_t busy_ns = 0;                 // median GPU busy time of a steady step
   double busy_share = 0;               // median over steady steps (of every rank) of busy / wall

@@ -300,6 +300,7 @@ StepVerdict storyFigures(const join::StepStory& st) {
   double n = s.steady;
   StepVerdict v;
   v.steady = s.steady, v.warmup = s.warmup, v.outliers = s.outliers, v.all_steps = story->all_steps;
+  v.median_steps = s.median_steps;
   v.all_counted = s.all_steps;
   v.steps_source = story->steps_source;
   v.timing_from = story->timing_from;

@@ -121,6 +121,7 @@ struct UnprofiledStep {
 
 struct StepVerdict {
   int steady = 0, warmup = 0, outliers = 0, all_steps = 0;
+  int median_steps = 0;         // of the steady steps, those the median and the range stand on (StepSummary)
   int lost_steps = 0;           // steps left out because their GPU records are missing
   double lost_share = 0;        // of the steady steps' launches, those without a GPU record
   bool low_confidence = false;  // the capture lost records in the steps (lost_steps, lost_share)

@@ -203,6 +203,7 @@ json stepsJson(const model::Profile& p, const attribution::Attribution& attr) {
           {"warmup", s.warmup},
           {"outliers", s.outliers},
           {"lost", s.lost},
+          {"median_steps", s.median_steps},
           {"lost_launches", s.lost_launches},
           {"busy_share", s.busy_share},
           {"all_steps", s.all_steps},

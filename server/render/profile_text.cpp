@@ -640,8 +640,17 @@ std::string stepRows(const features::StepVerdict& v, bool markdown) {
   std::string label = markdown ? "**Step** " : "Step      ";
   // The capture's own step first, then the step without the profiler: where that figure comes
   // from, its range, and the bound (only where it holds).
-  out += label + ms(v.wall_ns) + " median as captured over " + std::to_string(v.steady) + " steady steps (" +
-         formatMilliseconds(v.wall_min_ns) + "–" + ms(v.wall_max_ns) + "), GPU busy " + formatShare(v.busy_share) + nl;
+  // The steps the median and the range stand on: a loop's last step, cut short where it ends,
+  // is left out (it once read "over 5 steady steps (102–126 ms)" with the fifth at 90.4 ms).
+  std::string over = v.median_steps > 0 && v.median_steps < v.steady
+                         ? std::to_string(v.median_steps) + " of the " + std::to_string(v.steady) + " steady steps ("
+                         : std::to_string(v.steady) + " steady steps (";
+  std::string cut = v.median_steps > 0 && v.median_steps < v.steady
+                        ? (v.ranks > 1 ? "; each rank's last, cut short where its loop ends, left out"
+                                       : "; the last, cut short where the loop ends, left out")
+                        : "";
+  out += label + ms(v.wall_ns) + " median as captured over " + over + formatMilliseconds(v.wall_min_ns) + "–" +
+         ms(v.wall_max_ns) + cut + "), GPU busy " + formatShare(v.busy_share) + nl;
   out += (markdown ? "**Without the profiler:** " : "Unprofiled ") +
          (markdown ? md::text(features::unprofiledText(v)) : features::unprofiledText(v)) + nl;
   if (v.low_confidence)

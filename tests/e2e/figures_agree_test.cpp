@@ -48,6 +48,16 @@ TEST_P(FiguresAgree, TextShowsTheJsonFigures) {
   const json& v = doc["verdict"];
   ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(Step      ([0-9.]+) ms median .*GPU busy ([0-9.]+)%)")));
   expectShown(std::stod(m[1]), v["wall_ns"].get<double>() / 1e6, "step");
+  {
+    // The steps the median and its range stand on, as many as the text says (the last, cut
+    // short, was once left out while the text said "over 5 steady steps").
+    std::smatch over;
+    ASSERT_TRUE(
+        std::regex_search(out, over, std::regex(R"(median as captured over (([0-9]+) of the )?([0-9]+) steady)")));
+    const json& sum = doc["step_summary"];
+    EXPECT_EQ(std::stoi(over[3]), sum["steady"].get<int>());
+    EXPECT_EQ(over[2].matched ? std::stoi(over[2]) : sum["steady"].get<int>(), sum["median_steps"].get<int>());
+  }
   EXPECT_NEAR(std::stod(m[2]), 100 * v["busy_share"].get<double>(), 0.51) << "busy";
   // Each cause, in order, with its figure.
   std::istringstream lines(out.substr(m.position(0)));
