@@ -143,6 +143,12 @@ async function main() {
       // (A snapshot without an error or warning tells nothing there: memory-steps.)
       check((wanted.length > 0 || name === "memory-steps") && missing.length === 0, `${name}: the page tells the report's story (${wanted.length} lines)`,
         missing.join(" | "));
+      // Each cause of the verdict with its figures, as the text tells it (and as the JSON holds it).
+      const causeLines = header.split("\n").filter((l) =>
+        /^ {10}(as captured: )?(host launch overhead|host-device syncs|input pipeline|other host work|exposed communication|ranks waiting for each other|torch\.compile compiling) /.test(l));
+      const causesMissing = causeLines.filter((l) => !rows.some((r) => r.text.includes(l.trim())));
+      check(causeLines.length === (json.verdict?.causes?.length ?? 0) && causesMissing.length === 0,
+        `${name}: each of the verdict's ${causeLines.length} causes on the page, with the text's figures`, causesMissing.join(" | "));
       // A line's work by kind (an installed model called on one line): the text's words on the page.
       const kindLines = text.split("\n").filter((l) => l.includes("↳ by kind: ")).map((l) => l.slice(l.indexOf("↳ by kind: ")));
       const kindRows = await page.$$eval("#sl-sources tr.sl-kinds", (trs) => trs.map((t) => t.textContent.trim()));
