@@ -262,8 +262,6 @@ void writeHeader(const ReportData& d, std::ostream& out) {
   if (memory) writeMemory(*memory, out);
   writeMemoryChange(d, out);
   for (const auto& w : profileWarnings(attr, profile.info)) out << "Warning   " << w << "\n";
-  if (attr.attributed_gpu_ns == 0)
-    out << "No GPU time could be put on source lines: " << ingest::captureAdvice(profile.info) << "\n";
 }
 
 // Roll-ups on def and loop header lines (1-based line -> ns of the body).

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/ingest/profile_loader.h"
 #include "server/lsp/uri.h"
 #include "server/render/markdown.h"
 
@@ -425,6 +426,12 @@ std::string lostRecordsWarning(const attribution::Attribution& attr, const model
 std::vector<std::string> profileWarnings(const attribution::Attribution& attr, const model::ProfileInfo& info) {
   std::vector<std::string> out = info.warnings;
   if (auto lost = lostRecordsWarning(attr, info); !lost.empty()) out.push_back(std::move(lost));
+  // Nothing on the lines: one warning on every surface (the page once labelled it "No").
+  if (attr.attributed_gpu_ns == 0 && attr.total_gpu_ns > 0) {
+    std::string advice = ingest::captureAdvice(info);
+    std::replace(advice.begin(), advice.end(), '\n', ' ');
+    out.push_back("No GPU time could be put on source lines: " + advice);
+  }
   return out;
 }
 

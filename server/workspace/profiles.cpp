@@ -218,8 +218,6 @@ protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const s
   }
   if (const auto& m = loaded->join->memory().story) status.memory = memoryStatus(*m);
   status.warnings = profileWarnings(a, info);
-  if (a.attributed_gpu_ns == 0 && a.steady_gpu_ns > 0)
-    status.warnings.push_back("No GPU time could be put on source lines: " + ingest::captureAdvice(info));
   if (a.ranks.size() > 1) {
     auto summaries = join::summarizeRanks(*loaded->join, fs::path(loaded->path).filename().string());
     if (summaries.size() > 1) status.job = jobStatus(features::buildJob(summaries));

@@ -224,6 +224,19 @@ TEST(SurfacesAgree, TheStragglersLateShareIsOneFigure) {
   EXPECT_TRUE(has(check.out, "last to arrive at")) << check.out;
 }
 
+// A capture without backtraces: "No GPU time could be put on source lines" is a warning on
+// every surface; the page's story once labelled it "No" (its first word).
+TEST(SurfacesAgree, NothingOnLinesIsAWarningEverywhere) {
+  SIGHTLINE_REQUIRE_PROFILE(profile, "h200-captures/nsys/train_small_naive_nobacktrace.sqlite.xz");
+  auto text = runSightline("report --profile '" + profile + "'", sourcePath(""));
+  auto html = runSightline("report --format html --profile '" + profile + "'", sourcePath(""));
+  ASSERT_EQ(text.code, 0) << text.out;
+  ASSERT_EQ(html.code, 0) << html.out.substr(0, 300);
+  EXPECT_TRUE(has(text.out, "\nWarning   No GPU time could be put on source lines: ")) << text.out.substr(0, 2000);
+  EXPECT_TRUE(has(html.out, R"("label":"Warning","lines":["No GPU time could be put on source lines)"));
+  EXPECT_FALSE(has(html.out, R"("label":"No")"));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Bundled, SurfacesAgree,
     ::testing::Values(Capture{"nsys", "examples/train_small_naive.sqlite.xz", "examples/train_small.py"},

@@ -54,7 +54,7 @@ std::vector<Capture> ownCaptures() {
       // A script of the capture's own folder, when there is one.
       if (c.script.empty())
         for (const auto& s : fs::directory_iterator(e.path().parent_path()))
-          if (s.path().extension() == ".py") c.script = s.path().string().substr(sourcePath("").size() + 1);
+          if (s.path().extension() == ".py") c.script = fs::relative(s.path(), sourcePath("")).string();
       out.push_back(c);
     }
   }
@@ -93,7 +93,9 @@ json pageData(const std::string& html) {
 void checkCapture(const Capture& c, bool shared, const std::string& what) {
   std::string args = profileArgs(c, shared);
   std::string script = c.script.empty() ? "tests/data/broken.py" : c.script;
-  auto js = runSightline("report --format json" + args, sourcePath(""));
+  // Every surface with the same inputs, the script named (a trace's lines, and so its causes
+  // and bound, need it).
+  auto js = runSightline("report --format json" + args + " " + shellQuoted(script), sourcePath(""));
   if (js.code != 0) return;  // a capture without GPU work or steps: other tests cover it
   json doc = json::parse(js.out, nullptr, false);
   ASSERT_TRUE(doc.is_object()) << what;
@@ -157,7 +159,8 @@ void checkCapture(const Capture& c, bool shared, const std::string& what) {
       << what << "\n"
       << text.out.substr(0, 1500);
   fs::path page = fs::temp_directory_path() / ("sightline-unprofiled-" + std::to_string(::getpid()) + ".html");
-  auto html = runSightline("report --format html -o " + shellQuoted(page.string()) + args, sourcePath(""));
+  auto html = runSightline("report --format html -o " + shellQuoted(page.string()) + args + " " + shellQuoted(script),
+                           sourcePath(""));
   ASSERT_EQ(html.code, 0) << what << html.out;
   json data = pageData(readFile(page.string()));
   fs::remove(page);
