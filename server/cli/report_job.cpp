@@ -29,12 +29,13 @@ std::string percent(double share) {
   return buf;
 }
 
+// Steps numbered from 1, as the step bars number them (the JSON keeps 0-based indices).
 std::string stepList(const std::vector<int32_t>& steps) {
   std::string out;
   size_t shown = 0;
   for (int32_t s : steps) {
     if (shown == 12) return out + ", … (" + std::to_string(steps.size()) + " steps)";
-    out += (out.empty() ? "" : ", ") + std::to_string(s);
+    out += (out.empty() ? "" : ", ") + std::to_string(s + 1);
     ++shown;
   }
   return out;

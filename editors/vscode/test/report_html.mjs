@@ -274,7 +274,7 @@ async function main() {
       await page.close();
     }
     // A job of 1,024 ranks (bench/make_job.py from a real rank's summary, a straggler injected in
-    // steps 1 and 3): the merged summaries' page is small, opens fast, and its heat map, straggler
+    // steps 1 and 3, 0-based: the page numbers steps from 1, as the bars do, so 2 and 4): the merged summaries' page is small, opens fast, and its heat map, straggler
     // and lines are the JSON's.
     {
       const summary = join(tmp, "template.json");
@@ -302,7 +302,7 @@ async function main() {
       check(label.includes("1024 ranks") && label.includes(job.straggler.rank),
         "job of 1,024 ranks: the heat map of every rank, the straggler named", label);
       const note = await page.$eval("#sl-job-straggler", (e) => e.textContent).catch(() => "");
-      check(job.straggler.rank.startsWith("rank 777 (") && note === `Straggler: ${job.straggler.rank} (steps 1, 3)`,
+      check(job.straggler.rank.startsWith("rank 777 (") && note === `Straggler: ${job.straggler.rank} (steps 2, 4)`,
         "job of 1,024 ranks: the injected straggler and its steps, as the JSON says", note);
       const rows = await page.$$eval("#sl-job-lines tr", (trs) => trs.slice(1).map((t) => t.textContent));
       const first = job.lines[0];

@@ -55,7 +55,7 @@ export function jobChart(data: StepViewData, host: Host, tip: Tooltip, width: nu
     // Step numbers under the columns: each where they fit, else the first and the last.
     const every = cellW >= 24 ? 1 : Math.max(1, columns - 1);
     for (let c = 0; c < columns; c += every)
-      ctx.fillText(String(c * job.stepsPerColumn), label + c * cellW + 2, rowH * job.ranks.length + 13);
+      ctx.fillText(String(c * job.stepsPerColumn + 1), label + c * cellW + 2, rowH * job.ranks.length + 13);
   }
   const at = (ev: MouseEvent): [number, number] => {
     const box = canvas.getBoundingClientRect();
@@ -65,7 +65,7 @@ export function jobChart(data: StepViewData, host: Host, tip: Tooltip, width: nu
     const [r, c] = at(ev);
     const wall = job.wallNs[r]?.[c];
     if (wall === undefined || c < 0) return tip.hide();
-    const first = c * job.stepsPerColumn;
+    const first = c * job.stepsPerColumn + 1; // numbered from 1, as the step bars are
     const steps = job.stepsPerColumn > 1 ? `steps ${first}–${first + job.stepsPerColumn - 1}` : `step ${first}`;
     tip.show([job.ranks[r], `${steps}: ${wall < 0 ? "none" : ms(wall)} (job median ${ms(job.medianStepNs)})`,
       r === job.straggler ? "the straggler: the others wait for it" : ""].filter((l) => l), ev.clientX, ev.clientY);
@@ -90,7 +90,7 @@ export function jobChart(data: StepViewData, host: Host, tip: Tooltip, width: nu
   if (job.straggler >= 0)
     section.append(el("p", { class: "sl-note", id: "sl-job-straggler" }, [
       `Straggler: ${job.ranks[job.straggler]}` +
-        (job.stragglerSteps.length ? ` (steps ${job.stragglerSteps.slice(0, 12).join(", ")}` +
+        (job.stragglerSteps.length ? ` (steps ${job.stragglerSteps.slice(0, 12).map((s) => s + 1).join(", ")}` +
           `${job.stragglerSteps.length > 12 ? ", …" : ""})` : ""),
     ]));
   if (job.lines.length > 0) {
