@@ -399,24 +399,62 @@ int32_t representativeStep(const std::vector<Step>& list) {
   return best;
 }
 
+using WaitTally = std::map<std::tuple<Wait, model::StringId, int32_t>, WaitLine>;
+
+// pid -> its activities, by start, for the processes with steps.
+std::map<uint32_t, std::vector<uint32_t>> activitiesOfSteppedProcesses(const model::Profile& p,
+                                                                       const Attribution& out) {
+  std::map<uint32_t, std::vector<uint32_t>> acts;
+  for (uint32_t a = 0; a < p.activities.size(); ++a) {
+    auto it = out.process_steps.find(p.activities[a].pid);
+    if (it != out.process_steps.end() && !it->second.list.empty()) acts[p.activities[a].pid].push_back(a);
+  }
+  return acts;
+}
+
+// pid -> its synchronizing calls as (end, call), by end.
+std::map<uint32_t, std::vector<std::pair<int64_t, uint32_t>>> syncsByProcess(const model::Profile& p) {
+  std::map<uint32_t, std::vector<std::pair<int64_t, uint32_t>>> syncs;
+  for (uint32_t i = 0; i < p.api_calls.size(); ++i)
+    if (p.api_calls[i].sync != model::SyncKind::None) syncs[p.api_calls[i].pid].emplace_back(p.api_calls[i].end_ns, i);
+  for (auto& [pid, list] : syncs) std::sort(list.begin(), list.end());
+  return syncs;
+}
+
+// A process's median step is the headline's median over its steps alone (GPU side, steady, the
+// last one cut short left out): the rank table and the bars once gave the median of its
+// host-side steps, warm-up included, beside a headline of another value. Its busy share is on
+// the terms of its figures per step (means over the same steps): its GPU busy time over their
+// wall, summed; a median of per-step shares beside those means once read "13.9 GPU ms/step in a
+// 49.4 ms step, busy 11.8%".
+void finishProcess(Attribution::ProcessSteps& steps, RankInfo* rank, const std::vector<int64_t>& own_walls) {
+  if (!own_walls.empty()) {
+    steps.median_ns = medianNs(own_walls);
+    if (rank) rank->median_step_ns = steps.median_ns;
+  }
+  if (rank && rank->steady_wall_ns > 0)
+    rank->busy_share =
+        std::min(1.0, static_cast<double>(rank->steady_busy_ns) / static_cast<double>(rank->steady_wall_ns));
+}
+
+// Over every process's steady steps: the medians and range of the walls the medians stand on,
+// and each cause's lines, costliest first.
+void finishSummary(StepSummary& sum, const std::vector<int64_t>& walls, const std::vector<int64_t>& busies,
+                   const std::vector<double>& shares, const WaitTally& lines) {
+  finishSummary(sum, walls, busies, shares, lines);
+}
+
 // Per step: GPU busy time and idle time by cause; over the steady steps: wall and busy medians,
 // and GPU idle time by cause with its lines; the representative step's idle pieces.
 void summarizeSteps(const model::Profile& p, const Options& options, const CallsByCorrelation& calls,
                     LineResolver& resolver, std::vector<GapCause>& gap_cause, Attribution& out) {
   int64_t gap_ns = options.idle_gap_ns;
   StepSummary& sum = out.step_summary;
-  std::map<uint32_t, std::vector<uint32_t>> acts;  // pid -> its activities, by start
-  for (uint32_t a = 0; a < p.activities.size(); ++a) {
-    auto it = out.process_steps.find(p.activities[a].pid);
-    if (it != out.process_steps.end() && !it->second.list.empty()) acts[p.activities[a].pid].push_back(a);
-  }
-  std::map<uint32_t, std::vector<std::pair<int64_t, uint32_t>>> syncs;  // pid -> (end, call), by end
-  for (uint32_t i = 0; i < p.api_calls.size(); ++i)
-    if (p.api_calls[i].sync != model::SyncKind::None) syncs[p.api_calls[i].pid].emplace_back(p.api_calls[i].end_ns, i);
-  for (auto& [pid, list] : syncs) std::sort(list.begin(), list.end());
+  auto acts = activitiesOfSteppedProcesses(p, out);
+  auto syncs = syncsByProcess(p);
   std::vector<int64_t> walls, busies;
   std::vector<double> shares;
-  std::map<std::tuple<Wait, model::StringId, int32_t>, WaitLine> lines;
+  WaitTally lines;
   for (auto& [pid, steps] : out.process_steps) {
     if (steps.list.empty()) continue;
     RankInfo* rank = nullptr;
@@ -490,19 +528,7 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
       }
       if (rank) rank->steady_wall_ns += model::spanNs(s, e), rank->steady_busy_ns += busy_ns;
     }
-    // The rank's busy share beside its figures per step (means over the same steps): its GPU
-    // busy time over their wall, summed. A median of per-step shares beside those means once
-    // read "13.9 GPU ms/step in a 49.4 ms step, busy 11.8%".
-    // A process's median step is the headline's median over its steps alone (GPU side, steady,
-    // the last one cut short left out): the rank table and the bars once gave the median of its
-    // host-side steps, warm-up included, beside a headline of another value.
-    if (!own_walls.empty()) {
-      steps.median_ns = medianNs(own_walls);
-      if (rank) rank->median_step_ns = steps.median_ns;
-    }
-    if (rank && rank->steady_wall_ns > 0)
-      rank->busy_share =
-          std::min(1.0, static_cast<double>(rank->steady_busy_ns) / static_cast<double>(rank->steady_wall_ns));
+    finishProcess(steps, rank, own_walls);
     // The representative step walked again, its idle pieces kept (for a timeline).
     steps.representative = representativeStep(steps.list);
     if (steps.representative >= 0) {
