@@ -15,6 +15,7 @@
 #include "server/cli/joined_files.h"
 #include "server/lsp/position_conversion.h"
 #include "server/render/profile_text.h"
+#include "server/workspace/profiles.h"
 #include "server/workspace/settings.h"
 #include "server/workspace/steps_file.h"
 
@@ -286,7 +287,7 @@ int runCheckCommand(const std::vector<std::string>& args, std::ostream& out, std
   std::vector<FileResult> results;
   results.reserve(named.size());
   // The verdict once, for every file checked.
-  auto verdict = profile ? features::stepVerdict(profile->story().get()) : std::nullopt;
+  auto verdict = loadVerdict(profile.get());
   for (const auto& file : named)
     results.push_back(checkFile(file, profile.get(), verdict ? &*verdict : nullptr, parsed.settings, err));
   bool failing = false;

@@ -23,6 +23,7 @@
 #include "server/render/job_json.h"
 #include "server/render/profile_text.h"
 #include "server/render/step_view_html.h"
+#include "server/workspace/profiles.h"
 #include "server/workspace/steps_file.h"
 
 namespace sightline::server {
@@ -347,7 +348,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     }
   }
   ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}, {}, {}, {}};
-  data.verdict = features::stepVerdict(main->story().get());
+  data.verdict = loadVerdict(main.get());
   data.summaries = parsed.profile_paths.size() > 1
                        ? std::move(summaries)
                        : join::summarizeRanks(*main, fs::path(parsed.profile_paths.front()).filename().string());

@@ -194,6 +194,10 @@ void statusLine(protocol::ProfileStatusParams& s) {
 
 }  // namespace
 
+std::optional<features::StepVerdict> loadVerdict(const join::ProfileJoin* join) {
+  return join ? features::stepVerdict(join->story().get()) : std::nullopt;
+}
+
 protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const std::string& error) {
   protocol::ProfileStatusParams status;
   status.error = error;
@@ -346,7 +350,7 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
       options.compiled = compiled_code.finish(*result.profile);
       options.attribution_store = attributionStore(paths, open_options);
       loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);
-      loaded->verdict = features::stepVerdict(loaded->join->story().get());
+      loaded->verdict = loadVerdict(loaded->join.get());
       releaseFreeMemory();  // what the readers and attribution grew and freed (allocator.h)
     } else {
       error = result.error;

@@ -41,6 +41,10 @@ std::vector<std::string> discoverProfiles(const std::string& root);
 std::vector<std::string> expandProfileSetting(const std::string& root, const std::string& entry);
 int64_t fileMtimeNs(const std::string& path);  // 0 when missing
 
+// The step verdict of a loaded profile: the one place a load computes it (the server's loads,
+// `report` and `check`); every surface then renders that value. nullopt without steps.
+std::optional<features::StepVerdict> loadVerdict(const join::ProfileJoin* join);
+
 protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const std::string& error);
 std::string profileSummaryMarkdown(const LoadedProfile& loaded);
 
