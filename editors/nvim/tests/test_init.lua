@@ -36,7 +36,7 @@ local function run()
   -- rule checked first against that table.
   local s = sightline.status()
   check(line:sub(1, #("▮ " .. s.text)) == "▮ " .. s.text, "statusline is the server's status text", line)
-  local function ms(ns)
+  local function format_milliseconds(ns)
     local v = ns / 1e6
     local a = math.abs(v)
     return string.format(a >= 100 and "%.0f" or a >= 10 and "%.1f" or "%.2f", v)
@@ -45,13 +45,13 @@ local function run()
   local table_ok = true
   for _, row in ipairs(units.milliseconds) do
     -- printf rounds an exact tie to even, the table away from zero: ties are the server's to get right.
-    if ms(row[1]) ~= row[2] and math.abs(row[1] / 1e4 - math.floor(row[1] / 1e4) - 0.5) > 1e-9 then
+    if format_milliseconds(row[1]) ~= row[2] and math.abs(row[1] / 1e4 - math.floor(row[1] / 1e4) - 0.5) > 1e-9 then
       table_ok = false
     end
   end
   check(table_ok, "the test's rule writes tests/data/units.json's milliseconds")
-  check(line:find(" " .. ms(s.gpuNsPerStep) .. " ms/step", 1, true) ~= nil, "statusline's ms/step by the units table",
-    line .. " vs " .. ms(s.gpuNsPerStep))
+  check(line:find(" " .. format_milliseconds(s.gpuNsPerStep) .. " ms/step", 1, true) ~= nil, "statusline's ms/step by the units table",
+    line .. " vs " .. format_milliseconds(s.gpuNsPerStep))
 
   -- Diagnostics, with the profile's evidence: (0-based line, code).
   local wanted = {

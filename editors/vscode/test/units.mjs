@@ -28,10 +28,10 @@ function check(unit, value, got, want) {
   console.log(`FAIL ${unit} ${value}: "${got}", the server writes "${want}"`);
 }
 for (const [ns, text] of table.milliseconds) {
-  check("ms", ns, format.msFigure(ns), text);
+  check("ms", ns, format.formatMilliseconds(ns), text);
   check("ms", ns, format.ms(ns), `${text} ms`);
 }
-for (const [n, text] of table.bytes) check("bytes", n, format.bytes(n), text);
-for (const [x, text] of table.share) check("share", x, format.percent(x), text);
+for (const [n, text] of table.bytes) check("bytes", n, format.formatBytes(n), text);
+for (const [x, text] of table.share) check("share", x, format.formatShare(x), text);
 console.log(failed === 0 ? `units: all ${passed} figures as the server writes them` : `units: ${failed} of ${passed + failed} differ`);
 process.exit(failed === 0 && passed > 0 ? 0 : 1);

@@ -5,7 +5,7 @@
 // clicked on the step strip under the chart. A band opens its line.
 import { Host, MemoryPoint, StepViewData } from "./data";
 import { el, lineColour, svg, svgText, Tooltip } from "./dom";
-import { basename, bytes, ms } from "./format";
+import { basename, formatBytes, ms } from "./format";
 
 interface Range {
   t0: number;
@@ -52,7 +52,7 @@ export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width:
   for (const lineIndex of m.bands ?? []) {
     const l = data.lines[lineIndex];
     if (!l) continue;
-    const item = el("span", { class: "sl-legend-item" }, [el("span", { class: "sl-swatch" }), `${basename(l.path)}:${l.line} ${bytes(l.memoryPeakBytes)}`]);
+    const item = el("span", { class: "sl-legend-item" }, [el("span", { class: "sl-swatch" }), `${basename(l.path)}:${l.line} ${formatBytes(l.memoryPeakBytes)}`]);
     (item.firstChild as HTMLElement).style.background = lineColour(lineIndex);
     item.style.cursor = "pointer";
     item.addEventListener("click", () => host.openLine(l.path, l.line));
@@ -90,7 +90,7 @@ export function memoryChart(data: StepViewData, host: Host, tip: Tooltip, width:
     // The failing allocation's call chain, file:line on every frame, outermost first.
     const chain = m.oom.chain.map((i) => (i >= 0 && data.lines[i] ? `${basename(data.lines[i].path)}:${data.lines[i].line}` : "?"));
     section.append(el("p", { class: "sl-oom-chain", id: "sl-oom-chain" }, [
-      `Out of memory: asked ${bytes(m.oom.requestedBytes)} with ${bytes(m.oom.freeBytes)} free` +
+      `Out of memory: asked ${formatBytes(m.oom.requestedBytes)} with ${formatBytes(m.oom.freeBytes)} free` +
       (chain.length ? `; called from ${chain.join(" → ")}` : "")]));
   }
   section.append(note);
@@ -117,7 +117,7 @@ function chart(data: StepViewData, host: Host, tip: Tooltip, width: number, rang
   const bandLines = m.bands ?? [];
   const peakIndex = points.findIndex((p) => p.t === m.peakTimeNs && p.allocated === m.peakAllocatedBytes);
   const root = svg("svg", { class: "sl-chart sl-memory", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
-    "aria-label": `GPU memory: peak ${bytes(m.peakAllocatedBytes)} allocated`, "data-max-bytes": maxB,
+    "aria-label": `GPU memory: peak ${formatBytes(m.peakAllocatedBytes)} allocated`, "data-max-bytes": maxB,
     "data-plot-height": plotH, "data-peak-x": peakIndex >= 0 ? x(points[peakIndex].t).toFixed(1) : "" });
   // Stacked areas: each band from the sum of those below it to that sum plus its bytes; "other"
   // up to the allocated total.
@@ -141,8 +141,8 @@ function chart(data: StepViewData, host: Host, tip: Tooltip, width: number, rang
     path.addEventListener("mousemove", (e) => {
       const me = e as MouseEvent;
       const p = nearest(me.clientX);
-      tip.show([l ? `${basename(l.path)}:${l.line}` : "?", `${bytes(p.bands?.[b] ?? 0)} alive at ${ms(p.t)}`,
-        `${bytes(l ? l.memoryPeakBytes : 0)} at the peak`], me.clientX, me.clientY);
+      tip.show([l ? `${basename(l.path)}:${l.line}` : "?", `${formatBytes(p.bands?.[b] ?? 0)} alive at ${ms(p.t)}`,
+        `${formatBytes(l ? l.memoryPeakBytes : 0)} at the peak`], me.clientX, me.clientY);
     });
     path.addEventListener("mouseleave", () => tip.hide());
     if (l) path.addEventListener("click", () => host.openLine(l.path, l.line));
@@ -154,7 +154,7 @@ function chart(data: StepViewData, host: Host, tip: Tooltip, width: number, rang
     const me = e as MouseEvent;
     const p = nearest(me.clientX);
     const held = (p.bands ?? []).reduce((a, v) => a + v, 0);
-    tip.show(["other lines and none", `${bytes(p.allocated - held)} of ${bytes(p.allocated)} at ${ms(p.t)}`], me.clientX, me.clientY);
+    tip.show(["other lines and none", `${formatBytes(p.allocated - held)} of ${formatBytes(p.allocated)} at ${ms(p.t)}`], me.clientX, me.clientY);
   });
   other.addEventListener("mouseleave", () => tip.hide());
   root.append(other);
@@ -183,7 +183,7 @@ function chart(data: StepViewData, host: Host, tip: Tooltip, width: number, rang
       zoomAt(range.t0 + (((e as MouseEvent).clientX - box.left - left) / plotW) * span);
     });
   }
-  root.append(svgText(left - 4, y(maxB) + 8, bytes(maxB), { class: "sl-tick", "text-anchor": "end" }));
+  root.append(svgText(left - 4, y(maxB) + 8, formatBytes(maxB), { class: "sl-tick", "text-anchor": "end" }));
   root.append(svgText(left - 4, y(0), "0", { class: "sl-tick", "text-anchor": "end" }));
   root.append(svgText(left, height - 4, ms(range.t0), { class: "sl-tick" }));
   root.append(svgText(left + plotW, height - 4, ms(range.t1), { class: "sl-tick", "text-anchor": "end" }));
@@ -191,12 +191,12 @@ function chart(data: StepViewData, host: Host, tip: Tooltip, width: number, rang
   const oomShown = m.oom && m.oom.timeNs >= range.t0 - 1 && m.oom.timeNs <= range.t1 + 1;
   const oomAt = m.oom ? m.oom.line : -1;
   const oomText = m.oom ? `out of memory${oomAt >= 0 && data.lines[oomAt] ? ` at ${basename(data.lines[oomAt].path)}:${data.lines[oomAt].line}` : ""}: ` +
-    `asked ${bytes(m.oom.requestedBytes)}, ${bytes(m.oom.freeBytes)} free` : "";
+    `asked ${formatBytes(m.oom.requestedBytes)}, ${formatBytes(m.oom.freeBytes)} free` : "";
   const oomRight = m.oom ? Math.max(left + 4, Math.min(x(m.oom.timeNs) + 4, left + plotW + colW)) : 0;
   if (m.peakTimeNs >= range.t0 && m.peakTimeNs <= range.t1) {
     const px = x(m.peakTimeNs), py = y(m.peakAllocatedBytes);
     root.append(svg("circle", { cx: px, cy: py, r: 4, class: "sl-peak" }));
-    const peakText = `peak ${bytes(m.peakAllocatedBytes)}`;
+    const peakText = `peak ${formatBytes(m.peakAllocatedBytes)}`;
     const lx = Math.min(px + 6, left + plotW - 120);
     // Left out where the out-of-memory label would cover it (the header names the peak).
     if (!oomShown || lx + 6 * peakText.length < oomRight - 6 * oomText.length)
@@ -225,7 +225,7 @@ function chart(data: StepViewData, host: Host, tip: Tooltip, width: number, rang
       class: "sl-band", "data-line": band.line, "data-bytes": band.bytes });
     r.addEventListener("mousemove", (e) => {
       const me = e as MouseEvent;
-      tip.show([`${basename(l.path)}:${l.line}`, `${bytes(band.bytes)} alive at the peak`], me.clientX, me.clientY);
+      tip.show([`${basename(l.path)}:${l.line}`, `${formatBytes(band.bytes)} alive at the peak`], me.clientX, me.clientY);
     });
     r.addEventListener("mouseleave", () => tip.hide());
     r.addEventListener("click", () => host.openLine(l.path, l.line));

@@ -4,7 +4,7 @@
 // the host. Nothing is fetched: the page is whole without a network.
 import { Host, StepViewData } from "./data";
 import { el, Tooltip } from "./dom";
-import { basename, bytes, kindsText, ms, percent } from "./format";
+import { basename, formatBytes, kindsText, ms, formatShare } from "./format";
 import { jobChart } from "./job";
 import { linesChart } from "./lines_chart";
 import { memoryChart } from "./memory";
@@ -68,7 +68,7 @@ function header(data: StepViewData): HTMLElement {
   } else if (data.ranks.length > 0 || data.topLines.length > 0) {
     parts.push("no steps found: figures are totals");
   }
-  if (data.memory) parts.push(`GPU memory peak ${bytes(data.memory.peakAllocatedBytes)} allocated`);
+  if (data.memory) parts.push(`GPU memory peak ${formatBytes(data.memory.peakAllocatedBytes)} allocated`);
   if (data.ranks.length > 1) parts.push(`${data.ranks.length} ranks`);
   h.append(el("p", { class: "sl-summary" }, [parts.join(" · ")]));
   // The headline, as the report and the editor say it: the step as captured, then without the
@@ -126,8 +126,8 @@ function sources(data: StepViewData): HTMLElement | null {
       const held = l && l.memoryPeakBytes > 0;
       const tr = el("tr", { id: anchorOf(file.path, row.line), class: time || held ? "sl-hot" : "" }, [
         el("td", { class: "sl-num" }, [time ? ms(l.selfNs) : ""]),
-        el("td", { class: "sl-num" }, [time ? percent(l.selfNs / total) : ""]),
-        el("td", { class: "sl-num" }, [held ? bytes(l.memoryPeakBytes) : ""]),
+        el("td", { class: "sl-num" }, [time ? formatShare(l.selfNs / total) : ""]),
+        el("td", { class: "sl-num" }, [held ? formatBytes(l.memoryPeakBytes) : ""]),
         el("td", { class: "sl-num" }, [String(row.line)]),
         el("td", {}, [row.text]),
         el("td", { class: "sl-oneoff" }, [l && (l.oneoffNs ?? 0) >= Math.max(1e6, oneoffTotal / 20) ? `◂ one-off ${ms(l.oneoffNs ?? 0)}` : ""]),
