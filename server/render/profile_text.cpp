@@ -731,7 +731,11 @@ std::string oneoffRows(const features::StepVerdict& v, bool markdown) {
   std::string nl = markdown ? "\n\n" : "\n";
   auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
   std::string out;
-  if (v.oneoff_gpu_ns + v.oneoff_idle_ns > 0 || !v.oneoff_steps.empty()) {
+  // Told where it shows as a figure (0.01 ms or more) or a step stands out; never "0.00 ms of GPU
+  // time and 0.00 ms of GPU idle".
+  bool outlier = std::any_of(v.oneoff_steps.begin(), v.oneoff_steps.end(),
+                             [](const auto& o) { return o.kind == attribution::StepKind::Outlier; });
+  if (v.oneoff_gpu_ns + v.oneoff_idle_ns >= 5'000 || outlier || v.warmup > 0) {
     out += (markdown ? std::string("**One-off** (not per step): ") : std::string("One-off   ")) +
            ms(static_cast<double>(v.oneoff_gpu_ns)) + " of GPU time and " + ms(static_cast<double>(v.oneoff_idle_ns)) +
            " of GPU idle outside the steady steps";
