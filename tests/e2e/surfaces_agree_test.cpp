@@ -237,6 +237,15 @@ TEST(SurfacesAgree, NothingOnLinesIsAWarningEverywhere) {
   EXPECT_FALSE(has(html.out, R"("label":"No")"));
 }
 
+// A row tells a figure or says nothing: the one-off row once read "0.00 ms of GPU time and 0.00 ms
+// of GPU idle outside the steady steps; most at gpt.py:149 0.00 ms" (GPT eager, sightline capture).
+TEST(SurfacesAgree, NoRowOfZeros) {
+  std::string profile = repoProfile("tests/data/capture/runs/gpt_nsys.sqlite.xz");
+  auto text = runSightline("report --profile '" + profile + "' tests/data/capture/gpt.py", sourcePath(""));
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_FALSE(has(text.out, "0.00 ms of GPU time and 0.00 ms of GPU idle")) << text.out.substr(0, 1500);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Bundled, SurfacesAgree,
     ::testing::Values(Capture{"nsys", "examples/train_small_naive.sqlite.xz", "examples/train_small.py"},
