@@ -441,7 +441,18 @@ void finishProcess(Attribution::ProcessSteps& steps, RankInfo* rank, const std::
 // and each cause's lines, costliest first.
 void finishSummary(StepSummary& sum, const std::vector<int64_t>& walls, const std::vector<int64_t>& busies,
                    const std::vector<double>& shares, const WaitTally& lines) {
-  finishSummary(sum, walls, busies, shares, lines);
+  sum.busy_share = median(shares);
+  sum.median_steps = static_cast<int>(walls.size());
+  for (const auto& [key, w] : lines)
+    if (w.line.file != 0) sum.wait_lines[static_cast<size_t>(std::get<0>(key))].push_back(w);
+  for (auto& list : sum.wait_lines)
+    std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.ns > y.ns; });
+  if (!walls.empty()) {
+    sum.wall_ns = medianNs(walls);
+    sum.wall_min_ns = *std::min_element(walls.begin(), walls.end());
+    sum.wall_max_ns = *std::max_element(walls.begin(), walls.end());
+    sum.busy_ns = medianNs(busies);
+  }
 }
 
 // Per step: GPU busy time and idle time by cause; over the steady steps: wall and busy medians,
@@ -545,18 +556,7 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
                });
     }
   }
-  sum.busy_share = median(shares);
-  sum.median_steps = static_cast<int>(walls.size());
-  for (const auto& [key, w] : lines)
-    if (w.line.file != 0) sum.wait_lines[static_cast<size_t>(std::get<0>(key))].push_back(w);
-  for (auto& list : sum.wait_lines)
-    std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.ns > y.ns; });
-  if (!walls.empty()) {
-    sum.wall_ns = medianNs(walls);
-    sum.wall_min_ns = *std::min_element(walls.begin(), walls.end());
-    sum.wall_max_ns = *std::max_element(walls.begin(), walls.end());
-    sum.busy_ns = medianNs(busies);
-  }
+  finishSummary(sum, walls, busies, shares, lines);
 }
 
 }  // namespace
