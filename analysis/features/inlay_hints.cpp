@@ -7,14 +7,10 @@
 #include <set>
 
 #include "analysis/features/compare_values.h"
+#include "analysis/features/line_figures.h"
 
 namespace sightline::features {
 namespace {
-
-// Inclusive time differs from the line's own when it adds at least 5% and 5 µs per step or in total.
-bool differs(double self_ns, double inclusive_ns) {
-  return inclusive_ns - self_ns >= std::max(5e3, 0.05 * inclusive_ns);
-}
 
 void addCompareDeltas(std::map<uint32_t, LineHint>& hints, const FileCosts& costs, const HintOptions& options,
                       uint32_t first, uint32_t last) {
@@ -90,7 +86,7 @@ std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const so
     h.show_split = options.show_backward && b.backward_ns > 0;
     h.forward_ns = b.forward_ns;
     h.backward_ns = b.backward_ns;
-    h.show_inclusive = differs(b.gpu_ns, b.inclusive_ns);
+    h.show_inclusive = showsInclusive(b.gpu_ns, b.inclusive_ns);
     h.inclusive_ns = b.inclusive_ns;
     h.inclusive_share = b.inclusive_share;
     h.breakdown = std::move(b);

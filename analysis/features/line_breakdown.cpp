@@ -1,6 +1,8 @@
 // A line's cost as figures for hovers and tooltips.
 #include "analysis/features/line_breakdown.h"
 
+#include "analysis/features/line_figures.h"
+
 #include <algorithm>
 
 namespace sightline::features {
@@ -37,25 +39,19 @@ LineBreakdown breakdownOf(const attribution::LineCost& c, const FileCosts& costs
   for (const auto& [op, n] : c.autograd_ops) ops.emplace_back(n, op);
   std::sort(ops.rbegin(), ops.rend());
   for (size_t i = 0; i < ops.size() && i < 6; ++i) b.autograd_ops.push_back(profile.strings[ops[i].second]);
-  if (costs.ranks.size() > 1 && c.rank_ns.size() == costs.ranks.size()) {
-    // Each rank per step of its own, as the rank table shows them. Min, median and max are of
-    // the figures listed (they once came from the ranks' own work while the list gave their
-    // time, waits included: "max 0.01" beside "rank 3 0.50"); the slowest is by its own work (a
-    // rank waiting in a collective for another is not slow).
-    std::vector<int64_t> work, listed;
+  if (auto spread = slowestRank(c, costs.ranks, s); spread.ranked) {
+    // Each rank per step of its own, as the rank table shows them; min, median and max of the
+    // figures listed, the slowest by its own work (line_figures.h: one rule for every surface).
     for (size_t r = 0; r < c.rank_ns.size(); ++r) {
       auto scaled = [&](int64_t v) {
         double ns = static_cast<double>(v);
         return s.per_step ? perRankStep(costs.ranks[r], ns) : ns;
       };
-      work.push_back(static_cast<int64_t>(scaled(attribution::rankWorkNs(c, r))));
-      listed.push_back(static_cast<int64_t>(scaled(c.rank_ns[r])));
       b.ranks.push_back(
           {costs.ranks[r].label, scaled(c.rank_ns[r]), r < c.rank_wait_ns.size() ? scaled(c.rank_wait_ns[r]) : 0.0});
     }
-    RankSpread by_work = rankSpread(work), spread = rankSpread(listed);
-    b.slowest = costs.ranks[by_work.slowest].label;
-    b.slowest_is_max = by_work.slowest == spread.slowest || listed[by_work.slowest] == listed[spread.slowest];
+    b.slowest = costs.ranks[spread.rank].label;
+    b.slowest_is_max = spread.is_max;
     b.rank_min_ns = spread.min_ns;
     b.rank_median_ns = spread.median_ns;
     b.rank_max_ns = spread.max_ns;

@@ -40,6 +40,12 @@ std::string formatMicroseconds(double ns) {
   return formatMilliseconds(ns) + " ms";
 }
 
+std::string formatDelta(double delta_ns) {
+  return (delta_ns > 0 ? "▲ +" : "▼ −") + formatMilliseconds(std::abs(delta_ns)) + " ms";
+}
+
+std::string formatSignedBytes(int64_t n) { return (n > 0 ? "+" : "") + formatBytes(n); }
+
 std::string formatSeconds(double seconds) { return formatFixed(seconds, 1) + " s"; }
 
 }  // namespace sightline::features

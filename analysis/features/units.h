@@ -21,6 +21,10 @@ std::string formatBytes(int64_t n);
 std::string formatShare(double share);
 // "19.7 µs" below a millisecond, else "3.77 ms": a short duration with its unit (kernels, queues).
 std::string formatMicroseconds(double ns);
+// "▲ +3.20 ms" / "▼ −1.10 ms": a change of `delta_ns` (already per step when per step).
+std::string formatDelta(double delta_ns);
+// "+1.0 MiB", "-300.0 MiB", "0 B": a change of GPU memory.
+std::string formatSignedBytes(int64_t n);
 // "13.9 s": seconds with one decimal and the unit (compile times).
 std::string formatSeconds(double seconds);
 

@@ -114,6 +114,7 @@ struct FileCosts {
   std::map<int32_t, attribution::LineCost> lines;           // 1-based line -> cost
   int64_t total_gpu_ns = 0;                                 // the steady steps' GPU time (shares are of this)
   int steps = 0;                                            // 0: unknown (per-step figures become totals)
+  int64_t oneoff_gpu_ns = 0;                                // GPU time outside the steady steps (one-off)
   std::vector<attribution::RankInfo> ranks;                 // of the whole profile; LineCost::rank_ns indexes it
   std::vector<ContextSpan> spans;                           // inclusive time: work beneath this file's lines
   std::shared_ptr<const StepStory> story;                   // null when the profile knows no steps
@@ -141,6 +142,7 @@ FileCosts fileCosts(const model::Profile& profile, const attribution::Attributio
   FileCosts out;
   out.total_gpu_ns = attr.steady_gpu_ns;
   out.steps = attr.steps;
+  out.oneoff_gpu_ns = attr.step_summary.oneoff_gpu_ns;
   out.ranks = attr.ranks;
   std::map<model::StringId, bool> here;
   auto isHere = [&](model::StringId file) {

@@ -14,6 +14,7 @@
 #include "analysis/attribution/path_mapping.h"
 #include "analysis/features/job_view.h"
 #include "analysis/features/step_verdict.h"
+#include "analysis/features/story.h"
 #include "analysis/join/profile_join.h"
 #include "server/cli/joined_files.h"
 #include "server/render/step_view_json.h"
@@ -92,6 +93,9 @@ StepViewSource stepViewSource(const join::ProfileJoin& join, const std::string& 
 
 // `--format json` (docs/report-json.md).
 nlohmann::json reportJson(const ReportData& d);
+// The header's story (profile, machine, job, steps, verdict, memory, warnings), built once for
+// the text, the page and the summary.
+features::Story headerStory(const ReportData& d);
 // The text: the header (profile, steps, verdict, ranks), then each named file annotated.
 void writeHeader(const ReportData& d, std::ostream& out);
 void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::ostream& out);

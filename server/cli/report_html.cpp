@@ -1,13 +1,14 @@
 // `report --format html`: the step view's data with the named files' hot lines (their text,
 // a line of context around each), in one page (server/render/step_view_html.h).
 #include <filesystem>
-#include <sstream>
 
 #include "analysis/features/step_view.h"
+#include "analysis/features/story_report.h"
 #include "server/cli/report_data.h"
 #include "server/render/job_json.h"
 #include "server/render/step_view_html.h"
 #include "server/render/step_view_json.h"
+#include "server/render/story_render.h"
 
 namespace sightline::server::report {
 
@@ -34,10 +35,8 @@ int writeHtmlReport(const ReportData& d, std::ostream& out, std::ostream& err) {
   std::vector<ListedFile> listed;
   for (const auto& f : d.sources) listed.push_back({f.absolute, f.path, &f.file->text()});
   data["sources"] = annotatedSourcesJson(view, listed);
-  // The story in the report's own words: the verdict, its warnings and advice, compiling, memory.
-  std::ostringstream header;
-  writeHeader(d, header);
-  data["story"] = storyJson(header.str());
+  // The story the report's header tells: the verdict, its warnings and advice, compiling, memory.
+  data["story"] = storyRowsJson(headerStory(d));
   if (d.job) data["job"] = jobPageJson(*d.job);
   out << stepViewHtml(data, "Sightline · " + data["profile"]["file"].get<std::string>());
   return 0;
@@ -65,9 +64,7 @@ int writeJobHtml(const ReportArgs& args, const features::JobView& job, const std
       {"topLines", json::array()},
       {"memory", nullptr},
       {"job", jobPageJson(job)}};
-  std::ostringstream text;
-  writeJobText(job, ranks, text);
-  data["story"] = storyJson(text.str());
+  data["story"] = storyRowsJson(features::jobStory(job, ranks));
   out << stepViewHtml(data, "Sightline · " + name);
   return 0;
 }

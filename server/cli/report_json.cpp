@@ -13,6 +13,7 @@
 
 #include "analysis/features/profile_view.h"
 #include "analysis/features/step_view.h"
+#include "analysis/features/story_verdict.h"
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/join/source_alignment.h"
 #include "protocol/json_in.h"
@@ -281,7 +282,7 @@ json verdictJson(const features::StepVerdict& v) {
           {"calibrated", cap.calibrated},
           {"logged_step_ns", cap.calibrated ? json(cap.logged_step_ns) : json(nullptr)},
           {"confidence", v.low_confidence ? "low" : "normal"},
-          {"confidence_reason", confidenceReason(v)},
+          {"confidence_reason", features::confidenceReason(v)},
           {"lost_steps", v.lost_steps},
           {"busy_share", v.busy_share},
           {"wall_ns", v.wall_ns},

@@ -21,6 +21,7 @@
 #include "server/render/profile_text.h"
 #include "server/render/step_view_html.h"
 #include "server/render/step_view_json.h"
+#include "server/render/story_render.h"
 #include "server/workspace/local_files.h"
 
 #ifndef SIGHTLINE_VERSION
@@ -188,15 +189,10 @@ json Session::stepView(const json& params) {
   auto view = features::computeStepView(*loaded->join, options);
   const auto& info = loaded->profile().info;
   json data = stepViewJson(view, {std::filesystem::path(loaded->path).filename().string(), info.format, info.gpus});
-  // The story as the report tells it: the verdict, then every warning about the profile.
-  std::string story;
-  if (const auto& v = loaded->verdict) story += verdictText(*v, false);
-  for (const auto& w : profileWarnings(loaded->attr(), info)) story += "Warning   " + w + "\n";
-  data["story"] = storyJson(story);
-  if (loaded->attr().ranks.size() > 1) {
-    auto summaries = join::summarizeRanks(*loaded->join, std::filesystem::path(loaded->path).filename().string());
-    if (summaries.size() > 1) data["job"] = jobPageJson(features::buildJob(summaries));
-  }
+  // The story as the report's header tells it (computed once per load): the machine, the job,
+  // the verdict, memory, warnings.
+  data["story"] = storyRowsJson(loaded->story);
+  if (loaded->job) data["job"] = jobPageJson(*loaded->job);
   if (parsed.format != "html") return data;
   if (stepViewScript().empty())
     throw RequestError{ErrorCode::InternalError, "this sightline was built without the step view renderer"};

@@ -7,14 +7,18 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/features/line_figures.h"
+#include "analysis/features/story_verdict.h"
 #include "analysis/ingest/profile_loader.h"
 #include "server/lsp/uri.h"
 #include "server/render/markdown.h"
+#include "server/render/story_render.h"
 
 namespace sightline::server {
 namespace {
 
 using features::formatBytes;
+using features::formatDelta;
 using features::formatMilliseconds;
 using features::formatSeconds;
 
@@ -77,10 +81,6 @@ std::string copiesAndSyncs(const features::LineBreakdown& b, const std::string& 
 
 }  // namespace
 
-std::string formatDelta(double delta_ns) {
-  return (delta_ns > 0 ? "▲ +" : "▼ −") + formatMilliseconds(std::abs(delta_ns)) + " ms";
-}
-
 std::string formatShare(double share) { return features::formatShare(share); }
 
 std::string lineLink(const join::PlacedLine& l) {
@@ -91,7 +91,7 @@ std::string lineLink(const join::PlacedLine& l) {
 
 // Inclusive time, when work runs beneath the line: the split, and the lines beneath it.
 std::string inclusiveMarkdown(const features::LineBreakdown& b, const std::string& unit) {
-  if (b.inclusive_ns - b.gpu_ns < std::max(5e3, 0.05 * b.inclusive_ns)) return "";
+  if (!features::showsInclusive(b.gpu_ns, b.inclusive_ns)) return "";
   std::string md = "**" + formatMilliseconds(b.inclusive_ns) + " " + unit + "** of GPU time beneath this line, " +
                    formatShare(b.inclusive_share) + " of the profile: itself " + formatMilliseconds(b.gpu_ns) +
                    ", beneath it " + formatMilliseconds(b.inclusive_ns - b.gpu_ns);
@@ -340,20 +340,10 @@ std::string memoryMarkdown(const features::HoverInfo& hover) {
 
 }  // namespace
 
-std::string memoryPeakWhen(const join::MemoryStory& m) {
-  std::string pass = m.peak_phase == attribution::MemoryPhase::Optimizer ? "optimizer step"
-                     : m.peak_phase != attribution::MemoryPhase::Unknown
-                         ? std::string(join::phaseName(m.peak_phase)) + " pass"
-                         : "";
-  if (m.peak_step > 0 && m.steps > 1)
-    return "in step " + std::to_string(m.peak_step) + " of the " + std::to_string(m.steps) + " recorded" +
-           (pass.empty() ? "" : " (" + pass + ")");
-  return pass.empty() ? "" : "in the " + pass;
-}
-
 std::string hoverMarkdown(const features::HoverInfo& hover) {
-  std::string compiled =
-      hover.compiled ? "**torch.compile:** " + compileSummaryText({*hover.compiled}, true) : std::string();
+  std::string compiled = hover.compiled
+                             ? "**torch.compile:** " + storyMarkdown(features::compileSummaryStory({*hover.compiled}))
+                             : std::string();
   std::string memory = memoryMarkdown(hover);
   if (!hover.cost) {
     std::string card = hover.standing ? hintTooltip(*hover.standing) : "";
@@ -398,8 +388,7 @@ std::string findingMarkdown(const features::Finding& finding) {
 
 std::string lostRecordsWarning(const attribution::Attribution& attr, const model::ProfileInfo& info) {
   if (attr.lost_launches == 0) return {};
-  char share[32];
-  std::snprintf(share, sizeof share, "%.1f%%", 100.0 * attr.lost_launches / std::max<uint32_t>(1, attr.launches));
+  std::string share = formatShare(static_cast<double>(attr.lost_launches) / std::max<uint32_t>(1, attr.launches));
   std::string out = std::to_string(attr.lost_launches) + " of " + std::to_string(attr.launches) + " GPU launches (" +
                     share + ") have no GPU record (";
   for (size_t i = 0; i < attr.lost.size() && i < 4; ++i)
@@ -435,337 +424,6 @@ std::vector<std::string> profileWarnings(const attribution::Attribution& attr, c
   return out;
 }
 
-std::string confidenceReason(const features::StepVerdict& v) {
-  if (!v.low_confidence) return {};
-  std::string out = "the capture lost GPU records in its steps";
-  if (v.lost_steps > 0)
-    out += ": " + std::to_string(v.lost_steps) + " of " + std::to_string(v.all_steps) + " steps had " +
-           "almost none and are left out";
-  if (v.lost_share > 0.0005)
-    out +=
-        (v.lost_steps > 0 ? ", and " : ": ") + formatShare(v.lost_share) + " of the counted steps' launches have none";
-  return out + "; what those launches ran is missing from the figures";
-}
-
 std::string verdictSummary(const features::StepVerdict& v) { return features::unprofiledSummary(v); }
-
-std::string captureEventLabel(model::CaptureEvent e) {
-  switch (e) {
-    case model::CaptureEvent::RuntimeCall:
-    case model::CaptureEvent::DriverCall:
-    case model::CaptureEvent::TraceApi:
-      return "CUDA API tracing";
-    case model::CaptureEvent::NativeBacktrace:
-      return "native backtraces (--cudabacktrace)";
-    case model::CaptureEvent::PythonBacktrace:
-      return "Python backtraces";
-    case model::CaptureEvent::AutogradRange:
-      return "autograd ranges";
-    case model::CaptureEvent::ShapesRange:
-      return "autograd ranges' shapes";
-    case model::CaptureEvent::TraceOp:
-      return "operator events";
-    case model::CaptureEvent::TraceShapes:
-      return "record_shapes";
-    case model::CaptureEvent::TracePython:
-      return "with_stack";
-  }
-  return "?";
-}
-
-std::string captureCostText(const features::StepVerdict& v) {
-  const auto& cap = v.capture;
-  const auto& u = v.unprofiled;
-  auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
-  std::string out;
-  if (u.wall_ns && u.source != features::StepSource::Model && u.source != features::StepSource::LightCapture) {
-    // Measured: what the capture added is the difference, no model in it.
-    if (u.added_ns < std::max(0.01 * v.wall_ns, 50e3)) return {};
-    out = "the capture added " + ms(u.added_ns) + "/step: " + ms(v.wall_ns) + " captured, " + ms(*u.wall_ns) +
-          " without it";
-  } else {
-    if (!cap.estimated || cap.overhead_ns < std::max(0.01 * v.wall_ns, 50e3) || u.added_max_ns <= 0) return {};
-    out = "the capture added at most " + ms(u.added_max_ns) +
-          "/step (the range's top, the captured steps' upper quartile, less the GPU's own work)";
-  }
-  if (!cap.estimated || cap.by_event.empty()) return out;
-  // The costliest kinds, CUDA API tracing counted once.
-  std::vector<std::pair<std::string, double>> parts;
-  for (const auto& [e, ns] : cap.by_event) {
-    std::string label = captureEventLabel(e);
-    auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == label; });
-    if (it == parts.end())
-      parts.emplace_back(label, ns * (cap.calibrated ? 1 : 1));
-    else
-      it->second += ns;
-  }
-  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  // The kinds of events it recorded, costliest first by the model (named, not priced: the
-  // model's prices are not validated).
-  out += "; it recorded ";
-  for (size_t i = 0; i < parts.size() && i < 4; ++i) out += (i ? ", " : "") + parts[i].first;
-  return out;
-}
-
-std::string lightCaptureAdvice(const features::StepVerdict& v) {
-  const auto& cap = v.capture;
-  if (v.unprofiled.wall_ns || !cap.estimated || cap.light || v.unprofiled.added_max_ns < 0.1 * v.wall_ns) return {};
-  std::string light = formatMilliseconds(cap.light_overhead_ns);
-  std::string load =
-      "; load both (`sightline report --profile THIS --timing LIGHT`), or give the script's own log "
-      "of a run without the profiler (--step-log)";
-  if (cap.kineto)
-    return "for the step's own time, trace without with_stack and record_shapes (≈ " + light +
-           " ms/step of tracing here) or capture with `nsys profile -t cuda,nvtx --sample=none --cpuctxsw=none`" + load;
-  // Only the flags to change: the capture range, where there was one, stays as it was.
-  return "for the step's own time, capture again with `-t cuda,nvtx --sample=none --cpuctxsw=none` in place of this "
-         "capture's trace, stack and range options (≈ " +
-         light + " ms/step of tracing here instead of " + formatMilliseconds(cap.overhead_ns) + ")" + load;
-}
-
-std::string storyMarkdown(const features::StoryLine& line) {
-  std::string out;
-  for (const auto& c : line) {
-    switch (c.kind) {
-      case features::StoryChunk::Kind::Text:
-        out += md::text(c.text);
-        break;
-      case features::StoryChunk::Kind::Milliseconds:
-        out += formatMilliseconds(c.ns);
-        break;
-      case features::StoryChunk::Kind::Place:
-        out += lineLink({c.path, c.line, 0, 0});
-        break;
-    }
-  }
-  return out;
-}
-
-std::string placedLine(const join::PlacedLine& l, bool markdown) {
-  if (markdown) return lineLink(l);
-  return std::filesystem::path(l.path).filename().string() + ":" + std::to_string(l.line);
-}
-
-// What places the kernels of a wrapper read without its post-grad graph.
-constexpr const char* kLinelessRemedy =
-    "its post-grad graph places them; name with --compiled-code the cache's fxgraph/ entries (the same "
-    "TORCHINDUCTOR_CACHE_DIR), a TORCH_COMPILE_DEBUG=1 folder (output_code.py beside fx_graph_transformed.py) "
-    "or a TORCH_TRACE folder";
-
-std::string compiledCodeNote(const join::StepStory::Generated& g, bool markdown) {
-  auto text = [&](const std::string& s) { return markdown ? md::text(s) : s; };
-  std::string out;
-  if (g.mapped > 0 || g.mapped_calls > 0) {
-    out +=
-        " (model lines from the generated code in " + (g.read_from.empty() ? std::string("?") : text(g.read_from[0]));
-    if (g.mapped == 0) out += ", each launch of a traced call placed by its kernel's name and order";
-    out += g.provenance ? ", with whole stacks from Inductor's line map)"
-                        : "; each kernel's innermost line only: run with INDUCTOR_PROVENANCE=1 for the lines above it)";
-    if (g.substituted_modules > 0)
-      out += "; " + std::to_string(g.substituted_modules) + (g.substituted_modules == 1 ? " module" : " modules") +
-             " found there under another name (generated again: matched by the lines of their launches)";
-    if (g.missing_modules > 0)
-      out += "; " + std::to_string(g.missing_modules) + " of the run's generated modules were not found there" +
-             " (their work stays on the compiled function)";
-    if (g.lineless_modules > 0)
-      out += "; " + std::to_string(g.lineless_modules) + " found as wrapper code only (their work stays on the " +
-             "compiled function: " + kLinelessRemedy + ")";
-    return out;
-  }
-  out += ": the compiled function's lines carry them";
-  if (g.stacks == 0 && g.traced_calls == 0)
-    return out + " (the profile's Python stacks do not reach torch.compile's generated code)";
-  if (g.lineless_modules > 0 && g.missing_modules == 0) {
-    // Found, but as wrappers without their graph: naming the same folder again would not help.
-    out += ". " + std::string(g.lineless_modules == 1 ? "Its generated module was" : "Its generated modules were") +
-           " found" + (g.read_from.empty() ? std::string() : " in " + text(g.read_from[0])) +
-           " as wrapper code only, which names no line of the model: " + kLinelessRemedy;
-    return out;
-  }
-  std::string was = g.run_from.empty() ? std::string() : g.run_from[0];
-  out += ". Its model lines need the code torch.compile generated";
-  if (!g.read_from.empty()) out += " (not found in " + text(g.read_from[0]) + ")";
-  out += ": the run kept it in " + (was.empty() ? std::string("its Inductor cache") : text(was)) +
-         "; name that folder or a copy with --compiled-code DIR (editor setting sightline.compiledCode)";
-  if (was.empty() || was.starts_with("/tmp/"))
-    out +=
-        ", and set TORCHINDUCTOR_CACHE_DIR to a folder inside the project before the next run so the code stays "
-        "with it";
-  return out;
-}
-
-std::string compileSummaryText(const std::vector<join::CompiledFunctionSummary>& compiles, bool markdown) {
-  std::string out;
-  auto code = [&](const std::string& s) { return markdown ? md::code(s) : s; };
-  auto text = [&](const std::string& s) { return markdown ? md::text(s) : s; };
-  for (size_t i = 0; i < compiles.size() && i < 3; ++i) {
-    const auto& f = compiles[i];
-    std::string secs = formatSeconds(f.seconds);
-    if (i) out += "; ";
-    std::string file = text(std::filesystem::path(f.function.file).filename().string());
-    if (f.function.line > 0) file += ":" + std::to_string(f.function.line);
-    if (f.profile_only) {
-      out += code(f.function.function) + " (" + file + "): ";
-      for (size_t b = 0; b < f.breaks.size(); ++b)
-        out += std::string(b ? ", " : "") + "graph break at line " + std::to_string(f.breaks[b].line);
-      out +=
-          " (Dynamo's resume function ran in the profile); its reason and the compile cost are in a TORCH_TRACE "
-          "folder: run with TORCH_TRACE=<dir> and name it with --compiled-code";
-      continue;
-    }
-    out += code(f.function.function) + " (" + file + "): " + std::to_string(f.compiles) +
-           (f.compiles == 1 ? " compilation" : " compilations") + " in " + secs;
-    if (f.graphs > 1) out += ", " + std::to_string(f.graphs) + " graphs";
-    for (const auto& b : f.breaks) {
-      out += ", graph break at line " + std::to_string(b.line);
-      if (!b.reason.empty())
-        out += " (" + text(b.reason) + (b.hint.empty() ? "" : "; Dynamo's hint: " + text(b.hint)) + ")";
-    }
-    if (f.recompiles > 0) {
-      out += ", " + std::to_string(f.recompiles) + (f.recompiles == 1 ? " recompile" : " recompiles") + " (";
-      for (size_t r = 0; r < f.recompile_reasons.size() && r < 3; ++r)
-        out +=
-            (r ? ", " : "") + std::to_string(f.recompile_reasons[r].count) + "× " + code(f.recompile_reasons[r].text);
-      out += ")";
-    } else {
-      out += ", no recompiles";
-    }
-    if (f.recompile_limit > 0)
-      out += ", recompile limit (" + std::to_string(f.recompile_limit) + ") hit: runs uncompiled since";
-  }
-  if (compiles.size() > 3) out += "; " + std::to_string(compiles.size() - 3) + " more compiled functions";
-  return out;
-}
-
-namespace {
-
-// The step as captured, the step without the profiler, the confidence and the profiler's cost.
-std::string stepRows(const features::StepVerdict& v, bool markdown) {
-  std::string nl = markdown ? "\n\n" : "\n";
-  auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
-  std::string out;
-  std::string label = markdown ? "**Step** " : "Step      ";
-  // The capture's own step first, then the step without the profiler: where that figure comes
-  // from, its range, and the bound (only where it holds).
-  // The steps the median and the range stand on: a loop's last step, cut short where it ends,
-  // is left out (it once read "over 5 steady steps (102–126 ms)" with the fifth at 90.4 ms).
-  std::string over = v.median_steps > 0 && v.median_steps < v.steady
-                         ? std::to_string(v.median_steps) + " of the " + std::to_string(v.steady) + " steady steps ("
-                         : std::to_string(v.steady) + " steady steps (";
-  std::string cut = v.median_steps > 0 && v.median_steps < v.steady
-                        ? (v.ranks > 1 ? "; each rank's last, cut short where its loop ends, left out"
-                                       : "; the last, cut short where the loop ends, left out")
-                        : "";
-  out += label + ms(v.wall_ns) + " median as captured over " + over + formatMilliseconds(v.wall_min_ns) + "–" +
-         ms(v.wall_max_ns) + cut + "), GPU busy " + formatShare(v.busy_share) + nl;
-  out += (markdown ? "**Without the profiler:** " : "Unprofiled ") +
-         (markdown ? md::text(features::unprofiledText(v)) : features::unprofiledText(v)) + nl;
-  if (v.low_confidence)
-    out += (markdown ? "- confidence low: " : "          confidence low: ") + confidenceReason(v) + "\n";
-  if (auto text = captureCostText(v); !text.empty()) out += (markdown ? "**Profiler:** " : "Profiler  ") + text + nl;
-  return out;
-}
-
-// Each cause with its figure (and the captured one where it was fitted) and its lines; then the
-// changes to try, and how to measure the step where it was not.
-std::string causeRows(const features::StepVerdict& v, bool markdown) {
-  std::string nl = markdown ? "\n\n" : "\n";
-  std::string out;
-  for (size_t k = 0; k < v.causes.size(); ++k) {
-    auto line = features::causeStory(v, v.causes[k], k == 0, 3);
-    out += (markdown ? "- " + storyMarkdown(line) : "          " + features::plainText(line)) + "\n";
-  }
-  if (markdown && !v.causes.empty()) out += "\n";
-  for (size_t i = 0; i < v.changes.size(); ++i)
-    out +=
-        std::string(markdown ? (i == 0 ? (v.as_captured ? "**Try** (as captured)**:**\n\n1. " : "**Try:**\n\n1. ")
-                                       : std::to_string(i + 1) + ". ")
-                             : (i == 0 ? (v.as_captured ? "Try       (as captured) " : "Try       ") : "          ")) +
-        (markdown ? md::text(features::changeText(v.changes[i], v)) : features::changeText(v.changes[i], v)) + "\n";
-  if (auto measure = features::measureAdvice(v); !measure.empty())
-    out += std::string(markdown ? "**Measure:** " : "Measure   ") + (markdown ? md::text(measure) : measure) + nl;
-  if (markdown && !v.changes.empty()) out += "\n";
-  return out;
-}
-
-// What torch.compile ran and compiled: its kernels' time and lines, the compilations, and the
-// TORCH_TRACE logs of other runs set aside.
-std::string compileRows(const features::StepVerdict& v, bool markdown) {
-  std::string nl = markdown ? "\n\n" : "\n";
-  auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
-  std::string out;
-  if (v.triton_ns > 0) {
-    char kernels[32];
-    std::snprintf(kernels, sizeof kernels, "%.0f", v.triton_kernels);
-    out += std::string(markdown ? "**Compiled:** " : "Compiled  ") + ms(v.triton_ns) + "/step (" +
-           formatShare(v.compiled_share) + " of GPU time) in " + kernels + " torch.compile kernels/step";
-    const auto& g = v.generated;
-    if (!v.compiled_lines.empty()) {
-      out += g.mapped > 0 ? ", most on" : ", on";
-      for (size_t i = 0; i < v.compiled_lines.size() && i < 3; ++i)
-        out += (i ? ", " : " ") + placedLine(v.compiled_lines[i], markdown);
-    }
-    out += compiledCodeNote(g, markdown) + nl;
-  }
-  if (!v.compiles.empty())
-    out += std::string(markdown ? "**Compile:** " : "Compile   ") + compileSummaryText(v.compiles, markdown) + nl;
-  if (!v.compile_logs.set_aside.empty()) {
-    // Another run's TORCH_TRACE log beside this one's: what was not counted, and why.
-    const auto& aside = v.compile_logs.set_aside;
-    std::string logs;
-    for (size_t i = 0; i < aside.size() && i < 3; ++i)
-      logs += (i ? "; " : "") +
-              (markdown ? md::code(std::filesystem::path(aside[i].log).filename().string())
-                        : std::filesystem::path(aside[i].log).filename().string()) +
-              ": " + (markdown ? md::text(aside[i].reason) : aside[i].reason);
-    if (aside.size() > 3) logs += "; " + std::to_string(aside.size() - 3) + " more";
-    out += std::string(markdown ? "**Set aside:** " : (v.compiles.empty() ? "Compile   " : "          ")) +
-           std::to_string(aside.size()) + " TORCH_TRACE " + (aside.size() == 1 ? "log" : "logs") +
-           " of another run, not counted (" + logs + ")" + nl;
-  }
-  return out;
-}
-
-// The work outside the steady steps (warm-up, outliers, compiling), told once, not per step.
-std::string oneoffRows(const features::StepVerdict& v, bool markdown) {
-  std::string nl = markdown ? "\n\n" : "\n";
-  auto ms = [](double ns) { return formatMilliseconds(ns) + " ms"; };
-  std::string out;
-  // Told where it shows as a figure (0.01 ms or more) or a step stands out; never "0.00 ms of GPU
-  // time and 0.00 ms of GPU idle".
-  bool outlier = std::any_of(v.oneoff_steps.begin(), v.oneoff_steps.end(),
-                             [](const auto& o) { return o.kind == attribution::StepKind::Outlier; });
-  if (v.oneoff_gpu_ns + v.oneoff_idle_ns >= 5'000 || outlier || v.warmup > 0) {
-    out += (markdown ? std::string("**One-off** (not per step): ") : std::string("One-off   ")) +
-           ms(static_cast<double>(v.oneoff_gpu_ns)) + " of GPU time and " + ms(static_cast<double>(v.oneoff_idle_ns)) +
-           " of GPU idle outside the steady steps";
-    if (v.oneoff_compile_ns > 0)
-      out += " (" + ms(static_cast<double>(v.oneoff_compile_ns)) + " of it while torch.compile compiled)";
-    if (v.warmup > 0) out += "; " + std::to_string(v.warmup) + " warm-up step" + (v.warmup > 1 ? "s" : "");
-    for (const auto& o : v.oneoff_steps) {
-      if (o.kind != attribution::StepKind::Outlier) continue;
-      out += "; step " + std::to_string(o.index) + " " + ms(static_cast<double>(o.wall_ns));
-      if (!o.top.path.empty()) out += " ran " + placedLine(o.top, markdown);
-      if (o.compile_ns > 0) out += " (" + ms(static_cast<double>(o.compile_ns)) + " compiling)";
-    }
-    if (!v.oneoff_lines.empty()) {
-      out += "; most at";
-      for (size_t i = 0; i < v.oneoff_lines.size() && i < 3; ++i)
-        out += (i ? ", " : " ") + placedLine(v.oneoff_lines[i], markdown) + " " +
-               ms(static_cast<double>(v.oneoff_lines[i].ns));
-    }
-    out += nl;
-  }
-  if (v.all_counted)
-    out += std::string(markdown ? "*" : "          ") + "every step counted (allSteps, or a capture range)" +
-           (markdown ? "*" : "") + nl;
-  return out;
-}
-
-}  // namespace
-
-std::string verdictText(const features::StepVerdict& v, bool markdown) {
-  return stepRows(v, markdown) + causeRows(v, markdown) + compileRows(v, markdown) + oneoffRows(v, markdown);
-}
 
 }  // namespace sightline::server

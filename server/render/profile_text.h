@@ -12,12 +12,9 @@
 #include "analysis/features/kernel_kinds.h"
 #include "analysis/features/step_headline.h"
 #include "analysis/features/step_verdict.h"
-#include "analysis/features/story.h"
 
 namespace sightline::server {
 
-// "▲ +3.20 ms" / "▼ −1.10 ms" for a change of `delta_ns` (already per step when per step).
-std::string formatDelta(double delta_ns);
 // The warning for launches whose GPU records are missing, with counts per thread and the remedy
 // that fits how the profile was captured; "" when none are missing.
 std::string lostRecordsWarning(const attribution::Attribution& attr, const model::ProfileInfo& info);
@@ -41,33 +38,10 @@ std::string breakdownMarkdown(const features::LineBreakdown& b);
 // The hover card (Markdown).
 std::string hoverMarkdown(const features::HoverInfo& hover);
 
-// When the memory peak came: "in step 3 of the 4 recorded (backward pass)", "in the optimizer step", "" when
-// not known.
-std::string memoryPeakWhen(const join::MemoryStory& m);
 // A finding under the cursor (Markdown): its message, why the pattern costs, the fix and the
 // quick fixes on offer.
 std::string findingMarkdown(const features::Finding& finding);
 
 // The status bar's verdict (features::unprofiledSummary).
 std::string verdictSummary(const features::StepVerdict& v);
-// What the capture itself cost the step ("the capture added ≈ 63.2 ms/step to the host (...)");
-// "" when it cost too little to say.
-std::string captureCostText(const features::StepVerdict& v);
-// The lighter capture to time the step with, when this one changed it; "" otherwise.
-std::string lightCaptureAdvice(const features::StepVerdict& v);
-// Why the verdict's confidence is low (records lost in the steps); "" when it is not.
-std::string confidenceReason(const features::StepVerdict& v);
-// "`verdict.py:66` 8.93" with a link where the path is local (Markdown) or plain.
-std::string placedLine(const join::PlacedLine& l, bool markdown);
-// A line of the story (analysis/features/story.h) as Markdown: text escaped, places linked.
-std::string storyMarkdown(const features::StoryLine& line);
-// The verdict as lines of text (`report`'s header: "Step      ...") or Markdown (the summary).
-std::string verdictText(const features::StepVerdict& v, bool markdown);
-// Where torch.compile's kernels got their lines from, or what to keep or name so they reach the
-// model's lines (the report header's and the status's `Compiled` note).
-std::string compiledCodeNote(const join::StepStory::Generated& g, bool markdown);
-// What torch.compile's compilations cost per compiled function: compiles, graphs and their
-// breaks, recompiles and why ("forward (train.py:20): 10 compilations in 13.9 s, ...").
-std::string compileSummaryText(const std::vector<join::CompiledFunctionSummary>& compiles, bool markdown);
-
 }  // namespace sightline::server

@@ -229,31 +229,6 @@ json stepViewJson(const features::StepView& view, const StepViewSource& source) 
           {"memory", view.has_memory ? memoryJson(view.memory) : json(nullptr)}};
 }
 
-json storyJson(const std::string& header_text) {
-  json out = json::array();
-  size_t at = 0;
-  while (at < header_text.size()) {
-    size_t end = header_text.find('\n', at);
-    if (end == std::string::npos) end = header_text.size();
-    std::string line = header_text.substr(at, end - at);
-    at = end + 1;
-    if (line.empty()) break;  // the header ends at its first blank line
-    // A label, then its text after two spaces or more (one after a label of ten columns:
-    // "Unprofiled between ..."); "          " continues the entry above.
-    size_t gap = line.find("  ");
-    size_t space = gap != std::string::npos && gap < 16 ? gap : line.find(' ');
-    bool continues = line.rfind("          ", 0) == 0 || space == std::string::npos;
-    std::string label = continues ? "" : line.substr(0, space);
-    size_t text_at = line.find_first_not_of(' ', continues ? 0 : space);
-    std::string text = text_at == std::string::npos ? "" : line.substr(text_at);
-    if (continues && !out.empty())
-      out.back()["lines"].push_back(text);
-    else
-      out.push_back({{"label", label}, {"lines", json::array({text})}});
-  }
-  return out;
-}
-
 std::string jsonForScript(const json& value) {
   std::string text = protocol::dumpJson(value);
   std::string out;

@@ -36,12 +36,6 @@ struct ListedFile {
 // [{"path", "lines": [{"line", "text", "line_index"}]}] (line_index: into the view's lines, or -1).
 nlohmann::json annotatedSourcesJson(const features::StepView& view, const std::vector<ListedFile>& files);
 
-// The report's header as the page shows it: its text (`report`'s, "Step      13.3 ms ...") cut into
-// entries of a label and its lines ([{"label": "Step", "lines": ["13.3 ms ..."]}, ...]; a line
-// without a label of its own continues the entry above), so the page tells the story in the
-// report's words.
-nlohmann::json storyJson(const std::string& header_text);
-
 // JSON for inside an HTML <script> element: every `<` written as \u003c (only strings hold one),
 // so no text of the profile can close the element.
 std::string jsonForScript(const nlohmann::json& value);

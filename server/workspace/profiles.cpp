@@ -17,10 +17,12 @@
 
 #include "analysis/features/job_view.h"
 #include "analysis/features/profile_view.h"
+#include "analysis/features/story_report.h"
 #include "analysis/features/units.h"
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/join/rank_summary.h"
 #include "server/render/markdown.h"
+#include "server/render/story_render.h"
 #include "server/workspace/profile_files.h"
 #include "server/workspace/steps_file.h"
 
@@ -87,7 +89,7 @@ protocol::ProfileStatusParams::Memory memoryStatus(const join::MemoryStory& m) {
   protocol::ProfileStatusParams::Memory out;
   out.peakAllocatedBytes = m.peak_allocated_bytes;
   out.peakReservedBytes = m.peak_reserved_bytes;
-  out.peakWhen = memoryPeakWhen(m);
+  out.peakWhen = features::memoryPeakWhen(m);
   out.summary = m.allocated_known ? "peak " + features::formatBytes(m.peak_allocated_bytes)
                                   : "reserved " + features::formatBytes(m.peak_reserved_bytes);
   if (m.oom && !m.oom->where.path.empty()) {
@@ -101,33 +103,6 @@ protocol::ProfileStatusParams::Memory memoryStatus(const join::MemoryStory& m) {
     out.summary += " · out of memory";
   }
   return out;
-}
-
-// The memory section of the summary: the peak, what holds it, an out-of-memory error.
-std::string memoryMarkdown(const join::MemoryStory& m) {
-  using features::formatBytes;
-  std::string md = "\n\n## GPU memory\n\n- peak: " +
-                   (m.allocated_known ? formatBytes(m.peak_allocated_bytes) + " allocated, " : std::string()) +
-                   formatBytes(m.peak_reserved_bytes) + " reserved";
-  if (std::string when = memoryPeakWhen(m); !when.empty()) md += ", " + when;
-  md += "\n";
-  if (m.pool_growth_bytes > 0)
-    md += "- the caching allocator's pool grew by " + formatBytes(m.pool_growth_bytes) + " (cudaMalloc)\n";
-  if (m.allocated_before_trace_bytes > 0)
-    md += "- allocated before the oldest event the recorded history kept: " +
-          formatBytes(m.allocated_before_trace_bytes) + "\n";
-  if (m.oom)
-    md += "- **out of memory** at " +
-          (m.oom->where.path.empty()
-               ? std::string("no line of yours")
-               : md::code(fs::path(m.oom->where.path).filename().string() + ":" + std::to_string(m.oom->where.line))) +
-          ": asked " + formatBytes(m.oom->requested_bytes) + " with " + formatBytes(m.oom->free_bytes) + " free\n";
-  if (m.top.empty()) return md;
-  md += "\n| file | line | at the peak |\n|---|---:|---:|\n";
-  for (size_t i = 0; i < m.top.size() && i < 10; ++i)
-    md += "| " + md::text(fs::path(m.top[i].path).filename().string()) + " | " + std::to_string(m.top[i].line) + " | " +
-          formatBytes(m.top[i].bytes) + " |\n";
-  return md;
 }
 
 }  // namespace
@@ -198,6 +173,26 @@ std::optional<features::StepVerdict> loadVerdict(const join::ProfileJoin* join) 
   return join ? features::stepVerdict(join->story().get()) : std::nullopt;
 }
 
+void completeLoad(LoadedProfile& loaded) {
+  loaded.verdict = loadVerdict(loaded.join.get());
+  const auto& info = loaded.profile().info;
+  if (loaded.attr().ranks.size() > 1) {
+    loaded.summaries = join::summarizeRanks(*loaded.join, fs::path(loaded.path).filename().string());
+    if (loaded.summaries.size() > 1) loaded.job = features::buildJob(loaded.summaries);
+  }
+  features::ReportFacts facts;
+  facts.profile_path = fs::path(loaded.path).filename().string();
+  facts.profile = &loaded.profile();
+  facts.attr = &loaded.attr();
+  facts.verdict = loaded.verdict ? &*loaded.verdict : nullptr;
+  facts.job = loaded.job ? &*loaded.job : nullptr;
+  facts.summaries = &loaded.summaries;
+  facts.memory = loaded.join->memory().story.get();
+  facts.warnings = profileWarnings(loaded.attr(), info);
+  facts.no_memory_lines_advice = ingest::captureAdvice(info);
+  loaded.story = features::reportStory(facts);
+}
+
 protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const std::string& error) {
   protocol::ProfileStatusParams status;
   status.error = error;
@@ -222,10 +217,7 @@ protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const s
   }
   if (const auto& m = loaded->join->memory().story) status.memory = memoryStatus(*m);
   status.warnings = profileWarnings(a, info);
-  if (a.ranks.size() > 1) {
-    auto summaries = join::summarizeRanks(*loaded->join, fs::path(loaded->path).filename().string());
-    if (summaries.size() > 1) status.job = jobStatus(features::buildJob(summaries));
-  }
+  if (loaded->job) status.job = jobStatus(*loaded->job);
   statusLine(status);
   if (a.ranks.size() > 1)
     status.warnings.insert(status.warnings.begin(), std::to_string(a.ranks.size()) + " ranks (" +
@@ -239,45 +231,17 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
   const auto& a = loaded.attr();
   const auto& p = loaded.profile();
   double total = static_cast<double>(std::max<int64_t>(1, a.steady_gpu_ns));
-  auto pct = [&](int64_t ns) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * static_cast<double>(ns) / total);
-    return std::string(buf);
-  };
+  auto share = [&](int64_t ns) { return features::formatShare(static_cast<double>(ns) / total); };
   // Every string of the profile through md:: (server/render/markdown.h): the summary opens as Markdown.
   std::string md = "# Profile " + md::text(fs::path(loaded.path).filename().string()) + "\n\n";
   for (const auto& part : loaded.parts.empty() ? std::vector<std::string>{loaded.path} : loaded.parts)
     md += "- file: " + md::code(part) + "\n";
   md += "- format: " + md::text(p.info.format + " " + p.info.tool_version) + "\n";
-  for (const auto& gpu : p.info.gpus) md += "- GPU: " + md::text(gpu) + "\n";
-  if (a.ranks.size() > 1) {
-    auto rows = features::rankRows(a.ranks);
-    bool per_step = std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.per_step; });
-    std::string unit = per_step ? " ms/step" : " ms";
-    md += "\n| rank | GPU" + unit + " | busy | NCCL" + unit + " | exposed" + unit +
-          " | steps | median step ms |\n|---|---:|---:|---:|---:|---:|---:|\n";
-    for (const auto& row : rows) {
-      const auto& r = *row.rank;
-      md += "| " + md::text(r.label) + " | " + features::formatMilliseconds(row.gpu_ns) + " | " +
-            formatShare(row.busy_share) + " | " + features::formatMilliseconds(row.comm_ns) + " | " +
-            features::formatMilliseconds(row.comm_exposed_ns) + " | " + std::to_string(r.steady_steps) + " | " +
-            ms(r.median_step_ns) + " |\n";
-    }
-    md += "\n";
-  }
-  md += "- steps: " +
-        (a.steps > 0 ? std::to_string(a.steps) + " steady (" + md::text(a.steps_source) + ")" : "not detected") + "\n";
-  md += "- GPU time: " + ms(a.total_gpu_ns) + " ms";
-  if (a.steps > 0) md += ", " + ms(a.steady_gpu_ns / a.steps) + " ms/step";
-  md += "\n- on source lines: " + pct(a.attributed_gpu_ns) + ", unattributed " + pct(a.unattributed_gpu_ns) + "\n";
-  md += "- methods:";
-  for (size_t m = 0; m < attribution::kMethodCount; ++m)
-    if (a.by_method[m] > 0)
-      md += std::string(" ") + attribution::methodName(static_cast<attribution::Method>(m)) + " " + pct(a.by_method[m]);
-  if (const auto& v = loaded.verdict)
-    md += "\n\n## Step verdict: " + verdictSummary(*v) + "\n\n" + verdictText(*v, true);
-  if (const auto& m = loaded.join->memory().story) md += memoryMarkdown(*m);
-  md += "\n\n## Hottest lines\n\n| file | line | ms | share |\n|---|---:|---:|---:|\n";
+  md += "- on source lines: " + share(a.attributed_gpu_ns) + ", unattributed " + share(a.unattributed_gpu_ns) + "\n";
+  // The report's header, in the same rows: the machine, the job, the steps, the verdict, memory, warnings.
+  if (const auto& v = loaded.verdict) md += "\n## Step verdict: " + md::text(verdictSummary(*v)) + "\n";
+  md += "\n" + storyMarkdown(loaded.story);
+  md += "\n## Hottest lines\n\n| file | line | ms | share |\n|---|---:|---:|---:|\n";
   std::vector<std::tuple<int64_t, model::StringId, int32_t>> hot;
   for (const auto& [file, lines] : a.files)
     for (const auto& [line, c] : lines)
@@ -286,11 +250,7 @@ std::string profileSummaryMarkdown(const LoadedProfile& loaded) {
   for (size_t i = 0; i < hot.size() && i < 10; ++i) {
     auto [ns, file, line] = hot[i];
     md += "| " + md::text(fs::path(p.strings[file]).filename().string()) + " | " + std::to_string(line) + " | " +
-          ms(a.steps > 0 ? ns / a.steps : ns) + " | " + pct(ns) + " |\n";
-  }
-  if (auto warnings = profileWarnings(a, p.info); !warnings.empty()) {
-    md += "\n## Warnings\n\n";
-    for (const auto& w : warnings) md += "- " + md::text(w) + "\n";
+          ms(a.steps > 0 ? ns / a.steps : ns) + " | " + share(ns) + " |\n";
   }
   return md;
 }
@@ -350,7 +310,7 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
       options.compiled = compiled_code.finish(*result.profile);
       options.attribution_store = attributionStore(paths, open_options);
       loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);
-      loaded->verdict = loadVerdict(loaded->join.get());
+      completeLoad(*loaded);
       releaseFreeMemory();  // what the readers and attribution grew and freed (allocator.h)
     } else {
       error = result.error;

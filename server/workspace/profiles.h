@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/features/job_view.h"
 #include "analysis/features/step_verdict.h"
+#include "analysis/features/story.h"
 #include "analysis/join/profile_join.h"
 #include "protocol/server_messages.h"
 #include "server/workspace/compiled_code.h"
@@ -27,6 +29,12 @@ struct LoadedProfile {
   std::unique_ptr<join::ProfileJoin> join;
   // The step verdict, computed once per load from the join's story: every surface reads it.
   std::optional<features::StepVerdict> verdict;
+  // Each rank's summary and, for two ranks or more, the job they make; then the story the
+  // report's header tells (features::reportStory): the status, the panel and the summary read
+  // them, computed once per load (completeLoad).
+  std::vector<join::RankSummary> summaries;
+  std::optional<features::JobView> job;
+  features::Story story;
   const model::Profile& profile() const { return join->profile(); }
   const attribution::Attribution& attr() const { return join->attribution(); }
 };
@@ -44,6 +52,9 @@ int64_t fileMtimeNs(const std::string& path);  // 0 when missing
 // The step verdict of a loaded profile: the one place a load computes it (the server's loads,
 // `report` and `check`); every surface then renders that value. nullopt without steps.
 std::optional<features::StepVerdict> loadVerdict(const join::ProfileJoin* join);
+// Fills what a load computes once beside its join: the verdict, the ranks' summaries and job,
+// and the story.
+void completeLoad(LoadedProfile& loaded);
 
 protocol::ProfileStatusParams profileStatus(const LoadedProfile* loaded, const std::string& error);
 std::string profileSummaryMarkdown(const LoadedProfile& loaded);

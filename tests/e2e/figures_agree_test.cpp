@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "analysis/features/units.h"
 #include "tests/support/test_paths.h"
 
 namespace sightline::testing {
@@ -127,7 +128,8 @@ TEST_P(FiguresAgree, TextShowsTheJsonFigures) {
     std::regex row("          " + r["label"].get<std::string>() + R"( +([0-9.]+) +([0-9.]+)% +([0-9.]+) +([0-9.]+))");
     ASSERT_TRUE(std::regex_search(out, m, row)) << r.dump();
     expectShown(std::stod(m[1]), r["gpu_ns_per_step"].get<double>() / 1e6, "rank GPU");
-    EXPECT_NEAR(std::stod(m[2]), 100 * r["busy_share"].get<double>(), 0.051);
+    // The one share formatter (units.h): whole percents from 9.5%, one decimal below.
+    EXPECT_EQ(m[2].str() + "%", features::formatShare(r["busy_share"].get<double>()));
     // Busy on the row's own terms: its busy time over its steps' wall, as its figures per step
     // are means over them (a median of per-step shares once read 11.8% in a row of 13.9 GPU
     // ms/step and a 49.4 ms step).

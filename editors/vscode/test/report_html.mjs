@@ -135,7 +135,7 @@ async function main() {
       // The report's story on the page, in its words: every line of the text header's verdict
       // and warnings, the warnings marked as such.
       const text = execFileSync(server, ["report", ...common], { maxBuffer: 1 << 28, encoding: "utf8" });
-      const rows = await page.$$eval("#sl-story tr", (trs) => trs.map((t) => ({
+      const rows = await page.$$eval("#sl-story > tr", (trs) => trs.map((t) => ({
         label: t.getAttribute("data-label"), text: t.querySelector("td").textContent, warning: t.classList.contains("sl-warning") })));
       const header = text.slice(0, text.indexOf("\n\n"));
       const wanted = header.split("\n").filter((l) => /^(Step|Try|Warning|Profiler|Out of memory|Compile|One-off)\b/.test(l));

@@ -210,31 +210,3 @@ TEST(ChangeText, TheLineNamedGetsItsOwnPart) {
 
 }  // namespace
 }  // namespace sightline::features
-
-namespace sightline::features {
-namespace {
-
-// A cause as a story line: typed chunks (text, a figure, a place) that every surface renders,
-// the figures formatted once (units.h), the places a surface may link.
-TEST(Story, ACauseIsTextFiguresAndPlaces) {
-  StepVerdict v;
-  v.steady = 10;
-  v.unprofiled.wall_ns = 11e6;  // measured: the cause was fitted to it
-  VerdictCause c{Bound::Launch, 3.19e6, {{"/w/gpt.py", 32, 4'500'000, 10}}, 32.9e6};
-  auto line = causeStory(v, c, true, 3);
-  EXPECT_EQ(plainText(line), "host launch overhead 3.19 ms/step, 32.9 as captured (gpt.py:32 0.45)");
-  size_t figures = 0, places = 0;
-  for (const auto& chunk : line) {
-    figures += chunk.kind == StoryChunk::Kind::Milliseconds;
-    places += chunk.kind == StoryChunk::Kind::Place;
-  }
-  EXPECT_EQ(figures, 3u);
-  EXPECT_EQ(places, 1u);
-  v.unprofiled.wall_ns.reset();
-  v.as_captured = true;
-  c.ns = c.captured_ns;
-  EXPECT_EQ(plainText(causeStory(v, c, true, 0)), "as captured: host launch overhead 32.9 ms/step");
-}
-
-}  // namespace
-}  // namespace sightline::features

@@ -346,65 +346,15 @@ TEST(HoverCards, FusedLinesOfACompiledKernel) {
   EXPECT_NE(hoverMarkdown(hover).find("with lines model.py:27, layers.py:9:"), std::string::npos);
 }
 
-TEST(CompileSummaryText, CompilesBreaksRecompilesAndTheLimit) {
-  join::CompiledFunctionSummary f;
-  f.function = {"/w/model.py", 20, "forward"};
-  f.compiles = 10, f.graphs = 2, f.recompiles = 8, f.seconds = 13.94, f.recompile_limit = 8;
-  f.breaks = {{22, "Unsupported Tensor.item() call", "Keep it a tensor.", 1}};
-  f.recompile_reasons = {{"tensor 'h' size mismatch at index 0", false, 5}, {"___stack0 == …", true, 3}};
-  EXPECT_EQ(compileSummaryText({f}, false),
-            "forward (model.py:20): 10 compilations in 13.9 s, 2 graphs, graph break at line 22 (Unsupported "
-            "Tensor.item() call; Dynamo's hint: Keep it a tensor.), 8 recompiles (5× tensor 'h' size mismatch at "
-            "index 0, 3× ___stack0 == …), recompile limit (8) hit: runs uncompiled since");
+// The hover of a compiled function's def line carries its compile summary, with or without GPU
+// time of its own, in Markdown (the summary's own wording: tests/analysis/features/story_test.cpp).
+TEST(HoverMarkdown, ACompiledFunctionsSummary) {
   join::CompiledFunctionSummary once;
   once.function = {"/w/gpt.py", 68, "forward"};
   once.compiles = 1, once.graphs = 1, once.seconds = 2.2;
-  EXPECT_EQ(compileSummaryText({once}, true), "`forward` (gpt.py:68): 1 compilation in 2.2 s, no recompiles");
-  // The hover of the def line carries it, with or without GPU time of its own.
   features::HoverInfo hover;
   hover.compiled = once;
   EXPECT_EQ(hoverMarkdown(hover), "**torch.compile:** `forward` (gpt.py:68): 1 compilation in 2.2 s, no recompiles");
-}
-
-TEST(CompiledNote, SaysWhereLinesCameFromOrWhatToKeep) {
-  join::StepStory::Generated g;
-  g.stacks = 100, g.mapped = 100, g.read_from = {"/p/.cache/inductor"};
-  EXPECT_EQ(compiledCodeNote(g, false),
-            " (model lines from the generated code in /p/.cache/inductor; each kernel's innermost line only: run with "
-            "INDUCTOR_PROVENANCE=1 for the lines above it)");
-  g.provenance = true, g.mapped = 75, g.missing_modules = 1;
-  EXPECT_EQ(compiledCodeNote(g, false),
-            " (model lines from the generated code in /p/.cache/inductor, with whole stacks from Inductor's line map); "
-            "1 of the run's generated modules were not found there (their work stays on the compiled function)");
-  // Not found: what to name, and (a cache under /tmp) what to set for the next run.
-  join::StepStory::Generated missing;
-  missing.stacks = 10, missing.run_from = {"/tmp/torchinductor_me"};
-  std::string note = compiledCodeNote(missing, false);
-  EXPECT_NE(note.find("the run kept it in /tmp/torchinductor_me; name that folder or a copy with --compiled-code"),
-            std::string::npos)
-      << note;
-  EXPECT_NE(note.find("set TORCHINDUCTOR_CACHE_DIR"), std::string::npos);
-  // A cache kept in the project already: no advice to set what was set.
-  missing.run_from = {"/home/me/proj/inductor_cache"};
-  EXPECT_EQ(compiledCodeNote(missing, false).find("TORCHINDUCTOR_CACHE_DIR"), std::string::npos);
-  join::StepStory::Generated none;
-  EXPECT_NE(compiledCodeNote(none, false).find("do not reach torch.compile's generated code"), std::string::npos);
-  // A PyTorch profiler trace: its traced calls into the generated code, placed or not.
-  join::StepStory::Generated traced;
-  traced.traced_calls = 40, traced.run_from = {"inductor_cache"};
-  EXPECT_NE(compiledCodeNote(traced, false).find("the run kept it in inductor_cache; name that folder"),
-            std::string::npos)
-      << compiledCodeNote(traced, false);
-  traced.mapped_calls = 30, traced.read_from = {"/w/inductor_cache"};
-  std::string placed = compiledCodeNote(traced, false);
-  EXPECT_NE(placed.find("model lines from the generated code in /w/inductor_cache, each launch of a traced call placed "
-                        "by its kernel's name and order"),
-            std::string::npos)
-      << placed;
-  EXPECT_EQ(placed.find("not found there"), std::string::npos) << placed;
-  traced.missing_modules = 2;
-  placed = compiledCodeNote(traced, false);
-  EXPECT_NE(placed.find("; 2 of the run's generated modules were not found there"), std::string::npos) << placed;
 }
 
 }  // namespace

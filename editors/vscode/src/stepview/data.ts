@@ -124,13 +124,32 @@ export interface StepViewData {
   topLines: number[];
   causeLines?: Partial<Record<Cause, number[]>>;
   memory?: MemoryView | null;
-  // The report's header in its own words (label and lines): the verdict, Try, warnings, compiling,
-  // memory and its out-of-memory error.
-  story?: { label: string; lines: string[] }[];
+  // The report's header as the server's story rows (server/render/story_render.h): the machine,
+  // the job, the verdict, Try, warnings, compiling, memory and its out-of-memory error. Each row's
+  // text is given whole (`lines`) and in parts (places link to their lines); figures come
+  // formatted, never computed here.
+  story?: StoryRow[];
   // A job of several ranks (server/render/job_json.cpp jobPageJson): ranks × steps, the straggler.
   job?: JobPage | null;
   // The HTML report only: annotated source of the named files.
   sources?: { path: string; lines: { line: number; text: string; line_index: number }[] }[];
+}
+
+export interface StoryPart {
+  kind: "text" | "code" | "figure" | "place";
+  text: string;
+  path?: string; // place
+  line?: number; // place, 1-based
+}
+
+export interface StoryRow {
+  label: string; // "" continues the row above
+  role: "fact" | "cause" | "change" | "warning" | "note";
+  qualifier?: string; // "as captured"
+  title?: string;
+  lines: string[];
+  parts: StoryPart[][];
+  table?: { columns: { name: string; left: boolean }[]; rows: string[][]; note: string };
 }
 
 export interface JobPage {

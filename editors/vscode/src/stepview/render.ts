@@ -2,7 +2,7 @@
 // alike (bundled by esbuild into one script, embedded in the binary at build time). It reads
 // the server's data (data.ts) and draws the four pictures; every mark opens its line through
 // the host. Nothing is fetched: the page is whole without a network.
-import { Host, StepViewData } from "./data";
+import { Host, StepViewData, StoryPart, StoryRow } from "./data";
 import { el, Tooltip } from "./dom";
 import { basename, formatBytes, kindsText, ms, formatShare } from "./format";
 import { jobChart } from "./job";
@@ -40,7 +40,7 @@ body { color: var(--sl-fg); background: var(--sl-bg); font: 13px/1.45 var(--vsco
 .sl-mem-other { fill: #bdbdbd; opacity: .55; } .sl-step-strip { fill: var(--sl-border); opacity: .6; } .sl-step-strip.sl-zoomable { cursor: zoom-in; }
 .sl-oom { stroke: #e15759; stroke-width: 2; stroke-dasharray: 5 3; cursor: pointer; } .sl-oom-label { fill: #e15759; }
 .sl-story { border-collapse: collapse; font-size: 12px; } .sl-story th { text-align: left; vertical-align: top; padding: 1px 10px 1px 0; color: var(--sl-muted); font-weight: normal; white-space: nowrap; }
-.sl-story td { padding: 1px 0; white-space: pre-wrap; } .sl-story tr.sl-table-row td { font-family: var(--vscode-editor-font-family, ui-monospace, monospace); white-space: pre; } .sl-story tr.sl-warning td, .sl-story tr.sl-warning th { color: #b8860b; }
+.sl-story td { padding: 1px 0; white-space: pre-wrap; } .sl-story-grid { border-collapse: collapse; margin: 2px 0; } .sl-story-grid th, .sl-story-grid td { padding: 0 10px 0 0; white-space: nowrap; } .sl-story-grid .sl-num { text-align: right; } .sl-story tr.sl-warning td, .sl-story tr.sl-warning th { color: #b8860b; }
 .sl-job-lines td, .sl-job-lines th { padding-right: 14px; } .sl-heat { display: block; }
 .sl-oom-chain { color: #e15759; } .sl-oneoff { color: var(--sl-muted); } .sl-headline { font-size: 14px; } .sl-warning { color: #b8860b; }
 .sl-timeline { display: block; border: 1px solid var(--sl-border); cursor: grab; }
@@ -86,22 +86,48 @@ function header(data: StepViewData): HTMLElement {
   return h;
 }
 
-// The report's header in its words: what the text report and the editor say, warnings first in
-// colour. Labels the headline above already gives are left out.
-function story(data: StepViewData): HTMLElement | null {
+// A story row's parts: places link to their lines, code as code, the rest as text.
+function storyParts(parts: StoryPart[], host: Host): (Node | string)[] {
+  return parts.map((p) => {
+    if (p.kind === "place" && p.path && p.line) {
+      const link = el("a", { href: "#", class: "sl-place" }, [p.text]);
+      link.addEventListener("click", (ev) => {
+        ev.preventDefault();
+        host.openLine(p.path ?? "", p.line ?? 0);
+      });
+      return link;
+    }
+    return p.kind === "code" ? el("code", {}, [p.text]) : p.text;
+  });
+}
+
+function storyTable(t: NonNullable<StoryRow["table"]>): HTMLElement {
+  const table = el("table", { class: "sl-story-grid" }, [
+    el("tr", {}, t.columns.map((c) => el("th", { class: c.left ? "" : "sl-num" }, [c.name]))),
+  ]);
+  for (const r of t.rows)
+    table.append(el("tr", {}, r.map((cell, i) => el("td", { class: t.columns[i]?.left ? "" : "sl-num" }, [cell]))));
+  return table;
+}
+
+// The report's header as the server tells it (its story rows): warnings in colour, tables as
+// tables, places as links. Rows the headline above already gives are left out.
+function story(data: StepViewData, host: Host): HTMLElement | null {
   const entries = (data.story ?? []).filter((e) => !["Profile", "GPUs", "Unprofiled", "Measure"].includes(e.label));
   if (entries.length === 0) return null;
   const section = el("section", { class: "sl-section", id: "sl-story" }, [el("h2", {}, ["The step's story"])]);
   const table = el("table", { class: "sl-story" });
   for (const e of entries) {
-    const warning = e.label === "Warning" || e.lines.some((l) => l.startsWith("confidence low"));
-    e.lines.forEach((line, i) => {
-      const kind = (warning ? "sl-warning " : "") + (e.label === "Ranks" ? "sl-table-row" : "");
-      table.append(el("tr", { class: kind.trim(), "data-label": e.label }, [
-        el("th", {}, [i === 0 ? e.label : ""]),
-        el("td", {}, [line]),
-      ]));
-    });
+    const label = e.label && e.qualifier ? `${e.label} (${e.qualifier})` : e.label;
+    const cell = el("td", {}, storyParts(e.parts?.[0] ?? [{ kind: "text", text: e.lines[0] ?? "" }], host));
+    if (e.table) {
+      cell.append(storyTable(e.table));
+      if (e.table.note) cell.append(el("div", { class: "sl-note" }, [e.table.note]));
+    }
+    table.append(el("tr", { class: e.role === "warning" ? "sl-warning" : "", "data-label": e.label, "data-role": e.role }, [
+      el("th", {}, [label]),
+      cell,
+    ]));
   }
   section.append(table);
   return section;
@@ -160,7 +186,7 @@ export function render(root: HTMLElement, data: StepViewData, host: Host): void 
   const tip = new Tooltip(document.body);
   const width = Math.max(480, Math.min(1360, (root.clientWidth || window.innerWidth) - 40));
   page.append(header(data));
-  const told = story(data);
+  const told = story(data, host);
   if (told) page.append(told);
   const memory = memoryChart(data, host, tip, width);
   // A memory snapshot has no steps and no time: its memory alone.
