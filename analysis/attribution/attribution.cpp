@@ -156,6 +156,7 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
     if (int64_t wait = ranks.wait_ns[a]; wait >= 0) {
       rank.steady_comm_wait_ns += wait, rank.steady_comm_transfer_ns += ns - wait;
       sum.comm_wait_ns += wait, sum.comm_transfer_ns += ns - wait;
+      sum.comm_exposed_wait_ns += exposedWaitNs(ns, wait, std::max<int64_t>(0, ranks.exposed_ns[a]));
       ++rank.steady_paired_collectives;
       if (ranks.caused_ns[a] >= 0) {
         // This rank arrived last (its kernel waited least): the others' waits are its doing.

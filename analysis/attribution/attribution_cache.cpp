@@ -17,8 +17,8 @@ namespace sightline::attribution {
 #if defined(__GLIBCXX__) && __SIZEOF_POINTER__ == 8
 static_assert(sizeof(LineCost) == 632, "LineCost changed: update its fields() and this size");
 static_assert(sizeof(RankInfo) == 368, "RankInfo changed: update its fields() and this size");
-static_assert(sizeof(StepSummary) == 648, "StepSummary changed: update its fields() and this size");
-static_assert(sizeof(Attribution) == 1144, "Attribution changed: update its fields() and this size");
+static_assert(sizeof(StepSummary) == 656, "StepSummary changed: update its fields() and this size");
+static_assert(sizeof(Attribution) == 1152, "Attribution changed: update its fields() and this size");
 static_assert(sizeof(Step) == 192 && sizeof(LineRef) == 16 && sizeof(UnprofiledSteps) == 208,
               "a step struct changed: update its fields() and this size");
 #endif
@@ -26,9 +26,9 @@ static_assert(sizeof(Step) == 192 && sizeof(LineRef) == 16 && sizeof(UnprofiledS
 namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'A', 'T', 'T', 'R', '\n', '\0'};
-constexpr uint32_t kFormat =
-    8;  // 8: the steps the medians stand on; 7: compute slowed beside collectives; 6: ranks' hosts and GPU UUIDs,
-        // collectives; 5: copies and fills without a GPU record are not lost launches
+constexpr uint32_t kFormat = 9;  // 9: exposed waiting, collective by collective; 8: the steps the medians stand on; 7:
+                                 // compute slowed beside collectives; 6: ranks' hosts and GPU UUIDs, collectives; 5:
+                                 // copies and fills without a GPU record are not lost launches
 
 template <class Ar>
 void fields(Ar& ar, KernelStat& s) {
@@ -95,9 +95,9 @@ template <class Ar>
 void fields(Ar& ar, StepSummary& s) {
   ar(s.steady, s.warmup, s.outliers, s.lost, s.median_steps, s.wall_ns, s.wall_min_ns, s.wall_max_ns, s.busy_ns,
      s.busy_share, s.lost_launches, s.lost_lines, s.gpu_ns, s.kernels, s.launches, s.kernel_ns, s.launch_api_ns,
-     s.queue_ns, s.fp32_matmul_ns, s.comm_wait_ns, s.comm_transfer_ns, s.triton_kernels, s.triton_ns, s.compiled_lines,
-     s.graph_launches, s.wait_ns, s.wait_lines, s.sync_ns, s.sync_lines, s.oneoff_gpu_ns, s.oneoff_idle_ns,
-     s.oneoff_compile_ns, s.all_steps, s.capture_range, s.unprofiled);
+     s.queue_ns, s.fp32_matmul_ns, s.comm_wait_ns, s.comm_transfer_ns, s.comm_exposed_wait_ns, s.triton_kernels,
+     s.triton_ns, s.compiled_lines, s.graph_launches, s.wait_ns, s.wait_lines, s.sync_ns, s.sync_lines, s.oneoff_gpu_ns,
+     s.oneoff_idle_ns, s.oneoff_compile_ns, s.all_steps, s.capture_range, s.unprofiled);
 }
 template <class Ar>
 void fields(Ar& ar, IdleGap& g) {

@@ -385,9 +385,12 @@ void communicationByModule(const std::vector<RankSummary>& in, const Pairing& pa
       ++m.count;
       m.ns += col.durationNs(), m.exposed_ns += col.exposed_ns;
       int64_t w = pairing.waits[jr.summary][c];
-      if (w > 0) m.wait_ns += std::min(w, col.exposed_ns);
+      int64_t exposed_wait = attribution::exposedWaitNs(col.durationNs(), w, col.exposed_ns);
+      m.wait_ns += exposed_wait;
+      job.exposed_wait_ns_per_step += exposed_wait;  // summed here, per step below
     }
   }
+  if (job.steady_steps > 0) job.exposed_wait_ns_per_step /= job.steady_steps;
   for (auto& [key, m] : modules) {
     if (job.steady_steps > 0) {
       m.ns /= job.steady_steps, m.exposed_ns /= job.steady_steps, m.wait_ns /= job.steady_steps;
@@ -419,10 +422,11 @@ void communicationByModule(const std::vector<RankSummary>& in, const Pairing& pa
 JobBound boundOf(const JobView& job) {
   if (job.median_step_ns <= 0 || job.steady_steps <= 0) return JobBound::Unknown;
   int64_t step = job.median_step_ns;
-  int64_t moving_exposed = std::max<int64_t>(0, job.comm_exposed_ns_per_step - job.wait_ns_per_step);
+  int64_t moving_exposed = std::max<int64_t>(0, job.comm_exposed_ns_per_step - job.exposed_wait_ns_per_step);
   int64_t compute = std::max<int64_t>(0, job.busy_ns_per_step - job.comm_exposed_ns_per_step);
   int64_t idle = std::max<int64_t>(0, step - job.busy_ns_per_step);
-  if (job.wait_ns_per_step >= step / 10 && job.wait_ns_per_step >= moving_exposed) return JobBound::WaitingRanks;
+  if (job.exposed_wait_ns_per_step >= step / 10 && job.exposed_wait_ns_per_step >= moving_exposed)
+    return JobBound::WaitingRanks;
   if (moving_exposed >= step / 10 && moving_exposed >= idle) return JobBound::Communication;
   return idle > compute ? JobBound::Host : JobBound::Gpu;
 }

@@ -75,6 +75,9 @@ struct JobView {
   // Per rank per steady step (means over ranks).
   int64_t gpu_ns_per_step = 0, busy_ns_per_step = 0, comm_exposed_ns_per_step = 0;
   int64_t wait_ns_per_step = 0, transfer_ns_per_step = 0;
+  // Of wait_ns_per_step, the part nothing else covered (attribution::exposedWaitNs, collective by
+  // collective): the sum of the modules' wait_ns, and the verdict's "ranks waiting" figure.
+  int64_t exposed_wait_ns_per_step = 0;
   uint32_t paired_collectives = 0;  // collectives found on two ranks or more
   uint32_t unpaired_collectives = 0;
   // The rank the others wait for most (-1: none waits measurably), the steps it held them up

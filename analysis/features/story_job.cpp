@@ -74,7 +74,8 @@ void jobRows(const JobView& job, const std::vector<join::RankSummary>& ranks, St
                 (job.unpaired_collectives ? ", " + std::to_string(job.unpaired_collectives) + " on one rank only"
                                           : "") +
                 "; per rank and step, waiting for the last rank "
-         << ms(job.wait_ns_per_step) << " ms, moving data " << ms(job.transfer_ns_per_step) << " ms";
+         << ms(job.wait_ns_per_step) << " ms (" << ms(job.exposed_wait_ns_per_step)
+         << " of it exposed: nothing else ran), moving data " << ms(job.transfer_ns_per_step) << " ms";
     out.push_back(row("", std::move(line)));
   }
 }

@@ -203,14 +203,14 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
   };
   story->oneoff_lines = placed(linesBy([](const attribution::LineCost& c) { return c.oneoff_ns + c.oneoff_idle_ns; }));
   auto comm = linesBy([](const attribution::LineCost& c) { return c.comm_exposed_ns; });
-  for (const auto& w : comm) story->comm_exposed_ns += w.ns;
+  // Every rank's exposed communication, on a line or not (FSDP's hooks launch collectives no
+  // user line is on): the job's figure too. The lines say where, as far as they know.
+  for (const auto& r : attr.ranks) story->comm_exposed_ns += r.steady_comm_exposed_ns;
   story->comm_lines = placed(comm);
   story->ranks = static_cast<int>(attr.ranks.size());
   if (sum.comm_wait_ns + sum.comm_transfer_ns > 0) {
-    // Within a collective the wait comes first and the transfer last: the exposed time is
-    // transfer up to the transfer's total, waiting beyond it.
-    story->comm_exposed_wait_ns = std::max<int64_t>(0, story->comm_exposed_ns - sum.comm_transfer_ns);
-    story->comm_exposed_wait_ns = std::min(story->comm_exposed_wait_ns, sum.comm_wait_ns);
+    // Of the exposed time, the waiting: collective by collective (attribution::exposedWaitNs).
+    story->comm_exposed_wait_ns = std::min(sum.comm_exposed_wait_ns, story->comm_exposed_ns);
     size_t late = 0;
     for (size_t r = 1; r < attr.ranks.size(); ++r)
       if (attr.ranks[r].steady_caused_wait_ns > attr.ranks[late].steady_caused_wait_ns) late = r;

@@ -307,6 +307,7 @@ json jobJson(const features::JobView& job, const std::vector<join::RankSummary>&
           {"busy_ns_per_step", job.busy_ns_per_step},
           {"comm_exposed_ns_per_step", job.comm_exposed_ns_per_step},
           {"wait_ns_per_step", job.wait_ns_per_step},
+          {"exposed_wait_ns_per_step", job.exposed_wait_ns_per_step},
           {"transfer_ns_per_step", job.transfer_ns_per_step},
           {"paired_collectives", job.paired_collectives},
           {"unpaired_collectives", job.unpaired_collectives},
