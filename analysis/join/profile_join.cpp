@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "analysis/attribution/attribution_cache.h"
 #include "analysis/attribution/nvtx_sites.h"
@@ -38,6 +39,10 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
     attribution_options.nvtx_sites.insert(attribution_options.nvtx_sites.end(), sites.begin(), sites.end());
     call_sites.add(input.path, *input.file, *input.index);
   }
+  // The scripts the profile ran that map onto local files, named or not: their NVTX ranges too,
+  // so steps found by a range are the same whether the user named the script (`report FILE`),
+  // opened it in the editor or neither.
+  for (auto& site : mappedNvtxSites(options.named)) attribution_options.nvtx_sites.push_back(std::move(site));
   // Traces of Python calls name frames by callee: call sites come from the mapped files.
   attribution_options.call_sites = std::ref(call_sites);
   attr_ = attributeOnce(options.attribution_store, attribution_options);
@@ -75,6 +80,31 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
     story->loaders = scriptLoadersOf(story->script, options.named);
     story_ = std::move(story);
   }
+}
+
+std::vector<attribution::NvtxSite> ProfileJoin::mappedNvtxSites(const std::vector<SourceInput>& named) const {
+  std::vector<attribution::NvtxSite> out;
+  if (!env_.read_source) return out;
+  std::set<std::string> seen;
+  for (const auto& input : named) seen.insert(env_.normalize(input.path));
+  std::set<model::StringId> files;
+  for (const auto& f : profile_.frames) files.insert(f.file);
+  size_t read = 0;
+  for (model::StringId file : files) {
+    if (file == 0 || read == kMaxMappedScripts) break;
+    auto local = localPathOf(file);
+    if (!local || !seen.insert(env_.normalize(*local)).second) continue;
+    auto text = env_.read_source(*local);
+    ++read;
+    // Only a file that opens ranges is parsed (findNvtxSites's calls all name one of these).
+    if (!text || (text->find("nvtx") == std::string::npos && text->find("record_function") == std::string::npos))
+      continue;
+    source::SourceFile parsed(std::move(*text), false);
+    auto index = source::buildSourceIndex(parsed);
+    auto sites = attribution::findNvtxSites(parsed, index, file);
+    out.insert(out.end(), sites.begin(), sites.end());
+  }
+  return out;
 }
 
 ScriptLoaders ProfileJoin::scriptLoadersOf(const std::string& script, const std::vector<SourceInput>& named) const {

@@ -115,6 +115,10 @@ class ProfileJoin {
   attribution::Attribution attributeOnce(const AttributionStore& store, attribution::Options& options);
   // What the training script `script` (a placed path) asks of its DataLoaders: the verdict's
   // input, read once per load.
+  // The NVTX ranges of the local files the profile's frames map onto, other than `named` (read
+  // through the environment; at most kMaxMappedScripts files).
+  std::vector<attribution::NvtxSite> mappedNvtxSites(const std::vector<SourceInput>& named) const;
+  static constexpr size_t kMaxMappedScripts = 64;
   ScriptLoaders scriptLoadersOf(const std::string& script, const std::vector<SourceInput>& named) const;
 
   model::Profile profile_;

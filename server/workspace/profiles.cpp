@@ -309,6 +309,7 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
       }
       options.compiled = compiled_code.finish(*result.profile);
       options.attribution_store = attributionStore(paths, open_options);
+      for (const auto& input : options.named) loaded->named.push_back(input.path);
       loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);
       completeLoad(*loaded);
       releaseFreeMemory();  // what the readers and attribution grew and freed (allocator.h)

@@ -25,6 +25,7 @@ namespace sightline::server {
 struct LoadedProfile {
   std::string path;                // the first of `parts`
   std::vector<std::string> parts;  // the reports read as this profile (one per rank of a run)
+  std::vector<std::string> named;  // open scripts the load named (their NVTX ranges), normalized
   int64_t file_mtime_ns = 0;       // of `path` when it was read
   std::unique_ptr<join::ProfileJoin> join;
   // The step verdict, computed once per load from the join's story: every surface reads it.

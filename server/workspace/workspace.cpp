@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
+#include "analysis/attribution/nvtx_sites.h"
 #include "analysis/features/profile_diagnostics.h"
 #include "analysis/features/source_match.h"
 #include "server/lsp/uri.h"
@@ -39,7 +41,51 @@ bool Workspace::toggleHints() {
 Document& Workspace::open(const std::string& uri, int64_t version, std::string text) {
   findings_.erase(uri);  // a reopened document starts over (its generations restart at 0)
   costs_.erase(uri);
-  return documents_.open(uri, version, std::move(text));
+  Document& doc = documents_.open(uri, version, std::move(text));
+  reloadForRanges(doc);
+  return doc;
+}
+
+namespace {
+
+// Whether a script's text may open NVTX ranges (attribution/nvtx_sites.h's calls name these).
+bool mayOpenRanges(const std::string& text) {
+  return text.find("nvtx") != std::string::npos || text.find("record_function") != std::string::npos;
+}
+
+}  // namespace
+
+std::vector<join::SourceInput> Workspace::namedDocuments() {
+  std::vector<join::SourceInput> out;
+  for (Document* doc : documents_.all()) {
+    auto path = uriToPath(doc->uri());
+    if (!path || !mayOpenRanges(doc->file().text())) continue;
+    auto file = std::make_shared<source::SourceFile>(doc->file().text(), false);
+    auto index = std::make_shared<source::SourceIndex>(source::buildSourceIndex(*file));
+    out.push_back({normalPath(*path), std::move(file), std::move(index)});
+  }
+  return out;
+}
+
+bool Workspace::namesRanges(const LoadedProfile& loaded, Document& doc) {
+  auto path = uriToPath(doc.uri());
+  if (!path || !mayOpenRanges(doc.file().text())) return false;
+  if (std::find(loaded.named.begin(), loaded.named.end(), normalPath(*path)) != loaded.named.end()) return false;
+  // Only ranges the profile recorded make a difference.
+  const model::Profile& p = loaded.profile();
+  std::set<std::string> recorded;
+  for (const auto& r : p.ranges)
+    if (r.op == 0) recorded.insert(p.strings[r.text]);
+  for (const auto& site : attribution::findNvtxSites(doc.file(), doc.index(), 0))
+    if (recorded.count(site.text)) return true;
+  return false;
+}
+
+void Workspace::reloadForRanges(Document& doc) {
+  if (!profile_ || loader_.busy() || !namesRanges(*profile_, doc)) return;
+  auto path = uriToPath(doc.uri());
+  loadProfiles(profile_->parts,
+               std::filesystem::path(path.value_or("")).filename().string() + " opens its NVTX ranges");
 }
 
 bool Workspace::close(const std::string& uri) {
@@ -205,8 +251,10 @@ void Workspace::loadProfiles(std::vector<std::string> candidates, const std::str
   attribution::PathMapper mapper = workspaceMapper();
   for (Document* doc : documents_.all())
     if (auto local = uriToPath(doc->uri())) mapper.candidates.push_back(normalPath(*local));
+  join::JoinOptions options = joinOptions();
+  options.named = namedDocuments();
   loader_.load(
-      paths, localJoinEnvironment(std::move(mapper)), joinOptions(),
+      paths, localJoinEnvironment(std::move(mapper)), options,
       [this, token](std::string stage, int percent) { client_.reportProgress(token, stage, percent); },
       [this, candidates, token](std::shared_ptr<LoadedProfile> loaded, std::string error) {
         onProfileLoaded(std::move(loaded), std::move(error), candidates, token);
@@ -238,6 +286,16 @@ void Workspace::onProfileLoaded(std::shared_ptr<LoadedProfile> loaded, std::stri
     client_.showMessage(1, "Sightline could not load the profile: " + error);
     return;
   }
+  // A script opened while it loaded opens ranges the profile recorded: load again with it named,
+  // before anyone sees figures without it.
+  for (Document* doc : documents_.all())
+    if (namesRanges(*loaded, *doc)) {
+      auto path = uriToPath(doc->uri());
+      client_.endProgress(token, "again, with " + std::filesystem::path(path.value_or("")).filename().string());
+      loadProfiles(loaded->parts,
+                   std::filesystem::path(path.value_or("")).filename().string() + " opens its NVTX ranges");
+      return;
+    }
   load_retries_ = 0;
   profile_ = std::move(loaded);
   profile_error_.clear();

@@ -89,6 +89,14 @@ class Workspace {
   void loadCompare();
   void watchProfile();
   attribution::PathMapper workspaceMapper() const;
+  // The open scripts that open NVTX ranges (`report FILE` names its script; the editor names
+  // these), parsed afresh for the loading thread.
+  std::vector<join::SourceInput> namedDocuments();
+  // A script opened after the load that opens ranges the profile recorded: load again with it
+  // named, so steps and lines by range are the report's.
+  void reloadForRanges(Document& doc);
+  // Whether `doc` opens ranges `loaded` recorded and its load did not name it.
+  bool namesRanges(const LoadedProfile& loaded, Document& doc);
   std::vector<features::Finding> computeFindings(Document& doc);
 
   boost::asio::io_context& io_;
