@@ -3,6 +3,8 @@
 // the profile inside it, lines placed once and referred to by index.
 #include "analysis/features/step_view.h"
 
+#include "analysis/features/line_figures.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -41,6 +43,7 @@ class LineTable {
         v.idle_ns = static_cast<double>(c->second.idle_ns) / divisor;
         v.memory_peak_bytes = c->second.memory_peak_bytes;
         v.oneoff_ns = c->second.oneoff_inclusive_ns;
+        v.oneoff_marked = marksOneoff(v.oneoff_ns, attr.step_summary.oneoff_gpu_ns);
         if (auto kinds = workByKind(c->second, join_.profile().strings); kinds.size() >= 2) v.kinds = std::move(kinds);
       }
     if (const Inclusive* in = inclusiveAt(file, line)) {
@@ -51,6 +54,10 @@ class LineTable {
     // Without inclusive data (or less of it than the line's own), the line's own time.
     if (v.inclusive_ns < v.self_ns)
       v.inclusive_ns = v.self_ns, v.inclusive_forward_ns = v.forward_ns, v.inclusive_backward_ns = v.backward_ns;
+    double total = static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns));
+    v.share = v.self_ns * divisor / total;
+    v.inclusive_share = v.inclusive_ns * divisor / total;
+    v.inclusive_shown = showsInclusive(v.self_ns, v.inclusive_ns);
     view_.lines.push_back(std::move(v));
     return it->second;
   }

@@ -26,9 +26,12 @@ struct ViewLine {
   double self_ns = 0, forward_ns = 0, backward_ns = 0;                           // launched from the line itself
   double inclusive_ns = 0, inclusive_forward_ns = 0, inclusive_backward_ns = 0;  // beneath it too
   double idle_ns = 0;                                                            // GPU idle charged to it
-  int64_t memory_peak_bytes = 0;  // alive at the memory peak, allocated here (0: no memory data)
-  int64_t oneoff_ns = 0;          // one-off GPU time beneath it (outside the steady steps; a total, never per step)
-  std::vector<WorkKind> kinds;    // its own work by kind (two kinds or more; totals, not per step)
+  int64_t memory_peak_bytes = 0;          // alive at the memory peak, allocated here (0: no memory data)
+  double share = 0, inclusive_share = 0;  // of the steady steps' GPU time (line_figures.h: the same as every surface's)
+  bool inclusive_shown = false;           // showsInclusive: the inclusive time is told (the margin's rule)
+  int64_t oneoff_ns = 0;        // one-off GPU time beneath it (outside the steady steps; a total, never per step)
+  bool oneoff_marked = false;   // marksOneoff: the page marks it, as the report's margin does
+  std::vector<WorkKind> kinds;  // its own work by kind (two kinds or more; totals, not per step)
 };
 
 struct StepBar {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include "analysis/features/line_figures.h"
 #include "analysis/features/profile_view.h"
 #include "analysis/features/step_view.h"
 #include "analysis/features/story_verdict.h"
@@ -396,6 +397,9 @@ json filesJson(const ReportData& d, const std::vector<MemoryChange>& memory_chan
   const model::Profile& profile = d.main.profile();
   const attribution::Attribution& attr = d.main.attribution();
   auto inclusive = features::inclusiveByLine(attr);
+  double total = static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns));
+  features::Scale scale{d.args.total || attr.steps <= 0 ? 1.0 : static_cast<double>(attr.steps),
+                        !d.args.total && attr.steps > 0};
   // --compare of two profiles that tell memory: each line's change (JSON also lists the lines
   // only the compared profile has, under `memory_compare`).
   std::map<std::pair<std::string, int32_t>, MemoryChange> changes;
@@ -432,31 +436,38 @@ json filesJson(const ReportData& d, const std::vector<MemoryChange>& memory_chan
       file_ns += c.gpu_ns;
       features::Inclusive incl =
           inc == inc_here.end() ? features::Inclusive{c.gpu_ns, c.forward_ns, c.backward_ns} : inc->second;
-      jlines.push_back({{"line", line},
-                        {"gpu_ns", c.gpu_ns},
-                        {"forward_ns", c.forward_ns},
-                        {"backward_ns", c.backward_ns},
-                        {"by_method", methodsJson(c.by_method)},
-                        {"kernels", c.kernels},
-                        {"launches", c.launches},
-                        {"memcpy_bytes", c.memcpy_bytes},
-                        {"memcpy_pageable_bytes", c.pageable_bytes},
-                        {"memcpy_ns", c.memcpy_ns},
-                        {"memset_ns", c.memset_ns},
-                        {"sync_ns", c.sync_ns},
-                        {"syncs", c.syncs},
-                        {"idle_ns", c.idle_ns},
-                        {"idle_gaps", c.idle_gaps},
-                        {"comm_ns", c.comm_ns},
-                        {"comm_exposed_ns", c.comm_exposed_ns},
-                        {"lost_launches", c.lost_launches},
-                        {"inclusive_ns", incl.gpu_ns},
-                        {"inclusive_forward_ns", incl.forward_ns},
-                        {"inclusive_backward_ns", incl.backward_ns},
-                        {"oneoff_ns", c.oneoff_ns},
-                        {"oneoff_idle_ns", c.oneoff_idle_ns},
-                        {"oneoff_inclusive_ns", c.oneoff_inclusive_ns},
-                        {"top_kernels", topKernels(profile, c, 5)}});
+      jlines.push_back(
+          {{"line", line},
+           {"gpu_ns", c.gpu_ns},
+           {"forward_ns", c.forward_ns},
+           {"backward_ns", c.backward_ns},
+           {"by_method", methodsJson(c.by_method)},
+           {"kernels", c.kernels},
+           {"launches", c.launches},
+           {"memcpy_bytes", c.memcpy_bytes},
+           {"memcpy_pageable_bytes", c.pageable_bytes},
+           {"memcpy_ns", c.memcpy_ns},
+           {"memset_ns", c.memset_ns},
+           {"sync_ns", c.sync_ns},
+           {"syncs", c.syncs},
+           {"idle_ns", c.idle_ns},
+           {"idle_gaps", c.idle_gaps},
+           {"comm_ns", c.comm_ns},
+           {"comm_exposed_ns", c.comm_exposed_ns},
+           {"lost_launches", c.lost_launches},
+           {"inclusive_ns", incl.gpu_ns},
+           {"inclusive_forward_ns", incl.forward_ns},
+           {"inclusive_backward_ns", incl.backward_ns},
+           {"oneoff_ns", c.oneoff_ns},
+           {"oneoff_idle_ns", c.oneoff_idle_ns},
+           {"oneoff_inclusive_ns", c.oneoff_inclusive_ns},
+           // The figures every surface shows, by the rules of line_figures.h.
+           {"share", static_cast<double>(c.gpu_ns) / total},
+           {"inclusive_share", static_cast<double>(incl.gpu_ns) / total},
+           {"inclusive_shown", features::showsInclusive(static_cast<double>(c.gpu_ns) / scale.divisor,
+                                                        static_cast<double>(incl.gpu_ns) / scale.divisor)},
+           {"oneoff_marked", features::marksOneoff(c.oneoff_inclusive_ns, attr.step_summary.oneoff_gpu_ns)},
+           {"top_kernels", topKernels(profile, c, 5)}});
       if (auto kinds = features::workByKind(c, profile.strings); kinds.size() >= 2) {
         json k = json::array();
         for (const auto& w : kinds)
@@ -475,6 +486,10 @@ json filesJson(const ReportData& d, const std::vector<MemoryChange>& memory_chan
         std::vector<int64_t> per_rank = c.rank_ns;
         per_rank.resize(attr.ranks.size());
         jlines.back()["rank_ns"] = per_rank;
+        // The slowest rank by its own work, as the margin's and the hover's (line_figures.h).
+        if (auto slow = features::slowestRank(c, attr.ranks, scale); slow.ranked)
+          jlines.back()["slowest_rank"] = {
+              {"rank", attr.ranks[slow.rank].label}, {"ratio", slow.ratio}, {"shown", slow.shown}};
       }
       if (before) {
         auto b = before->find(line);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include "analysis/features/line_figures.h"
 #include "analysis/features/profile_view.h"
 #include "analysis/ingest/profile_loader.h"
 #include "protocol/json_in.h"
@@ -33,6 +34,38 @@ constexpr size_t kMaxLineRankCells = 20'000'000;  // lines × ranks of the merge
 bool nonNegativeInt(const json& v) {
   if (v.is_number_unsigned()) return v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX);
   return v.is_number_integer() && v.get<int64_t>() >= 0;
+}
+
+// A line's figures derived from its counts (features/line_figures.h): never added up, made again
+// for the merged report by the same rules.
+bool derivedFigure(const std::string& name) {
+  return name == "share" || name == "inclusive_share" || name == "inclusive_shown" || name == "oneoff_marked" ||
+         name == "slowest_rank";
+}
+
+// The merged line's figures, by the rules every surface uses: shares of the merged steady GPU
+// time, inclusive time told, the one-off mark, and the slowest rank (per step of each rank).
+void addLineFigures(json& line, const json& merged, int64_t oneoff_total) {
+  double total = static_cast<double>(std::max<int64_t>(1, merged["steady_gpu_ns"].get<int64_t>()));
+  double steps = std::max(1, merged["steps"].get<int>());
+  int64_t gpu = line.value("gpu_ns", int64_t{0}), inclusive = std::max(gpu, line.value("inclusive_ns", int64_t{0}));
+  line["share"] = static_cast<double>(gpu) / total;
+  line["inclusive_share"] = static_cast<double>(inclusive) / total;
+  line["inclusive_shown"] =
+      features::showsInclusive(static_cast<double>(gpu) / steps, static_cast<double>(inclusive) / steps);
+  line["oneoff_marked"] = features::marksOneoff(line.value("oneoff_inclusive_ns", int64_t{0}), oneoff_total);
+  const json& ranks = merged["ranks"];
+  if (ranks.size() < 2 || !line.contains("rank_ns") || line["rank_ns"].size() != ranks.size()) return;
+  attribution::LineCost cost;
+  cost.gpu_ns = gpu;
+  cost.rank_ns = line["rank_ns"].get<std::vector<int64_t>>();
+  std::vector<attribution::RankInfo> infos(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    infos[r].label = ranks[r].value("label", "");
+    infos[r].steady_steps = ranks[r].value("steady_steps", 0);
+  }
+  if (auto slow = features::slowestRank(cost, infos, {steps, true}); slow.ranked)
+    line["slowest_rank"] = {{"rank", infos[slow.rank].label}, {"ratio", slow.ratio}, {"shown", slow.shown}};
 }
 
 // Why `doc` is not a report `--merge` can add up ("" when it is): the shapes and ranges it reads.
@@ -58,7 +91,8 @@ std::string invalidReport(const json& doc) {
           l["line"].get<int64_t>() > 100'000'000)
         return "a line without a line number";
       for (const auto& [name, value] : l.items())
-        if (value.is_number() && name != "line" && !nonNegativeInt(value)) return "`" + name + "` is not a count";
+        if (value.is_number() && name != "line" && !derivedFigure(name) && !nonNegativeInt(value))
+          return "`" + name + "` is not a count";
       if (l.contains("rank_ns")) {
         if (!l["rank_ns"].is_array() || l["rank_ns"].size() > kMaxRanks) return "`rank_ns` is not a list of ranks";
         for (const auto& v : l["rank_ns"])
@@ -112,12 +146,17 @@ int mergeChecked(const std::vector<std::string>& paths, std::ostream& out, std::
   std::map<std::string, std::map<int, json>> files;  // local (else profile) path -> line -> merged line
   std::map<std::string, json> file_info;
   size_t first_rank = 0;
+  int64_t oneoff_total = 0;  // GPU time outside the steady steps, over every report
   for (size_t k = 0; k < docs.size(); ++k) {
     const json& d = docs[k];
     for (const char* key : {"total_gpu_ns", "steady_gpu_ns", "attributed_gpu_ns", "unattributed_gpu_ns", "comm_ns",
                             "comm_exposed_ns", "launches", "lost_launches", "processes"})
       add(merged[key], d.value(key, int64_t{0}));
     merged["steps"] = std::max(merged["steps"].get<int>(), d.value("steps", 0));
+    if (d.contains("step_summary") && d["step_summary"].is_object() && d["step_summary"].contains("oneoff_gpu_ns") &&
+        nonNegativeInt(d["step_summary"]["oneoff_gpu_ns"]) &&
+        !addChecked(oneoff_total, d["step_summary"]["oneoff_gpu_ns"].get<int64_t>(), oneoff_total))
+      overflow = true;
     for (const auto& w : d["profile"].value("warnings", json::array()))
       merged["profile"]["warnings"].push_back(fs::path(paths[k]).filename().string() + ": " + w.get<std::string>());
     size_t ranks_here = std::max<size_t>(1, d["ranks"].size());
@@ -151,6 +190,7 @@ int mergeChecked(const std::vector<std::string>& paths, std::ostream& out, std::
     f["lines"] = json::array();
     for (auto& [line, l] : lines) {
       if (__builtin_add_overflow(ns, l.value("gpu_ns", int64_t{0}), &ns)) overflow = true;
+      if (!overflow) addLineFigures(l, merged, oneoff_total);
       f["lines"].push_back(l);
     }
     f["gpu_ns"] = ns;

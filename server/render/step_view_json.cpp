@@ -40,7 +40,11 @@ json linesJson(const std::vector<features::ViewLine>& lines) {
                    {"inclusiveBackwardNs", l.inclusive_backward_ns},
                    {"idleNs", l.idle_ns},
                    {"memoryPeakBytes", l.memory_peak_bytes},
+                   {"share", l.share},
+                   {"inclusiveShare", l.inclusive_share},
+                   {"inclusiveShown", l.inclusive_shown},
                    {"oneoffNs", l.oneoff_ns},
+                   {"oneoffMarked", l.oneoff_marked},
                    {"kinds", std::move(kinds)}});
   }
   return out;

@@ -109,6 +109,68 @@ async function checkStackedMemory(page, name, json, view) {
   await page.click("#sl-memory-whole");
 }
 
+// The terminal's label column for a story row (server/render/story_render.cpp): a label in ten
+// columns, a longer one and a space (two after a label of several words), "(qualifier) ".
+function labelColumn(label, qualifier) {
+  if (!label) return " ".repeat(10);
+  const column = label.length < 10 ? label.padEnd(10) : label + (label.includes(" ") ? "  " : " ");
+  return qualifier ? `${column}(${qualifier}) ` : column;
+}
+
+// Every bundled capture (tests/data/captures.json) as a page: it renders without errors, its story
+// rows are the text report's header lines, in order, and each line of the annotated listing shows
+// the margin's time, share and one-off mark for that line.
+async function everyCapture(browser) {
+  const { captures } = JSON.parse(readFileSync(join(root, "tests/data/captures.json"), "utf8"));
+  for (const c of captures) {
+    const profile = c.profile.endsWith(".xz") ? unxz(c.profile) : join(root, c.profile);
+    const html = join(tmp, `every-${c.name}.html`);
+    const common = ["--profile", profile, join(root, c.script)];
+    const text = execFileSync(server, ["report", ...common], { maxBuffer: 1 << 28, encoding: "utf8" });
+    execFileSync(server, ["report", "--format", "html", "-o", html, ...common]);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(pathToFileURL(html).href);
+    await page.waitForSelector("body[data-rendered=true]", { timeout: 10000 });
+    const rows = await page.$$eval("#sl-story > table > tr", (trs) => trs.map((t) => ({
+      label: t.getAttribute("data-label"), qualifier: t.getAttribute("data-qualifier") ?? "",
+      line: t.querySelector("td").getAttribute("data-line") ?? "" })));
+    const header = text.slice(0, text.indexOf("\n\n")).split("\n");
+    const missing = rows.map((r) => labelColumn(r.label, r.qualifier) + r.line).filter((l) => !header.includes(l));
+    // And each labelled header line is a row (but those the headline above the story gives).
+    const told = new Set(rows.map((r) => labelColumn(r.label, r.qualifier) + r.line));
+    const untold = header.filter((l) => /^[A-Z]/.test(l) && !/^(Profile|GPUs|Unprofiled|Measure)\b/.test(l) && !told.has(l));
+    check(errors.length === 0 && missing.length === 0 && untold.length === 0 && rows.length > 0,
+      `${c.name}: the page renders, its ${rows.length} story rows the report's header lines`,
+      `${errors.join("; ")} ${missing.slice(0, 3).join(" | ")} ${untold.slice(0, 3).join(" | ")}`);
+    // The listing against the margin: "   4.01     81%  1.29 + 2.73  ████ │   33  code".
+    const margins = new Map();
+    for (const l of text.slice(text.indexOf("\n\n")).split("\n")) {
+      const m = l.match(/^ *(Σ )?([0-9.]+) +([0-9.]+%)  (incl, self [0-9.]+)?.*│ +([0-9]+)  /);
+      if (m && !m[1]) margins.set(Number(m[5]), { ms: m[2], share: m[3], incl: !!m[4], oneoff: l.includes("◂ one-off ") });
+    }
+    const listed = await page.$$eval("#sl-sources tr.sl-hot", (trs) => trs.map((t) => {
+      const td = t.querySelectorAll("td");
+      return { ms: td[0].textContent.replace(" ms", ""), share: td[1].textContent, line: Number(td[3].textContent),
+        oneoff: td[5].textContent !== "" };
+    }));
+    let agree = true, detail = "", compared = 0;
+    for (const l of listed) {
+      const m = margins.get(l.line);
+      if (!m || l.ms === "") continue;
+      ++compared;
+      const want = `${m.ms}${m.incl ? " incl" : ""}`;
+      if (l.ms !== want || l.share !== m.share || l.oneoff !== m.oneoff) {
+        agree = false;
+        detail += ` line ${l.line}: page ${l.ms} ${l.share}${l.oneoff ? " one-off" : ""}, text ${want} ${m.share}${m.oneoff ? " one-off" : ""};`;
+      }
+    }
+    check(agree, `${c.name}: the listing's ${compared} lines show the margin's time, share and one-off mark`, detail);
+    await page.close();
+  }
+}
+
 function basename(path) {
   return path.split(/[\\/]/).pop();
 }
@@ -135,7 +197,7 @@ async function main() {
       // The report's story on the page, in its words: every line of the text header's verdict
       // and warnings, the warnings marked as such.
       const text = execFileSync(server, ["report", ...common], { maxBuffer: 1 << 28, encoding: "utf8" });
-      const rows = await page.$$eval("#sl-story > tr", (trs) => trs.map((t) => ({
+      const rows = await page.$$eval("#sl-story > table > tr", (trs) => trs.map((t) => ({
         label: t.getAttribute("data-label"), text: t.querySelector("td").textContent, warning: t.classList.contains("sl-warning") })));
       const header = text.slice(0, text.indexOf("\n\n"));
       const wanted = header.split("\n").filter((l) => /^(Step|Try|Warning|Profiler|Out of memory|Compile|One-off)\b/.test(l));
@@ -313,6 +375,7 @@ async function main() {
       if (args.images) await page.locator("#sl-job").screenshot({ path: join(args.images, "step-view-job.png") });
       await page.close();
     }
+    await everyCapture(browser);
     // The dark theme follows the system's.
     const dark = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: "dark" });
     await dark.goto(pathToFileURL(join(out, "report-example.html")).href);

@@ -11,7 +11,11 @@ export interface ViewLine {
   inclusiveBackwardNs: number;
   idleNs: number;
   memoryPeakBytes: number;
+  share: number; // of the steady steps' GPU time, the server's figure (the report's margin and hints show it)
+  inclusiveShare: number;
+  inclusiveShown?: boolean; // the server tells its inclusive time (the margin's and the hints' rule)
   oneoffNs?: number; // one-off GPU time beneath it (outside the steady steps; a total, never per step)
+  oneoffMarked?: boolean; // the server marks it (1 ms and a twentieth of all one-off time), as the report does
   kinds?: WorkKind[]; // its own GPU work by kind (two kinds or more), most first; totals
 }
 

@@ -119,12 +119,13 @@ function story(data: StepViewData, host: Host): HTMLElement | null {
   const table = el("table", { class: "sl-story" });
   for (const e of entries) {
     const label = e.label && e.qualifier ? `${e.label} (${e.qualifier})` : e.label;
-    const cell = el("td", {}, storyParts(e.parts?.[0] ?? [{ kind: "text", text: e.lines[0] ?? "" }], host));
+    const cell = el("td", { "data-line": e.lines[0] ?? "" }, storyParts(e.parts?.[0] ?? [{ kind: "text", text: e.lines[0] ?? "" }], host));
     if (e.table) {
       cell.append(storyTable(e.table));
       if (e.table.note) cell.append(el("div", { class: "sl-note" }, [e.table.note]));
     }
-    table.append(el("tr", { class: e.role === "warning" ? "sl-warning" : "", "data-label": e.label, "data-role": e.role }, [
+    table.append(el("tr", { class: e.role === "warning" ? "sl-warning" : "", "data-label": e.label, "data-role": e.role,
+      "data-qualifier": e.qualifier ?? "" }, [
       el("th", {}, [label]),
       cell,
     ]));
@@ -137,9 +138,7 @@ function story(data: StepViewData, host: Host): HTMLElement | null {
 function sources(data: StepViewData): HTMLElement | null {
   if (!data.sources || data.sources.length === 0) return null;
   const section = el("section", { class: "sl-section", id: "sl-sources" }, [el("h2", {}, ["Annotated hot lines"])]);
-  const total = data.lines.reduce((a, l) => a + l.selfNs, 0) || 1;
-  // One-off time beneath a line (an evaluation, building the model), as the text report marks it.
-  const oneoffTotal = data.lines.reduce((a, l) => Math.max(a, l.oneoffNs ?? 0), 0);
+  // Each line's share and one-off mark are the server's (the report's margin shows the same).
   for (const file of data.sources) {
     section.append(el("h3", {}, [file.path]));
     const table = el("table", { class: "sl-source" });
@@ -148,19 +147,22 @@ function sources(data: StepViewData): HTMLElement | null {
       if (last > 0 && row.line > last + 1) table.append(el("tr", {}, [el("td", { class: "sl-num" }, ["⋮"])]));
       last = row.line;
       const l = row.line_index >= 0 ? data.lines[row.line_index] : undefined;
-      const time = l && l.selfNs > 0;
+      // The line's own time, or what runs beneath it where the server tells that (as the margin does).
+      const incl = !!l?.inclusiveShown;
+      const time = l && (l.selfNs > 0 || incl);
       const held = l && l.memoryPeakBytes > 0;
       const tr = el("tr", { id: anchorOf(file.path, row.line), class: time || held ? "sl-hot" : "" }, [
-        el("td", { class: "sl-num" }, [time ? ms(l.selfNs) : ""]),
-        el("td", { class: "sl-num" }, [time ? formatShare(l.selfNs / total) : ""]),
+        el("td", { class: "sl-num", title: incl ? `itself ${ms(l.selfNs)}` : "" },
+          [time ? `${ms(incl ? l.inclusiveNs : l.selfNs)}${incl ? " incl" : ""}` : ""]),
+        el("td", { class: "sl-num" }, [time ? formatShare(incl ? l.inclusiveShare : l.share) : ""]),
         el("td", { class: "sl-num" }, [held ? formatBytes(l.memoryPeakBytes) : ""]),
         el("td", { class: "sl-num" }, [String(row.line)]),
         el("td", {}, [row.text]),
-        el("td", { class: "sl-oneoff" }, [l && (l.oneoffNs ?? 0) >= Math.max(1e6, oneoffTotal / 20) ? `◂ one-off ${ms(l.oneoffNs ?? 0)}` : ""]),
+        el("td", { class: "sl-oneoff" }, [l && l.oneoffMarked ? `◂ one-off ${ms(l.oneoffNs ?? 0)}` : ""]),
       ]);
       table.append(tr);
       // A line of three kinds of work or more and a tenth of the time: what it runs.
-      if (l && l.kinds && l.kinds.length >= 3 && l.selfNs * 10 >= total)
+      if (l && l.kinds && l.kinds.length >= 3 && l.share >= 0.1)
         table.append(el("tr", { class: "sl-kinds" }, [el("td", { class: "sl-num" }), el("td", { class: "sl-num" }),
           el("td", { class: "sl-num" }), el("td", { class: "sl-num" }), el("td", {}, [`↳ by kind: ${kindsText(l.kinds)}`]),
           el("td")]));
