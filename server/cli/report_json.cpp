@@ -391,13 +391,67 @@ json compareJson(const ReportData& d) {
           {"aligned", aligned}};
 }
 
+// One line of a file: its counts, the figures every surface shows (line_figures.h), its work by
+// kind, memory, and each rank's part.
+json lineJson(const ReportData& d, const attribution::LineCost& c, int32_t line, const features::Inclusive& incl,
+              const features::Scale& scale) {
+  const model::Profile& profile = d.main.profile();
+  const attribution::Attribution& attr = d.main.attribution();
+  double total = static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns));
+  json out = {{"line", line},
+              {"gpu_ns", c.gpu_ns},
+              {"forward_ns", c.forward_ns},
+              {"backward_ns", c.backward_ns},
+              {"by_method", methodsJson(c.by_method)},
+              {"kernels", c.kernels},
+              {"launches", c.launches},
+              {"memcpy_bytes", c.memcpy_bytes},
+              {"memcpy_pageable_bytes", c.pageable_bytes},
+              {"memcpy_ns", c.memcpy_ns},
+              {"memset_ns", c.memset_ns},
+              {"sync_ns", c.sync_ns},
+              {"syncs", c.syncs},
+              {"idle_ns", c.idle_ns},
+              {"idle_gaps", c.idle_gaps},
+              {"comm_ns", c.comm_ns},
+              {"comm_exposed_ns", c.comm_exposed_ns},
+              {"lost_launches", c.lost_launches},
+              {"inclusive_ns", incl.gpu_ns},
+              {"inclusive_forward_ns", incl.forward_ns},
+              {"inclusive_backward_ns", incl.backward_ns},
+              {"oneoff_ns", c.oneoff_ns},
+              {"oneoff_idle_ns", c.oneoff_idle_ns},
+              {"oneoff_inclusive_ns", c.oneoff_inclusive_ns},
+              // The figures every surface shows, by the rules of line_figures.h.
+              {"share", static_cast<double>(c.gpu_ns) / total},
+              {"inclusive_share", static_cast<double>(incl.gpu_ns) / total},
+              {"inclusive_shown", features::showsInclusive(static_cast<double>(c.gpu_ns) / scale.divisor,
+                                                           static_cast<double>(incl.gpu_ns) / scale.divisor)},
+              {"oneoff_marked", features::marksOneoff(c.oneoff_inclusive_ns, attr.step_summary.oneoff_gpu_ns)},
+              {"top_kernels", topKernels(profile, c, 5)}};
+  if (auto kinds = features::workByKind(c, profile.strings); kinds.size() >= 2) {
+    json k = json::array();
+    for (const auto& w : kinds) k.push_back({{"kind", w.kind}, {"ns", w.ns}, {"count", w.count}, {"share", w.share}});
+    out["work_by_kind"] = std::move(k);
+  }
+  if (const auto& story = d.main.memory().story) addLineMemory(out, *story, c, profile);
+  if (attr.ranks.size() > 1) {
+    std::vector<int64_t> per_rank = c.rank_ns;
+    per_rank.resize(attr.ranks.size());
+    out["rank_ns"] = per_rank;
+    // The slowest rank by its own work, as the margin's and the hover's (line_figures.h).
+    if (auto slow = features::slowestRank(c, attr.ranks, scale); slow.ranked)
+      out["slowest_rank"] = {{"rank", attr.ranks[slow.rank].label}, {"ratio", slow.ratio}, {"shown", slow.shown}};
+  }
+  return out;
+}
+
 // Every file the profile names that carries a cost: its lines and their figures (and, with
 // --compare, each line's change).
 json filesJson(const ReportData& d, const std::vector<MemoryChange>& memory_change_list) {
   const model::Profile& profile = d.main.profile();
   const attribution::Attribution& attr = d.main.attribution();
   auto inclusive = features::inclusiveByLine(attr);
-  double total = static_cast<double>(std::max<int64_t>(1, attr.steady_gpu_ns));
   features::Scale scale{d.args.total || attr.steps <= 0 ? 1.0 : static_cast<double>(attr.steps),
                         !d.args.total && attr.steps > 0};
   // --compare of two profiles that tell memory: each line's change (JSON also lists the lines
@@ -436,60 +490,13 @@ json filesJson(const ReportData& d, const std::vector<MemoryChange>& memory_chan
       file_ns += c.gpu_ns;
       features::Inclusive incl =
           inc == inc_here.end() ? features::Inclusive{c.gpu_ns, c.forward_ns, c.backward_ns} : inc->second;
-      jlines.push_back(
-          {{"line", line},
-           {"gpu_ns", c.gpu_ns},
-           {"forward_ns", c.forward_ns},
-           {"backward_ns", c.backward_ns},
-           {"by_method", methodsJson(c.by_method)},
-           {"kernels", c.kernels},
-           {"launches", c.launches},
-           {"memcpy_bytes", c.memcpy_bytes},
-           {"memcpy_pageable_bytes", c.pageable_bytes},
-           {"memcpy_ns", c.memcpy_ns},
-           {"memset_ns", c.memset_ns},
-           {"sync_ns", c.sync_ns},
-           {"syncs", c.syncs},
-           {"idle_ns", c.idle_ns},
-           {"idle_gaps", c.idle_gaps},
-           {"comm_ns", c.comm_ns},
-           {"comm_exposed_ns", c.comm_exposed_ns},
-           {"lost_launches", c.lost_launches},
-           {"inclusive_ns", incl.gpu_ns},
-           {"inclusive_forward_ns", incl.forward_ns},
-           {"inclusive_backward_ns", incl.backward_ns},
-           {"oneoff_ns", c.oneoff_ns},
-           {"oneoff_idle_ns", c.oneoff_idle_ns},
-           {"oneoff_inclusive_ns", c.oneoff_inclusive_ns},
-           // The figures every surface shows, by the rules of line_figures.h.
-           {"share", static_cast<double>(c.gpu_ns) / total},
-           {"inclusive_share", static_cast<double>(incl.gpu_ns) / total},
-           {"inclusive_shown", features::showsInclusive(static_cast<double>(c.gpu_ns) / scale.divisor,
-                                                        static_cast<double>(incl.gpu_ns) / scale.divisor)},
-           {"oneoff_marked", features::marksOneoff(c.oneoff_inclusive_ns, attr.step_summary.oneoff_gpu_ns)},
-           {"top_kernels", topKernels(profile, c, 5)}});
-      if (auto kinds = features::workByKind(c, profile.strings); kinds.size() >= 2) {
-        json k = json::array();
-        for (const auto& w : kinds)
-          k.push_back({{"kind", w.kind}, {"ns", w.ns}, {"count", w.count}, {"share", w.share}});
-        jlines.back()["work_by_kind"] = std::move(k);
-      }
-      if (const auto& story = d.main.memory().story) addLineMemory(jlines.back(), *story, c, profile);
+      jlines.push_back(lineJson(d, c, line, incl, scale));
       if (memory_changes && m.local_path) {
         auto change = memory_changes->find({absolutePath(*m.local_path), line});
         if (change != memory_changes->end()) {
           jlines.back()["memory_change_bytes"] = change->second.peakChange();
           jlines.back()["memory_per_step_change_bytes"] = change->second.stepChange();
         }
-      }
-      if (attr.ranks.size() > 1) {
-        std::vector<int64_t> per_rank = c.rank_ns;
-        per_rank.resize(attr.ranks.size());
-        jlines.back()["rank_ns"] = per_rank;
-        // The slowest rank by its own work, as the margin's and the hover's (line_figures.h).
-        if (auto slow = features::slowestRank(c, attr.ranks, scale); slow.ranked)
-          jlines.back()["slowest_rank"] = {
-              {"rank", attr.ranks[slow.rank].label}, {"ratio", slow.ratio}, {"shown", slow.shown}};
       }
       if (before) {
         auto b = before->find(line);
