@@ -312,6 +312,7 @@ StepVerdict storyFigures(const join::StepStory& st) {
   v.wall_min_ns = static_cast<double>(s.wall_min_ns), v.wall_max_ns = static_cast<double>(s.wall_max_ns);
   v.busy_ns = static_cast<double>(s.busy_ns);
   v.busy_share = std::min(1.0, s.busy_share);
+  v.idle_ns = std::max(0.0, v.wall_ns - v.busy_ns);
   v.kernels = static_cast<double>(s.kernels) / n;
   v.mean_kernel_ns = s.kernels ? static_cast<double>(s.kernel_ns) / static_cast<double>(s.kernels) : 0;
   v.mean_queue_ns = s.kernels ? static_cast<double>(s.queue_ns) / static_cast<double>(s.kernels) : 0;

@@ -127,6 +127,7 @@ struct StepVerdict {
   bool low_confidence = false;  // the capture lost records in the steps (lost_steps, lost_share)
   double wall_ns = 0, wall_min_ns = 0, wall_max_ns = 0;  // steady step: median, min, max
   double busy_ns = 0, busy_share = 0;                    // GPU busy in a steady step (median)
+  double idle_ns = 0;  // per step: what the median step holds beyond the GPU's median busy time
   Bound bound = Bound::Gpu;
   std::vector<VerdictCause> causes;                                 // largest first
   double kernels = 0;                                               // per step

@@ -52,7 +52,7 @@ TEST(Story, TextMergesFiguresStayApart) {
 TEST(VerdictStory, RowsInTheHeadersOrder) {
   StepVerdict v;
   v.steady = 6, v.median_steps = 5, v.wall_ns = 13.3e6, v.wall_min_ns = 12.3e6, v.wall_max_ns = 15.1e6;
-  v.busy_share = 0.37;
+  v.busy_share = 0.37, v.busy_ns = 4.92e6, v.idle_ns = 8.38e6;
   v.as_captured = true;
   v.causes = {{Bound::Sync, 3.34e6, {{"/w/train.py", 109, 20'040'000, 6}}, 3.34e6}};
   v.changes = {{Change::DropSync, 3.34e6, join::PlacedLine{"/w/train.py", 109, 20'040'000, 6}}};
@@ -62,7 +62,7 @@ TEST(VerdictStory, RowsInTheHeadersOrder) {
   EXPECT_EQ(story[0].label, "Step");
   EXPECT_EQ(plainText(story[0].line),
             "13.3 ms median as captured over 5 of the 6 steady steps (12.3–15.1 ms; the last, cut short where the "
-            "loop ends, left out), GPU busy 37%");
+            "loop ends, left out), GPU busy 37%, idle 8.38 ms/step");
   EXPECT_EQ(story[1].label, "Unprofiled");
   EXPECT_EQ(story[1].title, "Without the profiler");
   const StoryRow* cause = nullptr;
