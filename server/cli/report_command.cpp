@@ -20,6 +20,7 @@
 #include "server/cli/joined_files.h"
 #include "server/cli/report_data.h"
 #include "server/platform/output_file.h"
+#include "server/platform/terminal_text.h"
 #include "server/render/job_json.h"
 #include "server/render/profile_text.h"
 #include "server/render/step_view_html.h"
@@ -227,10 +228,11 @@ int writeJobOnly(const ReportArgs& args, const std::vector<join::RankSummary>& s
                   {"rank_summaries", rankSummariesJson(summaries)["summaries"]}};
       to << protocol::dumpJson(doc) << "\n";
     } else {
-      to << "Profile   " << args.profile_paths.size() << " reports (" << args.profile_paths.front() << ", ...)\n";
-      report::writeJobText(job, summaries, to);
-      to << "(more than " << report::kMaxJoinedReports
-         << " reports: the job view only, from each rank's summary; name up to 8 for lines annotated)\n";
+      TerminalSafeStream text(to);  // hosts, paths and warnings of the ranks' reports
+      text << "Profile   " << args.profile_paths.size() << " reports (" << args.profile_paths.front() << ", ...)\n";
+      report::writeJobText(job, summaries, text);
+      text << "(more than " << report::kMaxJoinedReports
+           << " reports: the job view only, from each rank's summary; name up to 8 for lines annotated)\n";
     }
   }
   return sink.finish() ? 0 : 2;
@@ -299,9 +301,9 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     int code = parsed.format == "json" && allJsonReports(inputs) ? mergeReports(inputs, merged, err)
                                                                  : mergeSummaries(parsed, merged, err);
     if (code != 0) return code;
-    std::string error;
-    bool ok = parsed.output.empty() ? writeOutputStream(out, merged.str(), error)
-                                    : writeOutputFile(parsed.output, merged.str(), reportInputs(parsed), error);
+    std::string error, text = parsed.format == "text" ? terminalSafe(merged.str()) : merged.str();
+    bool ok = parsed.output.empty() ? writeOutputStream(out, text, error)
+                                    : writeOutputFile(parsed.output, text, reportInputs(parsed), error);
     if (!ok) err << "sightline report: " << error << "\n";
     return ok ? 0 : 2;
   }
@@ -366,8 +368,10 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     if (int code = writeHtmlReport(data, to, err); code != 0) return code;  // nothing kept
     status = 0;
   } else {
-    writeHeader(data, to);
-    for (const auto& local : sources) writeAnnotatedFile(data, local, to);
+    // The profile's GPU names, file and kernel names, the scripts' text: escaped for the terminal.
+    TerminalSafeStream text(to);
+    writeHeader(data, text);
+    for (const auto& local : sources) writeAnnotatedFile(data, local, text);
   }
   if (!sink.finish()) return 2;
   return status;
