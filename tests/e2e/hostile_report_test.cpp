@@ -1,11 +1,18 @@
 // Hostile inputs, round four (issue 54), at the binary, for the verbs that read: escape sequences
-// from a profile, a summary or a file name shown and never sent to the terminal.
+// from a profile, a summary or a file name shown and never sent to the terminal; step logs that
+// are no files, huge, in UTF-16 or with counters past int64; --compare of a time profile with a
+// memory snapshot; merged rank summaries whose sums would overflow.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/measured_run.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/test_paths.h"
 
@@ -41,6 +48,13 @@ class HostileReport : public ::testing::Test {
     fs::copy_file(repoProfile("examples/train_small_naive.sqlite.xz"), profile_);
   }
   CommandOutput run(const std::string& args, int seconds = 120) { return runSightline(args, dir_.path(), seconds); }
+  // The report's JSON verdict of `--step-log log`.
+  json unprofiled(const std::string& log) {
+    auto r = run("report --format json --step-log '" + log + "' --profile run.sqlite");
+    EXPECT_EQ(r.code, 0) << r.out.substr(0, 500);
+    json doc = json::parse(r.out, nullptr, false);
+    return doc.is_object() ? doc["verdict"]["unprofiled"] : json();
+  }
   ScratchDir dir_{"sightline_hostile_report"};
   std::string profile_;
 };
@@ -126,6 +140,76 @@ TEST_F(HostileReport, EscapeSequencesAreShownNeverSent) {
   // JSON keeps the strings as they are (its writer escapes them its own way).
   auto as_json = run("report --format json --profile t.pt.trace.json train.py");
   EXPECT_NE(as_json.out.find("H100\\u001b]0;pwned\\u0007"), std::string::npos) << as_json.out.substr(0, 300);
+}
+
+TEST_F(HostileReport, AStepLogMustBeARegularFile) {
+  // /dev/zero once ended in std::bad_alloc (the whole "file" read into memory); a FIFO would wait
+  // for a writer forever; a folder is no log.
+  std::string fifo = dir_ / "log.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directories(dir_ / "logs");
+  for (const std::string& log : {std::string("/dev/zero"), fifo, dir_ / "logs"}) {
+    Measured m = runMeasured({"report", "--step-log", log, "--profile", "run.sqlite"}, dir_.path(), 60);
+    EXPECT_FALSE(m.killed) << log;
+    EXPECT_EQ(m.code, 2) << log << ": " << m.out.substr(0, 300);
+    EXPECT_NE(m.out.find("not a regular file"), std::string::npos) << log << ": " << m.out.substr(0, 300);
+    EXPECT_LT(m.seconds, 20) << log;
+  }
+}
+
+TEST_F(HostileReport, AStepLogIsReadInPieces) {
+  // 600 MB of NUL bytes (a sparse file: no line of a log), then the log: read a megabyte at a
+  // time, never whole (it once took its size in memory and more, 2.6 GB for a 729 MB log).
+  std::string log = dir_ / "big.log";
+  {
+    std::ofstream out(log, std::ios::binary);
+    out.seekp((std::streamoff{600} << 20) - 1);
+    out.put('\0');
+    out << "\n";
+    for (int i = 0; i < 40; ++i) out << "iter " << i << ": loss 4.1, time 13.30ms\n";
+  }
+  Measured m = runMeasured({"report", "--format", "json", "--step-log", log, "--profile", "run.sqlite"}, dir_.path(),
+                           sanitizedBuild() ? 300 : 120);
+  ASSERT_FALSE(m.killed);
+  ASSERT_EQ(m.code, 0) << m.out.substr(0, 300);
+  json u = json::parse(m.out)["verdict"]["unprofiled"];
+  EXPECT_EQ(u["wall_ns"], 13'300'000) << u.dump();
+  if (!sanitizedBuild()) {
+    EXPECT_LT(m.max_rss_kb, 200'000) << "the log is streamed";
+  }
+}
+
+TEST_F(HostileReport, Utf16StepLogsAreDecodedAndSaySo) {
+  // What PowerShell's `>` writes: UTF-16LE with a byte-order mark (once "no step times found").
+  std::string text;
+  for (int i = 0; i < 12; ++i) text += "iter " + std::to_string(i) + ": loss 4.1, time 13.30ms\r\n";
+  for (bool little : {true, false}) {
+    std::string bytes = little ? "\xff\xfe" : "";
+    for (char c : text) {
+      bytes += little ? c : '\0';
+      bytes += little ? '\0' : c;
+    }
+    json u = unprofiled(dir_.write("ps.log", bytes));
+    EXPECT_EQ(u["wall_ns"], 13'300'000) << u.dump();
+    std::string reason = u.value("reason", "");
+    EXPECT_NE(reason.find(little ? "(UTF-16LE)" : "(UTF-16BE)"), std::string::npos) << reason;
+  }
+  // A UTF-8 byte-order mark is skipped: the first line is the first step's.
+  json bom = unprofiled(dir_.write("bom.log", "\xef\xbb\xbfstep 1 loss 9.1 13.3 ms\nstep 2 loss 9 13.3 ms\n"));
+  EXPECT_EQ(bom["steps"], 2) << bom.dump();
+}
+
+TEST_F(HostileReport, HugeProgressCountersAreNoCounters) {
+  // A 19-digit counter once added up to "standing for -9223372036854775807 steps".
+  std::string log =
+      " 10%| | 1/10 [00:01<00:09, 10.00it/s]\n"
+      " 20%| | 9223372036854775807/10 [00:02<00:08, 10.00it/s]\n"
+      " 30%| | 3/10 [00:03<00:07, 10.00it/s]\n";
+  json u = unprofiled(dir_.write("tqdm.log", log));
+  EXPECT_EQ(u["steps"], 2) << u.dump();
+  auto text = run("report --step-log tqdm.log --profile run.sqlite");
+  EXPECT_NE(text.out.find("standing for 2 steps"), std::string::npos) << text.out.substr(0, 800);
+  EXPECT_EQ(text.out.find("standing for -"), std::string::npos);
 }
 
 }  // namespace
