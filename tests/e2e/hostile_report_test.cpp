@@ -212,5 +212,40 @@ TEST_F(HostileReport, HugeProgressCountersAreNoCounters) {
   EXPECT_EQ(text.out.find("standing for -"), std::string::npos);
 }
 
+// Every step of every summary of `doc` (a summary document or a JSON report's) holding 2^62 ns
+// of GPU work: two such steps already add up past int64.
+json withHugeSteps(json doc, int rank) {
+  json& list = doc.contains("summaries") ? doc["summaries"] : doc["rank_summaries"];
+  for (auto& summary : list) {
+    summary["rank"] = rank;
+    for (auto& step : summary["steps"]) step[3] = int64_t{1} << 62;
+  }
+  return doc;
+}
+
+TEST_F(HostileReport, MergedSumsStayWithinInt64) {
+  // Crafted summaries once merged into "median step -0.00 ms" and negative GPU time per step; a
+  // merge of JSON reports and of summaries read them the same way, and refuse them the same way.
+  ASSERT_EQ(run("report --format summary --profile run.sqlite -o s.json").code, 0);
+  ASSERT_EQ(run("report --format json --profile run.sqlite -o r.json").code, 0);
+  json summary = json::parse(readFile(dir_ / "s.json")), report = json::parse(readFile(dir_ / "r.json"));
+  ASSERT_GE(summary["summaries"][0]["steps"].size(), 3u);
+  dir_.write("s0.json", withHugeSteps(summary, 0).dump());
+  dir_.write("s1.json", withHugeSteps(summary, 1).dump());
+  dir_.write("r0.json", withHugeSteps(report, 0).dump());
+  dir_.write("r1.json", withHugeSteps(report, 1).dump());
+  for (const std::string& args :
+       {std::string("--merge s0.json --merge s1.json"), std::string("--format json --merge s0.json --merge s1.json"),
+        std::string("--format json --merge r0.json --merge r1.json")}) {
+    auto r = run("report " + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out.substr(0, 600);
+    EXPECT_NE(r.out.find("times past 10^14 ns"), std::string::npos) << args << "\n" << r.out.substr(0, 600);
+  }
+  // The summaries as they were still merge, into times of the same sign.
+  auto ok = run("report --format json --merge s.json --merge s.json");
+  ASSERT_EQ(ok.code, 0) << ok.out.substr(0, 300);
+  EXPECT_GT(json::parse(ok.out)["job"]["median_step_ns"].get<int64_t>(), 0);
+}
+
 }  // namespace
 }  // namespace sightline::testing
