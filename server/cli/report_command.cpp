@@ -164,6 +164,24 @@ void joinNamedFiles(ReportData& data) {
   }
 }
 
+// Why the profiles cannot be compared ("" when they can): one has GPU times and the other none
+// (a memory snapshot) once gave a 100% change on every line. Where both tell memory they are
+// compared on memory alone.
+std::string incomparable(const join::ProfileJoin& main, const join::ProfileJoin& compare, const ReportArgs& args) {
+  bool main_times = !main.profile().activities.empty(), compare_times = !compare.profile().activities.empty();
+  if (main_times == compare_times) return "";
+  auto tellsMemory = [](const join::ProfileJoin& j) {
+    const auto& story = j.memory().story;
+    return story && story->allocated_known;
+  };
+  if (tellsMemory(main) && tellsMemory(compare)) return "";
+  const std::string& without = main_times ? args.compare_path : args.profile_path;
+  const std::string& with = main_times ? args.profile_path : args.compare_path;
+  return without + " has no GPU times (a memory snapshot): nothing to compare the GPU times of " + with +
+         " with. Compare two profiles with GPU times, or two that tell memory (snapshots, traces with "
+         "profile_memory=True)";
+}
+
 // Every file the report reads: an output may be none of them.
 std::vector<std::string> reportInputs(const ReportArgs& args) {
   std::vector<std::string> inputs = args.profile_paths;
@@ -346,6 +364,10 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     compare = cli::loadJoinedProfile({parsed.compare_path}, parsed.mapper, sources, compare_request, error);
     if (!compare) {
       err << "sightline report: --compare: " << error << "\n";
+      return 2;
+    }
+    if (std::string why = incomparable(*main, *compare, parsed); !why.empty()) {
+      err << "sightline report: --compare: " << why << "\n";
       return 2;
     }
   }

@@ -248,7 +248,7 @@ void writeHeader(const ReportData& d, std::ostream& out) {
             << formatPercent(static_cast<double>(attr.by_method[m]) / total_ns);
     out << "\n";
   }
-  if (d.compare && !(d.compare->profile().activities.empty() && comparesMemory(d))) {
+  if (comparesTimes(d)) {
     bool per_step = comparePerStep(d);
     double before =
         static_cast<double>(d.compare->attribution().steady_gpu_ns) / (per_step ? d.compare->attribution().steps : 1);
@@ -386,7 +386,7 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
   const std::map<int32_t, int64_t>* before_lines = nullptr;
   // Two profiles of memory alone: the change is memory's (its own column), no time to compare.
   bool memory_compare = comparesMemory(d);
-  if (d.compare && !(memory_only && memory_compare)) {
+  if (comparesTimes(d)) {
     auto it = d.compare_lines.find(local.absolute);
     static const std::map<int32_t, int64_t> kNone;
     before_lines = it == d.compare_lines.end() ? &kNone : &it->second;

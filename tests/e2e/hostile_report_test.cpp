@@ -247,5 +247,32 @@ TEST_F(HostileReport, MergedSumsStayWithinInt64) {
   EXPECT_GT(json::parse(ok.out)["job"]["median_step_ns"].get<int64_t>(), 0);
 }
 
+TEST_F(HostileReport, ComparingTimesWithAMemorySnapshot) {
+  // A time profile against a memory snapshot (or the reverse) once printed a 100% change on every
+  // line: refused, naming the side with no GPU times.
+  std::string snapshot = dataProfile("memory/gpt.pickle.xz");
+  auto r = run("report --profile run.sqlite --compare '" + snapshot + "'");
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 500);
+  EXPECT_NE(r.out.find("--compare: " + snapshot + " has no GPU times"), std::string::npos) << r.out.substr(0, 500);
+  r = run("report --profile '" + snapshot + "' --compare run.sqlite");
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 500);
+  EXPECT_NE(r.out.find("--compare: " + snapshot + " has no GPU times"), std::string::npos) << r.out.substr(0, 500);
+  // A trace that tells memory (profile_memory=True) against a snapshot: memory alone, no Δ of time.
+  std::string trace = dataProfile("memory/gpt_mem_keep.pt.trace.json.xz");
+  std::string script = sourcePath("tests/data/memory/gpt_mem.py");
+  auto text = run("report --profile '" + trace + "' --compare '" + snapshot + "' '" + script + "'");
+  ASSERT_EQ(text.code, 0) << text.out.substr(0, 500);
+  EXPECT_NE(text.out.find("Change    against "), std::string::npos) << text.out.substr(0, 1500);
+  EXPECT_NE(text.out.find("Δ at peak"), std::string::npos);
+  EXPECT_EQ(text.out.find("Δ per step"), std::string::npos) << text.out.substr(0, 3000);
+  EXPECT_EQ(text.out.find("Compare   "), std::string::npos);
+  auto as_json = run("report --format json --profile '" + trace + "' --compare '" + snapshot + "' '" + script + "'");
+  ASSERT_EQ(as_json.code, 0);
+  json doc = json::parse(as_json.out);
+  EXPECT_TRUE(doc.contains("memory_compare"));
+  EXPECT_FALSE(doc.contains("compare")) << "no times to compare";
+  EXPECT_EQ(as_json.out.find("compare_gpu_ns"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sightline::testing
