@@ -199,46 +199,6 @@ bool writeText(const fs::path& path, const std::string& text) {
   return static_cast<bool>(out);
 }
 
-std::string formatMs(int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f ms", static_cast<double>(ns) / 1e6);
-  return buf;
-}
-
-// One line per rank (the first 8; the rest summed up): the measured step, the profiled one, the hook.
-void printSummary(const CaptureWindow& window, const std::vector<capture::RankPart>& ranks, std::ostream& err) {
-  size_t shown = 0;
-  int64_t worst_hook_share_ppm = 0;
-  for (const auto& r : ranks) {
-    int64_t timed = capture::medianStepNs(r.timed);
-    int64_t host = 0;
-    {
-      std::vector<capture::StepTime> host_only = r.timed;
-      for (auto& s : host_only) s.gpu_ns = 0;
-      host = capture::medianStepNs(host_only);
-    }
-    int64_t share_ppm = host > 0 ? r.hook_ns * 1000000 / host : 0;
-    worst_hook_share_ppm = std::max(worst_hook_share_ppm, share_ppm);
-    if (++shown > 8) continue;
-    err << "sightline capture: rank " << r.rank << ": " << r.timed.size() << " steps without a profiler, median "
-        << formatMs(timed) << " (host " << formatMs(host) << ")";
-    if (!r.profiled.empty()) {
-      int64_t profiled = capture::medianStepNs(r.profiled);
-      char ratio[32];
-      std::snprintf(ratio, sizeof ratio, "%.2fx", timed > 0 ? static_cast<double>(profiled) / timed : 0.0);
-      err << "; " << r.profiled.size() << " under " << window.profiler << ", median " << formatMs(profiled) << " ("
-          << ratio << ")";
-    }
-    char hook[64];
-    std::snprintf(hook, sizeof hook, "%.1f us a step (%.3f%%)", static_cast<double>(r.hook_ns) / 1e3,
-                  static_cast<double>(share_ppm) / 1e4);
-    err << "; the hook " << hook << "\n";
-  }
-  if (shown > 8) err << "sightline capture: ... and " << shown - 8 << " more ranks\n";
-  if (worst_hook_share_ppm > 10000)
-    err << "sightline capture: the hook took over 1% of a step: the measured step is that much too long\n";
-}
-
 // The files the user named, as paths relative to where they asked.
 std::string besideOutput(const std::string& output_as_given, const std::string& file_name) {
   fs::path given(output_as_given);
@@ -352,8 +312,10 @@ int runCaptureCommand(const std::vector<std::string>& args, std::ostream& out, s
   int command_code = run.exit_code;
   int interrupts = capture::InterruptGuard::interrupts();
 
-  capture::CaptureParts parts = capture::readCaptureParts(parts_dir.string());
+  capture::CaptureParts parts = capture::readCaptureParts(parts_dir.string(), window);
   for (const auto& w : parts.warnings) err << "sightline capture: " << w << "\n";
+  if (parts.warnings_left_out > 0)
+    err << "sightline capture: ... and " << parts.warnings_left_out << " more warnings of the parts\n";
   auto failed = [&](int own) { return command_code != 0 ? command_code : own; };
   if (interrupts > 0 && parts.ranks.empty()) {
     // Stopped by the user before any window was complete: nothing to write, no advice.
@@ -418,7 +380,7 @@ int runCaptureCommand(const std::vector<std::string>& args, std::ostream& out, s
     err << "sightline capture: " << error << "\n";
     return failed(2);
   }
-  printSummary(window, parts.ranks, err);
+  capture::writeRanksSummary(window, parts.ranks, err);
   std::string written = besideOutput(parsed.output, base + ".steps.json");
   for (const auto& p : profiles) written += ", " + besideOutput(parsed.output, p);
   err << "sightline capture: wrote " << written << "\n";
