@@ -247,11 +247,12 @@ TEST_F(Capture, ExitCodes) {
   EXPECT_NE(run.out.find("--timed expects a whole number from 1, got \"x\""), std::string::npos) << run.out;
   run = capture("--profiler nsys --nsys /no/such/nsys -- " + kTrain);
   EXPECT_EQ(run.code, 2) << run.out;
-  // An export that fails: no steps file beside a missing profile.
+  // An export that fails: exit 2, and the steps file names the report (export it later).
   run = capture("-- " + kTrain, withFakeNsys() + " FAKE_NSYS_EXPORT_FAILS=1");
   EXPECT_EQ(run.code, 2) << run.out;
   EXPECT_NE(run.out.find("nsys export failed"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("fake export failure"), std::string::npos) << run.out;
+  EXPECT_EQ(steps()["profiles"], json({"sightline-capture.nsys-rep"})) << run.out;
   // Without "--", the command starts at the first word that is not an option of ours.
   run = capture("--profiler none " + kTrain + " --steps 40");
   EXPECT_EQ(run.code, 0) << run.out;
@@ -343,6 +344,36 @@ TEST_F(CaptureSignals, AThirdCtrlCKillsACommandThatIgnoresItAndWhatItLeft) {
   EXPECT_FALSE(alive(file("train.pid")));
   for (int i = 0; i < 40 && alive(straggler); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(alive(straggler)) << "killed by the capture's marker in its environment";
+}
+
+// Issue 54: one Ctrl-C during `nsys export` once threw a complete window away. The steps file
+// names the report, and the message says how to export it.
+TEST_F(CaptureSignals, CtrlCDuringTheExportKeepsTheWindow) {
+  std::string export_pid = (dir_ / "export.pid").string();
+  std::string cmd = "cd '" + dir_.string() + "' && exec " + environment(withFakeNsys()) + " FAKE_NSYS_EXPORT_SLEEP='" +
+                    export_pid + "' '" + binaryPath() + "' capture -o run -- " + kTrain + " >'" +
+                    (dir_ / "out.log").string() + "' 2>&1";
+  const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  pid_t verb = -1;
+  ASSERT_EQ(posix_spawn(&verb, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  for (int i = 0; i < 1200 && file("export.pid").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::string exporter = file("export.pid");
+  ASSERT_TRUE(alive(exporter)) << file("out.log");
+  ::kill(verb, SIGINT);
+  EXPECT_EQ(waitExit(verb, 30), 130) << file("out.log");
+  for (int i = 0; i < 100 && alive(exporter); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(alive(exporter)) << "the export was stopped";
+  nlohmann::json doc = steps("run");
+  ASSERT_TRUE(doc.is_object()) << file("out.log");
+  EXPECT_EQ(doc["profiles"], nlohmann::json({"run.nsys-rep"}));
+  EXPECT_EQ(doc["ranks"][0]["timed"].size(), 20u);
+  std::string nsys = capturePath("fake_bin/nsys");
+  EXPECT_NE(file("out.log").find("export it later with:\n  " + nsys +
+                                 " export --type=sqlite --include-blobs=true --force-overwrite=true "
+                                 "--output=run.sqlite run.nsys-rep\n"),
+            std::string::npos)
+      << file("out.log");
 }
 
 }  // namespace
