@@ -16,6 +16,7 @@
 #include "server/capture/capture_files.h"
 #include "server/capture/capture_steps.h"
 #include "server/capture/foreground_child.h"
+#include "server/capture/watchdog.h"
 #include "server/cli/command_line.h"
 #include "server/platform/child_process.h"
 #include "server/platform/output_file.h"
@@ -368,7 +369,7 @@ std::optional<RunFolders> prepareFolders(const std::string& root, std::ostream& 
 // the steps file written. The code to exit with.
 int finishCapture(const CaptureArgs& parsed, const CaptureName& name, const std::string& nsys,
                   const std::string& private_folder, const RunFolders& folders, const capture::ForegroundResult& run,
-                  const std::vector<std::string>& inputs, std::ostream& err) {
+                  const std::vector<std::string>& inputs, capture::Watchdog& watchdog, std::ostream& err) {
   const CaptureWindow& window = parsed.window;
   int command_code = run.exit_code;
   capture::CaptureParts parts = capture::readCaptureParts(folders.parts, window);
@@ -412,6 +413,7 @@ int finishCapture(const CaptureArgs& parsed, const CaptureName& name, const std:
     err << "sightline capture: " << error << "\n";
     return failed(2);
   }
+  watchdog.stepsWritten();
   capture::writeRanksSummary(window, parts.ranks, err);
   printWritten(parsed, name, profiles, err);
   if (!exported.later.empty()) {
@@ -464,13 +466,23 @@ int runCaptureCommand(const std::vector<std::string>& args, std::ostream& out, s
   err << (parsed.stop_after ? "; the run stops after them" : "") << "\n";
   err.flush();
 
+  // Should sightline itself be killed, the watchdog ends the command and keeps the window.
+  capture::WatchdogPlan plan{folder.path(), folders->parts, folders->traces, marker,
+                             window,        parsed.command, *name,           inputs};
+  auto watchdog = capture::Watchdog::start(plan, error);
+  if (!watchdog) {
+    err << "sightline capture: " << error << "\n";
+    return 2;
+  }
   capture::InterruptGuard guard;
-  capture::ForegroundResult run = capture::runForeground(commandArgv(parsed, nsys, *name), env, marker);
+  capture::ForegroundResult run = capture::runForeground(commandArgv(parsed, nsys, *name), env, marker,
+                                                         [&](pid_t group) { watchdog->commandStarted(group); });
+  watchdog->commandEnded();
   if (!run.started) {
     err << "sightline capture: " << run.error << "\n";
     return 2;
   }
-  return finishCapture(parsed, *name, nsys, folder.path(), *folders, run, inputs, err);
+  return finishCapture(parsed, *name, nsys, folder.path(), *folders, run, inputs, *watchdog, err);
 }
 
 }  // namespace sightline::server

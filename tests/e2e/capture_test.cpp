@@ -346,6 +346,43 @@ TEST_F(CaptureSignals, AThirdCtrlCKillsACommandThatIgnoresItAndWhatItLeft) {
   EXPECT_FALSE(alive(straggler)) << "killed by the capture's marker in its environment";
 }
 
+// Issue 54: SIGHUP (an ssh connection that drops) and SIGQUIT (Ctrl-\) once ended sightline
+// alone, the command adopted by init and still holding the GPUs, no steps file written. They are
+// forwarded like Ctrl-C, and the measured window is kept.
+TEST_F(CaptureSignals, HangupAndQuitEndTheCommandAndKeepTheWindow) {
+  for (int sig : {SIGHUP, SIGQUIT}) {
+    for (const char* name : {"train.pid", "sightline-capture.steps.json", "out.log"}) fs::remove(dir_ / name);
+    pid_t verb =
+        start("--profiler none -- " + kTrain + " --forever --pid-file '" + (dir_ / "train.pid").string() + "'");
+    ASSERT_TRUE(waitForOutput("the window is measured", 60)) << file("out.log");
+    std::string train = file("train.pid");
+    ASSERT_TRUE(alive(train));
+    ::kill(verb, sig);
+    EXPECT_EQ(waitExit(verb, 30), 128 + sig) << "signal " << sig << "\n" << file("out.log");
+    EXPECT_FALSE(alive(train)) << "signal " << sig << ": the command ended";
+    EXPECT_EQ(steps()["ranks"][0]["timed"].size(), 20u) << "signal " << sig << "\n" << file("out.log");
+  }
+}
+
+// Issue 54: SIGKILL of sightline itself: nothing of it runs, so its watchdog ends the command,
+// writes the steps file of the complete window and removes the private folder (TearDown checks).
+TEST_F(CaptureSignals, KillingSightlineEndsTheCommandAndKeepsTheWindow) {
+  pid_t verb = start("--profiler none -- " + kTrain + " --forever --pid-file '" + (dir_ / "train.pid").string() +
+                     "' --straggler '" + (dir_ / "straggler.pid").string() + "'");
+  ASSERT_TRUE(waitForOutput("the window is measured", 60)) << file("out.log");
+  std::string train = file("train.pid"), straggler = file("straggler.pid");
+  ASSERT_TRUE(alive(train));
+  ASSERT_TRUE(alive(straggler));
+  ::kill(verb, SIGKILL);
+  waitExit(verb, 30);
+  ASSERT_TRUE(waitForOutput("(watchdog)", 10)) << file("out.log");
+  EXPECT_FALSE(alive(train)) << "the command ended\n" << file("out.log");
+  EXPECT_FALSE(alive(straggler)) << "and what carries the capture's marker";
+  EXPECT_NE(file("out.log").find("the command was killed; wrote sightline-capture.steps.json"), std::string::npos)
+      << file("out.log");
+  EXPECT_EQ(steps()["ranks"][0]["timed"].size(), 20u) << file("out.log");
+}
+
 // Issue 54: one Ctrl-C during `nsys export` once threw a complete window away. The steps file
 // names the report, and the message says how to export it.
 TEST_F(CaptureSignals, CtrlCDuringTheExportKeepsTheWindow) {
