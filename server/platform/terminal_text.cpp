@@ -114,12 +114,10 @@ std::streamsize TerminalSafeStream::Buffer::xsputn(const char* s, std::streamsiz
   return n;
 }
 
-int TerminalSafeStream::Buffer::sync() {
-  if (!drain()) return -1;
-  target_.flush();
-  if (!target_) failed_ = true;
-  return failed_ ? -1 : 0;
-}
+// What is held goes to the target; flushing the target is its owner's (std::cerr flushes each
+// write itself; std::cout is flushed where its errno is read, and a flush here would leave it
+// failed with the errno long gone).
+int TerminalSafeStream::Buffer::sync() { return drain() ? 0 : -1; }
 
 bool TerminalSafeStream::Buffer::finish() {
   if (!pending_.empty()) {

@@ -19,10 +19,12 @@ std::string terminalSafe(std::string_view text);
 
 // A stream that writes to `target` what it is given, escaped as terminalSafe does, sequence by
 // sequence across writes (a character split between two writes passes whole). It follows the
-// target's unitbuf (std::cerr's: each output operation flushed, so its lines keep their order
-// with a child's). A write the target refuses fails this stream too, and the target keeps its
-// failed state and its errno is left as the failed write set it (a full disk stays an error).
-// Flushed, with any cut sequence escaped, when it goes or on finish().
+// target's unitbuf (std::cerr's: each output operation written at once, so its lines keep their
+// order with a child's). Its flush writes what it holds to the target and leaves flushing the
+// target to the target's owner. A write the target refuses fails this stream too; the target
+// keeps its failed state and errno is left as the failed write set it (a full disk stays an
+// error with its reason). What it holds is written, a cut sequence escaped, when it goes or on
+// finish().
 class TerminalSafeStream : public std::ostream {
  public:
   explicit TerminalSafeStream(std::ostream& target);
