@@ -87,7 +87,8 @@ std::vector<std::string> commandFiles(const std::vector<std::string>& command) {
   };
   for (const auto& word : command) {
     add(word);
-    if (size_t eq = word.find('='); word.rfind("-", 0) == 0 && eq != std::string::npos) add(word.substr(eq + 1));
+    if (size_t eq = word.find('='); !word.empty() && word[0] == '-' && eq != std::string::npos)
+      add(word.substr(eq + 1));
   }
   return files;
 }
