@@ -13,6 +13,7 @@
 #include "server/platform/allocator.h"
 #include "server/platform/child_process.h"
 #include "server/platform/crash_handler.h"
+#include "server/platform/terminal_text.h"
 
 #ifndef SIGHTLINE_VERSION
 #define SIGHTLINE_VERSION "0.0.0"
@@ -58,14 +59,19 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (verb == "serve") return runServeCommand(args, std::cout, std::cerr);
   int code = 2;
-  if (verb == "check")
-    code = runCheckCommand(args, std::cout, std::cerr);
-  else if (verb == "report")
-    code = runReportCommand(args, std::cout, std::cerr);
-  else if (verb == "capture")
-    code = runCaptureCommand(args, std::cout, std::cerr);
-  else
-    std::cerr << "sightline: unknown verb \"" << verb << "\"\n" << kMainUsage;
+  {
+    // Every message of a verb may quote a profile, a summary or nsys's log: escaped for the
+    // terminal (their standard output is escaped where it is text, by the verb).
+    TerminalSafeStream err(std::cerr);
+    if (verb == "check")
+      code = runCheckCommand(args, std::cout, err);
+    else if (verb == "report")
+      code = runReportCommand(args, std::cout, err);
+    else if (verb == "capture")
+      code = runCaptureCommand(args, std::cout, err);
+    else
+      err << "sightline: unknown verb \"" << verb << "\"\n" << kMainUsage;
+  }
   // What a verb printed and could not be written (a full disk, a closed pipe) is an error,
   // never a truncated output with exit 0.
   errno = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -12,10 +13,13 @@
 namespace sightline::ingest {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+// A reading of this many ns or more is no training step's (about 2.8 hours).
+constexpr double kMaxReadingNs = 1e13;
+
+// ASCII lower case (what std::tolower does in the C locale), into a buffer kept across lines.
+void lowerInto(std::string_view s, std::string& out) {
+  out.resize(s.size());
+  for (size_t i = 0; i < s.size(); ++i) out[i] = s[i] >= 'A' && s[i] <= 'Z' ? static_cast<char>(s[i] + 32) : s[i];
 }
 
 bool isDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
@@ -58,7 +62,8 @@ std::optional<double> valueAfter(const std::string& line, std::string_view key, 
   return std::nullopt;
 }
 
-// A progress counter "N/M" (`[ 10/5005]`, `200/ 2983 batches`, `450/1000 [`): N, or -1.
+// A progress counter "N/M" (`[ 10/5005]`, `200/ 2983 batches`, `450/1000 [`): N, or -1. A
+// number of more than 12 digits counts no steps (an id, a hash): it is not one.
 int64_t counterIn(const std::string& line) {
   for (size_t slash = line.find('/'); slash != std::string::npos; slash = line.find('/', slash + 1)) {
     size_t a = slash;
@@ -69,6 +74,7 @@ int64_t counterIn(const std::string& line) {
     while (b < line.size() && line[b] == ' ') ++b;
     if (a == digits_end || b >= line.size() || !isDigit(line[b])) continue;
     if (a > 0 && (line[a - 1] == '/' || line[a - 1] == '-' || line[a - 1] == '.')) continue;  // a date, a path
+    if (digits_end - a > 12) continue;
     return std::strtoll(line.substr(a, digits_end - a).c_str(), nullptr, 10);
   }
   return -1;
@@ -115,7 +121,7 @@ class Parser {
     auto r = read(l);
     if (!r) return;
     if (r->kind == StepLogKind::None) {
-      ++set_aside_;
+      set_aside_ += set_aside_ < INT_MAX ? 1 : 0;  // a log of billions of lines counts on no further
       return;
     }
     auto& f = families_[r->family];
@@ -128,7 +134,8 @@ class Parser {
       f.last_counter = r->counter;
       r->weight = steps;
     }
-    if (r->ns <= 0 || r->ns >= 1e13) return;
+    r->weight = std::clamp<int64_t>(r->weight, 1, kMaxStepsPerLine);
+    if (r->ns <= 0 || r->ns >= kMaxReadingNs || f.readings.size() >= kMaxStepLogLines) return;
     if (f.readings.empty()) f.first = std::string(raw.substr(0, 300));
     f.readings.push_back({r->ns, r->weight});
   }
@@ -149,7 +156,9 @@ class Parser {
     }
     if (!best) return out;
     for (const auto& [name, f] : families_)
-      if (&f != best) out.set_aside += static_cast<int>(f.readings.size());
+      if (&f != best)
+        out.set_aside =
+            static_cast<int>(std::min<int64_t>(INT_MAX, int64_t{out.set_aside} + int64_t(f.readings.size())));
     out.kind = best->kind;
     out.format = best_name;
     out.first_line = best->first;
@@ -161,6 +170,13 @@ class Parser {
       std::sort(v.begin(), v.end());
       double unit = v[v.size() / 2] < 5 ? 1e9 : 1e6;
       for (auto& [ns, w] : values) ns *= unit;
+    }
+    // Under a nanosecond, or past the bound in its unit: no step's time (and no int64 holds it).
+    std::erase_if(values, [](const auto& value) { return value.first < 1 || value.first >= kMaxReadingNs; });
+    if (values.empty()) {
+      StepLog none;
+      none.set_aside = out.set_aside;
+      return none;
     }
     for (const auto& [ns, w] : values) {
       out.steps_ns.push_back(static_cast<int64_t>(ns));
@@ -210,7 +226,9 @@ class Parser {
     if (auto rate = valueAfter(l, "train_steps_per_second"); rate && *rate > 0) {
       auto runtime = valueAfter(l, "train_runtime");
       Reading r{StepLogKind::WholeRun, "Hugging Face `train_steps_per_second` (the whole run)", 1e9 / *rate};
-      r.weight = runtime ? std::max<int64_t>(1, std::llround(*runtime * *rate)) : 1;
+      double steps = runtime ? *runtime * *rate : 1;
+      r.weight =
+          steps < static_cast<double>(kMaxStepsPerLine) ? std::max<int64_t>(1, std::llround(steps)) : kMaxStepsPerLine;
       return r;
     }
     bool eval = isEvaluation(l);
@@ -321,20 +339,178 @@ const char* stepLogKindName(StepLogKind k) {
   return "?";
 }
 
-StepLog parseStepLog(std::string_view text) {
-  Parser parser;
-  size_t start = 0;
-  while (start < text.size()) {
-    // tqdm redraws its bar with carriage returns: each is a line of its own.
-    size_t end = text.find_first_of("\r\n", start);
-    if (end == std::string_view::npos) end = text.size();
-    if (end - start < 4096) {  // a line of a training log, not a dump
-      std::string_view raw = text.substr(start, end - start);
-      parser.line(lower(raw), raw);
+// Bytes to lines: the encoding decided on the first four bytes, UTF-16 decoded to UTF-8, lines
+// cut at "\r" and "\n" (tqdm redraws its bar with carriage returns: each is a line of its own),
+// one line held at a time.
+class StepLogReader::Impl {
+ public:
+  void feed(std::string_view bytes) {
+    if (encoding_ == Encoding::Undecided) {
+      size_t take = std::min(bytes.size(), 4 - head_.size());
+      head_.append(bytes.substr(0, take));
+      bytes.remove_prefix(take);
+      if (head_.size() < 4) return;
+      decide();
+      std::string head = std::move(head_);
+      head_.clear();
+      decode(std::string_view(head).substr(bom_));
     }
-    start = end + 1;
+    if (!bytes.empty()) decode(bytes);
   }
-  return parser.result();
+
+  StepLog finish() {
+    if (encoding_ == Encoding::Undecided) {
+      decide();
+      decode(std::string_view(head_).substr(std::min(bom_, head_.size())));
+      head_.clear();
+    }
+    if (high_surrogate_) appendCodePoint(0xfffd);
+    high_surrogate_ = 0;
+    odd_byte_.reset();
+    if (!line_.empty() && !too_long_) endLine();
+    line_.clear();
+    too_long_ = false;
+    StepLog out = parser_.result();
+    if (encoding_ == Encoding::Utf16Le || encoding_ == Encoding::Utf16Be) {
+      out.encoding = encoding_ == Encoding::Utf16Le ? "UTF-16LE" : "UTF-16BE";
+      if (!out.format.empty()) out.format += " (" + out.encoding + ")";
+    }
+    return out;
+  }
+
+ private:
+  enum class Encoding : uint8_t { Undecided, Utf8, Utf16Le, Utf16Be };
+
+  // On the first four bytes (fewer: a log that short): a byte-order mark, else UTF-16's zero
+  // bytes around ASCII text.
+  void decide() {
+    auto at = [&](size_t i) { return i < head_.size() ? static_cast<unsigned char>(head_[i]) : 0x100u; };
+    encoding_ = Encoding::Utf8;
+    bom_ = 0;
+    if (at(0) == 0xef && at(1) == 0xbb && at(2) == 0xbf) {
+      bom_ = 3;
+    } else if (at(0) == 0xff && at(1) == 0xfe) {
+      encoding_ = Encoding::Utf16Le, bom_ = 2;
+    } else if (at(0) == 0xfe && at(1) == 0xff) {
+      encoding_ = Encoding::Utf16Be, bom_ = 2;
+    } else if (head_.size() == 4 && at(0) != 0 && at(1) == 0 && at(2) != 0 && at(3) == 0) {
+      encoding_ = Encoding::Utf16Le;
+    } else if (head_.size() == 4 && at(0) == 0 && at(1) != 0 && at(2) == 0 && at(3) != 0) {
+      encoding_ = Encoding::Utf16Be;
+    }
+  }
+
+  void decode(std::string_view bytes) {
+    if (encoding_ == Encoding::Utf8) {
+      text(bytes);
+      return;
+    }
+    bool little = encoding_ == Encoding::Utf16Le;
+    auto unitOf = [little](unsigned char a, unsigned char b) {
+      return little ? static_cast<uint32_t>(a | (b << 8)) : static_cast<uint32_t>((a << 8) | b);
+    };
+    size_t i = 0;
+    if (odd_byte_ && !bytes.empty()) {
+      unit(unitOf(*odd_byte_, static_cast<unsigned char>(bytes[0])));
+      odd_byte_.reset();
+      i = 1;
+    }
+    for (; i + 1 < bytes.size(); i += 2)
+      unit(unitOf(static_cast<unsigned char>(bytes[i]), static_cast<unsigned char>(bytes[i + 1])));
+    if (i < bytes.size()) odd_byte_ = static_cast<unsigned char>(bytes[i]);
+    flushDecoded();
+  }
+
+  // One UTF-16 code unit: a surrogate pair joined, a lone surrogate U+FFFD.
+  void unit(uint32_t u) {
+    if (high_surrogate_) {
+      uint32_t high = high_surrogate_;
+      high_surrogate_ = 0;
+      if (u >= 0xdc00 && u <= 0xdfff) {
+        appendCodePoint(0x10000 + ((high - 0xd800) << 10) + (u - 0xdc00));
+        return;
+      }
+      appendCodePoint(0xfffd);
+    }
+    if (u >= 0xd800 && u <= 0xdbff) {
+      high_surrogate_ = u;
+      return;
+    }
+    appendCodePoint(u >= 0xdc00 && u <= 0xdfff ? 0xfffd : u);
+  }
+
+  void appendCodePoint(uint32_t c) {
+    if (c < 0x80) {
+      decoded_ += static_cast<char>(c);
+    } else if (c < 0x800) {
+      decoded_ += static_cast<char>(0xc0 | (c >> 6));
+      decoded_ += static_cast<char>(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+      decoded_ += static_cast<char>(0xe0 | (c >> 12));
+      decoded_ += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+      decoded_ += static_cast<char>(0x80 | (c & 0x3f));
+    } else {
+      decoded_ += static_cast<char>(0xf0 | (c >> 18));
+      decoded_ += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
+      decoded_ += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+      decoded_ += static_cast<char>(0x80 | (c & 0x3f));
+    }
+    if (decoded_.size() >= (1u << 16)) flushDecoded();
+  }
+
+  void flushDecoded() {
+    std::string pieces = std::move(decoded_);
+    decoded_.clear();
+    text(pieces);
+  }
+
+  // UTF-8 text into lines; a line of kMaxStepLogLineBytes or more is skipped whole.
+  void text(std::string_view bytes) {
+    while (!bytes.empty()) {
+      size_t end = bytes.find_first_of("\r\n");
+      std::string_view piece = bytes.substr(0, end);
+      if (!too_long_) {
+        if (line_.size() + piece.size() >= kMaxStepLogLineBytes) {
+          too_long_ = true;
+          line_.clear();
+        } else {
+          line_.append(piece);
+        }
+      }
+      if (end == std::string_view::npos) return;
+      if (!too_long_) endLine();
+      line_.clear();
+      too_long_ = false;
+      bytes.remove_prefix(end + 1);
+    }
+  }
+
+  void endLine() {
+    lowerInto(line_, lower_);
+    parser_.line(lower_, line_);
+  }
+
+  Parser parser_;
+  std::string lower_;  // the line in lower case
+  Encoding encoding_ = Encoding::Undecided;
+  std::string head_;                       // the first bytes, until four decide the encoding
+  size_t bom_ = 0;                         // the byte-order mark's length
+  std::optional<unsigned char> odd_byte_;  // UTF-16: the first byte of a unit the last piece cut
+  uint32_t high_surrogate_ = 0;            // UTF-16: a high surrogate waiting for its low one
+  std::string decoded_;                    // UTF-16 decoded, not yet cut into lines
+  std::string line_;                       // the line read so far
+  bool too_long_ = false;                  // the line is past kMaxStepLogLineBytes: skipped
+};
+
+StepLogReader::StepLogReader() : impl_(std::make_unique<Impl>()) {}
+StepLogReader::~StepLogReader() = default;
+void StepLogReader::feed(std::string_view bytes) { impl_->feed(bytes); }
+StepLog StepLogReader::finish() { return impl_->finish(); }
+
+StepLog parseStepLog(std::string_view text) {
+  StepLogReader reader;
+  reader.feed(text);
+  return reader.finish();
 }
 
 }  // namespace sightline::ingest

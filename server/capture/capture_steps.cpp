@@ -2,6 +2,7 @@
 #include "server/capture/capture_steps.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -14,34 +15,24 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Parts are small; one larger than this is not the hook's.
-constexpr std::uintmax_t kMaxPartBytes = 64u << 20;
-
-std::optional<json> readJson(const fs::path& path, std::string& problem) {
-  std::error_code ec;
-  auto size = fs::file_size(path, ec);
-  if (ec || size > kMaxPartBytes) {
-    problem = path.filename().string() + ": unreadable or too large";
+// A whole number of `object[key]` within [low, high], else nullopt (absent: `fallback`).
+std::optional<int64_t> intIn(const json& object, const char* key, int64_t low, int64_t high,
+                             std::optional<int64_t> fallback = std::nullopt) {
+  auto it = object.find(key);
+  if (it == object.end()) return fallback;
+  if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(high)))
     return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  json value = json::parse(text, nullptr, false);
-  if (value.is_discarded() || !value.is_object()) {
-    problem = path.filename().string() + ": not a JSON object";
-    return std::nullopt;
-  }
-  return value;
+  int64_t v = it->get<int64_t>();
+  if (v < low || v > high) return std::nullopt;
+  return v;
 }
 
-int64_t intOr(const json& object, const char* key, int64_t fallback) {
+// Text of `object[key]` of at most kMaxPartText bytes ("" when absent), else nullopt.
+std::optional<std::string> textIn(const json& object, const char* key) {
   auto it = object.find(key);
-  return it != object.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
-}
-
-std::string stringOr(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  if (it == object.end()) return std::string();
+  if (!it->is_string() || it->get_ref<const std::string&>().size() > kMaxPartText) return std::nullopt;
+  return it->get<std::string>();
 }
 
 bool boolOr(const json& object, const char* key) {
@@ -49,30 +40,47 @@ bool boolOr(const json& object, const char* key) {
   return it != object.end() && it->is_boolean() && it->get<bool>();
 }
 
-bool readSteps(const json& object, const char* key, std::vector<StepTime>& into) {
+// A window's steps: at most `count`, each ending at one of the optimizer steps first..last in
+// order, each time within an hour. "" when they are, else what is wrong.
+std::string readSteps(const json& object, const char* key, int64_t first, int64_t last, std::vector<StepTime>& into) {
   auto it = object.find(key);
-  if (it == object.end() || !it->is_array()) return false;
+  if (it == object.end() || !it->is_array()) return std::string("no list of `") + key + "` steps";
+  if (static_cast<int64_t>(it->size()) > std::max<int64_t>(0, last - first + 1))
+    return std::to_string(it->size()) + " " + key + " steps, more than the window's " +
+           std::to_string(std::max<int64_t>(0, last - first + 1));
+  int64_t previous = first - 1;
   for (const auto& entry : *it) {
-    if (!entry.is_object()) return false;
-    StepTime s{intOr(entry, "step", -1), intOr(entry, "gpu_ns", -1), intOr(entry, "host_ns", -1)};
-    if (s.step < 0 || s.gpu_ns < 0 || s.host_ns < 0) return false;
-    into.push_back(s);
+    if (!entry.is_object()) return std::string("a `") + key + "` step is not an object";
+    auto step = intIn(entry, "step", previous + 1, last);
+    auto gpu = intIn(entry, "gpu_ns", 0, kMaxPartStepNs), host = intIn(entry, "host_ns", 0, kMaxPartStepNs);
+    if (!step)
+      return std::string("a `") + key + "` step's number is outside " + std::to_string(first) + ".." +
+             std::to_string(last) + " or out of order";
+    if (!gpu || !host) return std::string("a `") + key + "` step's time is not 0 to an hour in ns";
+    into.push_back({*step, *gpu, *host});
+    previous = *step;
   }
-  return true;
+  return "";
 }
 
-std::optional<RankPart> rankPartOf(const json& value) {
+// The part of one rank, every value in its range; nullopt with `problem` saying which is not.
+std::optional<RankPart> rankPartOf(const json& value, const CaptureWindow& window, std::string& problem) {
   RankPart part;
-  part.rank = intOr(value, "rank", -1);
-  part.local_rank = intOr(value, "local_rank", 0);
-  part.world_size = intOr(value, "world_size", 1);
-  part.host = stringOr(value, "host");
-  part.pid = intOr(value, "pid", 0);
-  part.device = intOr(value, "device", -1);
-  part.hook_ns = intOr(value, "hook_ns", 0);
-  part.trace = stringOr(value, "trace");
-  if (part.rank < 0 || !readSteps(value, "timed", part.timed) || !readSteps(value, "profiled", part.profiled))
+  auto rank = intIn(value, "rank", 0, kMaxRanks - 1), local = intIn(value, "local_rank", 0, kMaxRanks - 1, 0);
+  auto world = intIn(value, "world_size", 1, kMaxRanks, 1), pid = intIn(value, "pid", 0, INT32_MAX, 0);
+  auto device = intIn(value, "device", -1, kMaxDevice, -1), hook = intIn(value, "hook_ns", 0, kMaxPartStepNs, 0);
+  auto host = textIn(value, "host"), trace = textIn(value, "trace");
+  if (!rank || !local || !world || !pid || !device || !hook || !host || !trace) {
+    problem = "a value out of range (rank, local_rank and world_size 0 to " + std::to_string(kMaxRanks) +
+              ", pid, device -1 to " + std::to_string(kMaxDevice) + ", hook_ns 0 to an hour, host and trace text)";
     return std::nullopt;
+  }
+  part.rank = *rank, part.local_rank = *local, part.world_size = *world, part.pid = *pid;
+  part.device = *device, part.hook_ns = *hook, part.host = *host, part.trace = *trace;
+  int64_t w = window.warmup, k = window.timed, m = window.profiled;
+  problem = readSteps(value, "timed", w + 1, w + k, part.timed);
+  if (problem.empty()) problem = readSteps(value, "profiled", w + k + 1, w + k + m, part.profiled);
+  if (!problem.empty()) return std::nullopt;
   // A trace is a file name beside the steps file, nothing else.
   if (part.trace.find('/') != std::string::npos || part.trace == "." || part.trace == "..") part.trace.clear();
   return part;
@@ -80,20 +88,152 @@ std::optional<RankPart> rankPartOf(const json& value) {
 
 ProcessStatus statusOf(const json& value) {
   ProcessStatus s;
-  s.pid = intOr(value, "pid", 0);
-  s.rank = intOr(value, "rank", -1);
+  s.pid = intIn(value, "pid", 0, INT32_MAX).value_or(0);
+  s.rank = intIn(value, "rank", -1, kMaxRanks - 1).value_or(-1);
   s.torch = boolOr(value, "torch");
   s.hook = boolOr(value, "hook");
   if (auto it = value.find("cuda"); it != value.end() && it->is_boolean()) s.cuda = it->get<bool>();
-  s.steps = intOr(value, "steps", 0);
-  s.optimizers = intOr(value, "optimizers", 0);
+  // Counts beyond what any run makes are no counts: 0.
+  s.steps = intIn(value, "steps", 0, int64_t{1} << 40).value_or(0);
+  s.optimizers = intIn(value, "optimizers", 0, int64_t{1} << 40).value_or(0);
   s.written = boolOr(value, "written");
-  s.error = stringOr(value, "error");
+  s.error = textIn(value, "error").value_or("");
   if (auto it = value.find("argv"); it != value.end() && it->is_array())
     for (const auto& a : *it)
-      if (a.is_string()) s.argv.push_back(a.get<std::string>());
+      if (a.is_string() && s.argv.size() < 4) s.argv.push_back(a.get<std::string>().substr(0, kMaxPartText));
   return s;
 }
+
+// Warnings, the first kMaxPartWarnings of them kept.
+void warn(CaptureParts& out, std::string warning) {
+  if (out.warnings.size() < kMaxPartWarnings)
+    out.warnings.push_back(std::move(warning));
+  else
+    ++out.warnings_left_out;
+}
+
+bool isPartName(const std::string& name) {
+  bool rank = name.rfind("rank.", 0) == 0, status = name.rfind("status.", 0) == 0;
+  return (rank || status) && name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
+}
+
+// The parts, one at a time, within the limits: whether to read a part of a size is asked
+// before its bytes are read.
+class PartsBuilder {
+ public:
+  PartsBuilder(const CaptureWindow& window, const PartLimits& limits)
+      : window_(window),
+        limits_(limits),
+        // What the hook writes for this window, with room to spare.
+        bound_(limits.base_bytes + limits.bytes_per_step * static_cast<uint64_t>(std::max(0, window.stepsNeeded()))) {}
+
+  enum class Admit { Read, Skip, Stop };
+  Admit admit(const std::string& name, uint64_t size) {
+    if (read_ == limits_.parts || total_ + size > limits_.total_bytes) {
+      warn(out_, "more parts than " + std::to_string(limits_.parts) + " or " +
+                     std::to_string(limits_.total_bytes >> 20) + " MiB in all: " + name +
+                     " and those after it are not read");
+      return Admit::Stop;
+    }
+    if (size > bound_) {
+      warn(out_, name + ": larger than the " + std::to_string(bound_) + " bytes a part of this window takes");
+      return Admit::Skip;
+    }
+    ++read_, total_ += size;
+    return Admit::Read;
+  }
+
+  void add(const std::string& name, const std::string& bytes) {
+    json value = json::parse(bytes, nullptr, false);
+    if (value.is_discarded() || !value.is_object()) {
+      warn(out_, name + ": not a JSON object");
+      return;
+    }
+    if (name.rfind("status.", 0) == 0) {
+      out_.statuses.push_back(statusOf(value));
+      return;
+    }
+    std::string problem;
+    auto part = rankPartOf(value, window_, problem);
+    if (!part) {
+      warn(out_, name + ": not a rank's steps: " + problem);
+      return;
+    }
+    if (by_rank_.count(part->rank)) {
+      warn(out_, "rank " + std::to_string(part->rank) + " was written by two processes (pids " +
+                     std::to_string(out_.ranks[by_rank_[part->rank]].pid) + " and " + std::to_string(part->pid) +
+                     "): the first is kept");
+      return;
+    }
+    by_rank_[part->rank] = out_.ranks.size();
+    out_.ranks.push_back(std::move(*part));
+  }
+
+  void unreadable(const std::string& name) { warn(out_, name + ": unreadable"); }
+
+  CaptureParts finish() {
+    std::sort(out_.ranks.begin(), out_.ranks.end(),
+              [](const RankPart& a, const RankPart& b) { return a.rank < b.rank; });
+    std::sort(out_.statuses.begin(), out_.statuses.end(),
+              [](const ProcessStatus& a, const ProcessStatus& b) { return a.pid < b.pid; });
+    return std::move(out_);
+  }
+
+ private:
+  const CaptureWindow& window_;
+  const PartLimits& limits_;
+  uint64_t bound_;
+  CaptureParts out_;
+  std::map<int64_t, size_t> by_rank_;
+  size_t read_ = 0;
+  uint64_t total_ = 0;
+};
+
+}  // namespace
+
+CaptureParts parseCaptureParts(const std::vector<PartFile>& files, const CaptureWindow& window,
+                               const PartLimits& limits) {
+  PartsBuilder parts(window, limits);
+  for (const auto& file : files) {
+    if (!isPartName(file.name)) continue;
+    auto admit = parts.admit(file.name, file.bytes.size());
+    if (admit == PartsBuilder::Admit::Stop) break;
+    if (admit == PartsBuilder::Admit::Read) parts.add(file.name, file.bytes);
+  }
+  return parts.finish();
+}
+
+CaptureParts readCaptureParts(const std::string& folder, const CaptureWindow& window, const PartLimits& limits) {
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    // Only the parts, listed by name: a folder of many other files costs nothing.
+    if (isPartName(it->path().filename().string()) && it->is_regular_file(ec)) files.push_back(it->path());
+    if (files.size() > limits.parts) break;  // one past the bound: the builder says so
+  }
+  std::sort(files.begin(), files.end());
+  PartsBuilder parts(window, limits);
+  for (const auto& path : files) {
+    std::string name = path.filename().string();
+    auto size = fs::file_size(path, ec);
+    if (ec) {
+      parts.unreadable(name);
+      ec.clear();
+      continue;
+    }
+    auto admit = parts.admit(name, size);
+    if (admit == PartsBuilder::Admit::Stop) break;
+    if (admit == PartsBuilder::Admit::Skip) continue;
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes(static_cast<size_t>(size), '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(size));
+    bytes.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+    parts.add(name, bytes);
+  }
+  return parts.finish();
+}
+
+namespace {
 
 nlohmann::ordered_json stepsJson(const std::vector<StepTime>& steps) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -111,48 +251,6 @@ std::string processName(const ProcessStatus& s) {
 }
 
 }  // namespace
-
-CaptureParts readCaptureParts(const std::string& folder) {
-  CaptureParts out;
-  std::error_code ec;
-  std::vector<fs::path> files;
-  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
-    if (it->is_regular_file(ec)) files.push_back(it->path());
-  std::sort(files.begin(), files.end());
-  std::map<int64_t, size_t> by_rank;
-  for (const auto& path : files) {
-    std::string name = path.filename().string();
-    bool rank = name.rfind("rank.", 0) == 0, status = name.rfind("status.", 0) == 0;
-    if ((!rank && !status) || path.extension() != ".json") continue;
-    std::string problem;
-    auto value = readJson(path, problem);
-    if (!value) {
-      out.warnings.push_back(problem);
-      continue;
-    }
-    if (status) {
-      out.statuses.push_back(statusOf(*value));
-      continue;
-    }
-    auto part = rankPartOf(*value);
-    if (!part) {
-      out.warnings.push_back(name + ": not a rank's steps");
-      continue;
-    }
-    if (by_rank.count(part->rank)) {
-      out.warnings.push_back("rank " + std::to_string(part->rank) + " was written by two processes (pids " +
-                             std::to_string(out.ranks[by_rank[part->rank]].pid) + " and " + std::to_string(part->pid) +
-                             "): the first is kept");
-      continue;
-    }
-    by_rank[part->rank] = out.ranks.size();
-    out.ranks.push_back(std::move(*part));
-  }
-  std::sort(out.ranks.begin(), out.ranks.end(), [](const RankPart& a, const RankPart& b) { return a.rank < b.rank; });
-  std::sort(out.statuses.begin(), out.statuses.end(),
-            [](const ProcessStatus& a, const ProcessStatus& b) { return a.pid < b.pid; });
-  return out;
-}
 
 nlohmann::ordered_json stepsDocument(const CaptureWindow& window, const std::vector<std::string>& command,
                                      const std::vector<std::string>& profiles, const std::vector<RankPart>& ranks) {
@@ -286,6 +384,47 @@ std::string explainMissingWindow(const CaptureWindow& window, const std::vector<
         << " steps (one warm-up, one timed, one profiled): run the command longer.";
   }
   return out.str();
+}
+
+namespace {
+
+std::string formatMs(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f ms", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+void writeRanksSummary(const CaptureWindow& window, const std::vector<RankPart>& ranks, std::ostream& out) {
+  size_t shown = 0;
+  int64_t worst_hook_share_ppm = 0;
+  for (const auto& r : ranks) {
+    int64_t timed = medianStepNs(r.timed);
+    std::vector<StepTime> host_only = r.timed;
+    for (auto& s : host_only) s.gpu_ns = 0;
+    int64_t host = medianStepNs(host_only);
+    // Every value was read within an hour: no product here passes int64.
+    int64_t share_ppm = host > 0 ? r.hook_ns * 1000000 / host : 0;
+    worst_hook_share_ppm = std::max(worst_hook_share_ppm, share_ppm);
+    if (++shown > 8) continue;
+    out << "sightline capture: rank " << r.rank << ": " << r.timed.size() << " steps without a profiler, median "
+        << formatMs(timed) << " (host " << formatMs(host) << ")";
+    if (!r.profiled.empty()) {
+      int64_t profiled = medianStepNs(r.profiled);
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, "%.2fx", timed > 0 ? static_cast<double>(profiled) / timed : 0.0);
+      out << "; " << r.profiled.size() << " under " << window.profiler << ", median " << formatMs(profiled) << " ("
+          << ratio << ")";
+    }
+    char hook[64];
+    std::snprintf(hook, sizeof hook, "%.1f us a step (%.3f%%)", static_cast<double>(r.hook_ns) / 1e3,
+                  static_cast<double>(share_ppm) / 1e4);
+    out << "; the hook " << hook << "\n";
+  }
+  if (shown > 8) out << "sightline capture: ... and " << shown - 8 << " more ranks\n";
+  if (worst_hook_share_ppm > 10000)
+    out << "sightline capture: the hook took over 1% of a step: the measured step is that much too long\n";
 }
 
 }  // namespace sightline::server::capture

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -54,11 +55,41 @@ struct ProcessStatus {
 struct CaptureParts {
   std::vector<RankPart> ranks;  // sorted by rank
   std::vector<ProcessStatus> statuses;
-  std::vector<std::string> warnings;  // unreadable parts, ranks written twice
+  // Unreadable parts, parts past a bound, values out of range, ranks written twice: the first
+  // kMaxPartWarnings, and how many more there were.
+  std::vector<std::string> warnings;
+  size_t warnings_left_out = 0;
 };
 
-// Reads rank.*.json and status.*.json of `folder`. Anything malformed is a warning.
-CaptureParts readCaptureParts(const std::string& folder);
+// What the parts may cost. A part is written by code running in the user's processes (or by
+// anything else that writes into the private folder): input like any other, never trusted.
+struct PartLimits {
+  size_t base_bytes = size_t{64} << 10;  // a part's size: this much, plus
+  size_t bytes_per_step = 256;           // this much per step of the window (W + K + M)
+  size_t parts = 16384;                  // rank and status parts read, at most
+  uint64_t total_bytes = uint64_t{512} << 20;
+};
+inline constexpr size_t kMaxPartWarnings = 20;
+
+// The ranges a part's values must lie in; a part with a value outside them is refused whole.
+inline constexpr int64_t kMaxRanks = 65536;                   // rank, local rank < this; world size <= it
+inline constexpr int64_t kMaxPartStepNs = 3'600'000'000'000;  // an hour: a step's time, the hook's
+inline constexpr int64_t kMaxDevice = 4095;
+inline constexpr size_t kMaxPartText = 4096;  // host, trace name, error, each argument (bytes)
+
+// One part file: its name in the folder and its bytes.
+struct PartFile {
+  std::string name;
+  std::string bytes;
+};
+
+// Reads rank.*.json and status.*.json of `folder` (regular files only, name order) within
+// `limits`. Anything malformed, past a bound or out of range is a warning.
+CaptureParts readCaptureParts(const std::string& folder, const CaptureWindow& window, const PartLimits& limits = {});
+// The same from files already read (the fuzz target's way in): each checked as readCaptureParts
+// checks the files it reads.
+CaptureParts parseCaptureParts(const std::vector<PartFile>& files, const CaptureWindow& window,
+                               const PartLimits& limits = {});
 
 // The steps document (schema "sightline_steps": 1), its keys in the schema's order.
 // `profiles`: file names beside it.
@@ -74,5 +105,9 @@ std::string explainMissingWindow(const CaptureWindow& window, const std::vector<
 
 // The median of the timed steps' GPU time (host time where there is no GPU time), in ns.
 int64_t medianStepNs(const std::vector<StepTime>& steps);
+
+// One line per rank (the first 8; the rest counted): the measured step, the profiled one, the
+// hook's cost; "sightline capture: " before each.
+void writeRanksSummary(const CaptureWindow& window, const std::vector<RankPart>& ranks, std::ostream& out);
 
 }  // namespace sightline::server::capture

@@ -33,10 +33,13 @@ void onInterrupt(int sig) {
 
 void install(int sig, struct sigaction& old) {
   struct sigaction action = {};
-  action.sa_handler = onInterrupt;
+  action.sa_handler = sig == SIGPIPE ? SIG_IGN : onInterrupt;
   sigemptyset(&action.sa_mask);
   action.sa_flags = 0;  // no SA_RESTART: waitpid returns with EINTR and the loop looks again
-  ::sigaction(sig, &action, &old);
+  ::sigaction(sig, nullptr, &old);
+  // SIGHUP ignored (nohup): the run is meant to outlive the terminal, and so it does.
+  if (sig == SIGHUP && old.sa_handler == SIG_IGN) return;
+  ::sigaction(sig, &action, nullptr);
 }
 
 // Processes of this user (other than this one) whose environment holds `marker` exactly.
@@ -72,20 +75,18 @@ std::vector<pid_t> processesWithMarker(const std::string& marker) {
 InterruptGuard::InterruptGuard() {
   g_interrupts = 0;
   g_last_signal = 0;
-  install(SIGINT, old_int_);
-  install(SIGTERM, old_term_);
+  for (size_t i = 0; i < std::size(kSignals); ++i) install(kSignals[i], old_[i]);
 }
 
 InterruptGuard::~InterruptGuard() {
-  ::sigaction(SIGINT, &old_int_, nullptr);
-  ::sigaction(SIGTERM, &old_term_, nullptr);
+  for (size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
 }
 
 int InterruptGuard::interrupts() { return static_cast<int>(g_interrupts); }
 int InterruptGuard::lastSignal() { return static_cast<int>(g_last_signal); }
 
 ForegroundResult runForeground(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                               const std::string& marker) {
+                               const std::string& marker, const std::function<void(pid_t)>& started) {
   ForegroundResult out;
   if (argv.empty()) {
     out.error = "no command";
@@ -107,6 +108,7 @@ ForegroundResult runForeground(const std::vector<std::string>& argv, const std::
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGINT);
   sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGQUIT);
   sigaddset(&defaults, SIGPIPE);
   sigemptyset(&none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
@@ -122,6 +124,7 @@ ForegroundResult runForeground(const std::vector<std::string>& argv, const std::
     return out;
   }
   out.started = true;
+  if (started) started(pid);
   int seen = InterruptGuard::interrupts();
   g_group = pid;
   // A signal that came between the spawn and the line above had no group to go to.
@@ -138,8 +141,7 @@ ForegroundResult runForeground(const std::vector<std::string>& argv, const std::
   g_group = 0;
   // Whatever it left behind: its group, and what carries the marker outside it.
   ::kill(-pid, SIGKILL);
-  if (!marker.empty())
-    for (pid_t straggler : processesWithMarker(marker)) ::kill(straggler, SIGKILL);
+  killMarkedProcesses(marker);
   if (status != -1 && WIFEXITED(status)) {
     out.exit_code = WEXITSTATUS(status);
   } else if (status != -1 && WIFSIGNALED(status)) {
@@ -150,6 +152,11 @@ ForegroundResult runForeground(const std::vector<std::string>& argv, const std::
     out.error = "lost track of the command";
   }
   return out;
+}
+
+void killMarkedProcesses(const std::string& marker) {
+  if (marker.empty()) return;
+  for (pid_t straggler : processesWithMarker(marker)) ::kill(straggler, SIGKILL);
 }
 
 }  // namespace sightline::server::capture

@@ -288,7 +288,7 @@ class _Capture:
                 cuda = False
         status = {
             "pid": self.pid,
-            "argv": list(sys.argv[:4]),
+            "argv": [str(a)[:200] for a in sys.argv[:4]],  # a part stays small (sightline refuses large ones)
             "rank": _int_env("RANK", -1),
             "torch": torch is not None,
             "hook": self.handle is not None or self.done,

@@ -13,8 +13,10 @@
 #include <sstream>
 
 #include "analysis/features/profile_commands.h"
+#include "server/capture/capture_files.h"
 #include "server/capture/capture_steps.h"
 #include "server/capture/foreground_child.h"
+#include "server/capture/watchdog.h"
 #include "server/cli/command_line.h"
 #include "server/platform/child_process.h"
 #include "server/platform/output_file.h"
@@ -28,6 +30,7 @@ extern const char* const kCaptureHookScript;  // server/capture/sitecustomize.py
 namespace {
 
 namespace fs = std::filesystem;
+using capture::CaptureName;
 using capture::CaptureWindow;
 
 constexpr const char* kUsage =
@@ -170,28 +173,6 @@ void putImporterOnPath(const std::string& nsys) {
   }
 }
 
-// The capture's private folder (0700): the hook, the ranks' parts, the logs. Removed at the end.
-class PrivateFolder {
- public:
-  PrivateFolder() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/sightline-capture-XXXXXX";
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    if (::mkdtemp(buffer.data())) path_ = buffer.data();
-  }
-  ~PrivateFolder() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  PrivateFolder(const PrivateFolder&) = delete;
-  PrivateFolder& operator=(const PrivateFolder&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 bool writeText(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -199,61 +180,9 @@ bool writeText(const fs::path& path, const std::string& text) {
   return static_cast<bool>(out);
 }
 
-std::string formatMs(int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f ms", static_cast<double>(ns) / 1e6);
-  return buf;
-}
-
-// One line per rank (the first 8; the rest summed up): the measured step, the profiled one, the hook.
-void printSummary(const CaptureWindow& window, const std::vector<capture::RankPart>& ranks, std::ostream& err) {
-  size_t shown = 0;
-  int64_t worst_hook_share_ppm = 0;
-  for (const auto& r : ranks) {
-    int64_t timed = capture::medianStepNs(r.timed);
-    int64_t host = 0;
-    {
-      std::vector<capture::StepTime> host_only = r.timed;
-      for (auto& s : host_only) s.gpu_ns = 0;
-      host = capture::medianStepNs(host_only);
-    }
-    int64_t share_ppm = host > 0 ? r.hook_ns * 1000000 / host : 0;
-    worst_hook_share_ppm = std::max(worst_hook_share_ppm, share_ppm);
-    if (++shown > 8) continue;
-    err << "sightline capture: rank " << r.rank << ": " << r.timed.size() << " steps without a profiler, median "
-        << formatMs(timed) << " (host " << formatMs(host) << ")";
-    if (!r.profiled.empty()) {
-      int64_t profiled = capture::medianStepNs(r.profiled);
-      char ratio[32];
-      std::snprintf(ratio, sizeof ratio, "%.2fx", timed > 0 ? static_cast<double>(profiled) / timed : 0.0);
-      err << "; " << r.profiled.size() << " under " << window.profiler << ", median " << formatMs(profiled) << " ("
-          << ratio << ")";
-    }
-    char hook[64];
-    std::snprintf(hook, sizeof hook, "%.1f us a step (%.3f%%)", static_cast<double>(r.hook_ns) / 1e3,
-                  static_cast<double>(share_ppm) / 1e4);
-    err << "; the hook " << hook << "\n";
-  }
-  if (shown > 8) err << "sightline capture: ... and " << shown - 8 << " more ranks\n";
-  if (worst_hook_share_ppm > 10000)
-    err << "sightline capture: the hook took over 1% of a step: the measured step is that much too long\n";
-}
-
-// The files the user named, as paths relative to where they asked.
-std::string besideOutput(const std::string& output_as_given, const std::string& file_name) {
-  fs::path given(output_as_given);
-  return (given.parent_path() / file_name).string();
-}
-
-}  // namespace
-
-int runCaptureCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  CaptureArgs parsed;
-  if (auto code = parseCaptureArgs(args, parsed, out, err)) return *code;
-  CaptureWindow& window = parsed.window;
-
-  // The profiler.
-  std::string nsys = parsed.nsys;
+// The profiler: nsys found (and checked) when it is asked for or there; 2 when it cannot be.
+std::optional<int> chooseProfiler(CaptureArgs& parsed, std::string& nsys, std::ostream& err) {
+  nsys = parsed.nsys;
   if (parsed.profiler == "auto" || parsed.profiler == "nsys") {
     if (nsys.empty()) nsys = findNsys();
     if (nsys.empty() && parsed.profiler == "nsys") {
@@ -267,45 +196,21 @@ int runCaptureCommand(const std::vector<std::string>& args, std::ostream& out, s
     }
     parsed.profiler = nsys.empty() ? "torch" : "nsys";
   }
-  window.profiler = parsed.profiler;
-  if (window.profiler == "none") window.profiled = 0;
-  if (window.profiler == "nsys") {
+  parsed.window.profiler = parsed.profiler;
+  if (parsed.window.profiler == "none") parsed.window.profiled = 0;
+  if (parsed.window.profiler == "nsys") {
     nsys = fs::absolute(nsys).lexically_normal().string();
     putImporterOnPath(nsys);
   }
+  return std::nullopt;
+}
 
-  // Where the files go: NAME without the suffixes we add, made absolute for the ranks.
-  std::string output_given = parsed.output;
-  for (const char* suffix : {".steps.json", ".nsys-rep", ".sqlite"}) {
-    std::string s = suffix;
-    if (output_given.size() > s.size() && output_given.compare(output_given.size() - s.size(), s.size(), s) == 0)
-      output_given.resize(output_given.size() - s.size());
-  }
-  std::error_code ec;
-  fs::path name = fs::absolute(output_given, ec).lexically_normal();
-  std::string steps_path = name.string() + ".steps.json";
-  if (std::string problem = checkOutputPath(steps_path, {}); !problem.empty()) {
-    err << "sightline capture: " << problem << "\n";
-    return 2;
-  }
-
-  PrivateFolder folder;
-  if (folder.path().empty()) {
-    err << "sightline capture: cannot make a private folder under $TMPDIR or /tmp\n";
-    return 2;
-  }
-  fs::path hook_dir = fs::path(folder.path()) / "hook", parts_dir = fs::path(folder.path()) / "parts";
-  fs::create_directory(hook_dir, ec);
-  fs::create_directory(parts_dir, ec);
-  if (ec || !writeText(hook_dir / "sitecustomize.py", kCaptureHookScript)) {
-    err << "sightline capture: cannot write the hook into " << folder.path() << "\n";
-    return 2;
-  }
-
-  // The command's environment: ours, the hook first on PYTHONPATH, the window in variables.
-  std::string marker = "SIGHTLINE_CAPTURE_DIR=" + parts_dir.string();
+// The command's environment: ours, the hook first on PYTHONPATH, the window in variables.
+std::vector<std::string> commandEnvironment(const CaptureArgs& parsed, const std::string& hook_dir,
+                                            const std::string& marker, const std::string& trace_prefix) {
+  const CaptureWindow& window = parsed.window;
   std::vector<std::string> env;
-  std::string python_path = hook_dir.string();
+  std::string python_path = hook_dir;
   for (char** e = environ; *e; ++e) {
     std::string entry = *e;
     if (entry.rfind("SIGHTLINE_CAPTURE_", 0) == 0) continue;  // a capture inside a capture: ours wins
@@ -321,41 +226,156 @@ int runCaptureCommand(const std::vector<std::string>& args, std::ostream& out, s
   env.push_back("SIGHTLINE_CAPTURE_TIMED=" + std::to_string(window.timed));
   env.push_back("SIGHTLINE_CAPTURE_STEPS=" + std::to_string(window.profiled));
   env.push_back("SIGHTLINE_CAPTURE_PROFILER=" + window.profiler);
-  env.push_back("SIGHTLINE_CAPTURE_TRACE=" + name.string());
+  // The traces go to the private folder first: NAME's files are written only after the run.
+  env.push_back("SIGHTLINE_CAPTURE_TRACE=" + trace_prefix);
   env.push_back(std::string("SIGHTLINE_CAPTURE_STOP_AFTER=") + (parsed.stop_after ? "1" : "0"));
   bool window_nvtx = window.profiler == "nsys" && parsed.autograd_nvtx == "window";
   env.push_back(std::string("SIGHTLINE_CAPTURE_AUTOGRAD_NVTX=") + (window_nvtx ? "1" : "0"));
+  return env;
+}
 
+std::vector<std::string> commandArgv(const CaptureArgs& parsed, const std::string& nsys, const CaptureName& name) {
   std::vector<std::string> argv;
-  if (window.profiler == "nsys") {
+  if (parsed.window.profiler == "nsys") {
     argv = {nsys, "profile", "--trace=cuda,nvtx,osrt"};
     if (parsed.autograd_nvtx == "nsys") argv.emplace_back("--pytorch=autograd-nvtx");
     for (const char* flag : {"--python-backtrace=cuda", "--cudabacktrace=all", "--capture-range=cudaProfilerApi",
                              "--capture-range-end=stop", "--force-overwrite=true"})
       argv.emplace_back(flag);
-    argv.push_back("--output=" + name.string());
+    argv.push_back("--output=" + name.path);
   }
   argv.insert(argv.end(), parsed.command.begin(), parsed.command.end());
+  return argv;
+}
 
-  err << "sightline capture: " << window.warmup << " warm-up steps, " << window.timed << " timed";
-  if (window.profiled > 0) err << ", " << window.profiled << " profiled with " << window.profiler;
-  if (window.profiler == "nsys") err << " (" << nsys << ")";
-  err << (parsed.stop_after ? "; the run stops after them" : "") << "\n";
+std::vector<std::string> exportArgv(const std::string& nsys, const std::string& sqlite, const std::string& report) {
+  return {nsys,  "export", "--type=sqlite", "--include-blobs=true", "--force-overwrite=true", "--output=" + sqlite,
+          report};
+}
+
+// Under nsys, NAME.nsys-rep exported to NAME.sqlite: the profile to list beside the steps, and
+// 0, or the code to end with when the export was stopped (128 + the signal) or failed (2); then
+// the steps file names the report, and `later` is the command that exports it.
+struct Exported {
+  std::string profile;
+  int code = 0;
+  std::string later;
+};
+
+Exported exportReport(const CaptureName& name, const std::string& nsys, const std::string& folder,
+                      const std::vector<std::string>& inputs, std::ostream& err) {
+  std::string report = name.file(".nsys-rep"), sqlite = name.file(".sqlite");
+  Exported out;
+  out.profile = fs::path(sqlite).filename().string();
+  err << "sightline capture: exporting " << name.shownFile(".nsys-rep") << " to SQLite\n";
   err.flush();
-
-  capture::InterruptGuard guard;
-  capture::ForegroundResult run = capture::runForeground(argv, env, marker);
-  if (!run.started) {
-    err << "sightline capture: " << run.error << "\n";
-    return 2;
-  }
-  int command_code = run.exit_code;
+  ChildLimits limits;
+  limits.timeout_s = 3600;
+  // A signal during the export stops it (the window is kept all the same).
   int interrupts = capture::InterruptGuard::interrupts();
+  limits.cancelled = [interrupts] { return capture::InterruptGuard::interrupts() > interrupts; };
+  std::string log = (fs::path(folder) / "export.log").string();
+  // Checked again now: the run may have made a link of the name meanwhile.
+  std::string why = checkOutputPath(sqlite, inputs);
+  ChildResult exported;
+  if (why.empty()) exported = runChild(exportArgv(nsys, sqlite, report), log, limits);
+  std::error_code ec;
+  if (why.empty() && exported.started && exported.exit_code == 0 && fs::exists(sqlite, ec)) return out;
+  out.profile = fs::path(report).filename().string();
+  for (const auto& word : exportArgv(nsys, name.shownFile(".sqlite"), name.shownFile(".nsys-rep")))
+    out.later += (out.later.empty() ? "" : " ") + features::shellWord(word);
+  if (exported.cancelled) {
+    out.code = 128 + std::max(1, capture::InterruptGuard::lastSignal());
+    err << "sightline capture: the export was stopped\n";
+    return out;
+  }
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  out.code = 2;
+  err << "sightline capture: nsys export failed ("
+      << (!why.empty()             ? why
+          : exported.error.empty() ? "no file"
+                                   : exported.error)
+      << ")\n"
+      << text.substr(0, 4000);
+  if (!text.empty() && text.back() != '\n') err << "\n";
+  return out;
+}
 
-  capture::CaptureParts parts = capture::readCaptureParts(parts_dir.string());
+// Each rank's PyTorch profiler trace, moved from the private folder beside the steps file.
+std::vector<std::string> moveTraces(const CaptureName& name, const std::string& traces_folder,
+                                    const std::vector<capture::RankPart>& ranks, const std::vector<std::string>& inputs,
+                                    std::ostream& err) {
+  std::vector<std::string> profiles;
+  std::string folder = fs::path(name.path).parent_path().string();
+  for (const auto& r : ranks) {
+    std::string why = r.trace.empty() ? "wrote no trace" : capture::moveTrace(traces_folder, r.trace, folder, inputs);
+    if (!why.empty()) {
+      err << "sightline capture: rank " << r.rank << " " << (r.trace.empty() ? why : "trace: " + why) << "\n";
+      continue;
+    }
+    profiles.push_back(r.trace);
+  }
+  return profiles;
+}
+
+// The files beside the steps file, as the user named them.
+std::string shownBeside(const CaptureName& name, const std::string& file_name) {
+  return (fs::path(name.shown).parent_path() / file_name).string();
+}
+
+void printWritten(const CaptureArgs& parsed, const CaptureName& name, const std::vector<std::string>& profiles,
+                  std::ostream& err) {
+  std::string written = name.shownFile(".steps.json");
+  for (const auto& p : profiles) written += ", " + shownBeside(name, p);
+  err << "sightline capture: wrote " << written << "\n";
+  if (profiles.empty()) return;
+  std::string script;
+  for (const auto& word : parsed.command)
+    if (word.size() > 3 && word.compare(word.size() - 3, 3, ".py") == 0) {
+      script = word;
+      break;
+    }
+  err << "  sightline report";
+  for (const auto& p : profiles) err << " --profile " << features::shellWord(shownBeside(name, p));
+  err << (script.empty() ? std::string(" --format json") : " " + features::shellWord(script)) << "\n";
+}
+
+void printPartWarnings(const capture::CaptureParts& parts, std::ostream& err) {
   for (const auto& w : parts.warnings) err << "sightline capture: " << w << "\n";
+  if (parts.warnings_left_out > 0)
+    err << "sightline capture: ... and " << parts.warnings_left_out << " more warnings of the parts\n";
+}
+
+// Where the run happens: the private folder with the hook in it, the parts' and traces' folders.
+struct RunFolders {
+  std::string hook, parts, traces;
+};
+
+std::optional<RunFolders> prepareFolders(const std::string& root, std::ostream& err) {
+  RunFolders f{(fs::path(root) / "hook").string(), (fs::path(root) / "parts").string(),
+               (fs::path(root) / "traces").string()};
+  std::error_code ec;
+  for (const auto& dir : {f.hook, f.parts, f.traces})
+    if (!ec) fs::create_directory(dir, ec);
+  if (ec || !writeText(fs::path(f.hook) / "sitecustomize.py", kCaptureHookScript)) {
+    err << "sightline capture: cannot write the hook into " << root << "\n";
+    return std::nullopt;
+  }
+  return f;
+}
+
+// What the run measured, after it: the parts read, the profile exported or the traces moved,
+// the steps file written. The code to exit with.
+int finishCapture(const CaptureArgs& parsed, const CaptureName& name, const std::string& nsys,
+                  const std::string& private_folder, const RunFolders& folders, const capture::ForegroundResult& run,
+                  const std::vector<std::string>& inputs, capture::Watchdog& watchdog, std::ostream& err) {
+  const CaptureWindow& window = parsed.window;
+  int command_code = run.exit_code;
+  capture::CaptureParts parts = capture::readCaptureParts(folders.parts, window);
+  printPartWarnings(parts, err);
   auto failed = [&](int own) { return command_code != 0 ? command_code : own; };
-  if (interrupts > 0 && parts.ranks.empty()) {
+  if (capture::InterruptGuard::interrupts() > 0 && parts.ranks.empty()) {
     // Stopped by the user before any window was complete: nothing to write, no advice.
     err << "sightline capture: interrupted before the window was complete; nothing written\n";
     return command_code != 0 ? command_code : 130;
@@ -364,8 +384,8 @@ int runCaptureCommand(const std::vector<std::string>& args, std::ostream& out, s
     err << "sightline capture: the command ended with exit code " << command_code
         << (run.signal ? " (signal " + std::to_string(run.signal) + ")" : std::string()) << "\n";
   if (parts.ranks.empty()) {
-    std::string why = capture::explainMissingWindow(window, parts.statuses);
-    err << "sightline capture: no steps file written: " << why << "\n";
+    err << "sightline capture: no steps file written: " << capture::explainMissingWindow(window, parts.statuses)
+        << "\n";
     return failed(2);
   }
   // Every rank that stepped should have written its part.
@@ -374,66 +394,95 @@ int runCaptureCommand(const std::vector<std::string>& args, std::ostream& out, s
       err << "sightline capture: pid " << s.pid << (s.rank >= 0 ? " (rank " + std::to_string(s.rank) + ")" : "")
           << " made " << s.steps << " steps and wrote no window" << (s.error.empty() ? std::string() : ": " + s.error)
           << "\n";
-
-  // The profile(s).
   std::vector<std::string> profiles;
-  std::string base = name.filename().string();
+  Exported exported;
+  std::error_code ec;
   if (window.profiler == "nsys") {
-    std::string report = name.string() + ".nsys-rep", sqlite = name.string() + ".sqlite";
-    if (!fs::exists(report, ec)) {
-      err << "sightline capture: nsys wrote no report " << report << "\n";
+    if (!fs::exists(name.file(".nsys-rep"), ec)) {
+      err << "sightline capture: nsys wrote no report " << name.shownFile(".nsys-rep") << "\n";
       return failed(2);
     }
-    err << "sightline capture: exporting " << besideOutput(parsed.output, base + ".nsys-rep") << " to SQLite\n";
-    err.flush();
-    ChildLimits limits;
-    limits.timeout_s = 3600;
-    // Another Ctrl-C stops the export too.
-    limits.cancelled = [interrupts] { return capture::InterruptGuard::interrupts() > interrupts; };
-    std::string log = (fs::path(folder.path()) / "export.log").string();
-    ChildResult exported = runChild({nsys, "export", "--type=sqlite", "--include-blobs=true", "--force-overwrite=true",
-                                     "--output=" + sqlite, report},
-                                    log, limits);
-    if (!exported.started || exported.exit_code != 0 || !fs::exists(sqlite, ec)) {
-      std::ifstream in(log);
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      err << "sightline capture: nsys export failed (" << (exported.error.empty() ? "no file" : exported.error) << ")\n"
-          << text.substr(0, 4000);
-      return failed(2);
-    }
-    profiles.push_back(base + ".sqlite");
+    exported = exportReport(name, nsys, private_folder, inputs, err);
+    profiles.push_back(exported.profile);
   } else if (window.profiler == "torch") {
-    for (const auto& r : parts.ranks) {
-      if (r.trace.empty() || !fs::exists(name.parent_path() / r.trace, ec)) {
-        err << "sightline capture: rank " << r.rank << " wrote no trace\n";
-        continue;
-      }
-      profiles.push_back(r.trace);
-    }
+    profiles = moveTraces(name, folders.traces, parts.ranks, inputs, err);
   }
-
   auto doc = capture::stepsDocument(window, parsed.command, profiles, parts.ranks);
   std::string error;
-  if (!writeOutputFile(steps_path, capture::formatStepsDocument(doc), {}, error)) {
+  if (!writeOutputFile(name.file(".steps.json"), capture::formatStepsDocument(doc), inputs, error)) {
     err << "sightline capture: " << error << "\n";
     return failed(2);
   }
-  printSummary(window, parts.ranks, err);
-  std::string written = besideOutput(parsed.output, base + ".steps.json");
-  for (const auto& p : profiles) written += ", " + besideOutput(parsed.output, p);
-  err << "sightline capture: wrote " << written << "\n";
-  if (!profiles.empty()) {
-    std::string script;
-    for (const auto& word : parsed.command)
-      if (word.size() > 3 && word.compare(word.size() - 3, 3, ".py") == 0) {
-        script = word;
-        break;
-      }
-    err << "  sightline report";
-    for (const auto& p : profiles) err << " --profile " << features::shellWord(besideOutput(parsed.output, p));
-    err << (script.empty() ? std::string(" --format json") : " " + features::shellWord(script)) << "\n";
+  watchdog.stepsWritten();
+  capture::writeRanksSummary(window, parts.ranks, err);
+  printWritten(parsed, name, profiles, err);
+  if (!exported.later.empty()) {
+    err << "sightline capture: " << name.shownFile(".steps.json") << " names the report; export it later with:\n  "
+        << exported.later << "\n";
+    return failed(exported.code);
   }
   return command_code;
+}
+
+}  // namespace
+
+int runCaptureCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CaptureArgs parsed;
+  if (auto code = parseCaptureArgs(args, parsed, out, err)) return *code;
+  std::string nsys;
+  if (auto code = chooseProfiler(parsed, nsys, err)) return *code;
+  const CaptureWindow& window = parsed.window;
+
+  // Where the files go, checked before anything runs: a run of hours must not end in an error.
+  std::string error;
+  auto name = capture::resolveCaptureName(parsed.output, window.profiler == "nsys", error);
+  if (!name) {
+    err << "sightline capture: " << error << "\n";
+    return 2;
+  }
+  // The command's own files are its inputs: no output of ours goes over one (or through a link).
+  std::vector<std::string> inputs = capture::commandFiles(parsed.command);
+  if (std::string why = capture::checkCaptureOutputs(*name, window.profiler, inputs); !why.empty()) {
+    err << "sightline capture: " << why << "\n";
+    return 2;
+  }
+
+  std::string note;
+  capture::PrivateFolder folder(note);
+  if (!note.empty()) err << "sightline capture: " << note << "\n";
+  if (folder.path().empty()) {
+    err << "sightline capture: cannot make a private folder under $TMPDIR or /tmp\n";
+    return 2;
+  }
+  auto folders = prepareFolders(folder.path(), err);
+  if (!folders) return 2;
+  std::string marker = "SIGHTLINE_CAPTURE_DIR=" + folders->parts;
+  std::string base = fs::path(name->path).filename().string();
+  auto env = commandEnvironment(parsed, folders->hook, marker, (fs::path(folders->traces) / base).string());
+
+  err << "sightline capture: " << window.warmup << " warm-up steps, " << window.timed << " timed";
+  if (window.profiled > 0) err << ", " << window.profiled << " profiled with " << window.profiler;
+  if (window.profiler == "nsys") err << " (" << nsys << ")";
+  err << (parsed.stop_after ? "; the run stops after them" : "") << "\n";
+  err.flush();
+
+  // Should sightline itself be killed, the watchdog ends the command and keeps the window.
+  capture::WatchdogPlan plan{folder.path(), folders->parts, folders->traces, marker,
+                             window,        parsed.command, *name,           inputs};
+  auto watchdog = capture::Watchdog::start(plan, error);
+  if (!watchdog) {
+    err << "sightline capture: " << error << "\n";
+    return 2;
+  }
+  capture::InterruptGuard guard;
+  capture::ForegroundResult run = capture::runForeground(commandArgv(parsed, nsys, *name), env, marker,
+                                                         [&](pid_t group) { watchdog->commandStarted(group); });
+  watchdog->commandEnded();
+  if (!run.started) {
+    err << "sightline capture: " << run.error << "\n";
+    return 2;
+  }
+  return finishCapture(parsed, *name, nsys, folder.path(), *folders, run, inputs, *watchdog, err);
 }
 
 }  // namespace sightline::server

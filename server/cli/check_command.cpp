@@ -14,6 +14,7 @@
 #include "server/cli/command_line.h"
 #include "server/cli/joined_files.h"
 #include "server/lsp/position_conversion.h"
+#include "server/platform/terminal_text.h"
 #include "server/render/profile_text.h"
 #include "server/workspace/profiles.h"
 #include "server/workspace/settings.h"
@@ -217,14 +218,16 @@ FileResult checkFile(const cli::NamedFile& named, const join::ProfileJoin* profi
 void writeFindings(const std::vector<FileResult>& results, const std::vector<std::string>& profile_warnings,
                    const CheckArgs& args, std::ostream& out) {
   if (args.format == "text") {
+    // Messages quote the script's and the profile's names (a Python function's, a kernel's).
+    TerminalSafeStream safe(out);
     for (const auto& w : profile_warnings)
-      out << (args.profile_paths.empty() ? std::string("profile") : args.profile_paths.front()) << ": warning: " << w
-          << " [profile-warning]\n";
+      safe << (args.profile_paths.empty() ? std::string("profile") : args.profile_paths.front()) << ": warning: " << w
+           << " [profile-warning]\n";
     for (const auto& r : results) {
       for (const auto& f : r.findings) {
         Located at = locate(*r.file, f.range);
-        out << r.path << ":" << at.line << ":" << at.column << ": " << features::severityName(f.severity) << ": "
-            << f.message << " [" << f.code << "]\n";
+        safe << r.path << ":" << at.line << ":" << at.column << ": " << features::severityName(f.severity) << ": "
+             << f.message << " [" << f.code << "]\n";
       }
     }
   } else if (args.format == "json") {

@@ -20,6 +20,7 @@
 #include "server/cli/joined_files.h"
 #include "server/cli/report_data.h"
 #include "server/platform/output_file.h"
+#include "server/platform/terminal_text.h"
 #include "server/render/job_json.h"
 #include "server/render/profile_text.h"
 #include "server/render/step_view_html.h"
@@ -163,6 +164,24 @@ void joinNamedFiles(ReportData& data) {
   }
 }
 
+// Why the profiles cannot be compared ("" when they can): one has GPU times and the other none
+// (a memory snapshot) once gave a 100% change on every line. Where both tell memory they are
+// compared on memory alone.
+std::string incomparable(const join::ProfileJoin& main, const join::ProfileJoin& compare, const ReportArgs& args) {
+  bool main_times = !main.profile().activities.empty(), compare_times = !compare.profile().activities.empty();
+  if (main_times == compare_times) return "";
+  auto tellsMemory = [](const join::ProfileJoin& j) {
+    const auto& story = j.memory().story;
+    return story && story->allocated_known;
+  };
+  if (tellsMemory(main) && tellsMemory(compare)) return "";
+  const std::string& without = main_times ? args.compare_path : args.profile_path;
+  const std::string& with = main_times ? args.profile_path : args.compare_path;
+  return without + " has no GPU times (a memory snapshot): nothing to compare the GPU times of " + with +
+         " with. Compare two profiles with GPU times, or two that tell memory (snapshots, traces with "
+         "profile_memory=True)";
+}
+
 // Every file the report reads: an output may be none of them.
 std::vector<std::string> reportInputs(const ReportArgs& args) {
   std::vector<std::string> inputs = args.profile_paths;
@@ -227,10 +246,11 @@ int writeJobOnly(const ReportArgs& args, const std::vector<join::RankSummary>& s
                   {"rank_summaries", rankSummariesJson(summaries)["summaries"]}};
       to << protocol::dumpJson(doc) << "\n";
     } else {
-      to << "Profile   " << args.profile_paths.size() << " reports (" << args.profile_paths.front() << ", ...)\n";
-      report::writeJobText(job, summaries, to);
-      to << "(more than " << report::kMaxJoinedReports
-         << " reports: the job view only, from each rank's summary; name up to 8 for lines annotated)\n";
+      TerminalSafeStream text(to);  // hosts, paths and warnings of the ranks' reports
+      text << "Profile   " << args.profile_paths.size() << " reports (" << args.profile_paths.front() << ", ...)\n";
+      report::writeJobText(job, summaries, text);
+      text << "(more than " << report::kMaxJoinedReports
+           << " reports: the job view only, from each rank's summary; name up to 8 for lines annotated)\n";
     }
   }
   return sink.finish() ? 0 : 2;
@@ -299,9 +319,9 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     int code = parsed.format == "json" && allJsonReports(inputs) ? mergeReports(inputs, merged, err)
                                                                  : mergeSummaries(parsed, merged, err);
     if (code != 0) return code;
-    std::string error;
-    bool ok = parsed.output.empty() ? writeOutputStream(out, merged.str(), error)
-                                    : writeOutputFile(parsed.output, merged.str(), reportInputs(parsed), error);
+    std::string error, text = parsed.format == "text" ? terminalSafe(merged.str()) : merged.str();
+    bool ok = parsed.output.empty() ? writeOutputStream(out, text, error)
+                                    : writeOutputFile(parsed.output, text, reportInputs(parsed), error);
     if (!ok) err << "sightline report: " << error << "\n";
     return ok ? 0 : 2;
   }
@@ -346,6 +366,10 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       err << "sightline report: --compare: " << error << "\n";
       return 2;
     }
+    if (std::string why = incomparable(*main, *compare, parsed); !why.empty()) {
+      err << "sightline report: --compare: " << why << "\n";
+      return 2;
+    }
   }
   ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}, {}, {}, {}};
   data.verdict = loadVerdict(main.get());
@@ -366,8 +390,10 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     if (int code = writeHtmlReport(data, to, err); code != 0) return code;  // nothing kept
     status = 0;
   } else {
-    writeHeader(data, to);
-    for (const auto& local : sources) writeAnnotatedFile(data, local, to);
+    // The profile's GPU names, file and kernel names, the scripts' text: escaped for the terminal.
+    TerminalSafeStream text(to);
+    writeHeader(data, text);
+    for (const auto& local : sources) writeAnnotatedFile(data, local, text);
   }
   if (!sink.finish()) return 2;
   return status;

@@ -81,6 +81,11 @@ struct MemoryChange {
 };
 // Whether both profiles tell the memory their lines hold (then memoryChanges is meaningful).
 bool comparesMemory(const ReportData& d);
+// Whether there are GPU times to compare: a compare profile, and both profiles have GPU work (a
+// memory snapshot has none: a profile with times is compared with one on memory alone).
+inline bool comparesTimes(const ReportData& d) {
+  return d.compare && !d.main.profile().activities.empty() && !d.compare->profile().activities.empty();
+}
 // Every named file's lines with memory in either profile, the largest change at the peak first.
 std::vector<MemoryChange> memoryChanges(const ReportData& d);
 

@@ -21,7 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr size_t kMaxJobRanks = 65'536;
 
 }  // namespace
 
@@ -143,9 +142,8 @@ int mergeSummaries(const ReportArgs& args, std::ostream& out, std::ostream& err)
       err << "sightline report: --merge " << path << ": " << error << "\n";
       return 2;
     }
-    for (auto& r : *got) ranks.push_back(std::move(r));
-    if (ranks.size() > kMaxJobRanks) {
-      err << "sightline report: --merge: more than " << kMaxJobRanks << " ranks\n";
+    if (!addSummaries(ranks, std::move(*got), error)) {
+      err << "sightline report: --merge: " << error << "\n";
       return 2;
     }
   }

@@ -465,7 +465,7 @@ json filesJson(const ReportData& d, const std::vector<MemoryChange>& memory_chan
     json jlines = json::array();
     int64_t file_ns = 0;
     const std::map<int32_t, int64_t>* before = nullptr;
-    if (d.compare && m.local_path) {
+    if (comparesTimes(d) && m.local_path) {
       auto it = d.compare_lines.find(absolutePath(*m.local_path));
       static const std::map<int32_t, int64_t> kNone;
       before = it == d.compare_lines.end() ? &kNone : &it->second;
@@ -587,7 +587,7 @@ json reportJson(const ReportData& d) {
   bool memory_placed =
       d.main.memory().story && (!d.main.memory().story->top.empty() || !d.main.memory().story->growth.empty());
   if (attr.attributed_gpu_ns == 0 && !memory_placed) doc["advice"] = ingest::captureAdvice(profile.info);
-  if (d.compare) doc["compare"] = compareJson(d);
+  if (comparesTimes(d)) doc["compare"] = compareJson(d);
   if (comparesMemory(d)) doc["memory_compare"] = memoryCompareJson(d, memory_changes);
   // The step view's figures, as the HTML report and the editor draw them (the timeline's spans
   // and the memory series only there: thousands of points).

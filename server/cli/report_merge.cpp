@@ -208,7 +208,10 @@ int mergeChecked(const std::vector<std::string>& paths, std::ostream& out, std::
       return 2;
     }
     all = got.has_value();
-    if (got) summaries.insert(summaries.end(), got->begin(), got->end());
+    if (got && !addSummaries(summaries, std::move(*got), why)) {
+      err << "sightline report: --merge: " << why << "\n";
+      return 2;
+    }
   }
   if (all && !summaries.empty()) merged["job"] = jobJson(features::buildJob(summaries), summaries);
   if (overflow) {

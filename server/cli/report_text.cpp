@@ -64,7 +64,7 @@ std::optional<features::CompareFacts> compareFacts(const ReportData& d) {
   features::CompareFacts c;
   c.path = d.args.compare_path;
   bool memory = comparesMemory(d);
-  if (!(d.compare->profile().activities.empty() && memory)) {
+  if (comparesTimes(d)) {
     c.time = true;
     c.per_step = comparePerStep(d);
     c.before_ns =
@@ -198,7 +198,7 @@ class AnnotatedColumns {
     features::Scale scale{d.args.total || attr_.steps <= 0 ? 1.0 : static_cast<double>(attr_.steps),
                           !d.args.total && attr_.steps > 0};
     figures_ = features::fileLineFigures(costs_, *local.file, *local.index, scale);
-    if (d.compare && !(memory_only_ && memory_compare_)) {
+    if (comparesTimes(d)) {
       static const std::map<int32_t, int64_t> kNone;
       auto it = d.compare_lines.find(local.absolute);
       before_lines_ = it == d.compare_lines.end() ? &kNone : &it->second;

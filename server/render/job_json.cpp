@@ -2,6 +2,7 @@
 #include "server/render/job_json.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 namespace sightline::server {
@@ -39,6 +40,116 @@ std::string text(const json& o, const char* key) {
   return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
 }
 
+// Bounds that keep every sum of a job within int64 (job_view adds a kind of time over a rank's
+// steps, then over its ranks): each kind of time adds up to at most kMaxSummaryNs in one summary
+// (27 hours, more than any capture holds), timestamps lie within ±kMaxTimestampNs (so that an end
+// minus a start fits), and a job has at most kMaxJobRanks summaries: 65536 × 10^14 < 2^63.
+constexpr int64_t kMaxSummaryNs = 100'000'000'000'000;
+constexpr int64_t kMaxTimestampNs = 4'000'000'000'000'000'000;
+
+bool timestamp(const json& v) {
+  return integer(v) && v.get<int64_t>() >= -kMaxTimestampNs && v.get<int64_t>() <= kMaxTimestampNs;
+}
+
+// A sum of one kind of time over a summary, false once it passes kMaxSummaryNs.
+bool addTo(int64_t& sum, int64_t ns) {
+  if (ns < 0 || ns > kMaxSummaryNs) return false;
+  sum += ns;  // both within kMaxSummaryNs: no overflow
+  return sum <= kMaxSummaryNs;
+}
+
+const char* const kPastTheBound = "times past 10^14 ns (27 hours) in one summary: not a capture's";
+
+// steps: [start, end, kind, gpu, busy, compute, copy, comm, capture, wait × kWaitCount]
+bool readSteps(const json& o, join::RankSummary& s, std::string& error) {
+  constexpr size_t kStepFields = 9 + attribution::kWaitCount;
+  if (!o.contains("steps")) return true;
+  if (!o["steps"].is_array() || o["steps"].size() > kMaxSteps) return error = "`steps` is not a list", false;
+  std::array<int64_t, kStepFields> sums{};  // [0]: the walls; [3..]: each kind
+  for (const auto& st : o["steps"]) {
+    if (!st.is_array() || st.size() != kStepFields || !st[2].is_string())
+      return error = "a step is not [start, end, kind, ...]", false;
+    join::SummaryStep step;
+    auto kind = kindOf(st[2].get<std::string>());
+    if (!kind) return error = "a step's kind is unknown", false;
+    step.kind = *kind;
+    if (!timestamp(st[0]) || !timestamp(st[1])) return error = "a step's start or end is out of range", false;
+    for (size_t i = 3; i < kStepFields; ++i)
+      if (!count(st[i])) return error = "a step holds a value that is not a count", false;
+    step.start_ns = st[0].get<int64_t>(), step.end_ns = st[1].get<int64_t>();
+    if (step.end_ns < step.start_ns) return error = "a step ends before it starts", false;
+    if (!addTo(sums[0], step.wallNs())) return error = kPastTheBound, false;
+    for (size_t i = 3; i < kStepFields; ++i)
+      if (!addTo(sums[i], st[i].get<int64_t>())) return error = kPastTheBound, false;
+    step.gpu_ns = st[3].get<int64_t>(), step.busy_ns = st[4].get<int64_t>(), step.compute_ns = st[5].get<int64_t>();
+    step.copy_ns = st[6].get<int64_t>(), step.comm_ns = st[7].get<int64_t>(), step.capture_ns = st[8].get<int64_t>();
+    for (size_t w = 0; w < attribution::kWaitCount; ++w) step.wait_ns[w] = st[9 + w].get<int64_t>();
+    s.steps.push_back(step);
+  }
+  return true;
+}
+
+bool readLines(const json& o, join::RankSummary& s, std::string& error) {
+  if (!o.contains("lines")) return true;
+  if (!o["lines"].is_array() || o["lines"].size() > kMaxItems) return error = "`lines` is not a list", false;
+  std::array<int64_t, 4> sums{};  // ns, backward_ns, comm_ns, step_ns
+  for (const auto& l : o["lines"]) {
+    if (!l.is_object() || !l.contains("path") || !l["path"].is_string() || !l.contains("line") || !count(l["line"]) ||
+        l["line"].get<int64_t>() < 1 || l["line"].get<int64_t>() > 100'000'000)
+      return error = "a line without a path and line number", false;
+    join::SummaryLine line;
+    line.path = l["path"].get<std::string>(), line.line = l["line"].get<int32_t>();
+    size_t k = 0;
+    for (auto [key, into] :
+         {std::pair{"ns", &line.ns}, {"backward_ns", &line.backward_ns}, {"comm_ns", &line.comm_ns}}) {
+      size_t sum = k++;
+      if (!l.contains(key)) continue;
+      if (!count(l[key])) return error = std::string("a line's `") + key + "` is not a count", false;
+      *into = l[key].get<int64_t>();
+      if (!addTo(sums[sum], *into)) return error = kPastTheBound, false;
+    }
+    if (l.contains("step_ns")) {
+      if (!ints(l["step_ns"], s.steps.size())) return error = "a line's `step_ns` is not one count per step", false;
+      for (const auto& v : l["step_ns"]) {
+        if (!count(v)) return error = "a line's `step_ns` is not one count per step", false;
+        if (!addTo(sums[3], v.get<int64_t>())) return error = kPastTheBound, false;
+        line.step_ns.push_back(v.get<int64_t>());
+      }
+    }
+    s.lines.push_back(std::move(line));
+  }
+  return true;
+}
+
+// collectives: [step, nth, name, start, end, exposed, line, backward, module]
+bool readCollectives(const json& o, join::RankSummary& s, std::string& error) {
+  if (!o.contains("collectives")) return true;
+  if (!o["collectives"].is_array() || o["collectives"].size() > kMaxItems)
+    return error = "`collectives` is not a list", false;
+  int64_t durations = 0, exposed = 0;
+  for (const auto& c : o["collectives"]) {
+    if (!ints(c, 9)) return error = "a collective is not 9 numbers", false;
+    join::SummaryCollective col;
+    int64_t step = c[0].get<int64_t>(), nth = c[1].get<int64_t>(), name = c[2].get<int64_t>();
+    int64_t line = c[6].get<int64_t>(), module = c[8].get<int64_t>();
+    if (step < -1 || step >= static_cast<int64_t>(s.steps.size()) || nth < 0 || nth > UINT32_MAX || name < 0 ||
+        name >= static_cast<int64_t>(s.names.size()) || line < -1 || line >= static_cast<int64_t>(s.lines.size()) ||
+        module < -1 || module >= static_cast<int64_t>(s.names.size()))
+      return error = "a collective's step, name, line or module is out of range", false;
+    if (!timestamp(c[3]) || !timestamp(c[4])) return error = "a collective's start or end is out of range", false;
+    col.step = static_cast<int32_t>(step), col.nth = static_cast<uint32_t>(nth), col.name = static_cast<uint32_t>(name);
+    col.start_ns = c[3].get<int64_t>(), col.end_ns = c[4].get<int64_t>(), col.exposed_ns = c[5].get<int64_t>();
+    if (col.end_ns < col.start_ns || col.exposed_ns < 0 || col.exposed_ns > col.end_ns - col.start_ns)
+      return error = "a collective's times are not a span", false;
+    if (!addTo(durations, col.end_ns - col.start_ns) || !addTo(exposed, col.exposed_ns))
+      return error = kPastTheBound, false;
+    col.line = static_cast<int32_t>(line), col.backward = c[7].get<int64_t>() != 0,
+    col.module = static_cast<int32_t>(module);
+    s.collectives.push_back(col);
+  }
+  return true;
+}
+
 std::optional<join::RankSummary> summaryFrom(const json& o, std::string& error) {
   join::RankSummary s;
   if (!o.is_object()) return error = "a rank summary is not an object", std::nullopt;
@@ -50,7 +161,7 @@ std::optional<join::RankSummary> summaryFrom(const json& o, std::string& error) 
     using T = std::decay_t<decltype(into)>;
     int64_t x = v.get<int64_t>();
     if (x < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-        x > static_cast<int64_t>(std::numeric_limits<T>::max()))
+        x > static_cast<int64_t>(std::numeric_limits<T>::max()) || (need_count && x > kMaxSummaryNs))
       return error = std::string("`") + key + "` is out of range", false;
     into = static_cast<T>(x);
     return true;
@@ -81,72 +192,7 @@ std::optional<join::RankSummary> summaryFrom(const json& o, std::string& error) 
       into.push_back(n.get<std::string>());
     }
   }
-  // steps: [start, end, kind, gpu, busy, compute, copy, comm, capture, wait × kWaitCount]
-  constexpr size_t kStepFields = 9 + attribution::kWaitCount;
-  if (o.contains("steps")) {
-    if (!o["steps"].is_array() || o["steps"].size() > kMaxSteps) return error = "`steps` is not a list", std::nullopt;
-    for (const auto& st : o["steps"]) {
-      if (!st.is_array() || st.size() != kStepFields || !st[2].is_string())
-        return error = "a step is not [start, end, kind, ...]", std::nullopt;
-      join::SummaryStep step;
-      auto kind = kindOf(st[2].get<std::string>());
-      if (!kind) return error = "a step's kind is unknown", std::nullopt;
-      step.kind = *kind;
-      for (size_t i = 0; i < kStepFields; ++i)
-        if (i != 2 && !integer(st[i])) return error = "a step holds a value that is not a number", std::nullopt;
-      step.start_ns = st[0].get<int64_t>(), step.end_ns = st[1].get<int64_t>();
-      if (step.end_ns < step.start_ns) return error = "a step ends before it starts", std::nullopt;
-      step.gpu_ns = st[3].get<int64_t>(), step.busy_ns = st[4].get<int64_t>(), step.compute_ns = st[5].get<int64_t>();
-      step.copy_ns = st[6].get<int64_t>(), step.comm_ns = st[7].get<int64_t>(), step.capture_ns = st[8].get<int64_t>();
-      for (size_t w = 0; w < attribution::kWaitCount; ++w) step.wait_ns[w] = st[9 + w].get<int64_t>();
-      s.steps.push_back(step);
-    }
-  }
-  if (o.contains("lines")) {
-    if (!o["lines"].is_array() || o["lines"].size() > kMaxItems) return error = "`lines` is not a list", std::nullopt;
-    for (const auto& l : o["lines"]) {
-      if (!l.is_object() || !l.contains("path") || !l["path"].is_string() || !l.contains("line") || !count(l["line"]) ||
-          l["line"].get<int64_t>() < 1 || l["line"].get<int64_t>() > 100'000'000)
-        return error = "a line without a path and line number", std::nullopt;
-      join::SummaryLine line;
-      line.path = l["path"].get<std::string>(), line.line = l["line"].get<int32_t>();
-      for (auto [key, into] :
-           {std::pair{"ns", &line.ns}, {"backward_ns", &line.backward_ns}, {"comm_ns", &line.comm_ns}}) {
-        if (!l.contains(key)) continue;
-        if (!count(l[key])) return error = std::string("a line's `") + key + "` is not a count", std::nullopt;
-        *into = l[key].get<int64_t>();
-      }
-      if (l.contains("step_ns")) {
-        if (!ints(l["step_ns"], s.steps.size()))
-          return error = "a line's `step_ns` is not one count per step", std::nullopt;
-        for (const auto& v : l["step_ns"]) line.step_ns.push_back(v.get<int64_t>());
-      }
-      s.lines.push_back(std::move(line));
-    }
-  }
-  // collectives: [step, nth, name, start, end, exposed, line, backward, module]
-  if (o.contains("collectives")) {
-    if (!o["collectives"].is_array() || o["collectives"].size() > kMaxItems)
-      return error = "`collectives` is not a list", std::nullopt;
-    for (const auto& c : o["collectives"]) {
-      if (!ints(c, 9)) return error = "a collective is not 9 numbers", std::nullopt;
-      join::SummaryCollective col;
-      int64_t step = c[0].get<int64_t>(), nth = c[1].get<int64_t>(), name = c[2].get<int64_t>();
-      int64_t line = c[6].get<int64_t>(), module = c[8].get<int64_t>();
-      if (step < -1 || step >= static_cast<int64_t>(s.steps.size()) || nth < 0 || nth > UINT32_MAX || name < 0 ||
-          name >= static_cast<int64_t>(s.names.size()) || line < -1 || line >= static_cast<int64_t>(s.lines.size()) ||
-          module < -1 || module >= static_cast<int64_t>(s.names.size()))
-        return error = "a collective's step, name, line or module is out of range", std::nullopt;
-      col.step = static_cast<int32_t>(step), col.nth = static_cast<uint32_t>(nth),
-      col.name = static_cast<uint32_t>(name);
-      col.start_ns = c[3].get<int64_t>(), col.end_ns = c[4].get<int64_t>(), col.exposed_ns = c[5].get<int64_t>();
-      if (col.end_ns < col.start_ns || col.exposed_ns < 0 || col.exposed_ns > col.end_ns - col.start_ns)
-        return error = "a collective's times are not a span", std::nullopt;
-      col.line = static_cast<int32_t>(line), col.backward = c[7].get<int64_t>() != 0,
-      col.module = static_cast<int32_t>(module);
-      s.collectives.push_back(col);
-    }
-  }
+  if (!readSteps(o, s, error) || !readLines(o, s, error) || !readCollectives(o, s, error)) return std::nullopt;
   return s;
 }
 
@@ -215,6 +261,7 @@ std::optional<std::vector<join::RankSummary>> rankSummariesFromJson(const json& 
   }
   if (!list) return error = "not a `sightline report --format summary` (or `--format json`) output", std::nullopt;
   if (!list->is_array()) return error = "its ranks are not a list", std::nullopt;
+  if (list->size() > kMaxJobRanks) return error = "more than " + std::to_string(kMaxJobRanks) + " ranks", std::nullopt;
   std::vector<join::RankSummary> out;
   for (const auto& r : *list) {
     auto s = summaryFrom(r, error);
@@ -222,6 +269,15 @@ std::optional<std::vector<join::RankSummary>> rankSummariesFromJson(const json& 
     out.push_back(std::move(*s));
   }
   return out;
+}
+
+bool addSummaries(std::vector<join::RankSummary>& job, std::vector<join::RankSummary> more, std::string& error) {
+  if (job.size() + more.size() > kMaxJobRanks) {
+    error = "more than " + std::to_string(kMaxJobRanks) + " ranks in the job";
+    return false;
+  }
+  for (auto& s : more) job.push_back(std::move(s));
+  return true;
 }
 
 json jobJson(const features::JobView& job, const std::vector<join::RankSummary>& ranks) {

@@ -21,8 +21,14 @@ nlohmann::json rankSummaryJson(const join::RankSummary& s);
 // keys are written sorted).
 nlohmann::json rankSummariesJson(const std::vector<join::RankSummary>& ranks);
 // The summaries a document holds (a summary document, or a `report --format json` output with
-// `rank_summaries`); nullopt with `error` set when it holds none or a malformed one.
+// `rank_summaries`); nullopt with `error` set when it holds none or a malformed one. Every value
+// is bounded as it is read (each kind of time within 10^14 ns over a summary, timestamps within
+// ±4·10^18), so that no sum over a job of up to kMaxJobRanks summaries passes int64.
 std::optional<std::vector<join::RankSummary>> rankSummariesFromJson(const nlohmann::json& doc, std::string& error);
+// The job's summaries, `more` added: false (with `error`) past kMaxJobRanks. The one way a job is
+// put together from documents, for --merge of summaries and of JSON reports alike.
+inline constexpr size_t kMaxJobRanks = 65'536;
+bool addSummaries(std::vector<join::RankSummary>& job, std::vector<join::RankSummary> more, std::string& error);
 
 nlohmann::json jobJson(const features::JobView& job, const std::vector<join::RankSummary>& ranks);
 

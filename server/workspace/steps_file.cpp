@@ -3,7 +3,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "analysis/ingest/step_log.h"
@@ -32,6 +38,10 @@ int64_t stepNs(const json& entry, const char* key) {
   int64_t ns = v.get<int64_t>();
   return ns > 0 && ns <= kMaxStepNs ? ns : -1;
 }
+
+// A step log is read a megabyte at a time, and no more than this in all.
+constexpr size_t kStepLogChunkBytes = size_t{1} << 20;
+constexpr uint64_t kMaxStepLogBytes = uint64_t{8} << 30;
 
 }  // namespace
 
@@ -104,19 +114,54 @@ std::optional<model::StepMeasurement> findStepsFile(const std::string& profile_p
   return readStepsFile(path, error);
 }
 
-std::optional<model::StepMeasurement> readStepLog(const std::string& path, std::string& error) {
-  auto text = readTextFile(path);
-  if (!text) {
-    error = path + ": cannot read the step log";
+namespace {
+
+// The log streamed through the reader: only a regular file (a device such as /dev/zero never
+// ends, a pipe may not), read in pieces, never held whole.
+std::optional<ingest::StepLog> streamStepLog(const std::string& path, std::string& error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    error = path + ": cannot read the step log: " + std::strerror(errno);
     return std::nullopt;
   }
-  auto log = ingest::parseStepLog(*text);
+  struct stat st = {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    error = path + ": not a regular file (a folder, a device or a pipe): give the log as a file";
+    return std::nullopt;
+  }
+  ingest::StepLogReader reader;
+  std::vector<char> buffer(kStepLogChunkBytes);
+  uint64_t total = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = path + ": cannot read the step log: " + std::strerror(errno);
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0 || total >= kMaxStepLogBytes) break;  // what is past the bound is left unread
+    total += static_cast<uint64_t>(n);
+    reader.feed(std::string_view(buffer.data(), static_cast<size_t>(n)));
+  }
+  ::close(fd);
+  return reader.finish();
+}
+
+}  // namespace
+
+std::optional<model::StepMeasurement> readStepLog(const std::string& path, std::string& error) {
+  auto read = streamStepLog(path, error);
+  if (!read) return std::nullopt;
+  const ingest::StepLog& log = *read;
   if (log.median_ns <= 0) {
     error = path +
             ": no step times found: a line per step with its time (`iter 12: loss 4.2, time 17.2ms`, "
             "`Epoch: [0][ 10/5005] Time 0.220`, `step 12 ... 0.123 s`), means over batches (`200/ 2983 batches | "
             "ms/batch 45.03`, tqdm's `450/1000 [00:30<00:36, 15.00it/s]`), Hugging Face's `train_steps_per_second` or "
             "torchtitan's `tps` with its batch and sequence length";
+    if (log.encoding != "UTF-8") error += " (the log was read as " + log.encoding + ")";
     if (log.set_aside > 0)
       error += " (" + std::to_string(log.set_aside) +
                (log.set_aside == 1 ? " line with a time was" : " lines with a time were") +

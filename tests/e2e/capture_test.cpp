@@ -22,6 +22,7 @@
 
 #include "analysis/features/code_actions.h"
 #include "analysis/source/source_index.h"
+#include "tests/e2e/capture_fixture.h"
 #include "tests/support/test_paths.h"
 
 extern char** environ;
@@ -31,60 +32,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string capturePath(const std::string& relative) { return testDataPath("capture/" + relative); }
-const std::string kTrain = "python3 '" + capturePath("fake_train.py") + "'";
-
-// A fresh folder for one test: the run's cwd, TMPDIR and logs.
-class Capture : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    dir_ = fs::temp_directory_path() / ("sightline-capture-test-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "tmp");
-  }
-  void TearDown() override {
-    // The private folder is gone after every run.
-    for (const auto& entry : fs::directory_iterator(dir_ / "tmp")) ADD_FAILURE() << "left behind: " << entry.path();
-    fs::remove_all(dir_);
-  }
-
-  // The environment the verb runs in (shell words): the stand-in torch first on PYTHONPATH.
-  std::string environment(const std::string& extra) const {
-    return "env TMPDIR='" + (dir_ / "tmp").string() + "' PYTHONPATH='" + capturePath("fake_torch") +
-           "' FAKE_TORCH_LOG='" + (dir_ / "torch.log").string() + "' FAKE_NSYS_LOG='" + (dir_ / "nsys.log").string() +
-           "' PYTHONUNBUFFERED=1 " + extra;
-  }
-
-  CommandOutput capture(const std::string& args, const std::string& extra_env = "") const {
-    std::string cmd = "cd '" + dir_.string() + "' && " + environment(extra_env) + " timeout 120 '" + binaryPath() +
-                      "' capture " + args + " 2>&1";
-    CommandOutput result;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return result;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) result.out.append(buf, n);
-    int status = pclose(p);
-    result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-  }
-
-  json steps(const std::string& name = "sightline-capture") const {
-    return json::parse(readFile((dir_ / (name + ".steps.json")).string()), nullptr, false);
-  }
-  std::string file(const std::string& name) const {
-    std::error_code ec;
-    return fs::exists(dir_ / name, ec) ? readFile((dir_ / name).string()) : std::string();
-  }
-  // With fake_bin (nsys) first on PATH.
-  std::string withFakeNsys() const {
-    return "PATH='" + capturePath("fake_bin") + ":" + std::string(std::getenv("PATH")) + "'";
-  }
-
-  fs::path dir_;
-};
 
 // Every rank's timed and profiled steps: consecutive, ending at the right optimizer steps,
 // positive integers.
@@ -300,11 +247,12 @@ TEST_F(Capture, ExitCodes) {
   EXPECT_NE(run.out.find("--timed expects a whole number from 1, got \"x\""), std::string::npos) << run.out;
   run = capture("--profiler nsys --nsys /no/such/nsys -- " + kTrain);
   EXPECT_EQ(run.code, 2) << run.out;
-  // An export that fails: no steps file beside a missing profile.
+  // An export that fails: exit 2, and the steps file names the report (export it later).
   run = capture("-- " + kTrain, withFakeNsys() + " FAKE_NSYS_EXPORT_FAILS=1");
   EXPECT_EQ(run.code, 2) << run.out;
   EXPECT_NE(run.out.find("nsys export failed"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("fake export failure"), std::string::npos) << run.out;
+  EXPECT_EQ(steps()["profiles"], json({"sightline-capture.nsys-rep"})) << run.out;
   // Without "--", the command starts at the first word that is not an option of ours.
   run = capture("--profiler none " + kTrain + " --steps 40");
   EXPECT_EQ(run.code, 0) << run.out;
@@ -355,47 +303,6 @@ TEST_F(Capture, TheCodeActionsWindowWritesTheSameStepsFile) {
   EXPECT_LT(log.find(" synchronize\n"), log.find("cuda.profiler.stop")) << log;
 }
 
-// Ctrl-C: the verb runs in the foreground as a shell would start it; SIGINT goes to it alone.
-class CaptureSignals : public Capture {
- protected:
-  pid_t start(const std::string& args) {
-    std::string cmd = "cd '" + dir_.string() + "' && exec " + environment("") + " '" + binaryPath() + "' capture " +
-                      args + " >'" + (dir_ / "out.log").string() + "' 2>&1";
-    const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
-    pid_t pid = -1;
-    posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ);
-    return pid;
-  }
-  // Waits for `text` in the verb's output; false after `seconds`.
-  bool waitForOutput(const std::string& text, int seconds) {
-    for (int i = 0; i < seconds * 20; ++i) {
-      if (file("out.log").find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-  // The exit status, or -1 when it has not ended after `seconds`.
-  static int waitExit(pid_t pid, int seconds) {
-    for (int i = 0; i < seconds * 20; ++i) {
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    return -1;
-  }
-  // Running (a zombie waiting for a parent that was killed is not).
-  static bool alive(const std::string& pid_text) {
-    pid_t pid = static_cast<pid_t>(std::atoi(pid_text.c_str()));
-    if (pid <= 0 || ::kill(pid, 0) != 0) return false;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    auto paren = text.rfind(')');
-    return paren == std::string::npos || paren + 2 >= text.size() || text[paren + 2] != 'Z';
-  }
-};
-
 TEST_F(CaptureSignals, CtrlCEndsTheCommandAndKeepsAMeasuredWindow) {
   pid_t verb = start("--profiler none -- " + kTrain + " --forever --pid-file '" + (dir_ / "train.pid").string() + "'");
   ASSERT_TRUE(waitForOutput("the window is measured", 60)) << file("out.log");
@@ -437,6 +344,73 @@ TEST_F(CaptureSignals, AThirdCtrlCKillsACommandThatIgnoresItAndWhatItLeft) {
   EXPECT_FALSE(alive(file("train.pid")));
   for (int i = 0; i < 40 && alive(straggler); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(alive(straggler)) << "killed by the capture's marker in its environment";
+}
+
+// Issue 54: SIGHUP (an ssh connection that drops) and SIGQUIT (Ctrl-\) once ended sightline
+// alone, the command adopted by init and still holding the GPUs, no steps file written. They are
+// forwarded like Ctrl-C, and the measured window is kept.
+TEST_F(CaptureSignals, HangupAndQuitEndTheCommandAndKeepTheWindow) {
+  for (int sig : {SIGHUP, SIGQUIT}) {
+    for (const char* name : {"train.pid", "sightline-capture.steps.json", "out.log"}) fs::remove(dir_ / name);
+    pid_t verb =
+        start("--profiler none -- " + kTrain + " --forever --pid-file '" + (dir_ / "train.pid").string() + "'");
+    ASSERT_TRUE(waitForOutput("the window is measured", 60)) << file("out.log");
+    std::string train = file("train.pid");
+    ASSERT_TRUE(alive(train));
+    ::kill(verb, sig);
+    EXPECT_EQ(waitExit(verb, 30), 128 + sig) << "signal " << sig << "\n" << file("out.log");
+    EXPECT_FALSE(alive(train)) << "signal " << sig << ": the command ended";
+    EXPECT_EQ(steps()["ranks"][0]["timed"].size(), 20u) << "signal " << sig << "\n" << file("out.log");
+  }
+}
+
+// Issue 54: SIGKILL of sightline itself: nothing of it runs, so its watchdog ends the command,
+// writes the steps file of the complete window and removes the private folder (TearDown checks).
+TEST_F(CaptureSignals, KillingSightlineEndsTheCommandAndKeepsTheWindow) {
+  pid_t verb = start("--profiler none -- " + kTrain + " --forever --pid-file '" + (dir_ / "train.pid").string() +
+                     "' --straggler '" + (dir_ / "straggler.pid").string() + "'");
+  ASSERT_TRUE(waitForOutput("the window is measured", 60)) << file("out.log");
+  std::string train = file("train.pid"), straggler = file("straggler.pid");
+  ASSERT_TRUE(alive(train));
+  ASSERT_TRUE(alive(straggler));
+  ::kill(verb, SIGKILL);
+  waitExit(verb, 30);
+  ASSERT_TRUE(waitForOutput("(watchdog)", 10)) << file("out.log");
+  EXPECT_FALSE(alive(train)) << "the command ended\n" << file("out.log");
+  EXPECT_FALSE(alive(straggler)) << "and what carries the capture's marker";
+  EXPECT_NE(file("out.log").find("the command was killed; wrote sightline-capture.steps.json"), std::string::npos)
+      << file("out.log");
+  EXPECT_EQ(steps()["ranks"][0]["timed"].size(), 20u) << file("out.log");
+}
+
+// Issue 54: one Ctrl-C during `nsys export` once threw a complete window away. The steps file
+// names the report, and the message says how to export it.
+TEST_F(CaptureSignals, CtrlCDuringTheExportKeepsTheWindow) {
+  std::string export_pid = (dir_ / "export.pid").string();
+  std::string cmd = "cd '" + dir_.string() + "' && exec " + environment(withFakeNsys()) + " FAKE_NSYS_EXPORT_SLEEP='" +
+                    export_pid + "' '" + binaryPath() + "' capture -o run -- " + kTrain + " >'" +
+                    (dir_ / "out.log").string() + "' 2>&1";
+  const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  pid_t verb = -1;
+  ASSERT_EQ(posix_spawn(&verb, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  for (int i = 0; i < 1200 && file("export.pid").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::string exporter = file("export.pid");
+  ASSERT_TRUE(alive(exporter)) << file("out.log");
+  ::kill(verb, SIGINT);
+  EXPECT_EQ(waitExit(verb, 30), 130) << file("out.log");
+  for (int i = 0; i < 100 && alive(exporter); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(alive(exporter)) << "the export was stopped";
+  nlohmann::json doc = steps("run");
+  ASSERT_TRUE(doc.is_object()) << file("out.log");
+  EXPECT_EQ(doc["profiles"], nlohmann::json({"run.nsys-rep"}));
+  EXPECT_EQ(doc["ranks"][0]["timed"].size(), 20u);
+  std::string nsys = capturePath("fake_bin/nsys");
+  EXPECT_NE(file("out.log").find("export it later with:\n  " + nsys +
+                                 " export --type=sqlite --include-blobs=true --force-overwrite=true "
+                                 "--output=run.sqlite run.nsys-rep\n"),
+            std::string::npos)
+      << file("out.log");
 }
 
 }  // namespace

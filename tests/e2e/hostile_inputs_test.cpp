@@ -22,6 +22,7 @@
 #include "server/lsp/uri.h"
 #include "tests/support/crafted_snapshots.h"
 #include "tests/support/lsp_client.h"
+#include "tests/support/measured_run.h"
 #include "tests/support/test_paths.h"
 
 namespace sightline::testing {
@@ -337,65 +338,6 @@ TEST_F(Hostile, ImplausibleTimesAreDroppedAndCounted) {
   }
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
-struct Measured {
-  int code = -1;  // exit code; -1: a signal ended it
-  bool killed = false;
-  std::string out;
-  double seconds = 0;
-  long max_rss_kb = 0;  // of the binary alone (wait4)
-};
-
-// The binary run with `args` from `cwd`, killed past `seconds`; outside a sanitizer build its
-// address space is held to 4 GB, so that a regression fails instead of taking the machine.
-Measured runMeasured(const std::vector<std::string>& args, const std::string& cwd, int seconds) {
-  std::string binary = binaryPath(), out_path = cwd + "/measured.out";
-  std::vector<std::string> all = {binary};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Measured m;
-  auto start = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0 || chdir(cwd.c_str()) != 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) _exit(127);
-    if (!kSanitized) {
-      rlimit limit{uint64_t{4} << 30, uint64_t{4} << 30};
-      setrlimit(RLIMIT_AS, &limit);
-    }
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  if (pid < 0) return m;
-  int status = 0;
-  rusage usage{};
-  while (wait4(pid, &status, WNOHANG, &usage) != pid) {
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds) && !m.killed) {
-      kill(pid, SIGKILL);
-      m.killed = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  m.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  m.max_rss_kb = usage.ru_maxrss;
-  m.out = readFile(out_path);
-  return m;
-}
-
 TEST_F(Hostile, CraftedMemorySnapshotsAreReadInTimeAndInProportionToTheirSize) {
   // Issue 42, items 5-10, each once past a minute, gigabytes or std::bad_alloc (commit messages
   // say how much); now each a report (exit 0) or a clear error (exit 2) in well under a second
@@ -420,7 +362,7 @@ TEST_F(Hostile, CraftedMemorySnapshotsAreReadInTimeAndInProportionToTheirSize) {
     EXPECT_EQ(m.code, c.code) << c.name << ": " << m.out.substr(0, 300);
     EXPECT_NE(m.out.find(c.says), std::string::npos) << c.name << ": " << m.out.substr(0, 300);
     EXPECT_LT(m.seconds, 20) << c.name;
-    EXPECT_LT(m.max_rss_kb, kSanitized ? 1'000'000 : 200'000) << c.name;
+    EXPECT_LT(m.max_rss_kb, sanitizedBuild() ? 1'000'000 : 200'000) << c.name;
   }
 }
 

@@ -38,7 +38,11 @@ bool runningInCi() {
   return ci && *ci && std::string(ci) != "0" && std::string(ci) != "false";
 }
 
-std::string binaryPath() { return SIGHTLINE_BINARY; }
+std::string binaryPath() {
+  // Another build's binary, to see a test fail on the code before a fix.
+  const char* other = std::getenv("SIGHTLINE_TEST_BINARY");
+  return other && *other ? other : SIGHTLINE_BINARY;
+}
 
 CommandOutput runSightline(const std::string& args, const std::string& cwd, int timeout_seconds) {
   std::string limit = timeout_seconds > 0 ? "timeout " + std::to_string(timeout_seconds) + " " : "";

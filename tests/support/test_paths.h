@@ -28,7 +28,7 @@ std::vector<std::string> sharedNsysExports();
 std::vector<std::string> sharedKinetoTraces();
 // A file's bytes, gunzipped when it is gzip.
 std::string readMaybeGzip(const std::string& path);
-std::string binaryPath();  // the built sightline binary
+std::string binaryPath();  // the built sightline binary ($SIGHTLINE_TEST_BINARY when set)
 
 struct CommandOutput {
   int code = -1;    // exit code

@@ -126,5 +126,99 @@ TEST(StepLog, AStepsTimeAtTheEndOfItsLine) {
   EXPECT_EQ(parseStepLog("step 3 eval loss 2.1 400 ms\n").median_ns, 0);
 }
 
+// Issue 54: counters of 19 digits once added up past int64 ("standing for -7 steps"). A number
+// that long counts nothing; a line stands for at most a billion steps.
+TEST(StepLog, HugeCountersAreNoCountersAndNoSumOverflows) {
+  std::string log = " 10%| | 1/10 [00:01<00:09, 10.00it/s]\n";
+  for (const char* counter : {"9223372036854775807", "5", "9223372036854775807", "99999999999999999999"})
+    log += " 20%| | " + std::string(counter) + "/10 [00:02<00:08, 10.00it/s]\n";
+  auto s = parseStepLog(log);
+  EXPECT_EQ(s.kind, StepLogKind::Averaged);
+  EXPECT_EQ(s.lines, 1) << "the line of counter 5 after the warm-up line";
+  EXPECT_EQ(s.steps, 4);
+  // Twelve digits are a counter still, its steps held to a billion a line.
+  std::string big = " 10%| | 1/10 [00:01<00:09, 10.00it/s]\n";
+  for (const char* counter : {"999999999999", "3", "999999999999"})
+    big += " 20%| | " + std::string(counter) + "/10 [00:02<00:08, 10.00it/s]\n";
+  auto b = parseStepLog(big);
+  EXPECT_EQ(b.lines, 3);
+  EXPECT_EQ(b.steps, kMaxStepsPerLine + 3 + kMaxStepsPerLine);
+  for (int64_t w : b.weights) EXPECT_GT(w, 0);
+  // Hugging Face's whole-run figure of an absurd runtime: a billion steps, not a wrapped count.
+  auto h = parseStepLog("{'train_runtime': 1" + std::string(300, '0') + ", 'train_steps_per_second': 6.25}\n");
+  EXPECT_EQ(h.steps, kMaxStepsPerLine);
+  // Bare times far past any step, in seconds by their median: none is a step.
+  auto far = parseStepLog("iter 1 time 9900000000000\niter 2 time 9900000000000\niter 3 time 9900000000000\n");
+  EXPECT_EQ(far.median_ns, 0);
+  EXPECT_GE(far.steps, 0);
+}
+
+std::string utf16(const std::string& ascii, bool little, bool bom) {
+  std::string out = bom ? (little ? std::string("\xff\xfe") : std::string("\xfe\xff")) : std::string();
+  for (char c : ascii) {
+    out += little ? c : '\0';
+    out += little ? '\0' : c;
+  }
+  return out;
+}
+
+// Issue 54: what PowerShell's `>` writes (UTF-16LE with a byte-order mark) was "no step times
+// found"; now decoded, either order, with or without the mark, and the format says so.
+TEST(StepLog, Utf16LogsAreDecodedAndSaySo) {
+  std::string log;
+  for (int i = 0; i < 12; ++i) log += "iter " + std::to_string(i) + ": loss 4.1, time 17.50ms\r\n";
+  auto plain = parseStepLog(log);
+  ASSERT_EQ(plain.median_ns, 17'500'000);
+  for (bool little : {true, false})
+    for (bool bom : {true, false}) {
+      auto s = parseStepLog(utf16(log, little, bom));
+      std::string name = little ? "UTF-16LE" : "UTF-16BE";
+      EXPECT_EQ(s.encoding, name) << bom;
+      EXPECT_EQ(s.median_ns, plain.median_ns) << name << " " << bom;
+      EXPECT_EQ(s.lines, plain.lines) << name << " " << bom;
+      EXPECT_EQ(s.format, plain.format + " (" + name + ")");
+      EXPECT_EQ(s.first_line, plain.first_line);
+    }
+  // Outside the BMP: a surrogate pair decodes to one character; a lone surrogate is U+FFFD.
+  std::string pair =
+      "\xff\xfe" + utf16("iter 1 ", true, false) + "\x3d\xd8\x80\xde" + utf16(" time 5ms\n", true, false);
+  EXPECT_EQ(parseStepLog(pair).first_line, "iter 1 \xf0\x9f\x9a\x80 time 5ms");
+  std::string lone = "\xff\xfe" + utf16("iter 1 ", true, false) + "\x3d\xd8" + utf16(" time 5ms\n", true, false);
+  EXPECT_EQ(parseStepLog(lone).first_line, "iter 1 \xef\xbf\xbd time 5ms");
+}
+
+TEST(StepLog, AUtf8ByteOrderMarkIsSkipped) {
+  // The mark once made the first line no `step ` line.
+  auto s = parseStepLog("\xef\xbb\xbfstep 1 loss 9.1 80.0 ms\nstep 2 loss 9.0 81.0 ms\nstep 3 loss 8.9 82.0 ms\n");
+  EXPECT_EQ(s.first_line, "step 1 loss 9.1 80.0 ms");
+  EXPECT_EQ(s.encoding, "UTF-8");
+  EXPECT_EQ(s.format, "per-step time at the line's end");
+}
+
+// The reader fed in pieces, cut anywhere (inside the first four bytes, a character, a line),
+// reads what the whole does.
+TEST(StepLog, PiecesReadAsTheWhole) {
+  std::string log = "Epoch: [0][ 10/5005]\tTime  0.220 ( 0.250)\n\xef\xbb\xbf";
+  for (int i = 0; i < 30; ++i)
+    log += "| epoch 1 | " + std::to_string(i * 200) + "/ 9000 batches | ms/batch 7.3" + std::to_string(i % 10) +
+           " | loss 6.01 · ok\r";
+  log += std::string(5000, 'x') + "\nstep 7 loss 9.1 80.0 ms";
+  for (const std::string& text : {log, utf16(log, true, true), utf16(log, false, false)}) {
+    auto whole = parseStepLog(text);
+    ASSERT_GT(whole.median_ns, 0);
+    for (size_t piece : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{4096}}) {
+      StepLogReader reader;
+      for (size_t at = 0; at < text.size(); at += piece) reader.feed(std::string_view(text).substr(at, piece));
+      auto s = reader.finish();
+      EXPECT_EQ(s.median_ns, whole.median_ns) << piece;
+      EXPECT_EQ(s.steps, whole.steps) << piece;
+      EXPECT_EQ(s.lines, whole.lines) << piece;
+      EXPECT_EQ(s.set_aside, whole.set_aside) << piece;
+      EXPECT_EQ(s.format, whole.format) << piece;
+      EXPECT_EQ(s.first_line, whole.first_line) << piece;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sightline::ingest

@@ -1,0 +1,109 @@
+// Capture's per-rank parts read back within their bounds (issue 54): the number of parts and
+// their bytes in all, each part's size for its window, each value's range, and the warnings
+// kept to kMaxPartWarnings with a count of the rest.
+#include "server/capture/capture_steps.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <string>
+
+#include "tests/support/scratch_dir.h"
+
+namespace sightline::server::capture {
+namespace {
+
+using nlohmann::json;
+
+CaptureWindow smallWindow() {
+  CaptureWindow w;
+  w.warmup = 2, w.timed = 3, w.profiled = 0, w.profiler = "none";
+  return w;
+}
+
+json rankPart(int64_t rank, int64_t gpu_ns = 2'000'000) {
+  json timed = json::array();
+  for (int i = 0; i < 3; ++i) timed.push_back({{"step", 3 + i}, {"gpu_ns", gpu_ns}, {"host_ns", 2'100'000}});
+  return {{"rank", rank}, {"local_rank", 0}, {"world_size", 1},           {"host", "node"}, {"pid", 100 + rank},
+          {"device", 0},  {"timed", timed},  {"profiled", json::array()}, {"hook_ns", 5000}};
+}
+
+TEST(CaptureParts, EveryValueInItsRange) {
+  CaptureWindow w = smallWindow();
+  std::vector<PartFile> files;
+  auto with = [&](const std::string& name, json part) { files.push_back({name, part.dump()}); };
+  with("rank.0.json", rankPart(0));
+  with("rank.1.json", rankPart(1, int64_t{1} << 62));  // a step of 146 years
+  json negative_rank = rankPart(2);
+  negative_rank["rank"] = -3;
+  with("rank.2.json", negative_rank);
+  json big_world = rankPart(3);
+  big_world["world_size"] = 1 << 20;
+  with("rank.3.json", big_world);
+  json device = rankPart(4);
+  device["device"] = 1 << 20;
+  with("rank.4.json", device);
+  json hook = rankPart(5);
+  hook["hook_ns"] = int64_t{1} << 62;
+  with("rank.5.json", hook);
+  json early = rankPart(6);
+  early["timed"][0]["step"] = 1;  // a warm-up step is not timed
+  with("rank.6.json", early);
+  json backwards = rankPart(7);
+  backwards["timed"][1]["step"] = 3;  // the same step twice
+  with("rank.7.json", backwards);
+  json unsigned_huge = rankPart(8);
+  unsigned_huge["timed"][0]["gpu_ns"] = UINT64_MAX;
+  with("rank.8.json", unsigned_huge);
+  auto parts = parseCaptureParts(files, w);
+  ASSERT_EQ(parts.ranks.size(), 1u) << ::testing::PrintToString(parts.warnings);
+  EXPECT_EQ(parts.ranks[0].rank, 0);
+  EXPECT_EQ(parts.warnings.size(), 8u);
+  for (const auto& warning : parts.warnings) EXPECT_NE(warning.find("not a rank's steps"), std::string::npos);
+  // The summary of what was kept says no negative figure.
+  std::ostringstream summary;
+  writeRanksSummary(w, parts.ranks, summary);
+  EXPECT_EQ(summary.str().find("-"), std::string::npos) << summary.str();
+}
+
+TEST(CaptureParts, ThePartsAndTheirBytesAreBounded) {
+  CaptureWindow w = smallWindow();
+  testing::ScratchDir dir("sightline_capture_parts");
+  for (int i = 0; i < 10; ++i) dir.write("rank." + std::to_string(10 + i) + ".json", rankPart(i).dump());
+  dir.write("status.1.json", json{{"pid", 1}, {"steps", 5}, {"argv", {std::string(100000, 'a')}}}.dump());
+  dir.write("notes.txt", std::string(1 << 20, 'x'));  // not a part: never read
+  PartLimits limits;
+  limits.parts = 4;
+  auto parts = readCaptureParts(dir.path().string(), w, limits);
+  EXPECT_EQ(parts.ranks.size(), 4u);
+  ASSERT_FALSE(parts.warnings.empty());
+  EXPECT_NE(parts.warnings.back().find("more parts than 4"), std::string::npos) << parts.warnings.back();
+  // Their bytes in all: the first two fit.
+  limits = PartLimits{};
+  limits.total_bytes = 2 * rankPart(0).dump().size() + 10;
+  parts = readCaptureParts(dir.path().string(), w, limits);
+  EXPECT_EQ(parts.ranks.size(), 2u);
+  // One part's size: what the hook writes for the window, with room to spare.
+  limits = PartLimits{};
+  auto size = rankPart(0).dump().size();
+  limits.base_bytes = size - 1, limits.bytes_per_step = 0;
+  parts = readCaptureParts(dir.path().string(), w, limits);
+  EXPECT_TRUE(parts.ranks.empty());
+  EXPECT_NE(parts.warnings[0].find("larger than the " + std::to_string(size - 1) + " bytes"), std::string::npos);
+  // The status with its long argument is over the default bound too: a warning, nothing else.
+  parts = readCaptureParts(dir.path().string(), w);
+  EXPECT_EQ(parts.ranks.size(), 10u);
+  EXPECT_TRUE(parts.statuses.empty());
+}
+
+TEST(CaptureParts, TwentyWarningsAndACountOfTheRest) {
+  std::vector<PartFile> files;
+  for (int i = 0; i < 45; ++i) files.push_back({"rank." + std::to_string(i) + ".json", "{"});
+  auto parts = parseCaptureParts(files, smallWindow());
+  EXPECT_EQ(parts.warnings.size(), kMaxPartWarnings);
+  EXPECT_EQ(parts.warnings_left_out, 25u);
+}
+
+}  // namespace
+}  // namespace sightline::server::capture
