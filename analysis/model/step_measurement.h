@@ -24,6 +24,22 @@ struct StepMeasurement {
   int log_lines = 0, log_set_aside = 0;
   bool averaged = false, whole_run = false;
   std::vector<int64_t> rank_median_ns;  // measured: each rank's median step, by rank
+  // sightline capture's steps file (empty or unknown from a log):
+  // How a step was told: "optimizer" (each optimizer step) or "backward" (each backward(), a loop
+  // with no optimizer); "" unknown.
+  std::string step_by;
+  // The time the loop waited for its next batch (a DataLoader iterator's __next__) per timed step:
+  // the median over the timed steps of every rank; -1 where the loop asked no DataLoader (or a log).
+  int64_t input_ns = -1;
+  std::string input_path;  // the user's line that asks the DataLoader for batches (the loop's), as run
+  int32_t input_line = 0;  // 1-based; 0 unknown
+  // Each measured process: its pid, its rank (-1 unknown) and host, as the hook saw them.
+  struct Process {
+    uint32_t pid = 0;
+    int32_t rank = -1;
+    std::string host;
+  };
+  std::vector<Process> processes;
 };
 
 }  // namespace sightline::model
