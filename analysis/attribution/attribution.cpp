@@ -284,6 +284,18 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const Step
   }
   sum.sync_lines = costliestFirst(sync_lines);
   sum.lost_lines = costliestFirst(lost_lines);
+  if (sum.graph_launches > 0) {
+    // What the graphs leave to the host: the steady launches outside them, by line.
+    LineTally outside;
+    for (size_t i = 0; i < p.api_calls.size(); ++i) {
+      const auto& call = p.api_calls[i];
+      if (!call.launches || isGraphLaunch(call.name) || !window.steady(call.pid, call.start_ns)) continue;
+      LineRef ref = resolver.lineOfCall(i);
+      auto& w = outside[{ref.file, ref.line}];
+      w.line = ref, ++w.ns, ++w.count;
+    }
+    sum.launch_lines = costliestFirst(outside);
+  }
   // Each thread's counts go to its process's ranks, found by pid (never every rank per thread:
   // an export of 100k processes made that quadratic).
   std::unordered_map<uint32_t, std::vector<size_t>> ranks_of;

@@ -17,8 +17,8 @@ namespace sightline::attribution {
 #if defined(__GLIBCXX__) && __SIZEOF_POINTER__ == 8
 static_assert(sizeof(LineCost) == 632, "LineCost changed: update its fields() and this size");
 static_assert(sizeof(RankInfo) == 368, "RankInfo changed: update its fields() and this size");
-static_assert(sizeof(StepSummary) == 656, "StepSummary changed: update its fields() and this size");
-static_assert(sizeof(Attribution) == 1152, "Attribution changed: update its fields() and this size");
+static_assert(sizeof(StepSummary) == 680, "StepSummary changed: update its fields() and this size");
+static_assert(sizeof(Attribution) == 1176, "Attribution changed: update its fields() and this size");
 static_assert(sizeof(Step) == 192 && sizeof(LineRef) == 16 && sizeof(UnprofiledSteps) == 208,
               "a step struct changed: update its fields() and this size");
 #endif
@@ -96,8 +96,8 @@ void fields(Ar& ar, StepSummary& s) {
   ar(s.steady, s.warmup, s.outliers, s.lost, s.median_steps, s.wall_ns, s.wall_min_ns, s.wall_max_ns, s.busy_ns,
      s.busy_share, s.lost_launches, s.lost_lines, s.gpu_ns, s.kernels, s.launches, s.kernel_ns, s.launch_api_ns,
      s.queue_ns, s.fp32_matmul_ns, s.comm_wait_ns, s.comm_transfer_ns, s.comm_exposed_wait_ns, s.triton_kernels,
-     s.triton_ns, s.compiled_lines, s.graph_launches, s.wait_ns, s.wait_lines, s.sync_ns, s.sync_lines, s.oneoff_gpu_ns,
-     s.oneoff_idle_ns, s.oneoff_compile_ns, s.all_steps, s.capture_range, s.unprofiled);
+     s.triton_ns, s.compiled_lines, s.graph_launches, s.launch_lines, s.wait_ns, s.wait_lines, s.sync_ns, s.sync_lines,
+     s.oneoff_gpu_ns, s.oneoff_idle_ns, s.oneoff_compile_ns, s.all_steps, s.capture_range, s.unprofiled);
 }
 template <class Ar>
 void fields(Ar& ar, IdleGap& g) {
@@ -331,9 +331,12 @@ std::optional<std::string> attributionInputs(const model::Profile& profile, cons
     return std::nullopt;
   if (!options.compile_windows.empty()) return std::nullopt;
   Writer w;
-  w(std::string("inputs 1"), static_cast<uint64_t>(profile.strings.size()), options.methods, options.idle_gap_ns,
+  w(std::string("inputs 2"), static_cast<uint64_t>(profile.strings.size()), options.methods, options.idle_gap_ns,
     options.all_steps, options.estimate_unprofiled, options.logged_step_ns, options.capture_costs.has_value());
   if (options.capture_costs) w(*options.capture_costs);
+  // The processes' ranks: a steps file may name them (the join sets them before attribution).
+  w(static_cast<uint64_t>(profile.info.processes.size()));
+  for (const auto& p : profile.info.processes) w(p.pid, p.rank, p.rank_source, p.host);
   w(static_cast<uint64_t>(options.nvtx_sites.size()));
   for (const auto& s : options.nvtx_sites) w(s.text, profile.strings[s.file], s.line, s.per_step);
   return std::move(w.bytes());

@@ -80,6 +80,8 @@ const char* changeName(Change c) {
       return "fewer-recompiles";
     case Change::BalanceRanks:
       return "balance-ranks";
+    case Change::OutsideGraphs:
+      return "launches-outside-graphs";
   }
   return "?";
 }
@@ -232,6 +234,18 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
                             "to see which)");
     case Change::Recompiles:
       return recompileText(v, ms);
+    case Change::OutsideGraphs: {
+      std::snprintf(buf, sizeof buf, "%.0f %s a step, and %.0f launches/step are made outside them", v.graph_replays,
+                    v.graph_replays < 1.5 ? "time" : "times", v.outside_launches);
+      std::string where;
+      for (size_t i = 0; i < v.outside_lines.size() && i < 3; ++i)
+        where += (i ? ", " : ", most at ") + fileLine(v.outside_lines[i].path, v.outside_lines[i].line) + " (" +
+                 formatFixed(static_cast<double>(v.outside_lines[i].ns) / std::max(1, v.steady), 0) + ")";
+      return "launch less outside the CUDA graphs: they replay " + std::string(buf) + where +
+             " (the optimizer, clipping, logging: a fused or foreach optimizer, or torch.compile of the optimizer "
+             "step, puts them in one launch or the graph); the GPU waits " +
+             ms + " for launches";
+    }
     case Change::CudaGraphs:
       std::snprintf(buf, sizeof buf, "%.0f of its %.0f kernels/step come from Inductor, averaging %.1f µs",
                     v.triton_kernels, v.kernels, v.mean_kernel_ns / 1e3);
@@ -277,9 +291,17 @@ CaptureCost captureCost(const attribution::StepSummary& s, double wall_ns) {
 // typical replayed step more idle time than it has. The idle causes are scaled to fit it (and
 // dropped below the floor of a cause); communication is GPU time spent in collectives, not
 // idle, and keeps its figure.
+void fitToIdleBudget(std::vector<VerdictCause>& causes, double idle, double wall_ns);
+
 void fitToIdle(std::vector<VerdictCause>& causes, double wall_ns, double busy_share) {
-  auto idleCause = [](const VerdictCause& c) { return c.kind != Bound::Comm && c.kind != Bound::Ranks; };
-  double idle = wall_ns * (1 - busy_share), sum = 0;
+  fitToIdleBudget(causes, wall_ns * (1 - busy_share), wall_ns);
+}
+
+// The idle causes (but a measured one) scaled to `idle` where they hold more; those left under a
+// twentieth of the step dropped.
+void fitToIdleBudget(std::vector<VerdictCause>& causes, double idle, double wall_ns) {
+  auto idleCause = [](const VerdictCause& c) { return c.kind != Bound::Comm && c.kind != Bound::Ranks && !c.measured; };
+  double sum = 0;
   for (const auto& c : causes)
     if (idleCause(c)) sum += c.ns;
   if (sum <= idle || sum <= 0) return;
@@ -329,6 +351,9 @@ StepVerdict storyFigures(const join::StepStory& st) {
   v.triton_kernels = static_cast<double>(s.triton_kernels) / n;
   v.compiled = s.kernels > 0 && s.triton_kernels * 10 >= s.kernels;
   v.graphs = s.graph_launches > 0;
+  v.graph_replays = static_cast<double>(s.graph_launches) / n;
+  v.outside_launches = s.launches > s.graph_launches ? static_cast<double>(s.launches - s.graph_launches) / n : 0;
+  v.outside_lines = story->launch_lines;
   v.triton_ns = static_cast<double>(s.triton_ns) / n;
   v.compiled_share = s.gpu_ns > 0 ? static_cast<double>(s.triton_ns) / static_cast<double>(s.gpu_ns) : 0;
   v.compiled_lines = story->compiled_lines;
@@ -353,9 +378,14 @@ std::vector<VerdictChange> changesFor(const StepVerdict& v) {
   for (const auto& c : v.causes) {
     switch (c.kind) {
       case Bound::Launch: {  // fusing helps short kernels; between long ones the host is slow
-        // Never advise what the run already does: compiled → graphs; graphs too → host pace.
+        // Never advise what the run already does: compiled → graphs; graphs too → what the
+        // graphs leave outside, or the host's pace.
         Change change = Change::HostPace;
-        if (v.mean_kernel_ns < 50e3 && !v.compiled)
+        if (v.graphs && v.outside_launches >= 1)
+          change = Change::OutsideGraphs;
+        else if (v.graphs)
+          change = Change::HostPace;
+        else if (v.mean_kernel_ns < 50e3 && !v.compiled)
           change = Change::CompileOrGraphs;
         else if (v.mean_kernel_ns < 50e3 && !v.graphs)
           change = Change::CudaGraphs;
@@ -409,9 +439,11 @@ UnprofiledStep unprofiledStep(const join::StepStory& story, const StepVerdict& v
   double lo = std::min(static_cast<double>(story.work_ns) + compiling, hi);
   u.lo_ns = lo, u.hi_ns = hi, u.compile_ns = std::min(compiling, lo);
   u.added_max_ns = hi - lo;
-  // The GPU's work in a step: busy time less what it spent waiting for other ranks (which the
-  // profiler's slowing of some ranks makes).
-  double work = std::max(lo, v.busy_ns - v.comm_exposed_wait_ns);
+  // The GPU's work in a step: its compute (less what kernels beside a collective were slowed),
+  // copies and collectives moving data; never collectives spinning while they wait for a rank,
+  // which the profiler's slowing of some ranks makes (4-GPU DDP, computing 34-38 ms a step with
+  // a plain step of 38.1 ms, once read "GPU busy: not known ... bound by waiting ranks").
+  double work = std::max(static_cast<double>(story.work_ns), 1.0);
   if (const auto& m = story.measured; m && m->median_ns > 0) {
     u.source = m->source == model::StepMeasurement::Source::Measured ? StepSource::Measured : StepSource::StepLog;
     u.wall_ns = static_cast<double>(m->median_ns);
@@ -585,6 +617,34 @@ void fitToMeasured(StepVerdict& v) {
   if (refit && up.busy_share < 0.8) v.bound = v.causes.empty() ? Bound::Unknown : v.causes.front().kind;
 }
 
+// The loop's wait for data, measured without the profiler in the same run (sightline capture
+// timed each DataLoader fetch of its timed steps): the input cause is that measurement, on the
+// loop line that asks for batches; the capture's view of input gives way to it, and the other
+// idle causes share what idle is left. A starved loader once read "launch-bound" (resnet.py, one
+// worker: the GPU idled because no batch was ready, and the next launch's line took the blame).
+void addMeasuredInput(StepVerdict& v, const join::StepStory& story) {
+  const auto& m = story.measured;
+  auto& up = v.unprofiled;
+  if (!m || m->input_ns < 0 || !up.wall_ns || up.source != StepSource::Measured) return;
+  double wall = *up.wall_ns;
+  double input = std::min(static_cast<double>(m->input_ns), wall);
+  std::erase_if(v.causes, [](const VerdictCause& c) { return c.kind == Bound::Input; });
+  double floor = std::max(0.05 * wall, 200e3);
+  if (input >= floor) {
+    double idle = up.busy_known ? wall * (1 - up.busy_share) : wall;
+    fitToIdleBudget(v.causes, std::max(0.0, idle - input), wall);
+    VerdictCause c{Bound::Input, input, {}, 0, true};
+    if (story.input_site) {
+      join::PlacedLine at = *story.input_site;
+      at.ns = static_cast<int64_t>(input * std::max(1, v.steady));
+      c.lines.push_back(std::move(at));
+    }
+    v.causes.push_back(std::move(c));
+  }
+  std::sort(v.causes.begin(), v.causes.end(), [](const auto& a, const auto& b) { return a.ns > b.ns; });
+  if (up.busy_share < 0.8 && !v.causes.empty() && v.causes.front().kind == Bound::Input) v.bound = Bound::Input;
+}
+
 // Each cause's figure as captured (what the step bars draw), from every cause of the capture.
 // A cause of idle time fitted to the step without the profiler is never more than it was as
 // captured (the replay once told "14.1 ms/step, 11.1 as captured").
@@ -593,6 +653,7 @@ void withCaptured(StepVerdict& v, const std::vector<VerdictCause>& every_capture
     auto it = std::find_if(every_captured.begin(), every_captured.end(),
                            [&](const VerdictCause& e) { return e.kind == c.kind; });
     c.captured_ns = it != every_captured.end() ? it->ns : 0;
+    if (c.measured) continue;  // the measurement stands, whatever the capture showed
     bool idle = c.kind != Bound::Comm && c.kind != Bound::Ranks;
     if (idle && c.captured_ns > 0 && c.ns > c.captured_ns) {
       double k = c.captured_ns / c.ns;
@@ -647,8 +708,13 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
     return v;
   }
   if (up.source != StepSource::Model) fitToMeasured(v);
-  // A GPU busy four fifths of the step bounds it, unless collectives are what keep it busy.
-  if (up.busy_known && up.busy_share >= 0.8 && v.bound != Bound::Comm && v.bound != Bound::Ranks) v.bound = Bound::Gpu;
+  addMeasuredInput(v, *story);
+  // A GPU busy four fifths of the step with its own work bounds it (the busy share counts compute,
+  // copies and moving data, never waiting), unless moving data is what keeps it busy, or a late
+  // rank's own extra work makes the others wait (then evening out the ranks is the change).
+  if (up.busy_known && up.busy_share >= 0.8 && v.bound != Bound::Comm &&
+      !(v.bound == Bound::Ranks && lateRankExplains(v)))
+    v.bound = Bound::Gpu;
   up.bound = v.bound == Bound::Unknown ? std::nullopt : std::optional<Bound>(v.bound);
   withCaptured(v, every_captured);
   v.changes = changesFor(v);

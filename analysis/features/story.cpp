@@ -52,6 +52,7 @@ StoryLine causeStory(const StepVerdict& v, const VerdictCause& c, bool first, si
   // Without the step measured, the causes are the capture's (its host slowed by the profiler).
   if (first && !v.unprofiled.wall_ns) out << "as captured: ";
   out << causeName(c.kind) + " " << StoryChunk::ms(c.ns) << " ms/step";
+  if (c.measured) out << " measured without the profiler";
   // Fitted to the step without the profiler: the figure the step bars draw, beside it.
   if (auto captured = capturedFigure(v, c)) out << ", " << StoryChunk::ms(*captured) << " as captured";
   for (size_t i = 0; i < c.lines.size() && i < places; ++i)

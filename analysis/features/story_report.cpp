@@ -250,12 +250,15 @@ Story machineStory(const std::vector<std::string>& gpus, const attribution::Attr
   bool recorded = std::all_of(attr.ranks.begin(), attr.ranks.end(), [](const auto& r) { return r.rank >= 0; });
   bool named =
       std::any_of(attr.ranks.begin(), attr.ranks.end(), [](const auto& r) { return r.rank_source == "file name"; });
+  bool measured =
+      std::any_of(attr.ranks.begin(), attr.ranks.end(), [](const auto& r) { return r.rank_source == "steps file"; });
   StoryLine line;
   line << std::to_string(attr.ranks.size()) + " (" + std::to_string(attr.processes) + " processes, " +
               std::to_string(attr.ranks.size()) + " with GPU work" +
-              (!recorded ? "; no distributed rank recorded, named by GPU"
-               : named   ? "; ranks from the reports' file names"
-                         : "") +
+              (!recorded  ? "; no distributed rank recorded, named by GPU"
+               : named    ? "; ranks from the reports' file names"
+               : measured ? "; ranks from the capture's steps file"
+                          : "") +
               ")";
   out.push_back(row("Ranks", std::move(line)));
   out.back().table = rankTable(attr);

@@ -48,6 +48,7 @@ struct StepStory {
   std::string steps_source;
   std::array<std::vector<PlacedLine>, attribution::kWaitCount> wait_lines;
   std::vector<PlacedLine> sync_lines;
+  std::vector<PlacedLine> launch_lines;    // with graph replays: launches outside them by line (ns: count)
   std::vector<PlacedLine> lost_lines;      // lines whose launches in steady steps lost GPU records (count)
   std::vector<PlacedLine> compiled_lines;  // where torch.compile's kernels landed, costliest first
   // torch.compile's generated code: whether the profile's stacks through it reached the model's
@@ -103,6 +104,8 @@ struct StepStory {
   // time, which no profiler of CUDA calls makes. It adds to the step's lower end.
   int64_t compile_idle_ns = 0;
   std::optional<model::StepMeasurement> measured;  // the step without the profiler, measured
+  // Where the measured loop asks its DataLoader for batches (measured->input_line), placed.
+  std::optional<PlacedLine> input_site;
   bool memory_tracking = false;  // the capture recorded every allocation (profile_memory, --cuda-memory-usage)
   // The training script (placed path): the user file beneath whose lines the most GPU time ran
   // (the loop that calls the model is above all of it); "" when no stacks say.
@@ -185,12 +188,14 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
   };
   for (size_t w = 0; w < attribution::kWaitCount; ++w) story->wait_lines[w] = placed(sum.wait_lines[w]);
   story->sync_lines = placed(sum.sync_lines);
+  story->launch_lines = placed(sum.launch_lines);
   story->lost_lines.clear();
   for (const auto& w : sum.lost_lines)
     if (w.line.file != 0) story->lost_lines.push_back({place(w.line.file), w.line.line, w.ns, w.count});
   story->compiled_lines = placed(sum.compiled_lines);
   for (auto& w : story->summary.wait_lines) w.clear();
   story->summary.sync_lines.clear();
+  story->summary.launch_lines.clear();
   story->summary.lost_lines.clear();
   story->summary.compiled_lines.clear();
   // The lines where `ns_of(cost)` is positive, costliest first.

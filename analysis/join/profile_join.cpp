@@ -33,6 +33,7 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
     attribution_options.compile_windows = compileWindows(records, profile_);
   }
   addProfileGraphBreaks(profile_, compiles_);
+  if (options.measured) rankProcessesAsMeasured(*options.measured);
   CallSiteTables call_sites(env_.mapper, env_.normalize, env_.read_source);
   for (const auto& input : options.named) {
     auto sites = attribution::findNvtxSites(*input.file, *input.index, profile_.strings.intern(input.path));
@@ -72,6 +73,10 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   if (story_ && (options.measured || !profile_.memory_uses.empty())) {
     auto story = std::make_shared<StepStory>(*story_);
     story->measured = options.measured;
+    if (options.measured && options.measured->input_line > 0 && !options.measured->input_path.empty()) {
+      auto local = env_.mapper.map(options.measured->input_path);
+      story->input_site = PlacedLine{local.value_or(options.measured->input_path), options.measured->input_line, 0, 0};
+    }
     story->memory_tracking = !profile_.memory_uses.empty();
     story_ = std::move(story);
   }
@@ -79,6 +84,23 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
     auto story = std::make_shared<StepStory>(*story_);
     story->loaders = scriptLoadersOf(story->script, options.named);
     story_ = std::move(story);
+  }
+}
+
+void ProfileJoin::rankProcessesAsMeasured(const model::StepMeasurement& measured) {
+  for (const auto& m : measured.processes) {
+    if (m.rank < 0 || m.pid == 0) continue;
+    auto it = std::find_if(profile_.info.processes.begin(), profile_.info.processes.end(),
+                           [&](const model::ProcessInfo& p) { return p.pid == m.pid; });
+    if (it == profile_.info.processes.end()) {
+      profile_.info.processes.push_back({});
+      it = std::prev(profile_.info.processes.end());
+      it->pid = m.pid;
+    }
+    if (it->rank >= 0) continue;  // the profile's own record stands
+    it->rank = m.rank;
+    it->rank_source = "steps file";
+    if (it->host.empty()) it->host = m.host;
   }
 }
 

@@ -115,6 +115,9 @@ class ProfileJoin {
   attribution::Attribution attributeOnce(const AttributionStore& store, attribution::Options& options);
   // What the training script `script` (a placed path) asks of its DataLoaders: the verdict's
   // input, read once per load.
+  // sightline capture's steps file names each process's rank (pid, rank, host) where the profile
+  // records none: an nsys report of a torchrun job knows its processes by GPU alone.
+  void rankProcessesAsMeasured(const model::StepMeasurement& measured);
   // The NVTX ranges of the local files the profile's frames map onto, other than `named` (read
   // through the environment; at most kMaxMappedScripts files).
   std::vector<attribution::NvtxSite> mappedNvtxSites(const std::vector<SourceInput>& named) const;

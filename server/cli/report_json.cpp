@@ -256,6 +256,7 @@ json verdictJson(const features::StepVerdict& v) {
                       {"bound", features::boundName(c.kind)},
                       {"ns_per_step", c.ns},
                       {"captured_ns_per_step", c.captured_ns},
+                      {"measured", c.measured},
                       {"lines", placed(c.lines)}});
   for (const auto& c : v.changes)
     changes.push_back(

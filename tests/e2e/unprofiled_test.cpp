@@ -208,10 +208,13 @@ TEST(Unprofiled, OurCapturesTellOneHeadlineThatHoldsTheTruth) {
 }
 
 // FSDP2 on 2 ranks under the PyTorch profiler, its steps measured without it in the same run
-// (fsdp2_torch.steps.json: 20 steps of each rank): the capture's GPU work per step is more than
-// the measured step, so no busy share is told (it once said "GPU busy 100%"), and the steps are
+// (fsdp2_torch.steps.json: 20 steps of each rank): rank 1 spends 33.8 of its 38.3 GPU ms/step in
+// collectives waiting for rank 0, which the profiler made late. The busy share is of the GPU's own
+// work (compute, copies, moving data: about 4.7 ms), never of kernels spinning while they wait
+// (it once compared the step with all 38.3 ms and told "GPU busy: not known", before that "GPU
+// busy 100%"); and the waits the late rank's work does not explain bound nothing. The steps are
 // counted per rank (it once said "over 40 steps").
-TEST(Unprofiled, AStepShorterThanTheCapturesWorkTellsNoBusyShare) {
+TEST(Unprofiled, TheBusyShareIsOfTheGpusOwnWork) {
   std::string args =
       " --profile " + shellQuoted(sourcePath("tests/data/capture/runs/fsdp2_torch.rank0.pt.trace.json.gz")) +
       " --profile " + shellQuoted(sourcePath("tests/data/capture/runs/fsdp2_torch.rank1.pt.trace.json.gz"));
@@ -220,11 +223,13 @@ TEST(Unprofiled, AStepShorterThanTheCapturesWorkTellsNoBusyShare) {
   json doc = json::parse(js.out);
   const json& u = doc["step_view"]["headline"]["unprofiled"];
   EXPECT_EQ(u["source"], "measured") << u.dump();
-  EXPECT_TRUE(u["busy_share"].is_null()) << u.dump();
+  ASSERT_TRUE(u["busy_share"].is_number()) << u.dump();
+  EXPECT_LT(u["busy_share"].get<double>(), 0.5) << u.dump();
+  EXPECT_NE(u["bound"], "bound by waiting ranks") << u.dump();
   auto text = runSightline("report" + args + " " + shellQuoted(sourcePath("tests/data/capture/train_fsdp2.py")),
                            sourcePath(""));
   EXPECT_NE(text.out.find("over 20 steps on each of 2 ranks"), std::string::npos) << text.out.substr(0, 1500);
-  EXPECT_NE(text.out.find("GPU busy: not known"), std::string::npos) << text.out.substr(0, 1500);
+  EXPECT_EQ(text.out.find("GPU busy: not known"), std::string::npos) << text.out.substr(0, 1500);
 }
 
 TEST(Unprofiled, SharedProfilesTellOneHeadline) {

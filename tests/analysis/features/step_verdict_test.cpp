@@ -210,3 +210,82 @@ TEST(ChangeText, TheLineNamedGetsItsOwnPart) {
 
 }  // namespace
 }  // namespace sightline::features
+
+namespace sightline::features {
+namespace {
+
+// A steady story of 10 steps of 40 ms, the GPU busy 10 ms of each, 30 ms/step of idle the capture
+// charges to launches at train.py:50.
+join::StepStory starvedStory() {
+  join::StepStory story;
+  auto& s = story.summary;
+  s.steady = 10, s.median_steps = 10;
+  s.wall_ns = s.wall_min_ns = s.wall_max_ns = 40'000'000;
+  s.busy_ns = 10'000'000, s.busy_share = 0.25;
+  s.kernels = 1000, s.kernel_ns = 100'000'000, s.launches = 1000;
+  s.wait_ns[static_cast<size_t>(attribution::Wait::Launch)] = 300'000'000;
+  story.wait_lines[static_cast<size_t>(attribution::Wait::Launch)] = {{"/w/train.py", 50, 300'000'000, 10}};
+  story.all_steps = 10, story.work_ns = 10'000'000, story.wall_hi_ns = 40'000'000;
+  story.steps_source = "ProfilerStep ranges";
+  return story;
+}
+
+// A loader with one worker: sightline capture timed the loop's wait for batches without the
+// profiler (30 ms of a 40 ms step): the verdict is input-bound at the loop's line, measured,
+// never launch-bound by the line of the next launch (resnet.py --workers 1 once read
+// "launch-bound ... Try fuse kernels with torch.compile").
+TEST(MeasuredInput, AStarvedLoaderIsInputBoundByTheMeasuredWait) {
+  auto story = starvedStory();
+  model::StepMeasurement m;
+  m.median_ns = m.min_ns = m.max_ns = 40'000'000, m.steps = 20;
+  m.input_ns = 30'000'000, m.input_path = "/w/train.py", m.input_line = 47;
+  story.measured = m;
+  story.input_site = join::PlacedLine{"/w/train.py", 47, 0, 0};
+  auto v = stepVerdict(&story);
+  ASSERT_TRUE(v);
+  ASSERT_FALSE(v->causes.empty());
+  const auto& input = v->causes.front();
+  EXPECT_EQ(input.kind, Bound::Input);
+  EXPECT_TRUE(input.measured);
+  EXPECT_DOUBLE_EQ(input.ns, 30e6);
+  ASSERT_EQ(input.lines.size(), 1u);
+  EXPECT_EQ(input.lines[0].line, 47);
+  EXPECT_EQ(v->bound, Bound::Input);
+  // The launch idle shares what idle is left (30 ms idle, 30 of it the loader's): none.
+  for (const auto& c : v->causes) EXPECT_NE(c.kind, Bound::Launch) << causeName(c.kind) << " " << c.ns;
+  EXPECT_EQ(plainText(causeStory(*v, input, true, 1)),
+            "input pipeline 30.0 ms/step measured without the profiler (train.py:47 30.0)");
+  ASSERT_FALSE(v->changes.empty());
+  EXPECT_EQ(v->changes.front().change, Change::LoaderWorkers);
+  EXPECT_TRUE(has(changeText(v->changes.front(), *v), "the loop waits 30.0 ms/step for data at train.py:47"))
+      << changeText(v->changes.front(), *v);
+  // A loop that waits nothing measurable for data: no input cause, whatever the capture showed.
+  story.measured->input_ns = 100'000;
+  story.summary.wait_ns[static_cast<size_t>(attribution::Wait::Input)] = 200'000'000;
+  auto fed = stepVerdict(&story);
+  ASSERT_TRUE(fed);
+  for (const auto& c : fed->causes) EXPECT_NE(c.kind, Bound::Input);
+}
+
+// A run that replays CUDA graphs is never told to compile or to graph: the launches it makes
+// outside the graphs, by line, are what is left (nanoGPT with CUDA graph trees once read "fuse
+// kernels with torch.compile(model) or replay them as CUDA graphs").
+TEST(GraphReplays, TheLaunchesOutsideTheGraphsAreNamed) {
+  auto story = starvedStory();
+  story.summary.graph_launches = 20, story.summary.launches = 290;
+  story.launch_lines = {{"/w/graphs.py", 29, 100, 100}, {"/w/graphs.py", 30, 80, 80}};
+  auto v = stepVerdict(&story);
+  ASSERT_TRUE(v);
+  ASSERT_FALSE(v->changes.empty());
+  EXPECT_EQ(v->changes.front().change, Change::OutsideGraphs);
+  std::string text = changeText(v->changes.front(), *v);
+  EXPECT_TRUE(has(text,
+                  "they replay 2 times a step, and 27 launches/step are made outside them, most at graphs.py:29 "
+                  "(10), graphs.py:30 (8)"))
+      << text;
+  EXPECT_FALSE(has(text, "torch.compile(model)")) << text;
+  for (const auto& c : v->changes) EXPECT_NE(c.change, Change::CompileOrGraphs);
+}
+
+}  // namespace
+}  // namespace sightline::features
