@@ -21,7 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-
 }  // namespace
 
 std::optional<std::vector<join::RankSummary>> summarizeReports(const ReportArgs& args,
