@@ -24,9 +24,12 @@ using nlohmann::json;
 constexpr uint64_t kMaxStepsFileBytes = 64ull << 20;
 constexpr int64_t kMaxStepNs = 3'600'000'000'000;  // an hour: no training step is longer
 
+// The middle value, or the mean of the two middle ones, as capture's summary line gives it.
 int64_t medianOf(std::vector<int64_t> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
+  auto middle = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), middle, v.end());
+  if (v.size() % 2) return *middle;
+  return (*std::max_element(v.begin(), middle) + *middle) / 2;  // both within an hour: no overflow
 }
 
 // A step's time in ns from an entry's field, or -1 when it is not one.
