@@ -239,8 +239,10 @@ std::vector<std::string> commandArgv(const CaptureArgs& parsed, const std::strin
   if (parsed.window.profiler == "nsys") {
     argv = {nsys, "profile", "--trace=cuda,nvtx,osrt"};
     if (parsed.autograd_nvtx == "nsys") argv.emplace_back("--pytorch=autograd-nvtx");
-    for (const char* flag : {"--python-backtrace=cuda", "--cudabacktrace=all", "--capture-range=cudaProfilerApi",
-                             "--capture-range-end=stop", "--force-overwrite=true"})
+    // Graph nodes traced one by one: each replayed kernel keeps the line that made it (a
+    // graph-level trace puts a whole replay on the compiled call's line).
+    for (const char* flag : {"--python-backtrace=cuda", "--cudabacktrace=all", "--cuda-graph-trace=node",
+                             "--capture-range=cudaProfilerApi", "--capture-range-end=stop", "--force-overwrite=true"})
       argv.emplace_back(flag);
     argv.push_back("--output=" + name.path);
   }

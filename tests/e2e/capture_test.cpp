@@ -94,7 +94,8 @@ TEST_F(Capture, NsysWrapsTheCommandProfilesTheWindowAndExports) {
   std::string out = (dir_ / "runs/gpt").string();
   // Autograd's NVTX ranges come from the hook, for the profiled steps only.
   EXPECT_NE(nsys.find("profile --trace=cuda,nvtx,osrt --python-backtrace=cuda --cudabacktrace=all "
-                      "--capture-range=cudaProfilerApi --capture-range-end=stop --force-overwrite=true --output=" +
+                      "--cuda-graph-trace=node --capture-range=cudaProfilerApi --capture-range-end=stop "
+                      "--force-overwrite=true --output=" +
                       out + " python3 " + capturePath("fake_train.py") + "\n"),
             std::string::npos)
       << nsys;
