@@ -3,9 +3,10 @@
 # runs it at start-up. It chains to the user's own sitecustomize, never imports torch itself,
 # and does its work only after the program's own `import torch` has finished: it counts the
 # optimizer steps (torch's global step post-hook), times K steps with CUDA events and no
-# profiler after W warm-up steps, then M more under the profiler, and writes what it measured
-# as one JSON part per process for sightline to merge. It never changes what the program
-# computes; an error in the hook is reported and turns the hook off, never the program.
+# profiler after W warm-up steps, then M more under the profiler, each marked `ProfilerStep#N`
+# in the trace, and writes what it measured as one JSON part per process for sightline to
+# merge. It never changes what the program computes; an error in the hook is reported and
+# turns the hook off, never the program.
 import os
 import sys
 import time
@@ -89,6 +90,9 @@ class _Capture:
         self.profiled_steps = []
         self.prof = None
         self.trace = ""
+        # The profiled step open in the trace: an NVTX range id (nsys) or a record_function.
+        self.step_mark = None
+        self.step_marks_off = False
 
     # --- start-up: after `import torch` ---
     def attach(self, torch):
@@ -149,12 +153,16 @@ class _Capture:
                     self.start_profiler()
                     self.marks = []
                     self.mark(n, time.perf_counter_ns())
+                    self.open_step_mark(n + 1)
         elif n <= w + k + m:
+            self.close_step_mark()
             self.mark(n, t0)
             if n == w + k + m:
                 self.stop_profiler()
                 self.profiled_steps = self.intervals()
                 self.finish()
+            else:
+                self.open_step_mark(n + 1)
 
     # --- the window ---
     def begin_window(self, optimizer):
@@ -218,6 +226,39 @@ class _Capture:
             self.prof = profile(activities=activities, with_stack=True, record_shapes=True)
             self.prof.__enter__()
 
+    def open_step_mark(self, n):
+        """`ProfilerStep#N` around profiled step N, as the PyTorch profiler's schedule names its
+        steps: an NVTX start/end range under nsys (the step hook runs inside the optimizer's own
+        NVTX range, so a push/pop range would not nest), a record_function under the PyTorch
+        profiler (prof.step() records nothing without a schedule). Best effort: a mark that fails
+        leaves the window measured."""
+        if self.step_marks_off:
+            return
+        name = "ProfilerStep#%d" % n
+        try:
+            if self.profiler == "nsys":
+                self.step_mark = self.torch.cuda.nvtx.range_start(name)
+            elif self.profiler == "torch":
+                mark = self.torch.autograd.profiler.record_function(name)
+                mark.__enter__()
+                self.step_mark = mark
+        except Exception as e:
+            self.step_marks_off = True
+            _report("cannot mark the profiled steps: %r" % (e,))
+
+    def close_step_mark(self):
+        mark, self.step_mark = self.step_mark, None
+        if mark is None:
+            return
+        try:
+            if self.profiler == "nsys":
+                self.torch.cuda.nvtx.range_end(mark)
+            else:
+                mark.__exit__(None, None, None)
+        except Exception as e:
+            self.step_marks_off = True
+            _report("cannot mark the profiled steps: %r" % (e,))
+
     def stop_profiler(self):
         torch = self.torch
         if self.use_cuda:
@@ -262,6 +303,7 @@ class _Capture:
         self.done = True
         self.detach()
         _report(message + "; the hook is off for the rest of the run")
+        self.close_step_mark()  # never raises
         for scope in (self.nvtx, self.prof):
             if scope is not None:
                 try:
@@ -308,6 +350,7 @@ class _Capture:
         self.done = True
         self.handle = None
         self.prof = None
+        self.step_mark = None
 
 
 def _hostname():

@@ -1,2 +1,2 @@
-"""torch.autograd: only its profiler's emit_nvtx."""
+"""torch.autograd: only its profiler (emit_nvtx, record_function)."""
 from . import profiler  # noqa: F401

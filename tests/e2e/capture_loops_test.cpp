@@ -1,0 +1,103 @@
+// `sightline capture` on every kind of loop (issue 55), end to end on the stand-in torch: each
+// profiled step is marked ProfilerStep#N in the trace under both profilers, so that `report`
+// finds exactly the profiled steps (in the stand-in's trace, and in a device capture's nsys
+// export marked as the hook marks it).
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/capture_fixture.h"
+#include "tests/support/test_paths.h"
+
+namespace sightline::testing {
+namespace {
+
+using nlohmann::json;
+
+// The profiler and step-mark calls the stand-in torch logged, in order, without their pids.
+std::vector<std::string> profilerCalls(const std::string& log) {
+  std::vector<std::string> out;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    std::string call = line.substr(line.find(' ') + 1);
+    for (const char* kind : {"cuda.profiler.", "nvtx.", "emit_nvtx.", "profiler.", "record_function."})
+      if (call.rfind(kind, 0) == 0) {
+        out.push_back(call.substr(0, call.find(" {")));  // the profiler's options are checked elsewhere
+        break;
+      }
+  }
+  return out;
+}
+
+// `first`, then each step's mark opened and closed, then `last`.
+std::vector<std::string> markedSteps(std::vector<std::string> first, const std::string& open, const std::string& close,
+                                     int from, int to, const std::vector<std::string>& last) {
+  for (int n = from; n <= to; ++n) {
+    first.push_back(open + " ProfilerStep#" + std::to_string(n));
+    first.push_back(close + " ProfilerStep#" + std::to_string(n));
+  }
+  first.insert(first.end(), last.begin(), last.end());
+  return first;
+}
+
+TEST_F(Capture, EachProfiledStepIsMarkedProfilerStepN) {
+  // nsys: an NVTX start/end range per step, inside the capture range (the step hook runs inside
+  // the optimizer's own NVTX range: a push/pop range would not nest).
+  auto run = capture("-- " + kTrain, withFakeNsys());
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_EQ(profilerCalls(file("torch.log")),
+            markedSteps({"cuda.profiler.start", "emit_nvtx.enter record_shapes=False"}, "nvtx.range_start",
+                        "nvtx.range_end", 26, 30, {"emit_nvtx.exit", "cuda.profiler.stop"}))
+      << file("torch.log");
+  // The PyTorch profiler: a record_function per step inside the profile.
+  std::filesystem::remove(dir_ / "torch.log");
+  run = capture("--profiler torch --warmup 2 --timed 3 --steps 4 -- " + kTrain);
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_EQ(profilerCalls(file("torch.log")),
+            markedSteps({"profiler.enter"}, "record_function.enter", "record_function.exit", 6, 9, {"profiler.exit"}))
+      << file("torch.log");
+}
+
+TEST_F(Capture, AReportOfTheTraceFindsExactlyTheProfiledSteps) {
+  auto run = capture("--profiler torch -- " + kTrain);
+  ASSERT_EQ(run.code, 0) << run.out;
+  auto report = runSightline("report --format json --profile sightline-capture.rank0.pt.trace.json.gz", dir_.string());
+  json j = json::parse(report.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << report.out;
+  EXPECT_EQ(j["steps_source"], "ProfilerStep ranges") << report.out;
+  EXPECT_EQ(j["steps"], 5) << report.out;
+}
+
+// Under nsys the marks are NVTX start/end ranges (eventType 60 in the export): a capture of
+// gpt.py made on the device, with its five profiled steps marked so, is read by them.
+TEST_F(Capture, AnNsysReportFindsTheStartEndRangesOfTheProfiledSteps) {
+  std::string marked = (dir_ / "gpt_marked.sqlite").string();
+  std::filesystem::copy_file(dataProfile("capture/runs/gpt_nsys.sqlite.xz"), marked);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(marked.c_str(), &db), SQLITE_OK);
+  // Five equal steps over the kernels' span, on the thread that steps the optimizer.
+  for (int i = 0; i < 5; ++i) {
+    std::string n = std::to_string(i);
+    std::string sql =
+        "INSERT INTO NVTX_EVENTS (start, \"end\", eventType, text, globalTid, endGlobalTid, domainId) SELECT lo + "
+        "(hi - lo) / 5 * " +
+        n + ", lo + (hi - lo) / 5 * (" + n + " + 1), 60, 'ProfilerStep#" + std::to_string(26 + i) +
+        "', tid, tid, 0 FROM (SELECT MIN(start) AS lo, MAX(\"end\") AS hi FROM CUPTI_ACTIVITY_KIND_KERNEL), (SELECT "
+        "globalTid AS tid FROM NVTX_EVENTS WHERE text LIKE 'Optimizer.step%' LIMIT 1)";
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  }
+  sqlite3_close(db);
+  auto report = runSightline("report --format json --profile gpt_marked.sqlite", dir_.string());
+  json j = json::parse(report.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << report.out;
+  EXPECT_EQ(j["steps_source"], "ProfilerStep ranges") << report.out;
+  EXPECT_EQ(j["steps"], 5) << report.out;
+}
+
+}  // namespace
+}  // namespace sightline::testing
