@@ -2,14 +2,19 @@
 # written to a private folder put first on PYTHONPATH, so every Python process of the command
 # runs it at start-up. It chains to the user's own sitecustomize, never imports torch itself,
 # and does its work only after the program's own `import torch` has finished: it counts the
-# optimizer steps (torch's global step post-hook), times K steps with CUDA events and no
-# profiler after W warm-up steps, then M more under the profiler, each marked `ProfilerStep#N`
-# in the trace, and writes what it measured as one JSON part per process for sightline to
-# merge. It never changes what the program computes; an error in the hook is reported and
-# turns the hook off, never the program.
+# steps (each optimizer step, through torch's global step post-hook; in a loop that steps no
+# optimizer, each backward()), times K steps with CUDA events and no profiler after W warm-up
+# steps, then M more under the profiler, each marked `ProfilerStep#N` in the trace, and writes
+# what it measured as one JSON part per process for sightline to merge. It never changes what
+# the program computes; an error in the hook is reported and turns the hook off, never the
+# program.
+import _thread
 import os
 import sys
 import time
+
+# backward() calls that pass with no optimizer step before each backward() is a step.
+_BACKWARD_WAIT = 32
 
 
 def _chain_to_user_sitecustomize():
@@ -72,12 +77,18 @@ class _Capture:
         self.autograd_nvtx = os.environ.get("SIGHTLINE_CAPTURE_AUTOGRAD_NVTX") == "1"
         self.nvtx = None
         self.pid = os.getpid()
+        self.main_thread = _thread.get_ident()  # site runs the hook on the main thread
         self.torch = None
         self.torch_error = ""
         self.handle = None
+        self.wrapped = []  # (owner, name, original, wrapper) of what the hook wraps, to put back
         self.optimizer = None  # a weak reference to the first optimizer seen
         self.optimizers = 0  # distinct optimizers seen stepping
         self.steps = 0  # the first optimizer's steps
+        self.backwards = 0  # backward() calls of the main thread (not those inside one)
+        self.in_backward = False
+        self.step_by = "optimizer"  # "backward" once _BACKWARD_WAIT + W calls pass with no optimizer step
+        self.window_tensors = ()  # where the window's device is found: the optimizer's parameters, or the loss
         self.done = False
         self.error = ""
         self.written = False
@@ -104,10 +115,33 @@ class _Capture:
         except Exception as e:
             self.torch_error = "cannot register the optimizer step hook: %r" % (e,)
             _report(self.torch_error)
+        try:
+            self.wrap_backward(torch.autograd)
+        except Exception as e:
+            _report("cannot follow backward(): %r" % (e,))
+
+    def wrap(self, owner, name, wrapper, original):
+        import functools
+
+        functools.update_wrapper(wrapper, original)
+        setattr(owner, name, wrapper)
+        self.wrapped.append((owner, name, original, wrapper))
+
+    def unwrap(self, owner=None):
+        """Puts back what the hook wrapped (only `owner`'s when given), unless someone else has
+        wrapped it since."""
+        keep = []
+        for entry in self.wrapped:
+            o, name, original, wrapper = entry
+            if owner is not None and o is not owner:
+                keep.append(entry)
+            elif o.__dict__.get(name) is wrapper:
+                setattr(o, name, original)
+        self.wrapped = keep
 
     # --- every optimizer step ---
     def on_step(self, optimizer, args, kwargs):
-        if self.done:
+        if self.done or self.step_by != "optimizer":
             return
         first = self.optimizer() if self.optimizer is not None else None
         if first is not optimizer:
@@ -115,7 +149,53 @@ class _Capture:
                 return  # another optimizer: only the first one seen counts
             self.adopt(optimizer)
         self.steps += 1
-        n = self.steps
+        self.step_ended(self.steps)
+
+    def adopt(self, optimizer):
+        import weakref
+
+        self.optimizers += 1
+        try:
+            self.optimizer = weakref.ref(optimizer)
+        except TypeError:
+            self.optimizer = lambda: optimizer
+        autograd = getattr(self.torch, "autograd", None)
+        if autograd is not None:
+            self.unwrap(autograd)  # optimizer steps tell the steps: backward() is left alone
+
+    # --- every backward(): torch.autograd.backward, which Tensor.backward() calls ---
+    def wrap_backward(self, autograd):
+        original = autograd.backward
+        capture = self
+
+        def backward(*args, **kwargs):
+            if capture.done or capture.in_backward or _thread.get_ident() != capture.main_thread:
+                return original(*args, **kwargs)
+            capture.in_backward = True  # a backward() inside one (reentrant checkpoints) is not a step
+            try:
+                result = original(*args, **kwargs)
+            finally:
+                capture.in_backward = False
+            capture.on_backward(args[0] if args else kwargs.get("tensors"))
+            return result
+
+        self.wrap(autograd, "backward", backward, original)
+
+    def on_backward(self, tensors):
+        if self.steps > 0:
+            return  # an optimizer tells the steps
+        self.backwards += 1
+        n = self.backwards - _BACKWARD_WAIT
+        if self.step_by != "backward":
+            if n < self.warmup:
+                return
+            self.step_by = "backward"
+            self.detach_step_hook()
+            self.window_tensors = tensors if isinstance(tensors, (list, tuple)) else (tensors,)
+        self.step_ended(n)
+
+    # --- the end of a step, told by the optimizer or by backward() ---
+    def step_ended(self, n):
         if n < self.warmup:
             return
         t0 = time.perf_counter_ns()
@@ -126,19 +206,10 @@ class _Capture:
         except Exception as e:
             self.fail("the hook failed at step %d: %r" % (n, e))
 
-    def adopt(self, optimizer):
-        import weakref
-
-        self.optimizers += 1
-        try:
-            self.optimizer = weakref.ref(optimizer)
-        except TypeError:
-            self.optimizer = lambda: optimizer
-
     def at_step(self, n, t0):
         w, k, m = self.warmup, self.timed, self.profiled
         if n == w:
-            self.begin_window(optimizer=self.optimizer())
+            self.begin_window()
             self.make_events(k + 1)
             self.mark(n, time.perf_counter_ns())
         elif n <= w + k:
@@ -165,18 +236,19 @@ class _Capture:
                 self.open_step_mark(n + 1)
 
     # --- the window ---
-    def begin_window(self, optimizer):
+    def begin_window(self):
         torch = self.torch
         self.marks = []
+        tensors, self.window_tensors = self.window_tensors, ()  # the loss is not kept
         if not torch.cuda.is_available():
             return
+        if self.step_by == "optimizer":
+            optimizer = self.optimizer()
+            tensors = [p for group in getattr(optimizer, "param_groups", []) for p in group.get("params", [])]
         device = None
-        for group in getattr(optimizer, "param_groups", []):
-            for p in group.get("params", []):
-                if getattr(p, "is_cuda", False) or getattr(getattr(p, "device", None), "type", "") == "cuda":
-                    device = p.device
-                    break
-            if device is not None:
+        for t in tensors:
+            if getattr(t, "is_cuda", False) or getattr(getattr(t, "device", None), "type", "") == "cuda":
+                device = t.device
                 break
         if device is None:
             device = torch.device("cuda", torch.cuda.current_device())
@@ -210,6 +282,7 @@ class _Capture:
             out.append({"step": n, "gpu_ns": gpu, "host_ns": h1 - h0})
         return out
 
+    # --- the profiler and the profiled steps' marks ---
     def start_profiler(self):
         torch = self.torch
         if self.profiler == "nsys":
@@ -285,6 +358,7 @@ class _Capture:
             "host": _hostname(),
             "pid": self.pid,
             "device": self.device,
+            "step_by": self.step_by,
             "timed": self.timed_steps,
             "profiled": self.profiled_steps,
             "hook_ns": int(self.hook_ns // k),
@@ -312,10 +386,14 @@ class _Capture:
                     pass
         self.nvtx = self.prof = None
 
-    def detach(self):
+    def detach_step_hook(self):
         if self.handle is not None:
             self.handle.remove()
             self.handle = None
+
+    def detach(self):
+        self.detach_step_hook()
+        self.unwrap()
 
     # --- what this process saw, at its exit ---
     def write_status(self):
@@ -325,7 +403,8 @@ class _Capture:
         torch = self.torch
         if torch is not None and not self.torch_error:
             try:
-                cuda = bool(torch.cuda.is_initialized() or (self.steps > 0 and torch.cuda.is_available()))
+                stepped = self.steps > 0 or self.backwards > 0
+                cuda = bool(torch.cuda.is_initialized() or (stepped and torch.cuda.is_available()))
             except Exception:
                 cuda = False
         status = {
@@ -333,9 +412,10 @@ class _Capture:
             "argv": [str(a)[:200] for a in sys.argv[:4]],  # a part stays small (sightline refuses large ones)
             "rank": _int_env("RANK", -1),
             "torch": torch is not None,
-            "hook": self.handle is not None or self.done,
+            "hook": self.handle is not None or self.done or self.step_by == "backward",
             "cuda": cuda,
             "steps": self.steps,
+            "backwards": self.backwards,
             "optimizers": self.optimizers,
             "written": self.written,
             "error": self.error or self.torch_error,

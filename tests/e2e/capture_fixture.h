@@ -29,7 +29,7 @@ namespace sightline::testing {
 inline std::string capturePath(const std::string& relative) { return testDataPath("capture/" + relative); }
 inline const std::string kTrain = "python3 '" + capturePath("fake_train.py") + "'";
 
-// Every rank's timed and profiled steps: consecutive, ending at the right optimizer steps,
+// Every rank's timed and profiled steps: consecutive, ending at the right steps,
 // positive integers.
 inline void expectWindow(const nlohmann::json& rank, int warmup, int timed, int profiled) {
   ASSERT_TRUE(rank["timed"].is_array()) << rank.dump();

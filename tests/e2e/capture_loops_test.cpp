@@ -1,7 +1,8 @@
-// `sightline capture` on every kind of loop (issue 55), end to end on the stand-in torch: each
-// profiled step is marked ProfilerStep#N in the trace under both profilers, so that `report`
-// finds exactly the profiled steps (in the stand-in's trace, and in a device capture's nsys
-// export marked as the hook marks it).
+// `sightline capture` on every kind of loop (issue 55), end to end on the stand-in torch: a
+// hand-written update with no optimizer is stepped by backward(); each profiled step is marked
+// ProfilerStep#N in the trace under both profilers, so that `report` finds exactly the profiled
+// steps (in the stand-in's trace, and in a device capture's nsys export marked as the hook
+// marks it).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <nlohmann/json.hpp>
@@ -45,6 +46,37 @@ std::vector<std::string> markedSteps(std::vector<std::string> first, const std::
   return first;
 }
 
+TEST_F(Capture, AHandWrittenUpdateStepsByBackward) {
+  auto run = capture("--profiler none -- " + kTrain + " --no-step --backward --steps 62");
+  ASSERT_EQ(run.code, 0) << "32 backward() calls, then a window of 30\n" << run.out;
+  json doc = steps();
+  ASSERT_EQ(doc["ranks"].size(), 1u) << run.out;
+  EXPECT_EQ(doc["ranks"][0]["step_by"], "backward");
+  expectWindow(doc["ranks"][0], 5, 20, 0);
+  EXPECT_NE(run.out.find("rank 0: 20 steps (each a backward(): no optimizer step was seen) without a profiler"),
+            std::string::npos)
+      << run.out;
+  // Too few calls: how many there were, and a window that fits them.
+  run = capture("--profiler none -- " + kTrain + " --no-step --backward --steps 40");
+  EXPECT_EQ(run.code, 2) << run.out;
+  EXPECT_NE(run.out.find("no optimizer step was seen, and the run ended after 40 backward() calls"), std::string::npos)
+      << run.out;
+  std::string advice = "--warmup 1 --timed 7";
+  ASSERT_NE(run.out.find("A window that fits 40 calls: " + advice + " (or run"), std::string::npos) << run.out;
+  run = capture("--profiler none " + advice + " -- " + kTrain + " --no-step --backward --steps 40");
+  EXPECT_EQ(run.code, 0) << "the suggested window fits\n" << run.out;
+  expectWindow(steps()["ranks"][0], 1, 7, 0);
+  // A backward() inside one (a reentrant checkpoint's) is not a step of its own.
+  run = capture("--profiler none -- " + kTrain + " --no-step --backward --reentrant --steps 40");
+  EXPECT_EQ(run.code, 2) << run.out;
+  EXPECT_NE(run.out.find("ended after 40 backward() calls"), std::string::npos) << run.out;
+  // With an optimizer, its steps are the steps, backward() or not.
+  run = capture("--profiler none -- " + kTrain + " --backward");
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_EQ(steps()["ranks"][0]["step_by"], "optimizer");
+  expectWindow(steps()["ranks"][0], 5, 20, 0);
+}
+
 TEST_F(Capture, EachProfiledStepIsMarkedProfilerStepN) {
   // nsys: an NVTX start/end range per step, inside the capture range (the step hook runs inside
   // the optimizer's own NVTX range: a push/pop range would not nest).
@@ -61,6 +93,14 @@ TEST_F(Capture, EachProfiledStepIsMarkedProfilerStepN) {
   EXPECT_EQ(profilerCalls(file("torch.log")),
             markedSteps({"profiler.enter"}, "record_function.enter", "record_function.exit", 6, 9, {"profiler.exit"}))
       << file("torch.log");
+  // A loop stepped by backward(): its steps are marked by the numbers of its steps file.
+  std::filesystem::remove(dir_ / "torch.log");
+  run = capture("--profiler torch -- " + kTrain + " --no-step --backward --steps 70");
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_EQ(profilerCalls(file("torch.log")),
+            markedSteps({"profiler.enter"}, "record_function.enter", "record_function.exit", 26, 30, {"profiler.exit"}))
+      << file("torch.log");
+  EXPECT_EQ(steps()["ranks"][0]["profiled"][0]["step"], 26);
 }
 
 TEST_F(Capture, AReportOfTheTraceFindsExactlyTheProfiledSteps) {

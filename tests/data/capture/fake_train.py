@@ -1,5 +1,6 @@
 """A training loop for the capture tests, on the fake torch (fake_torch/): sleeps stand for the
-GPU work; each iteration steps the optimizer. Prints `trained N steps` at its end."""
+GPU work; each iteration steps the optimizer (or, with --no-step --backward, only calls
+backward(), as a hand-written update does). Prints `trained N steps` at its end."""
 import argparse
 import os
 import sys
@@ -12,6 +13,8 @@ ap.add_argument("--steps", type=int, default=40)
 ap.add_argument("--sleep-ms", type=float, default=2.0)
 ap.add_argument("--second-optimizer", action="store_true", help="a second optimizer, stepping 3 times after each step of the first")
 ap.add_argument("--no-step", action="store_true", help="never step an optimizer")
+ap.add_argument("--backward", action="store_true", help="call loss.backward() each iteration")
+ap.add_argument("--reentrant", action="store_true", help="each backward() calls backward() again inside it")
 ap.add_argument("--exit", type=int, default=0)
 ap.add_argument("--forever", action="store_true", help="train until stopped")
 ap.add_argument("--pid-file", help="write this process's pid there at the start")
@@ -37,14 +40,29 @@ if args.straggler:
 model = [torch.Tensor("cuda")]
 opt = torch.optim.AdamW(model)
 other = torch.optim.SGD([torch.Tensor("cuda")]) if args.second_optimizer else None
-i = 0
-while args.forever or i < args.steps:
+
+
+def train_step():
     time.sleep(args.sleep_ms / 1000)
+    if args.backward:
+        loss = torch.Tensor("cuda")
+        if args.reentrant:
+            loss.on_backward = lambda: torch.autograd.backward(torch.Tensor("cuda"))
+        loss.backward()
     if not args.no_step:
         opt.step()
     if other is not None:  # seen second: its steps are not counted
         for _ in range(3):
             other.step()
+
+
+def running(i):
+    return args.forever or i < args.steps
+
+
+i = 0
+while running(i):
+    train_step()
     i += 1
 print("trained %d steps (rank %s, pid %d)" % (i, os.environ.get("RANK", "-"), os.getpid()), flush=True)
 sys.exit(args.exit)

@@ -1,6 +1,7 @@
 // Capture's per-rank parts read back within their bounds (issue 54): the number of parts and
 // their bytes in all, each part's size for its window, each value's range, and the warnings
-// kept to kMaxPartWarnings with a count of the rest.
+// kept to kMaxPartWarnings with a count of the rest. Issue 55: how steps were told, carried
+// into the steps document and the summary; the message for a loop with too few backward() calls.
 #include "server/capture/capture_steps.h"
 
 #include <gtest/gtest.h>
@@ -95,6 +96,66 @@ TEST(CaptureParts, ThePartsAndTheirBytesAreBounded) {
   parts = readCaptureParts(dir.path().string(), w);
   EXPECT_EQ(parts.ranks.size(), 10u);
   EXPECT_TRUE(parts.statuses.empty());
+}
+
+// A hand-written loop: stepped by backward().
+json loopPart(int64_t rank) {
+  json part = rankPart(rank);
+  part["step_by"] = "backward";
+  return part;
+}
+
+TEST(CaptureParts, HowStepsWereToldGoesIntoTheDocumentAndTheSummary) {
+  CaptureWindow w = smallWindow();
+  auto parts = parseCaptureParts({{"rank.0.json", loopPart(0).dump()}, {"rank.1.json", rankPart(1).dump()}}, w);
+  ASSERT_EQ(parts.ranks.size(), 2u) << ::testing::PrintToString(parts.warnings);
+  EXPECT_EQ(parts.ranks[0].step_by, "backward");
+  EXPECT_EQ(parts.ranks[1].step_by, "optimizer") << "a part without it: the optimizer's";
+  auto doc = stepsDocument(w, {"python", "train.py"}, {}, parts.ranks);
+  EXPECT_EQ(doc["ranks"][0]["step_by"], "backward");
+  EXPECT_EQ(doc["ranks"][1]["step_by"], "optimizer");
+  EXPECT_EQ(nlohmann::ordered_json::parse(formatStepsDocument(doc)), doc);
+  std::ostringstream summary;
+  writeRanksSummary(w, parts.ranks, summary);
+  EXPECT_NE(summary.str().find("rank 0: 3 steps (each a backward(): no optimizer step was seen) without a profiler, "
+                               "median 2.00 ms (host 2.10 ms);"),
+            std::string::npos)
+      << summary.str();
+  EXPECT_NE(summary.str().find("rank 1: 3 steps without a profiler, median 2.00 ms (host 2.10 ms);"), std::string::npos)
+      << summary.str();
+  // Any other way is refused.
+  json kind = loopPart(2);
+  kind["step_by"] = "epoch";
+  parts = parseCaptureParts({{"rank.2.json", kind.dump()}}, w);
+  EXPECT_TRUE(parts.ranks.empty());
+  ASSERT_EQ(parts.warnings.size(), 1u);
+  EXPECT_NE(parts.warnings[0].find("step_by is not"), std::string::npos) << parts.warnings[0];
+}
+
+TEST(CaptureParts, TooFewBackwardCallsSayHowManyAndAWindowThatFits) {
+  CaptureWindow w;  // 5 warm-up, 20 timed, 5 profiled
+  ProcessStatus s;
+  s.pid = 42, s.torch = true, s.hook = true, s.backwards = 40;
+  std::string text = explainMissingWindow(w, {s});
+  EXPECT_NE(text.find("no optimizer step was seen, and the run ended after 40 backward() calls. A loop that steps no "
+                      "optimizer is stepped by backward() once 32 calls have passed with none, so the window of 30 "
+                      "steps (5 warm-up, 20 timed, 5 profiled) needs 62 calls.\nA window that fits 40 calls: "
+                      "--warmup 1 --timed 6 --steps 1 (or run the command longer)."),
+            std::string::npos)
+      << text;
+  s.backwards = 34;
+  text = explainMissingWindow(w, {s});
+  EXPECT_NE(text.find("The window needs at least 35 backward() calls (32, then one warm-up, one timed, one profiled "
+                      "step): run the command longer."),
+            std::string::npos)
+      << text;
+  // Neither an optimizer step nor a backward(): both named.
+  s.backwards = 0;
+  text = explainMissingWindow(w, {s});
+  EXPECT_NE(text.find("pid 42: torch imported, step hook on, CUDA not asked, 0 steps, 0 backward() calls"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("each backward()"), std::string::npos) << text;
 }
 
 TEST(CaptureParts, TwentyWarningsAndACountOfTheRest) {
