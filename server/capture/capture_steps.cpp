@@ -41,8 +41,10 @@ bool boolOr(const json& object, const char* key) {
 }
 
 // A window's steps: at most `count`, each ending at one of the steps first..last in order,
-// each time within an hour. "" when they are, else what is wrong.
-std::string readSteps(const json& object, const char* key, int64_t first, int64_t last, std::vector<StepTime>& into) {
+// each time within an hour; with `input`, each may carry its wait for data (at most its host
+// time). "" when they are, else what is wrong.
+std::string readSteps(const json& object, const char* key, int64_t first, int64_t last, bool input,
+                      std::vector<StepTime>& into) {
   auto it = object.find(key);
   if (it == object.end() || !it->is_array()) return std::string("no list of `") + key + "` steps";
   if (static_cast<int64_t>(it->size()) > std::max<int64_t>(0, last - first + 1))
@@ -57,18 +59,30 @@ std::string readSteps(const json& object, const char* key, int64_t first, int64_
       return std::string("a `") + key + "` step's number is outside " + std::to_string(first) + ".." +
              std::to_string(last) + " or out of order";
     if (!gpu || !host) return std::string("a `") + key + "` step's time is not 0 to an hour in ns";
-    into.push_back({*step, *gpu, *host});
+    auto wait = input ? intIn(entry, "input_ns", 0, *host, -1) : std::optional<int64_t>(-1);
+    if (!wait) return std::string("a `") + key + "` step's input_ns is not 0 to its host_ns";
+    into.push_back({*step, *gpu, *host, *wait});
     previous = *step;
   }
   return "";
 }
 
-// How the rank told its steps. "" when it is one of the ways, else what is not.
+// How the rank told its steps and the line its loop asks for batches at. "" when they are in
+// range, else what is not.
 std::string readStepKind(const json& value, RankPart& part) {
   auto step_by = textIn(value, "step_by");
   if (!step_by || (!step_by->empty() && *step_by != "optimizer" && *step_by != "backward"))
     return "step_by is not \"optimizer\" or \"backward\"";
   if (!step_by->empty()) part.step_by = *step_by;
+  auto site = value.find("input_site");
+  if (site == value.end() || site->is_null()) return "";
+  if (!site->is_object()) return "input_site is not an object";
+  auto path = textIn(*site, "path");
+  auto line = intIn(*site, "line", 1, kMaxSourceLine);
+  if (!path || path->empty() || !line)
+    return "input_site is not a path (1 to " + std::to_string(kMaxPartText) + " bytes) and a line (1 to " +
+           std::to_string(kMaxSourceLine) + ")";
+  part.input_path = *path, part.input_line = *line;
   return "";
 }
 
@@ -88,8 +102,8 @@ std::optional<RankPart> rankPartOf(const json& value, const CaptureWindow& windo
   part.device = *device, part.hook_ns = *hook, part.host = *host, part.trace = *trace;
   int64_t w = window.warmup, k = window.timed, m = window.profiled;
   problem = readStepKind(value, part);
-  if (problem.empty()) problem = readSteps(value, "timed", w + 1, w + k, part.timed);
-  if (problem.empty()) problem = readSteps(value, "profiled", w + k + 1, w + k + m, part.profiled);
+  if (problem.empty()) problem = readSteps(value, "timed", w + 1, w + k, true, part.timed);
+  if (problem.empty()) problem = readSteps(value, "profiled", w + k + 1, w + k + m, false, part.profiled);
   if (!problem.empty()) return std::nullopt;
   // A trace is a file name beside the steps file, nothing else.
   if (part.trace.find('/') != std::string::npos || part.trace == "." || part.trace == "..") part.trace.clear();
@@ -248,7 +262,11 @@ namespace {
 
 nlohmann::ordered_json stepsJson(const std::vector<StepTime>& steps) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& s : steps) out.push_back({{"step", s.step}, {"gpu_ns", s.gpu_ns}, {"host_ns", s.host_ns}});
+  for (const auto& s : steps) {
+    nlohmann::ordered_json one = {{"step", s.step}, {"gpu_ns", s.gpu_ns}, {"host_ns", s.host_ns}};
+    if (s.input_ns >= 0) one["input_ns"] = s.input_ns;
+    out.push_back(std::move(one));
+  }
   return out;
 }
 
@@ -283,6 +301,7 @@ nlohmann::ordered_json stepsDocument(const CaptureWindow& window, const std::vec
     one["pid"] = r.pid;
     one["device"] = r.device;
     one["step_by"] = r.step_by;
+    if (r.input_line > 0) one["input_site"] = {{"path", r.input_path}, {"line", r.input_line}};
     one["timed"] = stepsJson(r.timed);
     one["profiled"] = stepsJson(r.profiled);
     one["hook_ns"] = r.hook_ns;
@@ -328,15 +347,31 @@ std::string formatStepsDocument(const nlohmann::ordered_json& doc) {
   return out + "}\n";
 }
 
+namespace {
+
+// The middle value, or the mean of the two middle ones; `values` not empty.
+int64_t middleOf(std::vector<int64_t> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace
+
 int64_t medianStepNs(const std::vector<StepTime>& steps) {
   if (steps.empty()) return 0;
   bool gpu = std::any_of(steps.begin(), steps.end(), [](const StepTime& s) { return s.gpu_ns > 0; });
   std::vector<int64_t> values;
   values.reserve(steps.size());
   for (const auto& s : steps) values.push_back(gpu ? s.gpu_ns : s.host_ns);
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return middleOf(std::move(values));
+}
+
+int64_t medianInputNs(const std::vector<StepTime>& steps) {
+  std::vector<int64_t> values;
+  for (const auto& s : steps)
+    if (s.input_ns >= 0) values.push_back(s.input_ns);
+  return values.empty() ? -1 : middleOf(std::move(values));
 }
 
 namespace {
@@ -478,6 +513,10 @@ void writeRanksSummary(const CaptureWindow& window, const std::vector<RankPart>&
     out << "sightline capture: rank " << r.rank << ": " << r.timed.size() << " steps";
     if (r.step_by == "backward") out << " (each a backward(): no optimizer step was seen)";
     out << " without a profiler, median " << formatMs(timed) << " (host " << formatMs(host) << ")";
+    if (int64_t input = medianInputNs(r.timed); input >= 0) {
+      out << ", waiting for data " << formatMs(input);
+      if (r.input_line > 0) out << " at " << r.input_path << ":" << r.input_line;
+    }
     if (!r.profiled.empty()) {
       int64_t profiled = medianStepNs(r.profiled);
       char ratio[32];

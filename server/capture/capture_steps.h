@@ -31,6 +31,9 @@ struct StepTime {
   int64_t step = 0;     // the step (1-based, as the hook counts them) that ends the interval
   int64_t gpu_ns = 0;   // between the CUDA events at the ends of step-1 and step
   int64_t host_ns = 0;  // the same on the host's perf_counter clock
+  // Timed steps: the host time the loop waited in DataLoader iterators' __next__ within the
+  // interval (0..host_ns); -1 when the rank's loop asked no DataLoader (and in profiled steps).
+  int64_t input_ns = -1;
 };
 
 struct RankPart {
@@ -41,6 +44,10 @@ struct RankPart {
   // How a step was told: "optimizer" (each step of the first optimizer) or "backward" (each
   // backward(), in a loop that stepped no optimizer).
   std::string step_by = "optimizer";
+  // The user's line that asks the DataLoader for batches (the loop's), as the frame names it;
+  // "" and 0 when the loop asked none.
+  std::string input_path;
+  int64_t input_line = 0;
   std::vector<StepTime> timed, profiled;
   int64_t hook_ns = 0;  // mean host time inside the hook per timed step
   std::string trace;    // the PyTorch profiler trace it wrote (a file name), or ""
@@ -84,7 +91,8 @@ inline constexpr size_t kMaxPartWarnings = 20;
 inline constexpr int64_t kMaxRanks = 65536;                   // rank, local rank < this; world size <= it
 inline constexpr int64_t kMaxPartStepNs = 3'600'000'000'000;  // an hour: a step's time, the hook's
 inline constexpr int64_t kMaxDevice = 4095;
-inline constexpr size_t kMaxPartText = 4096;  // host, trace name, error, each argument (bytes)
+inline constexpr size_t kMaxPartText = 4096;  // host, trace name, input path, error, each argument (bytes)
+inline constexpr int64_t kMaxSourceLine = 10'000'000;
 
 // One part file: its name in the folder and its bytes.
 struct PartFile {
@@ -115,10 +123,12 @@ std::string explainMissingWindow(const CaptureWindow& window, const std::vector<
 
 // The median of the timed steps' GPU time (host time where there is no GPU time), in ns.
 int64_t medianStepNs(const std::vector<StepTime>& steps);
+// The median of the steps' waits for data, in ns; -1 when no step has one.
+int64_t medianInputNs(const std::vector<StepTime>& steps);
 
 // One line per rank (the first 8; the rest counted): the measured step (and how steps were
-// told when not by an optimizer), the profiled step, the hook's cost; "sightline capture: "
-// before each.
+// told when not by an optimizer), the loop's wait for data, the profiled step, the hook's
+// cost; "sightline capture: " before each.
 void writeRanksSummary(const CaptureWindow& window, const std::vector<RankPart>& ranks, std::ostream& out);
 
 }  // namespace sightline::server::capture

@@ -4,10 +4,10 @@
 # and does its work only after the program's own `import torch` has finished: it counts the
 # steps (each optimizer step, through torch's global step post-hook; in a loop that steps no
 # optimizer, each backward()), times K steps with CUDA events and no profiler after W warm-up
-# steps, then M more under the profiler, each marked `ProfilerStep#N` in the trace, and writes
-# what it measured as one JSON part per process for sightline to merge. It never changes what
-# the program computes; an error in the hook is reported and turns the hook off, never the
-# program.
+# steps, with the loop's wait for its DataLoader, then M more under the profiler, each marked
+# `ProfilerStep#N` in the trace, and writes what it measured as one JSON part per process for
+# sightline to merge. It never changes what the program computes; an error in the hook is
+# reported and turns the hook off, never the program.
 import _thread
 import os
 import sys
@@ -15,6 +15,8 @@ import time
 
 # backward() calls that pass with no optimizer step before each backward() is a step.
 _BACKWARD_WAIT = 32
+# This file, as its frames name it: never the user's line that asks for batches.
+_HOOK_FILE = globals().get("__file__", "")
 
 
 def _chain_to_user_sitecustomize():
@@ -101,6 +103,15 @@ class _Capture:
         self.profiled_steps = []
         self.prof = None
         self.trace = ""
+        # The loop's wait for data over the timed steps: each DataLoader iterator's __next__ on
+        # the main thread, summed per step.
+        self.timing_input = False
+        self.in_next = False
+        self.input_seen = False  # a DataLoader was asked during the timed steps
+        self.input_wait = 0  # ns waited since the last step's end
+        self.input_waits = []  # per timed step
+        self.input_site = None  # (path, line) of the user's line that asks for batches
+        self.torch_dir = ""
         # The profiled step open in the trace: an NVTX range id (nsys) or a record_function.
         self.step_mark = None
         self.step_marks_off = False
@@ -108,6 +119,7 @@ class _Capture:
     # --- start-up: after `import torch` ---
     def attach(self, torch):
         self.torch = torch
+        self.torch_dir = os.path.join(os.path.dirname(os.path.abspath(getattr(torch, "__file__", "") or ".")), "")
         try:
             from torch.optim.optimizer import register_optimizer_step_post_hook
 
@@ -212,11 +224,16 @@ class _Capture:
             self.begin_window()
             self.make_events(k + 1)
             self.mark(n, time.perf_counter_ns())
+            self.start_input_timing()
         elif n <= w + k:
             self.mark(n, t0)
+            self.input_waits.append(self.input_wait)
+            self.input_wait = 0
             self.hook_ns += time.perf_counter_ns() - t0
             if n == w + k:
+                self.stop_input_timing()
                 self.timed_steps = self.intervals()
+                self.add_input_waits(self.timed_steps)
                 if m == 0:
                     self.finish()
                 else:
@@ -281,6 +298,70 @@ class _Capture:
             gpu = int(round(e0.elapsed_time(e1) * 1e6)) if e0 is not None else 0
             out.append({"step": n, "gpu_ns": gpu, "host_ns": h1 - h0})
         return out
+
+    # --- the loop's wait for data, over the timed steps ---
+    def start_input_timing(self):
+        """Wraps the DataLoader iterators' __next__ for the timed steps (a profiled step never
+        has the hook on its stack for it)."""
+        self.input_wait = 0
+        self.input_waits = []
+        module = sys.modules.get("torch.utils.data.dataloader")
+        base = getattr(module, "_BaseDataLoaderIter", None)
+        original = getattr(base, "__next__", None)
+        if original is None:
+            return
+        capture = self
+
+        def __next__(iterator):
+            if not capture.timing_input or capture.in_next or _thread.get_ident() != capture.main_thread:
+                return original(iterator)
+            if capture.input_site is None:
+                capture.find_input_site(sys._getframe(1))
+            capture.in_next = True
+            t0 = time.perf_counter_ns()
+            try:
+                return original(iterator)
+            finally:
+                capture.input_wait += time.perf_counter_ns() - t0
+                capture.input_seen = True
+                capture.in_next = False
+
+        self.wrap(base, "__next__", __next__, original)
+        self.timing_input = True
+
+    def stop_input_timing(self):
+        self.timing_input = False
+        module = sys.modules.get("torch.utils.data.dataloader")
+        base = getattr(module, "_BaseDataLoaderIter", None)
+        if base is not None:
+            self.unwrap(base)
+
+    def add_input_waits(self, steps):
+        if not self.input_seen:
+            return  # the loop asked no DataLoader: no wait to give
+        for step, wait in zip(steps, self.input_waits):
+            step["input_ns"] = min(wait, step["host_ns"])
+
+    def find_input_site(self, frame):
+        """The user's line that asks for the batch: the first caller outside torch and the hook,
+        and outside installed packages and the standard library where there is one (a tqdm
+        around the loader)."""
+        self.input_site = ("", 0)
+        library = (os.path.join(os.path.dirname(os.path.abspath(os.__file__)), ""),)
+        first = None
+        while frame is not None:
+            path = frame.f_code.co_filename
+            ours = path == _HOOK_FILE or (self.torch_dir and os.path.abspath(path).startswith(self.torch_dir))
+            if not ours and not path.startswith("<"):
+                if first is None:
+                    first = (path, frame.f_lineno)
+                installed = "site-packages" in path or "dist-packages" in path
+                if not installed and not os.path.abspath(path).startswith(library):
+                    self.input_site = (path, frame.f_lineno)
+                    return
+            frame = frame.f_back
+        if first is not None:
+            self.input_site = first
 
     # --- the profiler and the profiled steps' marks ---
     def start_profiler(self):
@@ -363,6 +444,8 @@ class _Capture:
             "profiled": self.profiled_steps,
             "hook_ns": int(self.hook_ns // k),
         }
+        if self.input_site is not None and self.input_site[1] > 0:
+            part["input_site"] = {"path": self.input_site[0], "line": self.input_site[1]}
         if self.trace:
             part["trace"] = os.path.basename(self.trace)
         _write_json(os.path.join(self.folder, "rank.%d.json" % self.pid), part)
@@ -392,6 +475,7 @@ class _Capture:
             self.handle = None
 
     def detach(self):
+        self.timing_input = False
         self.detach_step_hook()
         self.unwrap()
 
@@ -428,6 +512,7 @@ class _Capture:
     def forked(self):
         """In a forked child: counts nothing and reports nothing (its parent does)."""
         self.done = True
+        self.timing_input = False
         self.handle = None
         self.prof = None
         self.step_mark = None

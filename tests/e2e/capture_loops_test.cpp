@@ -1,13 +1,14 @@
 // `sightline capture` on every kind of loop (issue 55), end to end on the stand-in torch: a
-// hand-written update with no optimizer is stepped by backward(); each profiled step is marked
-// ProfilerStep#N in the trace under both profilers, so that `report` finds exactly the profiled
-// steps (in the stand-in's trace, and in a device capture's nsys export marked as the hook
-// marks it).
+// hand-written update with no optimizer is stepped by backward(); the loop's wait for its
+// DataLoader is timed per step at its line; each profiled step is marked ProfilerStep#N in the
+// trace under both profilers, so that `report` finds exactly the profiled steps (in the
+// stand-in's trace, and in a device capture's nsys export marked as the hook marks it).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +20,17 @@ namespace sightline::testing {
 namespace {
 
 using nlohmann::json;
+
+// The 1-based line of fake_train.py that holds `text`.
+int lineOfFakeTrain(const std::string& text) {
+  std::ifstream in(capturePath("fake_train.py"));
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.find(text) != std::string::npos) return n;
+  }
+  return 0;
+}
 
 // The profiler and step-mark calls the stand-in torch logged, in order, without their pids.
 std::vector<std::string> profilerCalls(const std::string& log) {
@@ -137,6 +149,41 @@ TEST_F(Capture, AnNsysReportFindsTheStartEndRangesOfTheProfiledSteps) {
   ASSERT_TRUE(j.is_object()) << report.out;
   EXPECT_EQ(j["steps_source"], "ProfilerStep ranges") << report.out;
   EXPECT_EQ(j["steps"], 5) << report.out;
+}
+
+TEST_F(Capture, TheLoopsWaitForDataIsTimedAtItsLine) {
+  auto run = capture("-- " + kTrain + " --loader-ms 4", withFakeNsys());
+  ASSERT_EQ(run.code, 0) << run.out;
+  json r = steps()["ranks"][0];
+  expectWindow(r, 5, 20, 5);
+  for (const auto& s : r["timed"]) {
+    ASSERT_TRUE(s.contains("input_ns")) << s.dump();
+    // Each step asks the loader once: a 4 ms sleep, and not the 2 ms the step itself sleeps.
+    EXPECT_GE(s["input_ns"].get<int64_t>(), 3'900'000) << s.dump();
+    EXPECT_LE(s["input_ns"].get<int64_t>(), s["host_ns"].get<int64_t>() - 1'500'000) << s.dump();
+  }
+  for (const auto& s : r["profiled"]) EXPECT_FALSE(s.contains("input_ns")) << "timed steps only: " << s.dump();
+  int line = lineOfFakeTrain("for batch in batches:");
+  ASSERT_GT(line, 0);
+  EXPECT_EQ(r["input_site"], (json{{"path", capturePath("fake_train.py")}, {"line", line}}));
+  EXPECT_NE(run.out.find(", waiting for data 4."), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(" at " + capturePath("fake_train.py") + ":" + std::to_string(line) + ";"), std::string::npos)
+      << run.out;
+  // A progress bar of an installed package around the loader: the line is still the loop's.
+  std::filesystem::create_directories(dir_ / "lib/site-packages");
+  std::ofstream(dir_ / "lib/site-packages/fake_tqdm.py") << "def tqdm(iterable):\n    for x in iterable:\n"
+                                                            "        yield x\n";
+  run = capture("--profiler none -- " + kTrain + " --loader-ms 1 --progress-bar",
+                "PYTHONPATH='" + capturePath("fake_torch") + ":" + (dir_ / "lib/site-packages").string() + "'");
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_EQ(steps()["ranks"][0]["input_site"], (json{{"path", capturePath("fake_train.py")}, {"line", line}}));
+  // A loop that asks no DataLoader: no wait, no line.
+  run = capture("--profiler none -- " + kTrain);
+  ASSERT_EQ(run.code, 0) << run.out;
+  r = steps()["ranks"][0];
+  EXPECT_FALSE(r.contains("input_site")) << r.dump();
+  for (const auto& s : r["timed"]) EXPECT_FALSE(s.contains("input_ns")) << s.dump();
+  EXPECT_EQ(run.out.find("waiting for data"), std::string::npos) << run.out;
 }
 
 }  // namespace

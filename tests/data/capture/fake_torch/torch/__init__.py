@@ -5,7 +5,7 @@ makes CUDA unavailable. CUDA events keep the host clock, so their intervals are 
 """
 import os
 
-from . import autograd, cuda, optim, profiler  # noqa: F401
+from . import autograd, cuda, optim, profiler, utils  # noqa: F401
 
 __version__ = "0.0-fake"
 
