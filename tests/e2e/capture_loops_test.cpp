@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "server/workspace/steps_file.h"
 #include "tests/e2e/capture_fixture.h"
 #include "tests/support/test_paths.h"
 
@@ -65,6 +66,11 @@ TEST_F(Capture, AHandWrittenUpdateStepsByBackward) {
   ASSERT_EQ(doc["ranks"].size(), 1u) << run.out;
   EXPECT_EQ(doc["ranks"][0]["step_by"], "backward");
   expectWindow(doc["ranks"][0], 5, 20, 0);
+  std::string error;
+  auto measured = server::readStepsFile((dir_ / "sightline-capture.steps.json").string(), error);
+  ASSERT_TRUE(measured) << error;
+  EXPECT_EQ(measured->step_by, "backward");
+  EXPECT_EQ(measured->input_ns, -1) << "no DataLoader";
   EXPECT_NE(run.out.find("rank 0: 20 steps (each a backward(): no optimizer step was seen) without a profiler"),
             std::string::npos)
       << run.out;
@@ -167,6 +173,19 @@ TEST_F(Capture, TheLoopsWaitForDataIsTimedAtItsLine) {
   ASSERT_GT(line, 0);
   EXPECT_EQ(r["input_site"], (json{{"path", capturePath("fake_train.py")}, {"line", line}}));
   EXPECT_NE(run.out.find(", waiting for data 4."), std::string::npos) << run.out;
+  // What report, check and the server take from it.
+  std::string error;
+  auto measured = server::readStepsFile((dir_ / "sightline-capture.steps.json").string(), error);
+  ASSERT_TRUE(measured) << error;
+  EXPECT_EQ(measured->step_by, "optimizer");
+  EXPECT_GE(measured->input_ns, 3'900'000);
+  EXPECT_LE(measured->input_ns, measured->median_ns - 1'500'000);
+  EXPECT_EQ(measured->input_path, capturePath("fake_train.py"));
+  EXPECT_EQ(measured->input_line, line);
+  ASSERT_EQ(measured->processes.size(), 1u);
+  EXPECT_EQ(measured->processes[0].pid, r["pid"].get<uint32_t>());
+  EXPECT_EQ(measured->processes[0].rank, 0);
+  EXPECT_EQ(measured->processes[0].host, r["host"]);
   EXPECT_NE(run.out.find(" at " + capturePath("fake_train.py") + ":" + std::to_string(line) + ";"), std::string::npos)
       << run.out;
   // A progress bar of an installed package around the loader: the line is still the loop's.
