@@ -2,6 +2,7 @@
 #include "analysis/attribution/user_files.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <set>
 
@@ -111,7 +112,7 @@ bool UserFiles::isUser(model::StringId file) {
   int8_t& known = known_[file];
   if (known < 0) {
     const std::string& path = profile_.strings[file];
-    if (isGeneratedCode(path))
+    if (isGeneratedCode(path) || isCaptureHookFile(path))
       known = 0;
     else if (options_.is_user_file)
       known = options_.is_user_file(path) ? 1 : 0;
@@ -145,9 +146,25 @@ bool isGeneratedCode(std::string_view path) {
                      [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
 }
 
+bool isCaptureHookFile(std::string_view path) {
+  // The folder sightline capture makes with mkdtemp, `$TMPDIR/sightline-capture-XXXXXX/`: the
+  // name and its six random letters or digits exactly, so that a user's folder named
+  // `sightline-capture-tests/` stays the user's.
+  constexpr std::string_view kPrefix = "sightline-capture-";
+  for (size_t at = path.find(kPrefix); at != std::string_view::npos; at = path.find(kPrefix, at + 1)) {
+    size_t random = at + kPrefix.size(), slash = random + 6;
+    if ((at > 0 && path[at - 1] != '/') || slash >= path.size() || path[slash] != '/') continue;
+    if (std::all_of(path.begin() + static_cast<std::ptrdiff_t>(random),
+                    path.begin() + static_cast<std::ptrdiff_t>(slash),
+                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }))
+      return true;
+  }
+  return false;
+}
+
 bool isDefaultUserFile(std::string_view path) {
   if (path.empty() || path[0] == '<') return false;
-  if (isGeneratedCode(path)) return false;
+  if (isGeneratedCode(path) || isCaptureHookFile(path)) return false;
   if (contains(path, "site-packages") || contains(path, "dist-packages") || contains(path, "<frozen")) return false;
   // The standard library: .../lib/python3.X/<module>.py (site-packages excluded above).
   auto lib = path.find("/lib/python");

@@ -40,9 +40,11 @@ bool boolOr(const json& object, const char* key) {
   return it != object.end() && it->is_boolean() && it->get<bool>();
 }
 
-// A window's steps: at most `count`, each ending at one of the optimizer steps first..last in
-// order, each time within an hour. "" when they are, else what is wrong.
-std::string readSteps(const json& object, const char* key, int64_t first, int64_t last, std::vector<StepTime>& into) {
+// A window's steps: at most `count`, each ending at one of the steps first..last in order,
+// each time within an hour; with `input`, each may carry its wait for data (at most its host
+// time). "" when they are, else what is wrong.
+std::string readSteps(const json& object, const char* key, int64_t first, int64_t last, bool input,
+                      std::vector<StepTime>& into) {
   auto it = object.find(key);
   if (it == object.end() || !it->is_array()) return std::string("no list of `") + key + "` steps";
   if (static_cast<int64_t>(it->size()) > std::max<int64_t>(0, last - first + 1))
@@ -57,9 +59,30 @@ std::string readSteps(const json& object, const char* key, int64_t first, int64_
       return std::string("a `") + key + "` step's number is outside " + std::to_string(first) + ".." +
              std::to_string(last) + " or out of order";
     if (!gpu || !host) return std::string("a `") + key + "` step's time is not 0 to an hour in ns";
-    into.push_back({*step, *gpu, *host});
+    auto wait = input ? intIn(entry, "input_ns", 0, *host, -1) : std::optional<int64_t>(-1);
+    if (!wait) return std::string("a `") + key + "` step's input_ns is not 0 to its host_ns";
+    into.push_back({*step, *gpu, *host, *wait});
     previous = *step;
   }
+  return "";
+}
+
+// How the rank told its steps and the line its loop asks for batches at. "" when they are in
+// range, else what is not.
+std::string readStepKind(const json& value, RankPart& part) {
+  auto step_by = textIn(value, "step_by");
+  if (!step_by || (!step_by->empty() && *step_by != "optimizer" && *step_by != "backward"))
+    return "step_by is not \"optimizer\" or \"backward\"";
+  if (!step_by->empty()) part.step_by = *step_by;
+  auto site = value.find("input_site");
+  if (site == value.end() || site->is_null()) return "";
+  if (!site->is_object()) return "input_site is not an object";
+  auto path = textIn(*site, "path");
+  auto line = intIn(*site, "line", 1, kMaxSourceLine);
+  if (!path || path->empty() || !line)
+    return "input_site is not a path (1 to " + std::to_string(kMaxPartText) + " bytes) and a line (1 to " +
+           std::to_string(kMaxSourceLine) + ")";
+  part.input_path = *path, part.input_line = *line;
   return "";
 }
 
@@ -78,8 +101,9 @@ std::optional<RankPart> rankPartOf(const json& value, const CaptureWindow& windo
   part.rank = *rank, part.local_rank = *local, part.world_size = *world, part.pid = *pid;
   part.device = *device, part.hook_ns = *hook, part.host = *host, part.trace = *trace;
   int64_t w = window.warmup, k = window.timed, m = window.profiled;
-  problem = readSteps(value, "timed", w + 1, w + k, part.timed);
-  if (problem.empty()) problem = readSteps(value, "profiled", w + k + 1, w + k + m, part.profiled);
+  problem = readStepKind(value, part);
+  if (problem.empty()) problem = readSteps(value, "timed", w + 1, w + k, true, part.timed);
+  if (problem.empty()) problem = readSteps(value, "profiled", w + k + 1, w + k + m, false, part.profiled);
   if (!problem.empty()) return std::nullopt;
   // A trace is a file name beside the steps file, nothing else.
   if (part.trace.find('/') != std::string::npos || part.trace == "." || part.trace == "..") part.trace.clear();
@@ -95,6 +119,7 @@ ProcessStatus statusOf(const json& value) {
   if (auto it = value.find("cuda"); it != value.end() && it->is_boolean()) s.cuda = it->get<bool>();
   // Counts beyond what any run makes are no counts: 0.
   s.steps = intIn(value, "steps", 0, int64_t{1} << 40).value_or(0);
+  s.backwards = intIn(value, "backwards", 0, int64_t{1} << 40).value_or(0);
   s.optimizers = intIn(value, "optimizers", 0, int64_t{1} << 40).value_or(0);
   s.written = boolOr(value, "written");
   s.error = textIn(value, "error").value_or("");
@@ -237,7 +262,11 @@ namespace {
 
 nlohmann::ordered_json stepsJson(const std::vector<StepTime>& steps) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& s : steps) out.push_back({{"step", s.step}, {"gpu_ns", s.gpu_ns}, {"host_ns", s.host_ns}});
+  for (const auto& s : steps) {
+    nlohmann::ordered_json one = {{"step", s.step}, {"gpu_ns", s.gpu_ns}, {"host_ns", s.host_ns}};
+    if (s.input_ns >= 0) one["input_ns"] = s.input_ns;
+    out.push_back(std::move(one));
+  }
   return out;
 }
 
@@ -271,6 +300,8 @@ nlohmann::ordered_json stepsDocument(const CaptureWindow& window, const std::vec
     one["host"] = r.host;
     one["pid"] = r.pid;
     one["device"] = r.device;
+    one["step_by"] = r.step_by;
+    if (r.input_line > 0) one["input_site"] = {{"path", r.input_path}, {"line", r.input_line}};
     one["timed"] = stepsJson(r.timed);
     one["profiled"] = stepsJson(r.profiled);
     one["hook_ns"] = r.hook_ns;
@@ -316,16 +347,113 @@ std::string formatStepsDocument(const nlohmann::ordered_json& doc) {
   return out + "}\n";
 }
 
+namespace {
+
+// The middle value, or the mean of the two middle ones; `values` not empty.
+int64_t middleOf(std::vector<int64_t> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace
+
 int64_t medianStepNs(const std::vector<StepTime>& steps) {
   if (steps.empty()) return 0;
   bool gpu = std::any_of(steps.begin(), steps.end(), [](const StepTime& s) { return s.gpu_ns > 0; });
   std::vector<int64_t> values;
   values.reserve(steps.size());
   for (const auto& s : steps) values.push_back(gpu ? s.gpu_ns : s.host_ns);
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return middleOf(std::move(values));
 }
+
+int64_t medianInputNs(const std::vector<StepTime>& steps) {
+  std::vector<int64_t> values;
+  for (const auto& s : steps)
+    if (s.input_ns >= 0) values.push_back(s.input_ns);
+  return values.empty() ? -1 : middleOf(std::move(values));
+}
+
+namespace {
+
+// A window of at most `window`'s counts that `n` steps hold, or nullopt when none does (one
+// warm-up, one timed and one profiled step at least).
+std::optional<CaptureWindow> windowThatFits(const CaptureWindow& window, int64_t n) {
+  CaptureWindow fit = window;
+  int64_t profiled = window.profiled > 0 ? std::min<int64_t>(window.profiled, std::max<int64_t>(1, n / 5)) : 0;
+  int64_t warmup = std::min<int64_t>(window.warmup, std::max<int64_t>(1, n / 5));
+  int64_t timed = std::min<int64_t>(window.timed, n - warmup - profiled);
+  if (timed < 1) return std::nullopt;
+  fit.warmup = static_cast<int>(warmup), fit.timed = static_cast<int>(timed), fit.profiled = static_cast<int>(profiled);
+  return fit;
+}
+
+std::string windowOptions(const CaptureWindow& fit) {
+  std::string out = "--warmup " + std::to_string(fit.warmup) + " --timed " + std::to_string(fit.timed);
+  if (fit.profiled > 0) out += " --steps " + std::to_string(fit.profiled);
+  return out;
+}
+
+// " (5 warm-up, 20 timed, 5 profiled)"
+std::string windowCounts(const CaptureWindow& window) {
+  std::string out = " (" + std::to_string(window.warmup) + " warm-up, " + std::to_string(window.timed) + " timed";
+  if (window.profiled > 0) out += ", " + std::to_string(window.profiled) + " profiled";
+  return out + ")";
+}
+
+// The fewest and most of a count over the processes.
+std::pair<int64_t, int64_t> countRange(const std::vector<const ProcessStatus*>& statuses,
+                                       int64_t ProcessStatus::*count) {
+  int64_t fewest = statuses.front()->*count, most = fewest;
+  for (const auto* s : statuses) {
+    fewest = std::min(fewest, s->*count);
+    most = std::max(most, s->*count);
+  }
+  return {fewest, most};
+}
+
+std::string countText(std::pair<int64_t, int64_t> range) {
+  return std::to_string(range.first) + (range.second != range.first ? " to " + std::to_string(range.second) : "");
+}
+
+// No optimizer step, and too few backward() calls for a window stepped by them.
+std::string explainTooFewBackwards(const CaptureWindow& window, const std::vector<const ProcessStatus*>& calling) {
+  auto range = countRange(calling, &ProcessStatus::backwards);
+  std::ostringstream out;
+  for (const auto* s : calling)
+    if (!s->error.empty()) out << processName(*s) << ": " << s->error << "\n";
+  out << "no optimizer step was seen, and the run ended after " << countText(range) << " backward() call"
+      << (range.second == 1 ? "" : "s") << ". A loop that steps no optimizer is stepped by backward() once "
+      << kBackwardWait << " calls have passed with none, so the window of " << window.stepsNeeded() << " steps"
+      << windowCounts(window) << " needs " << kBackwardWait + window.stepsNeeded() << " calls.";
+  if (auto fit = windowThatFits(window, range.first - kBackwardWait))
+    out << "\nA window that fits " << range.first << " calls: " << windowOptions(*fit)
+        << " (or run the command longer).";
+  else
+    out << "\nThe window needs at least " << kBackwardWait + (window.profiled > 0 ? 3 : 2) << " backward() calls ("
+        << kBackwardWait << ", then one warm-up, one timed" << (window.profiled > 0 ? ", one profiled" : "")
+        << " step): run the command longer.";
+  return out.str();
+}
+
+std::string explainNoStep(const std::vector<const ProcessStatus*>& with_torch) {
+  std::ostringstream out;
+  out << "no optimizer step was seen. What the hook saw:\n";
+  for (const auto* s : with_torch) {
+    const char* cuda = !s->cuda ? "not asked" : (*s->cuda ? "available" : "not available");
+    out << "  " << processName(*s) << ": torch imported, " << (s->hook ? "step hook on" : "step hook off") << ", CUDA "
+        << cuda << ", 0 steps, 0 backward() calls";
+    if (!s->error.empty()) out << " (" << s->error << ")";
+    out << "\n";
+  }
+  out << "The hook counts torch.optim optimizer steps (optimizer.step(), also through GradScaler or\n"
+         "a learning-rate scheduler) and, in a loop that steps none (a hand-written update, an optimizer\n"
+         "of another library), each backward() (Tensor.backward(), torch.autograd.backward()). This run\n"
+         "made neither, or made them where the hook does not see them (a thread other than the main one).";
+  return out.str();
+}
+
+}  // namespace
 
 std::string explainMissingWindow(const CaptureWindow& window, const std::vector<ProcessStatus>& statuses) {
   std::ostringstream out;
@@ -334,55 +462,29 @@ std::string explainMissingWindow(const CaptureWindow& window, const std::vector<
            "accelerate launch ...) without -I or -S, which skip sitecustomize and PYTHONPATH.";
     return out.str();
   }
-  std::vector<const ProcessStatus*> with_torch, stepping;
+  std::vector<const ProcessStatus*> with_torch, stepping, calling;
   for (const auto& s : statuses) {
     if (s.torch) with_torch.push_back(&s);
     if (s.steps > 0) stepping.push_back(&s);
+    if (s.steps == 0 && s.backwards > 0) calling.push_back(&s);
   }
   if (with_torch.empty()) {
     out << statuses.size() << " Python process" << (statuses.size() == 1 ? "" : "es")
         << " ran with the hook, and none imported torch.";
     return out.str();
   }
-  if (stepping.empty()) {
-    out << "no optimizer step was seen. What the hook saw:\n";
-    for (const auto* s : with_torch) {
-      const char* cuda = !s->cuda ? "not asked" : (*s->cuda ? "available" : "not available");
-      out << "  " << processName(*s) << ": torch imported, " << (s->hook ? "step hook on" : "step hook off")
-          << ", CUDA " << cuda << ", 0 steps";
-      if (!s->error.empty()) out << " (" << s->error << ")";
-      out << "\n";
-    }
-    out << "The hook counts torch.optim optimizer steps (optimizer.step(), also through GradScaler or\n"
-           "a learning-rate scheduler). A loop that steps no torch.optim.Optimizer (a hand-written update,\n"
-           "an optimizer of another library) gives it nothing to count.";
-    return out.str();
-  }
-  int64_t fewest = stepping.front()->steps, most = fewest;
-  for (const auto* s : stepping) {
-    fewest = std::min(fewest, s->steps);
-    most = std::max(most, s->steps);
-  }
+  if (stepping.empty()) return calling.empty() ? explainNoStep(with_torch) : explainTooFewBackwards(window, calling);
+  auto range = countRange(stepping, &ProcessStatus::steps);
   for (const auto* s : stepping)
     if (!s->error.empty()) out << processName(*s) << ": " << s->error << "\n";
-  out << "the run ended after " << fewest;
-  if (most != fewest) out << " to " << most;
-  out << " optimizer step" << (most == 1 ? "" : "s") << ", before the window of " << window.stepsNeeded() << " ("
-      << window.warmup << " warm-up, " << window.timed << " timed";
-  if (window.profiled > 0) out << ", " << window.profiled << " profiled";
-  out << ") was complete.";
-  int64_t n = fewest;
-  int64_t profiled = window.profiled > 0 ? std::min<int64_t>(window.profiled, std::max<int64_t>(1, n / 5)) : 0;
-  int64_t warmup = std::min<int64_t>(window.warmup, std::max<int64_t>(1, n / 5));
-  int64_t timed = std::min<int64_t>(window.timed, n - warmup - profiled);
-  if (timed >= 1) {
-    out << "\nA window that fits " << n << " steps: --warmup " << warmup << " --timed " << timed;
-    if (window.profiled > 0) out << " --steps " << profiled;
-    out << " (or run the command longer).";
-  } else {
+  out << "the run ended after " << countText(range) << " optimizer step" << (range.second == 1 ? "" : "s")
+      << ", before the window of " << window.stepsNeeded() << windowCounts(window) << " was complete.";
+  if (auto fit = windowThatFits(window, range.first))
+    out << "\nA window that fits " << range.first << " steps: " << windowOptions(*fit)
+        << " (or run the command longer).";
+  else
     out << "\nThe window needs at least " << (window.profiled > 0 ? 3 : 2)
         << " steps (one warm-up, one timed, one profiled): run the command longer.";
-  }
   return out.str();
 }
 
@@ -408,8 +510,13 @@ void writeRanksSummary(const CaptureWindow& window, const std::vector<RankPart>&
     int64_t share_ppm = host > 0 ? r.hook_ns * 1000000 / host : 0;
     worst_hook_share_ppm = std::max(worst_hook_share_ppm, share_ppm);
     if (++shown > 8) continue;
-    out << "sightline capture: rank " << r.rank << ": " << r.timed.size() << " steps without a profiler, median "
-        << formatMs(timed) << " (host " << formatMs(host) << ")";
+    out << "sightline capture: rank " << r.rank << ": " << r.timed.size() << " steps";
+    if (r.step_by == "backward") out << " (each a backward(): no optimizer step was seen)";
+    out << " without a profiler, median " << formatMs(timed) << " (host " << formatMs(host) << ")";
+    if (int64_t input = medianInputNs(r.timed); input >= 0) {
+      out << ", waiting for data " << formatMs(input);
+      if (r.input_line > 0) out << " at " << r.input_path << ":" << r.input_line;
+    }
     if (!r.profiled.empty()) {
       int64_t profiled = medianStepNs(r.profiled);
       char ratio[32];

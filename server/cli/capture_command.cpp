@@ -37,8 +37,10 @@ constexpr const char* kUsage =
     "usage: sightline capture [options] -- COMMAND...\n"
     "\n"
     "Runs COMMAND (python train.py ..., torchrun ... train.py ...) unmodified, with a hook that\n"
-    "counts optimizer steps: after W warm-up steps it times K steps without any profiler (CUDA\n"
-    "events, no synchronization added), then profiles M steps timed the same way, on every rank.\n"
+    "counts steps (optimizer steps; in a loop that steps no optimizer, backward() calls): after W\n"
+    "warm-up steps it times K steps without any profiler (CUDA events, no synchronization added,\n"
+    "the loop's wait for its DataLoader), then profiles M steps timed the same way, each marked\n"
+    "ProfilerStep#N in the trace, on every rank.\n"
     "Writes NAME.steps.json (the measured steps) beside the profile: NAME.sqlite (nsys) or\n"
     "NAME.rankR.pt.trace.json.gz (PyTorch profiler). docs/capture.md explains it.\n"
     "\n"
@@ -47,7 +49,7 @@ constexpr const char* kUsage =
     "  --profiler nsys|torch|none\n"
     "                       the profiler of the M steps (default: nsys when it is found, else\n"
     "                       torch); none only times\n"
-    "  --warmup W           optimizer steps before the clock starts (default 5, at least 1)\n"
+    "  --warmup W           steps before the clock starts (default 5, at least 1)\n"
     "  --timed K            steps timed without a profiler (default 20)\n"
     "  --steps M            steps profiled (default 5)\n"
     "  --stop-after         end the run once the window is written (its exit code is then 0)\n"
@@ -59,7 +61,7 @@ constexpr const char* kUsage =
     "  -h, --help           this help\n"
     "\n"
     "Exit code: the command's when it failed; else 0 when the steps file was written, 2 when\n"
-    "sightline could not make it (no optimizer step seen, the run ended before the window, ...).\n";
+    "sightline could not make it (no step seen, the run ended before the window, ...).\n";
 
 struct CaptureArgs {
   CaptureWindow window;
@@ -239,8 +241,10 @@ std::vector<std::string> commandArgv(const CaptureArgs& parsed, const std::strin
   if (parsed.window.profiler == "nsys") {
     argv = {nsys, "profile", "--trace=cuda,nvtx,osrt"};
     if (parsed.autograd_nvtx == "nsys") argv.emplace_back("--pytorch=autograd-nvtx");
-    for (const char* flag : {"--python-backtrace=cuda", "--cudabacktrace=all", "--capture-range=cudaProfilerApi",
-                             "--capture-range-end=stop", "--force-overwrite=true"})
+    // Graph nodes traced one by one: each replayed kernel keeps the line that made it (a
+    // graph-level trace puts a whole replay on the compiled call's line).
+    for (const char* flag : {"--python-backtrace=cuda", "--cudabacktrace=all", "--cuda-graph-trace=node",
+                             "--capture-range=cudaProfilerApi", "--capture-range-end=stop", "--force-overwrite=true"})
       argv.emplace_back(flag);
     argv.push_back("--output=" + name.path);
   }

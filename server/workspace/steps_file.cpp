@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 
@@ -24,9 +25,12 @@ using nlohmann::json;
 constexpr uint64_t kMaxStepsFileBytes = 64ull << 20;
 constexpr int64_t kMaxStepNs = 3'600'000'000'000;  // an hour: no training step is longer
 
+// The middle value, or the mean of the two middle ones, as capture's summary line gives it.
 int64_t medianOf(std::vector<int64_t> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
+  auto middle = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), middle, v.end());
+  if (v.size() % 2) return *middle;
+  return (*std::max_element(v.begin(), middle) + *middle) / 2;  // both within an hour: no overflow
 }
 
 // A step's time in ns from an entry's field, or -1 when it is not one.
@@ -37,6 +41,63 @@ int64_t stepNs(const json& entry, const char* key) {
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxStepNs)) return -1;
   int64_t ns = v.get<int64_t>();
   return ns > 0 && ns <= kMaxStepNs ? ns : -1;
+}
+
+// A wait for data in ns (0 is one), or -1 when the entry has none in range.
+int64_t waitNs(const json& entry) {
+  if (!entry.is_object()) return -1;
+  auto it = entry.find("input_ns");
+  if (it == entry.end() || !it->is_number_integer()) return -1;
+  if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(kMaxStepNs)) return -1;
+  int64_t ns = it->get<int64_t>();
+  return ns >= 0 && ns <= kMaxStepNs ? ns : -1;
+}
+
+constexpr size_t kMaxText = 4096;  // a host or a path, in bytes: longer ones are not read
+
+// `object[key]` as text of at most kMaxText bytes, else "".
+std::string textOf(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string() || it->get_ref<const std::string&>().size() > kMaxText) return "";
+  return it->get<std::string>();
+}
+
+// `object[key]` as a whole number in [low, high], else `otherwise`.
+int64_t intOf(const json& object, const char* key, int64_t low, int64_t high, int64_t otherwise) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer()) return otherwise;
+  if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(high)) return otherwise;
+  int64_t v = it->get<int64_t>();
+  return v >= low && v <= high ? v : otherwise;
+}
+
+// What the hook wrote beside the steps of each rank: how steps were told (the ranks' common
+// "step_by", else ""), the loop's wait for data (the median of every rank's timed steps') and
+// its line (the first rank's that has one), each process's pid, rank and host.
+void readLoopFacts(const json& ranks, model::StepMeasurement& m) {
+  std::vector<int64_t> waits;
+  bool first_kind = true;
+  for (const auto& rank : ranks) {
+    if (!rank.is_object()) continue;
+    model::StepMeasurement::Process process;
+    process.pid = static_cast<uint32_t>(intOf(rank, "pid", 0, UINT32_MAX, 0));
+    process.rank = static_cast<int32_t>(intOf(rank, "rank", 0, INT32_MAX, -1));
+    process.host = textOf(rank, "host");
+    m.processes.push_back(std::move(process));
+    std::string kind = textOf(rank, "step_by");
+    m.step_by = first_kind || kind == m.step_by ? kind : "";
+    first_kind = false;
+    if (auto site = rank.find("input_site"); m.input_line == 0 && site != rank.end() && site->is_object()) {
+      std::string path = textOf(*site, "path");
+      int64_t line = intOf(*site, "line", 1, INT32_MAX, 0);
+      if (!path.empty() && line > 0) m.input_path = std::move(path), m.input_line = static_cast<int32_t>(line);
+    }
+    if (auto timed = rank.find("timed"); timed != rank.end() && timed->is_array())
+      for (const auto& entry : *timed)
+        if (int64_t wait = waitNs(entry); wait >= 0) waits.push_back(wait);
+  }
+  if (m.step_by != "optimizer" && m.step_by != "backward") m.step_by.clear();
+  m.input_ns = waits.empty() ? -1 : medianOf(std::move(waits));
 }
 
 // A step log is read a megabyte at a time, and no more than this in all.
@@ -103,6 +164,7 @@ std::optional<model::StepMeasurement> readStepsFile(const std::string& path, std
   m.min_ns = *std::min_element(all.begin(), all.end());
   m.max_ns = *std::max_element(all.begin(), all.end());
   m.steps = static_cast<int64_t>(all.size());
+  readLoopFacts(doc["ranks"], m);
   return m;
 }
 

@@ -29,6 +29,27 @@ namespace sightline::testing {
 inline std::string capturePath(const std::string& relative) { return testDataPath("capture/" + relative); }
 inline const std::string kTrain = "python3 '" + capturePath("fake_train.py") + "'";
 
+// Every rank's timed and profiled steps: consecutive, ending at the right steps,
+// positive integers.
+inline void expectWindow(const nlohmann::json& rank, int warmup, int timed, int profiled) {
+  ASSERT_TRUE(rank["timed"].is_array()) << rank.dump();
+  ASSERT_EQ(rank["timed"].size(), static_cast<size_t>(timed)) << rank.dump();
+  ASSERT_EQ(rank["profiled"].size(), static_cast<size_t>(profiled)) << rank.dump();
+  for (int i = 0; i < timed; ++i) {
+    const nlohmann::json& s = rank["timed"][static_cast<size_t>(i)];
+    EXPECT_EQ(s["step"], warmup + 1 + i);
+    EXPECT_TRUE(s["gpu_ns"].is_number_integer() && s["host_ns"].is_number_integer()) << s.dump();
+    // The script sleeps 2 ms a step; the stand-in events keep the host clock.
+    EXPECT_GT(s["gpu_ns"].get<int64_t>(), 1'500'000) << s.dump();
+    EXPECT_GT(s["host_ns"].get<int64_t>(), 1'500'000) << s.dump();
+    EXPECT_LT(s["host_ns"].get<int64_t>(), 500'000'000) << s.dump();
+  }
+  for (int i = 0; i < profiled; ++i)
+    EXPECT_EQ(rank["profiled"][static_cast<size_t>(i)]["step"], warmup + timed + 1 + i);
+  EXPECT_TRUE(rank["hook_ns"].is_number_integer());
+  EXPECT_GT(rank["hook_ns"].get<int64_t>(), 0);
+}
+
 // A fresh folder for one test: the run's cwd, TMPDIR and logs.
 class Capture : public ::testing::Test {
  protected:

@@ -3,8 +3,9 @@
 // to 8; the third's high bit: no profiler), the rest is cut at 0xff bytes into part files, each
 // named by its first byte (even: rank.N.json, odd: status.N.json). Read under small limits, the
 // parts must hold to them (at most K timed and M profiled steps a rank, every value in range,
-// at most kMaxPartWarnings warnings), no median is negative, the summary lines say no negative
-// figure, and the steps document reads back as it was written.
+// at most kMaxPartWarnings warnings; a timed step's wait for data at most its host time), no
+// median is negative, the summary lines say no negative figure, and the steps document reads
+// back as it was written.
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -40,6 +41,17 @@ void check(const CaptureWindow& window, const PartLimits& limits, const CaptureP
         if (!inRange(s) || s.step <= window.warmup || s.step > window.stepsNeeded()) __builtin_trap();
       if (medianStepNs(*steps) < 0) __builtin_trap();
     }
+    // The loop's facts: a wait of a timed step at most its host time (profiled steps carry none),
+    // a known way of telling steps, a line with a path of at most kMaxPartText bytes.
+    for (const auto& s : r.timed)
+      if (s.input_ns < -1 || s.input_ns > s.host_ns) __builtin_trap();
+    for (const auto& s : r.profiled)
+      if (s.input_ns != -1) __builtin_trap();
+    if (medianInputNs(r.timed) < -1) __builtin_trap();
+    if (r.step_by != "optimizer" && r.step_by != "backward") __builtin_trap();
+    if (r.input_line < 0 || r.input_line > kMaxSourceLine || r.input_path.size() > kMaxPartText ||
+        (r.input_line > 0) == r.input_path.empty())
+      __builtin_trap();
   }
   std::ostringstream summary;
   writeRanksSummary(window, parts.ranks, summary);

@@ -43,11 +43,66 @@ TEST_F(StepsFile, EveryRanksTimedStepsMakeTheStep) {
   EXPECT_EQ(m->median_ns, 12'000'000);
   EXPECT_EQ(m->min_ns, 10'000'000);
   EXPECT_EQ(m->max_ns, 14'000'000) << "a step without its GPU interval takes the host's";
-  EXPECT_EQ(m->rank_median_ns, (std::vector<int64_t>{11'000'000, 14'000'000}));
+  EXPECT_EQ(m->rank_median_ns, (std::vector<int64_t>{11'000'000, 13'500'000})) << "two steps: their mean";
   EXPECT_EQ(m->from, "run.steps.json");
   auto found = findStepsFile(dir_ / "run.sqlite", error);
   ASSERT_TRUE(found) << error;
   EXPECT_EQ(found->median_ns, 12'000'000);
+}
+
+// Issue 55: how the steps were told, the loop's wait for data (every rank's timed steps) and its
+// line, and each process's pid, rank and host.
+TEST_F(StepsFile, TheLoopsFactsAndTheProcesses) {
+  std::string path = write("loop.steps.json", R"({"sightline_steps": 1, "profiler": "nsys", "ranks": [
+    {"rank": 0, "host": "node7", "pid": 1234, "step_by": "backward",
+     "input_site": {"path": "/w/train.py", "line": 96},
+     "timed": [{"step": 6, "gpu_ns": 10000000, "host_ns": 10000000, "input_ns": 4000000},
+               {"step": 7, "gpu_ns": 10000000, "host_ns": 10000000, "input_ns": 0},
+               {"step": 8, "gpu_ns": 10000000, "host_ns": 10000000, "input_ns": 6000000}]},
+    {"rank": 1, "host": "node8", "pid": 99, "step_by": "backward",
+     "input_site": {"path": "/w/other.py", "line": 3},
+     "timed": [{"step": 6, "gpu_ns": 10000000, "host_ns": 10000000, "input_ns": 5000000},
+               {"step": 7, "gpu_ns": 10000000, "host_ns": 10000000, "input_ns": -4},
+               {"step": 8, "gpu_ns": 10000000, "host_ns": 10000000, "input_ns": 18446744073709551615}]}]})");
+  std::string error;
+  auto m = readStepsFile(path, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->step_by, "backward");
+  EXPECT_EQ(m->input_ns, 4'500'000) << "the median of 0, 4, 5 and 6 ms: waits out of range are not read";
+  EXPECT_EQ(m->input_path, "/w/train.py") << "the first rank's";
+  EXPECT_EQ(m->input_line, 96);
+  ASSERT_EQ(m->processes.size(), 2u);
+  EXPECT_EQ(m->processes[0].pid, 1234u);
+  EXPECT_EQ(m->processes[0].rank, 0);
+  EXPECT_EQ(m->processes[0].host, "node7");
+  EXPECT_EQ(m->processes[1].pid, 99u);
+  EXPECT_EQ(m->processes[1].rank, 1);
+  EXPECT_EQ(m->processes[1].host, "node8");
+  // Ranks that disagree on how steps were told, no wait, a rank without a number, a site with no
+  // line, a host past 4 KiB.
+  path = write("mixed.steps.json", R"({"sightline_steps": 1, "ranks": [
+    {"rank": 0, "pid": 5, "step_by": "optimizer", "input_site": {"path": "/w/train.py"},
+     "timed": [{"step": 6, "gpu_ns": 10000000, "host_ns": 10000000}]},
+    {"rank": "one", "pid": -3, "step_by": "backward", "host": ")" +
+                                       std::string(5000, 'h') + R"(",
+     "timed": [{"step": 6, "gpu_ns": 10000000, "host_ns": 10000000}]}]})");
+  m = readStepsFile(path, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->step_by, "") << "not one way";
+  EXPECT_EQ(m->input_ns, -1);
+  EXPECT_EQ(m->input_path, "");
+  EXPECT_EQ(m->input_line, 0);
+  ASSERT_EQ(m->processes.size(), 2u);
+  EXPECT_EQ(m->processes[1].rank, -1);
+  EXPECT_EQ(m->processes[1].pid, 0u);
+  EXPECT_EQ(m->processes[1].host, "");
+  // A file of an older capture: how steps were told is not known.
+  path = write("old.steps.json",
+               R"({"sightline_steps": 1, "ranks": [{"rank": 0, "timed": [{"step": 6, "gpu_ns": 10000000}]}]})");
+  m = readStepsFile(path, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->step_by, "");
+  EXPECT_EQ(m->input_ns, -1);
 }
 
 TEST_F(StepsFile, WhatIsNotOneIsAnError) {

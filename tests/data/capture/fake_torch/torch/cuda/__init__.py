@@ -2,7 +2,7 @@
 import os
 import time
 
-from . import profiler  # noqa: F401
+from . import nvtx, profiler  # noqa: F401
 
 _initialized = False
 _device = int(os.environ.get("LOCAL_RANK", "0"))

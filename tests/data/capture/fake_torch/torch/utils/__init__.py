@@ -1,0 +1,2 @@
+"""torch.utils: only its data loader."""
+from . import data  # noqa: F401
