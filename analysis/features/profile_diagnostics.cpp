@@ -643,12 +643,14 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
         cure = s.ms(c.compile_idle_ns) +
                " of it while torch.compile compiled what this line calls: compiles inside the steps are recompiles "
                "(see `recompiles` on the compiled function)";
-      // Idle is host time, which a profiler slows: said to be the capture's unless the step was
-      // measured without it.
-      bool measured = costs.story && costs.story->measured;
+      // Idle is host time, which a profiler slows: always the capture's, a measured step beside it.
+      std::string step;
+      if (verdict && verdict->unprofiled.wall_ns && verdict->unprofiled.source == StepSource::Measured)
+        step = " (the whole step measured without the profiler: " + formatMilliseconds(*verdict->unprofiled.wall_ns) +
+               " ms)";
       add("gpu-idle", line0, false,
-          "the GPU sits idle " + s.ms(c.idle_ns) + (measured ? "" : " as captured") +
-              " while the host runs this line (" + std::to_string(c.idle_gaps) + " gaps of " +
+          "the GPU sits idle " + s.ms(c.idle_ns) + " as captured" + step + " while the host runs this line (" +
+              std::to_string(c.idle_gaps) + (c.idle_gaps == 1 ? " gap of " : " gaps of ") +
               formatGap(thresholds.gpu_idle_gap_ns) + " or more): " + cure);
     }
     double kernels_per_step = static_cast<double>(c.kernels) / s.steps;

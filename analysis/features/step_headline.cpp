@@ -38,7 +38,10 @@ std::string unprofiledReason(const StepVerdict& v) {
                                                                    " on each of " + std::to_string(m.ranks) + " ranks"
                        : m.ranks > 1 ? count(m.steps, "step", "steps") + " of " + std::to_string(m.ranks) + " ranks"
                                      : count(m.steps, "step", "steps");
-    return "measured without the profiler in the same run over " + over + " (" + m.from + ", by sightline capture)";
+    // A loop with no optimizer is stepped by its backward() calls: say so, it is what a step means.
+    std::string by = m.step_by == "backward" ? "; a step is each backward(): the loop has no optimizer" : "";
+    return "measured without the profiler in the same run over " + over + " (" + m.from + ", by sightline capture" +
+           by + ")";
   }
   if (u.measurement && u.source == StepSource::StepLog) {
     const auto& m = *u.measurement;

@@ -353,7 +353,9 @@ StepVerdict storyFigures(const join::StepStory& st) {
   v.graphs = s.graph_launches > 0;
   v.graph_replays = static_cast<double>(s.graph_launches) / n;
   v.outside_launches = s.launches > s.graph_launches ? static_cast<double>(s.launches - s.graph_launches) / n : 0;
-  v.outside_lines = story->launch_lines;
+  // Launches with no line of the user's (the runtime's own) are counted, never named as ":0".
+  for (const auto& l : story->launch_lines)
+    if (!l.path.empty()) v.outside_lines.push_back(l);
   v.triton_ns = static_cast<double>(s.triton_ns) / n;
   v.compiled_share = s.gpu_ns > 0 ? static_cast<double>(s.triton_ns) / static_cast<double>(s.gpu_ns) : 0;
   v.compiled_lines = story->compiled_lines;

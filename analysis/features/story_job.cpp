@@ -80,8 +80,23 @@ void jobRows(const JobView& job, const std::vector<join::RankSummary>& ranks, St
   }
 }
 
+// Beside a straggler found in the profiled steps, what the steps timed without the profiler show:
+// every rank's step ends at the same collectives, so their medians agree and cannot name a late
+// rank; the profiled waits carry the profiler's slowdown of each rank's host, which differs.
+void measuredStragglerRow(const model::StepMeasurement& m, Story& out) {
+  if (m.rank_median_ns.size() < 2) return;
+  auto [lo, hi] = std::minmax_element(m.rank_median_ns.begin(), m.rank_median_ns.end());
+  StoryLine line;
+  line << "without the profiler each rank's timed step (median) is " << ms(*lo);
+  if (*hi != *lo) line << "–" << ms(*hi);
+  line << " ms (" + m.from +
+              "): the ranks meet at every collective, so the timed steps cannot name a late rank; "
+              "the waits above are as captured, under a profiler that slows each rank's host by its own amount";
+  out.push_back(row("", std::move(line), RowRole::Note));
+}
+
 // The rank the others wait for, the steps it held up, and what it ran longer in them.
-void stragglerRows(const JobView& job, Story& out) {
+void stragglerRows(const JobView& job, const model::StepMeasurement* measured, Story& out) {
   if (job.straggler < 0) {
     if (job.ranks.size() > 1 && job.paired_collectives > 0) {
       StoryLine line;
@@ -93,6 +108,7 @@ void stragglerRows(const JobView& job, Story& out) {
   const auto& r = job.ranks[static_cast<size_t>(job.straggler)];
   size_t others = job.ranks.size() - 1;
   StoryLine line;
+  if (measured) line << "as captured: ";
   line << r.label + ": last to arrive at " << C::share(job.straggler_late_share) << " of its collectives; the "
        << (others == 1 ? "other rank waits " : std::to_string(others) + " others wait ")
        << ms(job.straggler_caused_ns_per_step / static_cast<int64_t>(others)) << " ms/step"
@@ -101,6 +117,7 @@ void stragglerRows(const JobView& job, Story& out) {
     line << "; it held up step" + std::string(job.straggler_steps.size() == 1 ? " " : "s ") +
                 stepList(job.straggler_steps);
   out.push_back(row("Straggler", std::move(line)));
+  if (measured) measuredStragglerRow(*measured, out);
   if (job.straggler_steps.empty()) return;
   int64_t floor = std::max<int64_t>(500'000, job.median_step_ns / 100);
   StoryLine why;
@@ -187,10 +204,11 @@ void commRows(const JobView& job, Story& out) {
 
 }  // namespace
 
-Story jobStory(const JobView& job, const std::vector<join::RankSummary>& ranks) {
+Story jobStory(const JobView& job, const std::vector<join::RankSummary>& ranks,
+               const model::StepMeasurement* measured) {
   Story out;
   jobRows(job, ranks, out);
-  stragglerRows(job, out);
+  stragglerRows(job, measured, out);
   spreadRows(job, out);
   commRows(job, out);
   return out;

@@ -286,7 +286,11 @@ Story reportStory(const ReportFacts& f) {
     return out;
   }
   append(out, machineStory(profile.info.gpus, attr));
-  if (f.job && f.job->ranks.size() > 1 && f.summaries) append(out, jobStory(*f.job, *f.summaries));
+  if (f.job && f.job->ranks.size() > 1 && f.summaries) {
+    const auto& u = f.verdict ? f.verdict->unprofiled : UnprofiledStep{};
+    bool measured = u.measurement && u.source == StepSource::Measured;
+    append(out, jobStory(*f.job, *f.summaries, measured ? &*u.measurement : nullptr));
+  }
   stepsRows(attr, f.verdict, out);
   if (f.verdict) append(out, verdictStory(*f.verdict));
   methodsRow(attr, out);

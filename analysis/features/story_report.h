@@ -54,8 +54,10 @@ Story reportStory(const ReportFacts& facts);
 // The GPUs, and for several processes with GPU work the rank table.
 Story machineStory(const std::vector<std::string>& gpus, const attribution::Attribution& attr);
 // The job of many ranks: lined-up steps, collectives paired, the straggler, each line's spread,
-// communication per module and its advice (what `report --merge` prints).
-Story jobStory(const JobView& job, const std::vector<join::RankSummary>& ranks);
+// communication per module and its advice (what `report --merge` prints). With the steps
+// sightline capture timed without the profiler (`measured`), a straggler is said to be as captured.
+Story jobStory(const JobView& job, const std::vector<join::RankSummary>& ranks,
+               const model::StepMeasurement* measured = nullptr);
 // GPU memory: the pool's growth, the peak, what holds it, an out-of-memory error and its chain.
 Story memoryStory(const join::MemoryStory& m);
 // When the memory peak came: "in step 3 of the 4 recorded (backward pass)", "in the optimizer

@@ -130,7 +130,8 @@ void oneoffRows(const StepVerdict& v, Story& out) {
   // time and 0.00 ms of GPU idle".
   bool outlier = std::any_of(v.oneoff_steps.begin(), v.oneoff_steps.end(),
                              [](const auto& o) { return o.kind == attribution::StepKind::Outlier; });
-  if (v.oneoff_gpu_ns + v.oneoff_idle_ns >= 5'000 || outlier || v.warmup > 0) {
+  bool told = v.oneoff_gpu_ns + v.oneoff_idle_ns >= 5'000 || outlier || v.warmup > 0;
+  if (told) {
     StoryLine line;
     line << C::ms(static_cast<double>(v.oneoff_gpu_ns)) << " ms of GPU time and "
          << C::ms(static_cast<double>(v.oneoff_idle_ns)) << " ms of GPU idle outside the steady steps";
@@ -152,9 +153,12 @@ void oneoffRows(const StepVerdict& v, Story& out) {
     out.back().title = "One-off (not per step)";
   }
   if (v.all_counted) {
+    // Under the One-off row it notes why nothing was set aside; alone it is that row.
     StoryLine line;
-    line << "every step counted (allSteps, or a capture range)";
-    out.push_back(row("", std::move(line), RowRole::Note));
+    line << (told ? "every step counted (allSteps, or a capture range)"
+                  : "none: every step counted as steady (allSteps, or a capture range)");
+    out.push_back(row(told ? "" : "One-off", std::move(line), RowRole::Note));
+    if (!told) out.back().title = "One-off (not per step)";
   }
 }
 

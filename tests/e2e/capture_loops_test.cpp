@@ -128,7 +128,9 @@ TEST_F(Capture, AReportOfTheTraceFindsExactlyTheProfiledSteps) {
   json j = json::parse(report.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << report.out;
   EXPECT_EQ(j["steps_source"], "ProfilerStep ranges") << report.out;
-  EXPECT_EQ(j["steps"], 5) << report.out;
+  // Every profiled step found; a slow one (a loaded machine) may be called warm-up or an outlier.
+  const json& s = j["step_summary"];
+  EXPECT_EQ(s["steady"].get<int>() + s["warmup"].get<int>() + s["outliers"].get<int>(), 5) << report.out;
 }
 
 // Under nsys the marks are NVTX start/end ranges (eventType 60 in the export): a capture of
@@ -154,7 +156,9 @@ TEST_F(Capture, AnNsysReportFindsTheStartEndRangesOfTheProfiledSteps) {
   json j = json::parse(report.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << report.out;
   EXPECT_EQ(j["steps_source"], "ProfilerStep ranges") << report.out;
-  EXPECT_EQ(j["steps"], 5) << report.out;
+  // Every profiled step found; a slow one (a loaded machine) may be called warm-up or an outlier.
+  const json& s = j["step_summary"];
+  EXPECT_EQ(s["steady"].get<int>() + s["warmup"].get<int>() + s["outliers"].get<int>(), 5) << report.out;
 }
 
 TEST_F(Capture, TheLoopsWaitForDataIsTimedAtItsLine) {
