@@ -76,6 +76,15 @@ std::string decompressed(const std::string& source, const std::string& cache_nam
     if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot decompress " + source + " (is xz installed?)");
     std::filesystem::rename(tmp, cache, ec);
   }
+  // sightline capture's steps file (NAME.steps.json beside NAME.sqlite.xz) goes beside the copy, as
+  // a user has it beside the export: the report reads the measured step from it.
+  std::string stem = source.substr(0, source.size() - 3);
+  if (auto dot = stem.rfind(".sqlite"); dot != std::string::npos && dot + 7 == stem.size()) {
+    std::filesystem::path steps = stem.substr(0, dot) + ".steps.json";
+    if (std::filesystem::exists(steps, ec))
+      std::filesystem::copy_file(steps, cache.parent_path() / steps.filename(),
+                                 std::filesystem::copy_options::update_existing, ec);
+  }
   return cache.string();
 }
 

@@ -6,6 +6,7 @@
 #   tests/data/capture/device_run.sh multi             # 2+ GPUs: DDP (2 ranks), FSDP2 (4 ranks, or 2)
 #   tests/data/capture/device_run.sh interleave        # one GPU: plain and captured in turn, repeated
 #   tests/data/capture/device_run.sh interleave_multi  # the same for FSDP2 and DDP
+#   tests/data/capture/device_run.sh hooks             # one GPU: the demo, a hand-written loop, graphs, loaders
 #   tests/data/capture/device_run.sh extra             # 2 GPUs: FSDP2 small; gpt.py compiled + its cache
 # Needs the stripped binary and its libraries in .dev/ and the libdw1/libelf1 .debs in .debs/
 # (docs/capture.md, "Measured on"). nsys is left off PATH on purpose: the verb finds Nsight
@@ -158,6 +159,33 @@ case $stage in
     python3 interleaved.py "train_ddp.py (2 ranks)" 5 20 \
       plain=$L/i_ddp_plain_1.log,$L/i_ddp_plain_2.log,$L/i_ddp_plain_3.log \
       none=$J/i_ddp_none_1.steps.json,$J/i_ddp_none_2.steps.json,$J/i_ddp_none_3.steps.json | tee -a $L/table.md ;;
+  hooks)
+    # The loops issue 55 names, one GPU: examples/train_small.py (the README's demo, its loader in
+    # the training process), a hand-written SGD update (no optimizer), CUDA graphs traced node by
+    # node, and resnet.py starved by one loader worker against eight.
+    nvidia-smi -L
+    E="python3 ../../../examples/train_small.py --profiler none --steps 40 --out /tmp/unused"
+    cap small_none 40 none $E
+    cap small_nsys 90 nsys $E
+    H="python3 hw.py --iters 90"
+    plain hw_plain_a 100 $H
+    cap hw_nsys 140 nsys $H
+    cap hw_torch 170 torch $H
+    plain hw_plain_b 180 $H
+    G="python3 graphs.py --iters 40"
+    plain graphs_plain_a 200 $G
+    cap graphs_nsys 250 nsys $G
+    plain graphs_plain_b 270 $G
+    R1="python3 resnet.py --iters 40 --workers 1"
+    plain loader1_plain 300 $R1
+    cap loader1_nsys 350 nsys $R1
+    R8="python3 resnet.py --iters 40 --workers 8"
+    plain loader8_plain 380 $R8
+    cap loader8_nsys 420 nsys $R8
+    for p in nsys torch; do row "hw.py" hw_plain_a hw_plain_b hw_$p; done
+    row "graphs.py" graphs_plain_a graphs_plain_b graphs_nsys
+    row "resnet.py --workers 1" loader1_plain loader1_plain loader1_nsys
+    row "resnet.py --workers 8" loader8_plain loader8_plain loader8_nsys ;;
   multi)
     nvidia-smi -L
     NF=$(($(nvidia-smi -L | wc -l) >= 4 ? 4 : 2))
