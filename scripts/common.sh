@@ -108,12 +108,19 @@ build() {
   return "$status"
 }
 
-# The bundled example's profile, decompressed once into build/examples; prints its path.
+# A bundled example's profile (NAME under examples/, default train_small_capture: the one
+# `sightline capture` made, its steps file beside it), decompressed once into build/examples;
+# prints its path.
 example_profile() {
-  local profile="$ROOT/build/examples/train_small_naive.sqlite"
-  if [ ! -f "$profile" ] || [ "$ROOT/examples/train_small_naive.sqlite.xz" -nt "$profile" ]; then
+  local name="${1:-train_small_capture}"
+  local profile="$ROOT/build/examples/$name.sqlite"
+  if [ ! -f "$profile" ] || [ "$ROOT/examples/$name.sqlite.xz" -nt "$profile" ]; then
     mkdir -p "$(dirname "$profile")"
-    xz -dc "$ROOT/examples/train_small_naive.sqlite.xz" > "$profile.tmp" && mv "$profile.tmp" "$profile"
+    xz -dc "$ROOT/examples/$name.sqlite.xz" > "$profile.tmp" && mv "$profile.tmp" "$profile"
+  fi
+  # The measured step comes from the steps file beside the export.
+  if [ -f "$ROOT/examples/$name.steps.json" ]; then
+    cp "$ROOT/examples/$name.steps.json" "$ROOT/build/examples/$name.steps.json"
   fi
   echo "$profile"
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up what is missing, builds, then runs Sightline on the bundled example: the training
-# script we profiled on an H200 and its real Nsight Systems profile.
+# script as `sightline capture` ran it on an H200 (20 steps timed without a profiler, then 5
+# under Nsight Systems; examples/train_small_capture.*).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_apt_packages
 ensure_grammar
@@ -12,7 +13,7 @@ BIN="$ROOT/build/server/sightline"
 cd "$ROOT"
 PROFILE="$(example_profile)"
 
-log "sightline report --profile build/examples/train_small_naive.sqlite examples/train_small.py"
+log "sightline report --profile build/examples/train_small_capture.sqlite examples/train_small.py"
 "$BIN" report --profile "$PROFILE" examples/train_small.py
 
 # The same script (an earlier version) under the PyTorch profiler: frames there carry `def`
@@ -22,7 +23,7 @@ log "sightline report --profile $KINETO/train_small_naive.pt.trace.json.gz $KINE
 "$BIN" report --profile "$KINETO/train_small_naive.pt.trace.json.gz" "$KINETO/train_small.py" |
   awk 'NR <= 5 || /[0-9]%/'
 
-log "sightline check --profile build/examples/train_small_naive.sqlite examples/train_small.py"
+log "sightline check --profile build/examples/train_small_capture.sqlite examples/train_small.py"
 set +e
 "$BIN" check --profile "$PROFILE" examples/train_small.py
 status=$?

@@ -46,7 +46,7 @@ log "the page's number formatters against the server's table (tests/data/units.j
 (cd "$ROOT/editors/vscode" && node test/units.mjs "$ROOT")
 
 log "Neovim plugin in Debian's Neovim (headless)"
-"$ROOT/editors/nvim/tests/run.sh" "$ROOT/build/server/sightline" "$(example_profile)"
+"$ROOT/editors/nvim/tests/run.sh" "$ROOT/build/server/sightline" "$(example_profile train_small_naive)"
 
 log "VS Code extension: packaged, then tested in code-server with headless Chromium (and the HTML report)"
 build_vscode_extension
@@ -63,10 +63,10 @@ else
   xz -dc "$ROOT/tests/data/memory/gpt_oom_eval.pickle.xz" > "$ROOT/build/editors/oom_snapshot.pickle"
   node "$ROOT/editors/vscode/test/e2e.mjs" --vsix "$ROOT/editors/vscode/sightline.vsix" \
     --server "$ROOT/build/server/sightline" --script "$ROOT/examples/train_small.py" \
-    --profile "$(example_profile)" --screenshot "$ROOT/build/editors/vscode.png"
+    --profile "$(example_profile train_small_naive)" --screenshot "$ROOT/build/editors/vscode.png"
   node "$ROOT/editors/vscode/test/e2e.mjs" --vsix "$ROOT/editors/vscode/sightline.vsix" \
     --server "$ROOT/build/server/sightline" --script "$ROOT/examples/train_small.py" \
-    --profile "$(example_profile)" --screenshot "$ROOT/build/editors/vscode-memory.png" \
+    --profile "$(example_profile train_small_naive)" --screenshot "$ROOT/build/editors/vscode-memory.png" \
     --memory-script "$ROOT/tests/data/memory/gpt_mem.py" \
     --memory-snapshot "$ROOT/build/editors/oom_snapshot.pickle" --memory-only yes
 fi
