@@ -99,7 +99,12 @@ void stepsRows(const attribution::Attribution& attr, const StepVerdict* verdict,
   }
   out.push_back(row("Steps", std::move(steps)));
   StoryLine gpu;
-  gpu << C::ms(static_cast<double>(attr.steady_gpu_ns)) << (verdict ? " ms in steady steps" : " ms total");
+  // Without steps there are no steady ones: the whole profile's GPU time (it once read "0.00 ms
+  // total" beside 69 ms of kernels).
+  if (verdict || attr.steps > 0)
+    gpu << C::ms(static_cast<double>(attr.steady_gpu_ns)) << " ms in steady steps";
+  else
+    gpu << C::ms(static_cast<double>(attr.total_gpu_ns)) << " ms total";
   if (attr.steps > 0)
     gpu << ", " << C::ms(static_cast<double>(attr.steady_gpu_ns) / attr.steps) << " ms/step"
         << (attr.step_ranks > 1 ? " per GPU" : "");
