@@ -161,6 +161,12 @@ struct LostRecords {
   uint32_t lost = 0;
 };
 
+// A thread that lost the records of nine tenths or more of its launches (a hundred at least):
+// it lost them in every step, not only where a capture ended before the GPU delivered them.
+inline bool wholeThreadLost(uint32_t launches, uint32_t lost) {
+  return launches >= 100 && 10 * static_cast<uint64_t>(lost) >= 9 * static_cast<uint64_t>(launches);
+}
+
 struct LineRef {
   model::StringId file = 0;  // 0: unattributed
   int32_t line = 0;

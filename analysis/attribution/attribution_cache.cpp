@@ -26,9 +26,10 @@ static_assert(sizeof(Step) == 192 && sizeof(LineRef) == 16 && sizeof(UnprofiledS
 namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'A', 'T', 'T', 'R', '\n', '\0'};
-constexpr uint32_t kFormat = 9;  // 9: exposed waiting, collective by collective; 8: the steps the medians stand on; 7:
-                                 // compute slowed beside collectives; 6: ranks' hosts and GPU UUIDs, collectives; 5:
-                                 // copies and fills without a GPU record are not lost launches
+constexpr uint32_t kFormat =
+    10;  // 10: a thread that lost all its records keeps its steps; 9: exposed waiting, collective by collective; 8: the
+         // steps the medians stand on; 7: compute slowed beside collectives; 6: ranks' hosts and GPU UUIDs,
+         // collectives; 5: copies and fills without a GPU record are not lost launches
 
 template <class Ar>
 void fields(Ar& ar, KernelStat& s) {

@@ -2,6 +2,7 @@
 #include "analysis/attribution/launch_links.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace sightline::attribution {
 
@@ -37,11 +38,27 @@ void LaunchLinks::lostCopies(const model::Profile& p) {
 }
 
 void markLostSteps(const model::Profile& p, const LaunchLinks& links, Attribution& out) {
+  // A thread that lost the records of (nearly) all its launches lost them in every step (the
+  // autograd thread's backward pass, once): its steps are kept, with what the other threads ran,
+  // and the loss is told as the thread's; only steps whose own records went missing (the capture
+  // ending before the GPU delivered them) are left out.
+  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> threads;  // thread -> (launches, lost)
+  for (size_t i = 0; i < p.api_calls.size(); ++i) {
+    const auto& call = p.api_calls[i];
+    if (!call.launches || call.correlation <= 0) continue;
+    auto& t = threads[LaunchLinks::threadOf(call)];
+    ++t.first;
+    t.second += links.lost(call, i) ? 1 : 0;
+  }
+  auto threadLost = [&](const model::ApiCall& call) {
+    const auto& t = threads[LaunchLinks::threadOf(call)];
+    return wholeThreadLost(t.first, t.second);
+  };
   std::map<const Step*, std::pair<uint32_t, uint32_t>> counts;  // step -> (launches, lost)
   StepWindow window(out);
   for (size_t i = 0; i < p.api_calls.size(); ++i) {
     const auto& call = p.api_calls[i];
-    if (!call.launches || call.correlation <= 0) continue;
+    if (!call.launches || call.correlation <= 0 || threadLost(call)) continue;
     if (Step* step = window.stepAt(call.pid, call.start_ns)) {
       auto& c = counts[step];
       ++c.first;

@@ -84,12 +84,13 @@ struct LaunchLinks {
     if (!missing(call, i)) return false;
     return launchesKernels(call.name) || lost_copies_.count(i) > 0;
   }
+  // The call's thread, one key across processes.
+  static uint64_t threadOf(const model::ApiCall& call) { return uint64_t{call.pid} << 32 | call.tid; }
 
  private:
   bool missing(const model::ApiCall& call, size_t i) const {
     return call.launches && call.correlation > 0 && !has_activity[i];
   }
-  static uint64_t threadOf(const model::ApiCall& call) { return uint64_t{call.pid} << 32 | call.tid; }
   bool launchesKernels(model::StringId name) const {
     auto [it, added] = kernel_launch_.try_emplace(name, false);
     if (added) it->second = strings_[name].find("Launch") != std::string_view::npos;

@@ -630,7 +630,9 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
       add("sync-api", line0, false,
           "the host waits for the GPU " + s.ms(c.sync_ns) + " here (" + syncApis(c, profile) +
               "): while it waits no new work is queued; move the synchronization out of the step or drop it");
-    if (c.idle_gaps > 0 && static_cast<double>(c.idle_ns) / s.steps >= thresholds.gpu_idle_min_ns) {
+    // Lost records put idle where the GPU ran the missing work: no idle finding rests on them.
+    bool records_lost = verdict && verdict->low_confidence;
+    if (!records_lost && c.idle_gaps > 0 && static_cast<double>(c.idle_ns) / s.steps >= thresholds.gpu_idle_min_ns) {
       int f = index.functionAt(lines.lineStart(line0));
       bool in_dataset = f >= 0 && (index.functions[static_cast<size_t>(f)].name == "__getitem__" ||
                                    index.functions[static_cast<size_t>(f)].name == "__iter__" ||

@@ -88,8 +88,10 @@ std::string unprofiledText(const StepVerdict& v) {
   if ((u.source == StepSource::Measured || u.source == StepSource::StepLog) && u.hi_ns > u.lo_ns)
     out += ", " + formatMilliseconds(u.lo_ns) + "–" + formatMilliseconds(u.hi_ns) + " ms";
   if (!u.busy_known)
-    return out + "; GPU busy: not known (the capture's GPU work per step is more than this step) · " +
-           unprofiledBoundText(u);
+    return out + "; GPU busy: not known (" +
+           (v.low_confidence ? "the capture lost GPU records in its steps: what they ran is not in its GPU time"
+                             : "the capture's GPU work per step is more than this step") +
+           ") · " + unprofiledBoundText(u);
   return out + "; GPU busy " + formatShare(u.busy_share) + " · " + unprofiledBoundText(u);
 }
 

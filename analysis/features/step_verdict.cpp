@@ -665,6 +665,21 @@ void withCaptured(StepVerdict& v, const std::vector<VerdictCause>& every_capture
   }
 }
 
+// A capture that lost GPU records in its steps (a thread's kernels missing in every step, or the
+// capture ending before the GPU delivered them) shows idle where the GPU ran the missing work: no
+// busy share, bound, cause or change rests on that. What was measured without the profiler (the
+// loop's wait for data) stands, and bounds the step where it is half of it. ImageNet's example,
+// its autograd thread's kernels lost, once read "host-bound ... other host work at loss.backward()".
+void withoutLostRecords(StepVerdict& v) {
+  if (!v.low_confidence) return;
+  auto& up = v.unprofiled;
+  std::erase_if(v.causes, [](const VerdictCause& c) { return !c.measured; });
+  up.busy_known = false;
+  bool measured_half = up.wall_ns && !v.causes.empty() && v.causes.front().ns * 2 >= *up.wall_ns;
+  v.bound = measured_half ? v.causes.front().kind : Bound::Unknown;
+  up.bound = v.bound == Bound::Unknown ? std::nullopt : std::optional<Bound>(v.bound);
+}
+
 }  // namespace
 
 std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
@@ -705,6 +720,7 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
     v.causes = as_captured;
     v.bound = up.bound.value_or(Bound::Unknown);
     v.as_captured = true;
+    withoutLostRecords(v);
     withCaptured(v, every_captured);
     v.changes = changesFor(v);
     return v;
@@ -718,6 +734,7 @@ std::optional<StepVerdict> stepVerdict(const join::StepStory* story) {
       !(v.bound == Bound::Ranks && lateRankExplains(v)))
     v.bound = Bound::Gpu;
   up.bound = v.bound == Bound::Unknown ? std::nullopt : std::optional<Bound>(v.bound);
+  withoutLostRecords(v);
   withCaptured(v, every_captured);
   v.changes = changesFor(v);
   return v;

@@ -59,7 +59,13 @@ void stepRows(const StepVerdict& v, Story& out) {
        << (!cut          ? ""
            : v.ranks > 1 ? "; each rank's last, cut short where its loop ends, left out"
                          : "; the last, cut short where the loop ends, left out")
-       << "), GPU busy " << C::share(v.busy_share) << ", idle " << C::ms(v.idle_ns) << " ms/step";
+       << "), GPU busy ";
+  // Lost records: the GPU ran more than the capture shows, so its busy share is a floor and its
+  // idle time not known.
+  if (v.low_confidence)
+    step << "at least " << C::share(v.busy_share) << " (records lost)";
+  else
+    step << C::share(v.busy_share) << ", idle " << C::ms(v.idle_ns) << " ms/step";
   out.push_back(row("Step", std::move(step)));
   StoryLine unprofiled;
   unprofiled << unprofiledText(v);

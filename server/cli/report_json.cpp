@@ -287,7 +287,7 @@ json verdictJson(const features::StepVerdict& v) {
           {"confidence_reason", features::confidenceReason(v)},
           {"lost_steps", v.lost_steps},
           {"busy_share", v.busy_share},
-          {"idle_ns_per_step", v.idle_ns},
+          {"idle_ns_per_step", v.low_confidence ? json(nullptr) : json(v.idle_ns)},
           {"wall_ns", v.wall_ns},
           {"comm_exposed_ns_per_step", v.comm_exposed_ns},
           {"comm_wait_ns_per_step", v.comm_paired ? json(v.comm_wait_ns) : json(nullptr)},

@@ -396,6 +396,14 @@ std::string lostRecordsWarning(const attribution::Attribution& attr, const model
            std::to_string(attr.lost[i].tid) + ": " + std::to_string(attr.lost[i].lost) + " of " +
            std::to_string(attr.lost[i].launches);
   if (attr.lost.size() > 4) out += "; " + std::to_string(attr.lost.size() - 4) + " more threads";
+  // A thread that lost nearly all of them lost them in every step: not the capture's end.
+  for (const auto& t : attr.lost)
+    if (attribution::wholeThreadLost(t.launches, t.lost))
+      return out + "): thread " + std::to_string(t.tid) +
+             " lost them in every step, not only where the capture ended, so the GPU work it launched is missing "
+             "from every figure (the backward pass, where it is autograd's thread): no bound or cause is named from "
+             "the GPU's idle time. Capture again; if it repeats, capture with the PyTorch profiler (`sightline "
+             "capture --profiler torch`).";
   out +=
       "): the capture ended before the GPU records were delivered, so their lines show less than they ran and "
       "profile-only rules skip them. ";
