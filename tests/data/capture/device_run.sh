@@ -7,6 +7,7 @@
 #   tests/data/capture/device_run.sh interleave        # one GPU: plain and captured in turn, repeated
 #   tests/data/capture/device_run.sh interleave_multi  # the same for FSDP2 and DDP
 #   tests/data/capture/device_run.sh hooks             # one GPU: the demo, a hand-written loop, graphs, loaders
+#   tests/data/capture/device_run.sh graphlevel        # one GPU: graphs.py, whole run, graph- and node-level traces
 #   tests/data/capture/device_run.sh extra             # 2 GPUs: FSDP2 small; gpt.py compiled + its cache
 # Needs the stripped binary and its libraries in .dev/ and the libdw1/libelf1 .debs in .debs/
 # (docs/capture.md, "Measured on"). nsys is left off PATH on purpose: the verb finds Nsight
@@ -186,6 +187,21 @@ case $stage in
     row "graphs.py" graphs_plain_a graphs_plain_b graphs_nsys
     row "resnet.py --workers 1" loader1_plain loader1_plain loader1_nsys
     row "resnet.py --workers 8" loader8_plain loader8_plain loader8_nsys ;;
+  graphlevel)
+    # graphs.py under plain nsys, the whole run traced (no capture range): CUDA graphs traced as
+    # whole graphs (nsys's default) and node by node, each exported as sightline capture does.
+    NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+    export PATH=/opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64:$PATH
+    G="python3 graphs.py --iters 20"
+    for t in graph node; do
+      budget 200 "graphs_$t" || continue
+      echo "=== graphs_$t $(date +%T)"
+      timeout 150 $NSYS profile -t cuda,nvtx --python-backtrace=cuda --cuda-graph-trace=$t -f true \
+        -o "$W/graphs_$t" $G >"$W/logs/graphs_$t.log" 2>&1; echo "rc=$?"
+      timeout 120 $NSYS export --type=sqlite --include-blobs=true --force-overwrite=true \
+        --output="$W/graphs_$t.sqlite" "$W/graphs_$t.nsys-rep" >>"$W/logs/graphs_$t.log" 2>&1; echo "export rc=$?"
+    done
+    rm -f "$W"/*.nsys-rep ;;
   multi)
     nvidia-smi -L
     NF=$(($(nvidia-smi -L | wc -l) >= 4 ? 4 : 2))
