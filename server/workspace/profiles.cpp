@@ -129,9 +129,17 @@ std::vector<std::string> expandProfileSetting(const std::string& root, const std
   if (pattern.is_relative() && !root.empty()) pattern = fs::path(root) / pattern;
   std::string p = pattern.lexically_normal().string();
   if (p.find_first_of("*?[") == std::string::npos) return {p};
+  // What a glob matches beside the profiles is left alone: sightline capture's steps file (read
+  // with its profile), logs and scripts ("runs/*" once loaded run.steps.json as a trace).
+  auto loadable = [](const std::string& name) {
+    if (isProfileName(name)) return true;
+    if (endsWith(name, ".steps.json")) return false;
+    return endsWith(name, ".json") || endsWith(name, ".json.gz") || ingest::isMemorySnapshotName(name);
+  };
   std::vector<std::string> found;
   walk(root.empty() ? "." : root, [&](const fs::path& file) {
-    if (fnmatch(p.c_str(), file.lexically_normal().string().c_str(), 0) == 0) found.push_back(file.string());
+    if (fnmatch(p.c_str(), file.lexically_normal().string().c_str(), 0) == 0 && loadable(file.filename().string()))
+      found.push_back(file.string());
   });
   return newestFirst(std::move(found));
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -31,6 +32,22 @@ class Discovery : public ::testing::Test {
 TEST_F(Discovery, FindsTheWorkspacesProfiles) {
   std::string mine = touch("ws/run.pt.trace.json");
   EXPECT_EQ(discoverProfiles((dir_ / "ws").string()), std::vector<std::string>{mine});
+}
+
+// A glob in the profiles setting ("runs/*") matches the profiles, not what lies beside them:
+// sightline capture's steps file (it once loaded as a trace: 'no "traceEvents"'), logs, scripts.
+TEST_F(Discovery, AGlobLoadsTheProfilesBesideTheStepsFile) {
+  fs::create_directories(dir_ / "ws/runs");
+  std::string profile = touch("ws/runs/run.sqlite");
+  std::string trace = touch("ws/runs/rank0.json");
+  touch("ws/runs/run.steps.json");
+  touch("ws/runs/run.log");
+  touch("ws/runs/train.py");
+  auto found = expandProfileSetting((dir_ / "ws").string(), "runs/*");
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> want{trace, profile};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(found, want);
 }
 
 TEST_F(Discovery, TheRootFolderIsNoWorkspace) {
