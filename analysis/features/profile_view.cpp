@@ -30,7 +30,13 @@ std::string shortKernelName(const std::string& name, size_t max_length) {
     }
     if (angle == 0 && paren == 0) out += c;
   }
-  if (out.size() > max_length) out = out.substr(0, max_length - 1) + "…";
+  if (out.size() > max_length) {
+    // Cut on a character, never inside one ("<…>" is three bytes; names carry UTF-8 too): a cut
+    // through "…" once put U+FFFD in a hover.
+    size_t cut = max_length - 1;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out = out.substr(0, cut) + "…";
+  }
   return out;
 }
 

@@ -57,6 +57,11 @@ TEST(ProfileView, Formatting) {
   EXPECT_EQ(formatMilliseconds(153'000'000), "153");
   EXPECT_EQ(shortKernelName("void cudnn::conv<float, 3>(Params<float> const&)"), "void cudnn::conv<…>(…)");
   EXPECT_EQ(shortKernelName(std::string(100, 'k'), 10), "kkkkkkkkk…");
+  // A cut through "<…>" (three bytes) backs off to the character's start: no broken UTF-8.
+  std::string cut = shortKernelName("vectorized_layer_norm_kernel<float, float>(int, float)", 31);
+  EXPECT_EQ(cut, "vectorized_layer_norm_kernel<…");
+  cut = shortKernelName("vectorized_layer_norm_kernel<float, float>(int, float)", 30);
+  EXPECT_EQ(cut, "vectorized_layer_norm_kernel<…");
 }
 
 // The figures behind the hints (their labels: tests/server/render/profile_text_test.cpp).
