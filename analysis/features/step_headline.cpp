@@ -104,16 +104,23 @@ std::string unprofiledSummary(const StepVerdict& v) {
          (u.busy_known ? "GPU " + formatShare(u.busy_share) + " busy · " : "") + unprofiledBoundText(u);
 }
 
-std::string measureAdvice(const StepVerdict& v) {
+std::string measureCommand(const StepVerdict& v) {
   const auto& u = v.unprofiled;
   if (u.wall_ns) return {};
   std::string script = v.script.empty() ? "YOUR_SCRIPT.py" : v.script;
   // Several ranks: the launcher's command as the run used it (torchrun's on one node).
   std::string command =
       v.ranks > 1 ? "torchrun --nproc_per_node=" + std::to_string(v.ranks) + " " + script : "python " + script;
-  return "`sightline capture -- " + command +
-         "` measures the step without the profiler: it times steps with no profiler, then profiles a few in the same "
-         "run (docs/capture.md)";
+  return "sightline capture -- " + command;
+}
+
+const char* const kMeasureWhy =
+    " measures the step without the profiler: it times steps with no profiler, then profiles a few in the same run "
+    "(docs/capture.md)";
+
+std::string measureAdvice(const StepVerdict& v) {
+  std::string command = measureCommand(v);
+  return command.empty() ? "" : "`" + command + "`" + kMeasureWhy;
 }
 
 }  // namespace sightline::features

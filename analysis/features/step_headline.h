@@ -27,5 +27,8 @@ std::string unprofiledSummary(const StepVerdict& v);
 // How to measure it (`sightline capture -- python SCRIPT`, StepVerdict::script) where it was not
 // measured; "" where it was.
 std::string measureAdvice(const StepVerdict& v);
+// Its parts: the command ("" where measured), and what it does (after the command).
+std::string measureCommand(const StepVerdict& v);
+extern const char* const kMeasureWhy;
 
 }  // namespace sightline::features

@@ -90,9 +90,9 @@ void causeRows(const StepVerdict& v, Story& out) {
     out.push_back(row(i == 0 ? "Try" : "", std::move(change), RowRole::Change));
     if (v.as_captured) out.back().qualifier = "as captured";
   }
-  if (auto measure = measureAdvice(v); !measure.empty()) {
+  if (auto command = measureCommand(v); !command.empty()) {
     StoryLine line;
-    line << measure;
+    line << C::code(command) << kMeasureWhy;
     out.push_back(row("Measure", std::move(line)));
   }
 }

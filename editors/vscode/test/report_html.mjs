@@ -144,6 +144,10 @@ async function everyCapture(browser) {
     check(errors.length === 0 && missing.length === 0 && untold.length === 0 && rows.length > 0,
       `${c.name}: the page renders, its ${rows.length} story rows the report's header lines`,
       `${errors.join("; ")} ${missing.slice(0, 3).join(" | ")} ${untold.slice(0, 3).join(" | ")}`);
+    // Code is set as code: no literal backtick in the headline or the story ("Measure: `sightline ...`").
+    const ticks = await page.$$eval("#sl-headline ~ p, #sl-story", (els) =>
+      els.map((e) => e.textContent).filter((t) => t.includes("`")));
+    check(ticks.length === 0, `${c.name}: no literal backticks in the headline or the story`, ticks.join(" | ").slice(0, 300));
     // The listing against the margin: "   4.01     81%  1.29 + 2.73  ████ │   33  code".
     const margins = new Map();
     for (const l of text.slice(text.indexOf("\n\n")).split("\n")) {

@@ -81,9 +81,15 @@ function header(data: StepViewData): HTMLElement {
       ]),
     );
     h.append(el("p", { class: "sl-unprofiled-text" }, [`Without the profiler: ${head.text}`]));
-    if (head.measure) h.append(el("p", { class: "sl-measure" }, [`Measure: ${head.measure}`]));
+    if (head.measure) h.append(el("p", { class: "sl-measure" }, ["Measure: ", ...withCode(head.measure)]));
   }
   return h;
+}
+
+// Text whose `backticked` spans are code (the advice's commands): code elements, never literal
+// backticks on the page.
+function withCode(text: string): (Node | string)[] {
+  return text.split("`").map((part, i) => (i % 2 === 1 ? el("code", {}, [part]) : part));
 }
 
 // A story row's parts: places link to their lines, code as code, the rest as text.
