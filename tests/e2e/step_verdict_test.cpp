@@ -372,6 +372,8 @@ TEST(StepVerdict, ACompiledModelGetsCudaGraphsNotCompile) {
   EXPECT_NE(launch.find("[launch-bound]"), std::string::npos) << launch;
   EXPECT_NE(launch.find("replay them as CUDA graphs"), std::string::npos) << launch;
   EXPECT_EQ(launch.find("fuse them with torch.compile"), std::string::npos) << launch;
+  // Not measured: the pace is the capture's, said so (the verdict beside it "cannot tell").
+  EXPECT_NE(launch.find("as captured, launch overhead, not the GPU, sets the pace"), std::string::npos) << launch;
   at = check.find("[gpu-idle]");
   ASSERT_NE(at, std::string::npos) << check;
   std::string idle = check.substr(check.rfind('\n', at) + 1, at - check.rfind('\n', at));
