@@ -82,8 +82,11 @@ void stepRows(const StepVerdict& v, Story& out) {
 // Each cause with its figure (and the captured one where it was fitted) and its lines; then the
 // changes to try, and how to measure the step where it was not.
 void causeRows(const StepVerdict& v, Story& out) {
-  for (size_t k = 0; k < v.causes.size(); ++k)
-    out.push_back(row("", causeStory(v, v.causes[k], k == 0, 3), RowRole::Cause));
+  // Under a label of their own: below the Profiler row they once read as the profiler's cost.
+  for (size_t k = 0; k < v.causes.size(); ++k) {
+    out.push_back(row(k == 0 ? "Waits" : "", causeStory(v, v.causes[k], k == 0, 3), RowRole::Cause));
+    if (k == 0) out.back().title = "Why the GPU waits";
+  }
   for (size_t i = 0; i < v.changes.size(); ++i) {
     StoryLine change;
     change << changeText(v.changes[i], v);

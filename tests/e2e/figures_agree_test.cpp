@@ -97,11 +97,12 @@ TEST_P(FiguresAgree, TextShowsTheJsonFigures) {
     EXPECT_LE(v["capture_overhead_ns"].get<double>(), v["wall_ns"].get<double>());
   }
   EXPECT_EQ(v["capture_overhead_max_ns"], u["added_max_ns"]);
-  while (std::getline(lines, line) &&
-         (line.rfind("          ", 0) == 0 || line.rfind("Profiler  ", 0) == 0 || line.rfind("Unprofiled ", 0) == 0)) {
+  while (std::getline(lines, line) && (line.rfind("          ", 0) == 0 || line.rfind("Profiler  ", 0) == 0 ||
+                                       line.rfind("Unprofiled ", 0) == 0 || line.rfind("Waits     ", 0) == 0)) {
     std::smatch c;
-    if (!std::regex_search(line, c,
-                           std::regex(R"(^          (as captured: )?([a-z][a-z .\-]*[a-z]) ([0-9.]+) ms/step)")))
+    if (!std::regex_search(
+            line, c,
+            std::regex(R"(^(?:Waits     |          )(as captured: )?([a-z][a-z .\-]*[a-z]) ([0-9.]+) ms/step)")))
       continue;
     ASSERT_LT(cause, v["causes"].size()) << line;
     EXPECT_EQ(c[2].str(), v["causes"][cause]["cause"].get<std::string>()) << line;

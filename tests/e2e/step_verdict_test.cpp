@@ -56,7 +56,7 @@ void expectFirstCauseAsCaptured(const CaseRun& r, const std::string& cause) {
   EXPECT_TRUE(u["bound"].is_null()) << u.dump();
   EXPECT_NE(headerLine(r.text, "Unprofiled ").find("bound: cannot tell from this capture"), std::string::npos)
       << r.text.substr(0, 1500);
-  EXPECT_NE(r.text.find("\n          as captured: " + cause + " "), std::string::npos) << r.text.substr(0, 1500);
+  EXPECT_NE(r.text.find("\nWaits     as captured: " + cause + " "), std::string::npos) << r.text.substr(0, 1500);
   ASSERT_FALSE(r.doc["verdict"]["causes"].empty());
   EXPECT_EQ(r.doc["verdict"]["causes"][0]["cause"], cause);
   EXPECT_TRUE(r.doc["verdict"]["as_captured"].get<bool>());

@@ -211,8 +211,8 @@ async function main() {
         missing.join(" | "));
       // Each cause of the verdict with its figures, as the text tells it (and as the JSON holds it).
       const causeLines = header.split("\n").filter((l) =>
-        /^ {10}(as captured: )?(host launch overhead|host-device syncs|input pipeline|other host work|exposed communication|ranks waiting for each other|torch\.compile compiling) /.test(l));
-      const causesMissing = causeLines.filter((l) => !rows.some((r) => r.text.includes(l.trim())));
+        /^(Waits {5}| {10})(as captured: )?(host launch overhead|host-device syncs|input pipeline|other host work|exposed communication|ranks waiting for each other|torch\.compile compiling) /.test(l));
+      const causesMissing = causeLines.filter((l) => !rows.some((r) => r.text.includes(l.replace(/^Waits/, "").trim())));
       check(causeLines.length === (json.verdict?.causes?.length ?? 0) && causesMissing.length === 0,
         `${name}: each of the verdict's ${causeLines.length} causes on the page, with the text's figures`, causesMissing.join(" | "));
       // A line's work by kind (an installed model called on one line): the text's words on the page.
