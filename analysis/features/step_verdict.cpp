@@ -159,6 +159,53 @@ bool lateRankExplains(const StepVerdict& v) {
          static_cast<double>(v.late->extra_ns) >= 0.5 * v.comm_exposed_wait_ns;
 }
 
+// Evening out the ranks: for the late rank (and its line) where its own work explains the wait,
+// else what the steps' spread says.
+std::string balanceText(const StepVerdict& v, const std::string& ms, const std::string& at) {
+  std::string wait = "the ranks wait " + ms + " for each other in collectives" + at;
+  const auto& late = v.late;
+  if (lateRankExplains(v)) {
+    std::string text = "even out the ranks: " + wait + ", for " + late->label + ", last to arrive at " +
+                       std::to_string(static_cast<int>(std::lround(late->share * 100))) + "% of them";
+    if (!late->line.path.empty() && late->line.ns >= kMeasurableNs)
+      text += "; " + late->line.path.substr(late->line.path.find_last_of('/') + 1) + ":" +
+              std::to_string(late->line.line) + " runs " + formatMilliseconds(static_cast<double>(late->line.ns)) +
+              " ms/step longer on " + late->label + " than on the others: give every rank the same work there";
+    return text + " (communication settings would not help: moving the data takes " +
+           formatMilliseconds(v.comm_transfer_ns) + " ms/step)";
+  }
+  if (late && late->share > 0.5)
+    return "even out the steps: " + wait + ", " + late->label + " last to arrive at " +
+           std::to_string(static_cast<int>(std::lround(late->share * 100))) + "% of them, " +
+           (static_cast<double>(late->extra_ns) >= kMeasurableNs
+                ? "yet its GPU work (" + formatMilliseconds(static_cast<double>(late->extra_ns)) +
+                      " ms/step more than the others') explains less than half of the wait"
+                : std::string("yet it does no measurably more GPU work than the others (under 0.5 ms/step)")) +
+           ": its host is slower (Python work, data, syncs — or a profiler that slows some ranks more than "
+           "others), not its GPU; moving the data takes " +
+           formatMilliseconds(v.comm_transfer_ns) + " ms/step";
+  return "even out the steps: " + wait +
+         ", each rank late in turn (none arrives last at more than half of them), so the ranks' steps vary: "
+         "look for work that differs between steps (data, host work, syncs) before communication settings; "
+         "moving the data takes " +
+         formatMilliseconds(v.comm_transfer_ns) + " ms/step";
+}
+
+// A run that replays CUDA graphs: the launches left outside them, by line.
+std::string outsideGraphsText(const StepVerdict& v, const std::string& ms) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.0f %s a step, and %.0f launches/step are made outside them", v.graph_replays,
+                v.graph_replays < 1.5 ? "time" : "times", v.outside_launches);
+  std::string where;
+  for (size_t i = 0; i < v.outside_lines.size() && i < 3; ++i)
+    where += (i ? ", " : ", most at ") + fileLine(v.outside_lines[i].path, v.outside_lines[i].line) + " (" +
+             formatFixed(static_cast<double>(v.outside_lines[i].ns) / std::max(1, v.steady), 0) + ")";
+  return "launch less outside the CUDA graphs: they replay " + std::string(buf) + where +
+         " (the optimizer, clipping, logging: a fused or foreach optimizer, or torch.compile of the optimizer "
+         "step, puts them in one launch or the graph); the GPU waits " +
+         ms + " for launches";
+}
+
 std::string changeText(const VerdictChange& c, const StepVerdict& v) {
   std::string ms = formatMilliseconds(c.ns) + " ms/step";
   // The line named, with its own part of the figure where it holds less than the whole (the
@@ -195,35 +242,8 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
              " should keep it busy, yet it runs dry between them for " + ms + at +
              " (the host spends longer than the kernel before the next launch: Python work, small copies, syncs); "
              "move that work off the step's path";
-    case Change::BalanceRanks: {
-      std::string wait = "the ranks wait " + ms + " for each other in collectives" + at;
-      const auto& late = v.late;
-      if (lateRankExplains(v)) {
-        std::string text = "even out the ranks: " + wait + ", for " + late->label + ", last to arrive at " +
-                           std::to_string(static_cast<int>(std::lround(late->share * 100))) + "% of them";
-        if (!late->line.path.empty() && late->line.ns >= kMeasurableNs)
-          text += "; " + late->line.path.substr(late->line.path.find_last_of('/') + 1) + ":" +
-                  std::to_string(late->line.line) + " runs " + formatMilliseconds(static_cast<double>(late->line.ns)) +
-                  " ms/step longer on " + late->label + " than on the others: give every rank the same work there";
-        return text + " (communication settings would not help: moving the data takes " +
-               formatMilliseconds(v.comm_transfer_ns) + " ms/step)";
-      }
-      if (late && late->share > 0.5)
-        return "even out the steps: " + wait + ", " + late->label + " last to arrive at " +
-               std::to_string(static_cast<int>(std::lround(late->share * 100))) + "% of them, " +
-               (static_cast<double>(late->extra_ns) >= kMeasurableNs
-                    ? "yet its GPU work (" + formatMilliseconds(static_cast<double>(late->extra_ns)) +
-                          " ms/step more than the others') explains less than half of the wait"
-                    : std::string("yet it does no measurably more GPU work than the others (under 0.5 ms/step)")) +
-               ": its host is slower (Python work, data, syncs — or a profiler that slows some ranks more than "
-               "others), not its GPU; moving the data takes " +
-               formatMilliseconds(v.comm_transfer_ns) + " ms/step";
-      return "even out the steps: " + wait +
-             ", each rank late in turn (none arrives last at more than half of them), so the ranks' steps vary: "
-             "look for work that differs between steps (data, host work, syncs) before communication settings; "
-             "moving the data takes " +
-             formatMilliseconds(v.comm_transfer_ns) + " ms/step";
-    }
+    case Change::BalanceRanks:
+      return balanceText(v, ms, at);
     case Change::Overlap:
       if (v.comm_paired)
         return "overlap communication with compute: " + ms + " of NCCL transfer is exposed" + at +
@@ -234,18 +254,8 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
                             "to see which)");
     case Change::Recompiles:
       return recompileText(v, ms);
-    case Change::OutsideGraphs: {
-      std::snprintf(buf, sizeof buf, "%.0f %s a step, and %.0f launches/step are made outside them", v.graph_replays,
-                    v.graph_replays < 1.5 ? "time" : "times", v.outside_launches);
-      std::string where;
-      for (size_t i = 0; i < v.outside_lines.size() && i < 3; ++i)
-        where += (i ? ", " : ", most at ") + fileLine(v.outside_lines[i].path, v.outside_lines[i].line) + " (" +
-                 formatFixed(static_cast<double>(v.outside_lines[i].ns) / std::max(1, v.steady), 0) + ")";
-      return "launch less outside the CUDA graphs: they replay " + std::string(buf) + where +
-             " (the optimizer, clipping, logging: a fused or foreach optimizer, or torch.compile of the optimizer "
-             "step, puts them in one launch or the graph); the GPU waits " +
-             ms + " for launches";
-    }
+    case Change::OutsideGraphs:
+      return outsideGraphsText(v, ms);
     case Change::CudaGraphs:
       std::snprintf(buf, sizeof buf, "%.0f of its %.0f kernels/step come from Inductor, averaging %.1f µs",
                     v.triton_kernels, v.kernels, v.mean_kernel_ns / 1e3);
