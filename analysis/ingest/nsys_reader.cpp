@@ -16,6 +16,7 @@
 #include "analysis/ingest/nsys_rows.h"
 #include "analysis/ingest/nsys_sql.h"
 #include "analysis/ingest/sqlite.h"
+#include "analysis/ingest/stream_captures.h"
 
 namespace sightline::ingest {
 namespace {
@@ -308,42 +309,6 @@ class NvtxPass : Reader {
 
 // Everything else, on the caller's thread: metadata, names, API calls, NVTX; it runs the
 // activity reader on a second connection meanwhile ("readers may use both cores").
-
-// The spans in which a process captured a stream into a CUDA graph (cudaStreamBeginCapture to
-// cudaStreamEndCapture): a launch made then has no GPU work of its own (the graph holds it), so a
-// launch there without a record is not a lost one. make_graphed_callables' capture, traced whole
-// run, once counted 1.9% of launches lost for them (its backward captured on autograd's thread:
-// the spans are the process's, not the thread's).
-class StreamCaptures {
- public:
-  StreamCaptures(const std::vector<model::ApiCall>& calls, const model::StringTable& strings) {
-    std::unordered_map<uint32_t, std::pair<std::vector<int64_t>, std::vector<int64_t>>> marks;  // pid -> begins, ends
-    for (const auto& c : calls) {
-      std::string_view name = strings[c.name];
-      if (name.starts_with("cudaStreamBeginCapture")) marks[c.pid].first.push_back(c.start_ns);
-      if (name.starts_with("cudaStreamEndCapture")) marks[c.pid].second.push_back(c.end_ns);
-    }
-    for (auto& [pid, m] : marks) {
-      auto& [begins, ends] = m;
-      std::sort(begins.begin(), begins.end());
-      std::sort(ends.begin(), ends.end());
-      auto& spans = spans_[pid];
-      for (int64_t b : begins) {
-        auto e = std::lower_bound(ends.begin(), ends.end(), b);
-        if (e != ends.end()) spans.emplace_back(b, *e);
-      }
-    }
-  }
-  bool inside(const model::ApiCall& c) const {
-    auto it = spans_.find(c.pid);
-    if (it == spans_.end()) return false;
-    return std::any_of(it->second.begin(), it->second.end(),
-                       [&](const auto& s) { return c.start_ns >= s.first && c.start_ns <= s.second; });
-  }
-
- private:
-  std::unordered_map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> spans_;
-};
 
 class ProfileReader : Reader {
  public:
