@@ -98,4 +98,12 @@ const StoryRow* findRow(const Story& story, std::string_view label) {
   return nullptr;
 }
 
+StoryRow storyRow(std::string label, StoryLine line, RowRole role) {
+  StoryRow r;
+  r.label = std::move(label);
+  r.role = role;
+  r.line = std::move(line);
+  return r;
+}
+
 }  // namespace sightline::features

@@ -77,6 +77,9 @@ struct StoryRow {
 };
 using Story = std::vector<StoryRow>;
 
+// A row of a label, its line and its role (a title, qualifier or table set after where needed).
+StoryRow storyRow(std::string label, StoryLine line, RowRole role = RowRole::Fact);
+
 // One cause of the verdict: "host launch overhead 3.19 ms/step, 32.9 as captured (gpt.py:32
 // 0.45, gpt.py:28 0.44)" — "as captured: " before the first cause where the causes are the
 // capture's, the captured figure where the cause was fitted to the step without the profiler,

@@ -11,14 +11,6 @@ namespace {
 
 using C = StoryChunk;
 
-StoryRow row(std::string label, StoryLine line, RowRole role = RowRole::Fact) {
-  StoryRow r;
-  r.label = std::move(label);
-  r.role = role;
-  r.line = std::move(line);
-  return r;
-}
-
 StoryChunk ms(int64_t ns) { return C::ms(static_cast<double>(ns)); }
 
 // Steps numbered from 1, as the step bars number them (the JSON keeps 0-based indices).
@@ -45,19 +37,19 @@ void jobRows(const JobView& job, const std::vector<join::RankSummary>& ranks, St
   if (job.steady_steps > 0)
     head << ", " + std::to_string(job.max_steady_steps) + " steady steps per rank; median step "
          << ms(job.median_step_ns) << " ms (as captured)";
-  out.push_back(row("Job", std::move(head)));
+  out.push_back(storyRow("Job", std::move(head)));
   if (!job.complete && job.world_size > 0 && static_cast<int>(job.ranks.size()) < job.world_size) {
     StoryLine line;
     line << "only " + std::to_string(job.ranks.size()) + " of the job's " + std::to_string(job.world_size) +
                 " ranks: a collective's waiting and moving need every rank's summary (no advice without them)";
-    out.push_back(row("", std::move(line), RowRole::Warning));
+    out.push_back(storyRow("", std::move(line), RowRole::Warning));
   }
   if (job.duplicate_ranks > 0) {
     StoryLine line;
     line << std::to_string(job.duplicate_ranks) +
                 (job.duplicate_ranks == 1 ? " summary repeats" : " summaries repeat") +
                 " a rank another has (the same rank, host and GPU: the same report twice?), left out";
-    out.push_back(row("", std::move(line), RowRole::Warning));
+    out.push_back(storyRow("", std::move(line), RowRole::Warning));
   }
   // What the summaries' own reports warned of, once each.
   std::set<std::string> warned;
@@ -66,7 +58,7 @@ void jobRows(const JobView& job, const std::vector<join::RankSummary>& ranks, St
       if (warned.size() < 5 && warned.insert(w).second) {
         StoryLine line;
         line << r.report + ": " + w;
-        out.push_back(row("Warning", std::move(line), RowRole::Warning));
+        out.push_back(storyRow("Warning", std::move(line), RowRole::Warning));
       }
   if (job.paired_collectives > 0) {
     StoryLine line;
@@ -76,7 +68,7 @@ void jobRows(const JobView& job, const std::vector<join::RankSummary>& ranks, St
                 "; per rank and step, waiting for the last rank "
          << ms(job.wait_ns_per_step) << " ms (" << ms(job.exposed_wait_ns_per_step)
          << " of it exposed: nothing else ran), moving data " << ms(job.transfer_ns_per_step) << " ms";
-    out.push_back(row("", std::move(line)));
+    out.push_back(storyRow("", std::move(line)));
   }
 }
 
@@ -92,7 +84,7 @@ void measuredStragglerRow(const model::StepMeasurement& m, Story& out) {
   line << " ms (" + m.from +
               "): the ranks meet at every collective, so the timed steps cannot name a late rank; "
               "the waits above are as captured, under a profiler that slows each rank's host by its own amount";
-  out.push_back(row("", std::move(line), RowRole::Note));
+  out.push_back(storyRow("", std::move(line), RowRole::Note));
 }
 
 // The rank the others wait for, the steps it held up, and what it ran longer in them.
@@ -101,7 +93,7 @@ void stragglerRows(const JobView& job, const model::StepMeasurement* measured, S
     if (job.ranks.size() > 1 && job.paired_collectives > 0) {
       StoryLine line;
       line << "none: no rank keeps the others waiting measurably (over 2% of a step)";
-      out.push_back(row("Straggler", std::move(line)));
+      out.push_back(storyRow("Straggler", std::move(line)));
     }
     return;
   }
@@ -116,7 +108,7 @@ void stragglerRows(const JobView& job, const model::StepMeasurement* measured, S
   if (!job.straggler_steps.empty())
     line << "; it held up step" + std::string(job.straggler_steps.size() == 1 ? " " : "s ") +
                 stepList(job.straggler_steps);
-  out.push_back(row("Straggler", std::move(line)));
+  out.push_back(storyRow("Straggler", std::move(line)));
   if (measured) measuredStragglerRow(*measured, out);
   if (job.straggler_steps.empty()) return;
   int64_t floor = std::max<int64_t>(500'000, job.median_step_ns / 100);
@@ -136,7 +128,7 @@ void stragglerRows(const JobView& job, const model::StepMeasurement* measured, S
   else
     why << "it launches no more GPU work than the others in those steps; its lines are unknown (its summary has "
            "none: name the script with --format summary, or capture Python stacks)";
-  out.push_back(row("", std::move(why)));
+  out.push_back(storyRow("", std::move(why)));
 }
 
 // The lines whose time differs most across ranks, as a table.
@@ -144,7 +136,7 @@ void spreadRows(const JobView& job, Story& out) {
   if (job.lines.empty()) return;
   StoryLine line;
   line << "each line's GPU time per step across the ranks (ms/step)";
-  out.push_back(row("Spread", std::move(line)));
+  out.push_back(storyRow("Spread", std::move(line)));
   StoryTable t;
   t.columns = {{"line", true, 23}, {"median", false, 10}, {"p95", false, 10}, {"max", false, 10}, {"on", true, 0}};
   for (size_t i = 0; i < job.lines.size() && i < 8; ++i) {
@@ -165,14 +157,14 @@ void commRows(const JobView& job, Story& out) {
       StoryLine head;
       head << (fsdp ? "exposed communication per module (ms/step, mean over ranks)"
                     : "exposed communication by kind (ms/step, mean over ranks)");
-      out.push_back(row(fsdp ? "FSDP" : "Comm", std::move(head)));
+      out.push_back(storyRow(fsdp ? "FSDP" : "Comm", std::move(head)));
     }
     StoryLine line;
     line << (m.module.empty() ? "(no module)" : m.module) + " " + m.kind + " in " +
                 (m.backward ? "backward" : "forward") + ": "
          << ms(m.exposed_ns) << " of " << ms(m.ns) << " exposed";
     if (m.wait_ns > 0) line << " (" << ms(m.wait_ns) << " waiting for other ranks)";
-    out.push_back(row("", std::move(line)));
+    out.push_back(storyRow("", std::move(line)));
   }
   bool first = true;
   for (const auto& a : job.advice) {
@@ -197,7 +189,7 @@ void commRows(const JobView& job, Story& out) {
               "gradient accumulation (no_sync)";
     else
       continue;
-    out.push_back(row(first ? "Try" : "", std::move(line), RowRole::Change));
+    out.push_back(storyRow(first ? "Try" : "", std::move(line), RowRole::Change));
     first = false;
   }
 }

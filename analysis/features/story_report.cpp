@@ -13,14 +13,6 @@ namespace {
 
 using C = StoryChunk;
 
-StoryRow row(std::string label, StoryLine line, RowRole role = RowRole::Fact) {
-  StoryRow r;
-  r.label = std::move(label);
-  r.role = role;
-  r.line = std::move(line);
-  return r;
-}
-
 StoryChunk placeOf(const join::MemoryPlace& p) { return C::place(p.path, p.line); }
 
 void append(Story& to, Story rows) {
@@ -97,7 +89,7 @@ void stepsRows(const attribution::Attribution& attr, const StepVerdict* verdict,
   } else {
     steps << "not detected";
   }
-  out.push_back(row("Steps", std::move(steps)));
+  out.push_back(storyRow("Steps", std::move(steps)));
   StoryLine gpu;
   // Without steps there are no steady ones: the whole profile's GPU time (it once read "0.00 ms
   // total" beside 69 ms of kernels).
@@ -108,7 +100,7 @@ void stepsRows(const attribution::Attribution& attr, const StepVerdict* verdict,
   if (attr.steps > 0)
     gpu << ", " << C::ms(static_cast<double>(attr.steady_gpu_ns) / attr.steps) << " ms/step"
         << (attr.step_ranks > 1 ? " per GPU" : "");
-  out.push_back(row("GPU time", std::move(gpu)));
+  out.push_back(storyRow("GPU time", std::move(gpu)));
 }
 
 // How the GPU time reached its lines: each method's share.
@@ -121,7 +113,7 @@ void methodsRow(const attribution::Attribution& attr, Story& out) {
       line << (line.empty() ? "" : " ") + std::string(attribution::methodName(static_cast<attribution::Method>(m))) +
                   " "
            << C::share(static_cast<double>(attr.by_method[m]) / total);
-  out.push_back(row("Methods", std::move(line)));
+  out.push_back(storyRow("Methods", std::move(line)));
 }
 
 void compareRows(const CompareFacts& c, Story& out) {
@@ -129,11 +121,11 @@ void compareRows(const CompareFacts& c, Story& out) {
     StoryLine line;
     line << c.path + ": " << C::ms(c.before_ns) << " -> " << C::ms(c.now_ns)
          << (c.per_step ? " ms/step" : " ms in total") << ", " << C::delta(c.now_ns - c.before_ns);
-    out.push_back(row("Compare", std::move(line)));
+    out.push_back(storyRow("Compare", std::move(line)));
     for (const auto& [local, how] : c.aligned) {
       StoryLine a;
       a << local.substr(local.find_last_of('/') + 1) + " changed since the compared run: " + how;
-      out.push_back(row("", std::move(a)));
+      out.push_back(storyRow("", std::move(a)));
     }
   }
 }
@@ -143,14 +135,14 @@ void memoryChangeRows(const CompareFacts& c, Story& out) {
   StoryLine line;
   line << "against " + c.path + ": peak " << C::bytes(c.peak_before_bytes) << " → " << C::bytes(c.peak_now_bytes)
        << " (" << C::signedBytes(c.peak_now_bytes - c.peak_before_bytes) << ")";
-  out.push_back(row("Change", std::move(line)));
+  out.push_back(storyRow("Change", std::move(line)));
   StoryLine peak;
   size_t shown = 0;
   for (const auto& l : c.lines) {
     if (l.peak_change == 0 || shown == 5) continue;
     peak << (shown++ == 0 ? "at the peak: " : ", ") << C::place(l.path, l.line) << " " << C::signedBytes(l.peak_change);
   }
-  if (!peak.empty()) out.push_back(row("", std::move(peak)));
+  if (!peak.empty()) out.push_back(storyRow("", std::move(peak)));
   if (!c.memory_steps) return;
   auto by_step = c.lines;
   std::stable_sort(by_step.begin(), by_step.end(), [](const LineMemoryChange& a, const LineMemoryChange& b) {
@@ -163,14 +155,14 @@ void memoryChangeRows(const CompareFacts& c, Story& out) {
     step << (shown++ == 0 ? "allocated per step: " : ", ") << C::place(l.path, l.line) << " "
          << C::signedBytes(l.step_change);
   }
-  if (!step.empty()) out.push_back(row("", std::move(step)));
+  if (!step.empty()) out.push_back(storyRow("", std::move(step)));
 }
 
 void warningRows(const std::vector<std::string>& warnings, Story& out) {
   for (const auto& w : warnings) {
     StoryLine line;
     line << w;
-    out.push_back(row("Warning", std::move(line), RowRole::Warning));
+    out.push_back(storyRow("Warning", std::move(line), RowRole::Warning));
   }
 }
 
@@ -195,7 +187,7 @@ Story memoryStory(const join::MemoryStory& m) {
          << C::bytes(m.peak_reserved_bytes) << " reserved at once";
     for (size_t i = 0; i < m.growth.size() && i < 3; ++i)
       line << (i ? ", " : "; grown by ") << placeOf(m.growth[i]) << " " << C::bytes(m.growth[i].bytes);
-    out.push_back(row("Reserved", std::move(line)));
+    out.push_back(storyRow("Reserved", std::move(line)));
   }
   if (!m.allocated_known) return out;
   StoryLine peak;
@@ -205,7 +197,7 @@ Story memoryStory(const join::MemoryStory& m) {
     peak << " (" << C::bytes(m.peak_reserved_bytes - m.peak_allocated_bytes) << " cached, not allocated)";
   if (std::string when = memoryPeakWhen(m); !when.empty()) peak << ", " + when;
   if (m.devices > 1) peak << ", on device " + std::to_string(m.device) + " of " + std::to_string(m.devices);
-  out.push_back(row("Memory", std::move(peak)));
+  out.push_back(storyRow("Memory", std::move(peak)));
   if (m.allocated_before_trace_bytes > 0) {
     StoryLine before;
     before << C::bytes(m.allocated_before_trace_bytes)
@@ -213,7 +205,7 @@ Story memoryStory(const join::MemoryStory& m) {
                    ? " was allocated before the oldest event the recorded history kept (a full ring buffer keeps the "
                      "last; their lines are unknown unless still alive at the dump)"
                    : " was allocated before the trace began (the model, optimizer state, ...: on no line)");
-    out.push_back(row("", std::move(before)));
+    out.push_back(storyRow("", std::move(before)));
   }
   if (!m.top.empty()) {
     StoryLine held;
@@ -221,7 +213,7 @@ Story memoryStory(const join::MemoryStory& m) {
     for (size_t i = 0; i < m.top.size() && i < 5; ++i)
       held << (i ? ", " : " ") << placeOf(m.top[i]) << " " << C::bytes(m.top[i].bytes);
     if (m.unattributed_bytes > 0) held << "; " << C::bytes(m.unattributed_bytes) << " on no line of the user's";
-    out.push_back(row("", std::move(held)));
+    out.push_back(storyRow("", std::move(held)));
   }
   if (!m.oom) return out;
   StoryLine oom;
@@ -231,7 +223,7 @@ Story memoryStory(const join::MemoryStory& m) {
     oom << placeOf(m.oom->where);
   if (!m.oom->where.function.empty()) oom << " (" << C::code(m.oom->where.function) << ")";
   oom << " asked " << C::bytes(m.oom->requested_bytes) << " with " << C::bytes(m.oom->free_bytes) << " free";
-  out.push_back(row("Out of memory", std::move(oom)));
+  out.push_back(storyRow("Out of memory", std::move(oom)));
   if (m.oom->chain.size() > 1) {
     StoryLine chain;
     chain << "called from";
@@ -239,7 +231,7 @@ Story memoryStory(const join::MemoryStory& m) {
       chain << (i ? " → " : " ") << placeOf(m.oom->chain[i]);
       if (!m.oom->chain[i].function.empty()) chain << " (" << C::code(m.oom->chain[i].function) << ")";
     }
-    out.push_back(row("", std::move(chain)));
+    out.push_back(storyRow("", std::move(chain)));
   }
   return out;
 }
@@ -249,7 +241,7 @@ Story machineStory(const std::vector<std::string>& gpus, const attribution::Attr
   if (!gpus.empty()) {
     StoryLine line;
     line << gpuList(gpus);
-    out.push_back(row("GPUs", std::move(line)));
+    out.push_back(storyRow("GPUs", std::move(line)));
   }
   if (attr.ranks.size() <= 1) return out;
   bool recorded = std::all_of(attr.ranks.begin(), attr.ranks.end(), [](const auto& r) { return r.rank >= 0; });
@@ -265,7 +257,7 @@ Story machineStory(const std::vector<std::string>& gpus, const attribution::Attr
                : measured ? "; ranks from the capture's steps file"
                           : "") +
               ")";
-  out.push_back(row("Ranks", std::move(line)));
+  out.push_back(storyRow("Ranks", std::move(line)));
   out.back().table = rankTable(attr);
   return out;
 }
@@ -280,7 +272,7 @@ Story reportStory(const ReportFacts& f) {
                : profile.info.format == "memory-snapshot" ? "PyTorch memory snapshot"
                                                           : "") +
               profile.info.tool_version + ")";
-  out.push_back(row("Profile", std::move(head)));
+  out.push_back(storyRow("Profile", std::move(head)));
   if (profile.activities.empty() && f.memory) {
     // A memory snapshot alone: no time to tell.
     append(out, memoryStory(*f.memory));

@@ -12,14 +12,6 @@ namespace {
 
 using C = StoryChunk;
 
-StoryRow row(std::string label, StoryLine line, RowRole role = RowRole::Fact) {
-  StoryRow r;
-  r.label = std::move(label);
-  r.role = role;
-  r.line = std::move(line);
-  return r;
-}
-
 std::string fileName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
 std::string captureEventLabel(model::CaptureEvent e) {
@@ -66,17 +58,17 @@ void stepRows(const StepVerdict& v, Story& out) {
     step << "at least " << C::share(v.busy_share) << " (records lost)";
   else
     step << C::share(v.busy_share) << ", idle " << C::ms(v.idle_ns) << " ms/step";
-  out.push_back(row("Step", std::move(step)));
+  out.push_back(storyRow("Step", std::move(step)));
   StoryLine unprofiled;
   unprofiled << unprofiledText(v);
-  out.push_back(row("Unprofiled", std::move(unprofiled)));
+  out.push_back(storyRow("Unprofiled", std::move(unprofiled)));
   out.back().title = "Without the profiler";
   if (v.low_confidence) {
     StoryLine low;
     low << "confidence low: " << confidenceReason(v);
-    out.push_back(row("", std::move(low), RowRole::Warning));
+    out.push_back(storyRow("", std::move(low), RowRole::Warning));
   }
-  if (auto cost = captureCostStory(v); !cost.empty()) out.push_back(row("Profiler", std::move(cost)));
+  if (auto cost = captureCostStory(v); !cost.empty()) out.push_back(storyRow("Profiler", std::move(cost)));
 }
 
 // Each cause with its figure (and the captured one where it was fitted) and its lines; then the
@@ -84,19 +76,19 @@ void stepRows(const StepVerdict& v, Story& out) {
 void causeRows(const StepVerdict& v, Story& out) {
   // Under a label of their own: below the Profiler row they once read as the profiler's cost.
   for (size_t k = 0; k < v.causes.size(); ++k) {
-    out.push_back(row(k == 0 ? "Waits" : "", causeStory(v, v.causes[k], k == 0, 3), RowRole::Cause));
+    out.push_back(storyRow(k == 0 ? "Waits" : "", causeStory(v, v.causes[k], k == 0, 3), RowRole::Cause));
     if (k == 0) out.back().title = "Why the GPU waits";
   }
   for (size_t i = 0; i < v.changes.size(); ++i) {
     StoryLine change;
     change << changeText(v.changes[i], v);
-    out.push_back(row(i == 0 ? "Try" : "", std::move(change), RowRole::Change));
+    out.push_back(storyRow(i == 0 ? "Try" : "", std::move(change), RowRole::Change));
     if (v.as_captured) out.back().qualifier = "as captured";
   }
   if (auto command = measureCommand(v); !command.empty()) {
     StoryLine line;
     line << C::code(command) << kMeasureWhy;
-    out.push_back(row("Measure", std::move(line)));
+    out.push_back(storyRow("Measure", std::move(line)));
   }
 }
 
@@ -115,9 +107,9 @@ void compileRows(const StepVerdict& v, Story& out) {
         line << (i ? ", " : " ") << C::place(v.compiled_lines[i].path, v.compiled_lines[i].line);
     }
     line << compiledCodeStory(v.generated);
-    out.push_back(row("Compiled", std::move(line)));
+    out.push_back(storyRow("Compiled", std::move(line)));
   }
-  if (!v.compiles.empty()) out.push_back(row("Compile", compileSummaryStory(v.compiles)));
+  if (!v.compiles.empty()) out.push_back(storyRow("Compile", compileSummaryStory(v.compiles)));
   if (!v.compile_logs.set_aside.empty()) {
     // Another run's TORCH_TRACE log beside this one's: what was not counted, and why.
     const auto& aside = v.compile_logs.set_aside;
@@ -128,7 +120,7 @@ void compileRows(const StepVerdict& v, Story& out) {
       line << (i ? "; " : "") << C::code(fileName(aside[i].log)) << ": " + aside[i].reason;
     if (aside.size() > 3) line << "; " + std::to_string(aside.size() - 3) + " more";
     line << ")";
-    out.push_back(row(v.compiles.empty() ? "Compile" : "", std::move(line)));
+    out.push_back(storyRow(v.compiles.empty() ? "Compile" : "", std::move(line)));
     out.back().title = "Set aside";
   }
 }
@@ -158,7 +150,7 @@ void oneoffRows(const StepVerdict& v, Story& out) {
       for (size_t i = 0; i < v.oneoff_lines.size() && i < 3; ++i)
         line << (i ? ", " : " ") << placedFigure(v.oneoff_lines[i], 1) << " ms";
     }
-    out.push_back(row("One-off", std::move(line)));
+    out.push_back(storyRow("One-off", std::move(line)));
     out.back().title = "One-off (not per step)";
   }
   if (v.all_counted) {
@@ -166,7 +158,7 @@ void oneoffRows(const StepVerdict& v, Story& out) {
     StoryLine line;
     line << (told ? "every step counted (allSteps, or a capture range)"
                   : "none: every step counted as steady (allSteps, or a capture range)");
-    out.push_back(row(told ? "" : "One-off", std::move(line), RowRole::Note));
+    out.push_back(storyRow(told ? "" : "One-off", std::move(line), RowRole::Note));
     if (!told) out.back().title = "One-off (not per step)";
   }
 }

@@ -12,16 +12,9 @@ using features::Story;
 using features::StoryChunk;
 using features::StoryLine;
 using features::StoryRow;
+using features::storyRow;
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-StoryRow row(std::string label, StoryLine line, RowRole role = RowRole::Fact) {
-  StoryRow r;
-  r.label = std::move(label);
-  r.role = role;
-  r.line = std::move(line);
-  return r;
-}
 
 StoryLine line(const std::string& text) {
   StoryLine l;
@@ -33,28 +26,28 @@ Story sample() {
   Story s;
   StoryLine step;
   step << StoryChunk::ms(13.3e6) << " ms median as captured";
-  s.push_back(row("Step", step));
-  s.push_back(row("Unprofiled", line("between 4.97 ms and 14.0 ms")));
+  s.push_back(storyRow("Step", step));
+  s.push_back(storyRow("Unprofiled", line("between 4.97 ms and 14.0 ms")));
   s.back().title = "Without the profiler";
   StoryLine cause;
   cause << "host-device syncs " << StoryChunk::ms(3.34e6) << " ms/step (" << StoryChunk::place("/w/train.py", 109)
         << ")";
-  s.push_back(row("", cause, RowRole::Cause));
-  s.push_back(row("Try", line("sync less `often`"), RowRole::Change));
+  s.push_back(storyRow("", cause, RowRole::Cause));
+  s.push_back(storyRow("Try", line("sync less `often`"), RowRole::Change));
   s.back().qualifier = "as captured";
-  s.push_back(row("", line("keep values on the GPU"), RowRole::Change));
+  s.push_back(storyRow("", line("keep values on the GPU"), RowRole::Change));
   StoryLine oom;
   oom << StoryChunk::place("/w/gpt_mem.py", 73) << " (" << StoryChunk::code("evaluate") << ") asked "
       << StoryChunk::bytes(26371389440);
-  s.push_back(row("Out of memory", oom));
-  s.push_back(row("Ranks", line("2 (2 processes, 2 with GPU work)")));
+  s.push_back(storyRow("Out of memory", oom));
+  s.push_back(storyRow("Ranks", line("2 (2 processes, 2 with GPU work)")));
   features::StoryTable t;
   t.columns = {{"rank", true, 10}, {"busy", false, 8}};
   t.rows = {{line("rank 0"), StoryLine{StoryChunk::share(0.81)}},
             {line("rank 1"), StoryLine{StoryChunk::share(0.006)}}};
   t.note = line("(per rank)");
   s.back().table = t;
-  s.push_back(row("Warning", line("lost <records>"), RowRole::Warning));
+  s.push_back(storyRow("Warning", line("lost <records>"), RowRole::Warning));
   return s;
 }
 
