@@ -557,6 +557,72 @@ void combineCopyFixes(std::vector<Finding>& findings) {
 
 }  // namespace
 
+namespace {
+
+// The GPU's idle while the host runs a line, where it recurs and its records are whole.
+std::optional<std::string> idleMessage(const LineCost& c, const source::SourceFile& file,
+                                       const source::SourceIndex& index, uint32_t line0, const StepVerdict* verdict,
+                                       const PerStep& s, const ProfileRuleThresholds& thresholds) {
+  // Lost records put idle where the GPU ran the missing work: no idle finding rests on them.
+  if (verdict && verdict->low_confidence) return std::nullopt;
+  // A figure per step needs gaps that recur: one gap in five steps (a first step's set-up) is not
+  // a step's cost, and once added to per-line idle past the measured step.
+  bool recurring = static_cast<double>(c.idle_gaps) * 2 >= s.steps;
+  if (!recurring || c.idle_gaps == 0 || static_cast<double>(c.idle_ns) / s.steps < thresholds.gpu_idle_min_ns)
+    return std::nullopt;
+  int f = index.functionAt(file.lines().lineStart(line0));
+  bool in_dataset = f >= 0 && (index.functions[static_cast<size_t>(f)].name == "__getitem__" ||
+                               index.functions[static_cast<size_t>(f)].name == "__iter__" ||
+                               index.functions[static_cast<size_t>(f)].name == "collate_fn");
+  std::string cure = in_dataset ? "the DataLoader runs this in the training process: load batches in worker "
+                                  "processes (num_workers > 0) so the next one is ready"
+                                : "the GPU has nothing queued while the host runs this: move the host work out "
+                                  "of the step, or queue the next GPU work before it";
+  if (c.compile_idle_ns * 2 >= c.idle_ns)
+    cure = s.ms(c.compile_idle_ns) +
+           " of it while torch.compile compiled what this line calls: compiles inside the steps are recompiles "
+           "(see `recompiles` on the compiled function)";
+  // Idle is host time, which a profiler slows: always the capture's, a measured step beside it.
+  std::string step;
+  if (verdict && verdict->unprofiled.wall_ns && verdict->unprofiled.source == StepSource::Measured)
+    step =
+        " (the whole step measured without the profiler: " + formatMilliseconds(*verdict->unprofiled.wall_ns) + " ms)";
+  return "the GPU sits idle " + s.ms(c.idle_ns) + " as captured" + step + " while the host runs this line (" +
+         std::to_string(c.idle_gaps) + (c.idle_gaps == 1 ? " gap of " : " gaps of ") +
+         formatGap(thresholds.gpu_idle_gap_ns) + " or more): " + cure;
+}
+
+// Many short kernels from one line: launches set the pace (as captured, where not measured).
+std::optional<std::string> launchBoundMessage(const LineCost& c, const model::Profile& profile,
+                                              const StepVerdict* verdict, const PerStep& s,
+                                              const ProfileRuleThresholds& thresholds) {
+  double kernels_per_step = static_cast<double>(c.kernels) / s.steps;
+  if (kernels_per_step <= thresholds.launch_bound_min_kernels || c.kernels == 0) return std::nullopt;
+  int64_t kernel_ns = c.gpu_ns - c.memcpy_ns - c.memset_ns;
+  if (kernel_ns / c.kernels >= thresholds.launch_bound_max_mean_ns) return std::nullopt;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.0f kernels per step launched from this line, %.1f µs each on average",
+                kernels_per_step, static_cast<double>(kernel_ns) / c.kernels / 1000.0);
+  // Kernels torch.compile made already (a tenth of them Inductor's triton_*, as the verdict
+  // counts a compiled model): fusing is done, graphs are not.
+  uint64_t triton = 0, all = 0;
+  for (const auto& [name, stat] : c.by_name) {
+    all += stat.count;
+    if (profile.strings[name].starts_with("triton_")) triton += stat.count;
+  }
+  bool compiled = all > 0 && 10 * triton >= all;
+  // Not measured: the capture's pace (a profiler slows the launches it traces), said so.
+  bool measured = verdict && verdict->unprofiled.wall_ns.has_value();
+  return std::string(buf) +
+         (measured ? ": launch overhead, not the GPU, sets the pace; "
+                   : ": as captured, launch overhead, not the GPU, sets the pace; ") +
+         (compiled ? "they are torch.compile's kernels already: replay them as CUDA graphs "
+                     "(torch.compile(mode=\"reduce-overhead\"))"
+                   : "fuse them with torch.compile or capture a CUDA graph");
+}
+
+}  // namespace
+
 std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const source::SourceFile& file,
                                         const source::SourceIndex& index, const FileCosts& costs,
                                         const model::Profile& profile, const StepVerdict* verdict,
@@ -630,61 +696,9 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
       add("sync-api", line0, false,
           "the host waits for the GPU " + s.ms(c.sync_ns) + " here (" + syncApis(c, profile) +
               "): while it waits no new work is queued; move the synchronization out of the step or drop it");
-    // Lost records put idle where the GPU ran the missing work: no idle finding rests on them.
-    bool records_lost = verdict && verdict->low_confidence;
-    // A figure per step needs gaps that recur: one gap in five steps (a first step's set-up) is not
-    // a step's cost, and once added to per-line idle past the measured step.
-    bool recurring = static_cast<double>(c.idle_gaps) * 2 >= s.steps;
-    if (!records_lost && recurring && c.idle_gaps > 0 &&
-        static_cast<double>(c.idle_ns) / s.steps >= thresholds.gpu_idle_min_ns) {
-      int f = index.functionAt(lines.lineStart(line0));
-      bool in_dataset = f >= 0 && (index.functions[static_cast<size_t>(f)].name == "__getitem__" ||
-                                   index.functions[static_cast<size_t>(f)].name == "__iter__" ||
-                                   index.functions[static_cast<size_t>(f)].name == "collate_fn");
-      std::string cure = in_dataset ? "the DataLoader runs this in the training process: load batches in worker "
-                                      "processes (num_workers > 0) so the next one is ready"
-                                    : "the GPU has nothing queued while the host runs this: move the host work out "
-                                      "of the step, or queue the next GPU work before it";
-      if (c.compile_idle_ns * 2 >= c.idle_ns)
-        cure = s.ms(c.compile_idle_ns) +
-               " of it while torch.compile compiled what this line calls: compiles inside the steps are recompiles "
-               "(see `recompiles` on the compiled function)";
-      // Idle is host time, which a profiler slows: always the capture's, a measured step beside it.
-      std::string step;
-      if (verdict && verdict->unprofiled.wall_ns && verdict->unprofiled.source == StepSource::Measured)
-        step = " (the whole step measured without the profiler: " + formatMilliseconds(*verdict->unprofiled.wall_ns) +
-               " ms)";
-      add("gpu-idle", line0, false,
-          "the GPU sits idle " + s.ms(c.idle_ns) + " as captured" + step + " while the host runs this line (" +
-              std::to_string(c.idle_gaps) + (c.idle_gaps == 1 ? " gap of " : " gaps of ") +
-              formatGap(thresholds.gpu_idle_gap_ns) + " or more): " + cure);
-    }
-    double kernels_per_step = static_cast<double>(c.kernels) / s.steps;
-    if (kernels_per_step > thresholds.launch_bound_min_kernels && c.kernels > 0) {
-      int64_t kernel_ns = c.gpu_ns - c.memcpy_ns - c.memset_ns;
-      if (kernel_ns / c.kernels < thresholds.launch_bound_max_mean_ns) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "%.0f kernels per step launched from this line, %.1f µs each on average",
-                      kernels_per_step, static_cast<double>(kernel_ns) / c.kernels / 1000.0);
-        // Kernels torch.compile made already (a tenth of them Inductor's triton_*, as the verdict
-        // counts a compiled model): fusing is done, graphs are not.
-        uint64_t triton = 0, all = 0;
-        for (const auto& [name, stat] : c.by_name) {
-          all += stat.count;
-          if (profile.strings[name].starts_with("triton_")) triton += stat.count;
-        }
-        bool compiled = all > 0 && 10 * triton >= all;
-        // Not measured: the capture's pace (a profiler slows the launches it traces), said so.
-        bool measured = verdict && verdict->unprofiled.wall_ns.has_value();
-        add("launch-bound", line0, false,
-            std::string(buf) +
-                (measured ? ": launch overhead, not the GPU, sets the pace; "
-                          : ": as captured, launch overhead, not the GPU, sets the pace; ") +
-                (compiled ? "they are torch.compile's kernels already: replay them as CUDA graphs "
-                            "(torch.compile(mode=\"reduce-overhead\"))"
-                          : "fuse them with torch.compile or capture a CUDA graph"));
-      }
-    }
+    if (auto idle = idleMessage(c, file, index, line0, verdict, s, thresholds)) add("gpu-idle", line0, false, *idle);
+    if (auto launch = launchBoundMessage(c, profile, verdict, s, thresholds))
+      add("launch-bound", line0, false, *launch);
   }
   stepFindings(file, index, costs, profile, verdict, s, add);
   compileFindings(file, index, costs, add);
