@@ -40,8 +40,11 @@ std::string unprofiledReason(const StepVerdict& v) {
                                      : count(m.steps, "step", "steps");
     // A loop with no optimizer is stepped by its backward() calls: say so, it is what a step means.
     std::string by = m.step_by == "backward" ? "; a step is each backward(): the loop has no optimizer" : "";
-    return "measured without the profiler in the same run over " + over + " (" + m.from + ", by sightline capture" +
-           by + ")";
+    // Under nsys the timed steps ran with nsys loaded, outside its range: say so (docs/capture.md
+    // gives what its presence was measured to cost).
+    std::string how = m.profiler == "nsys" ? "measured with nsys loaded but not recording, in the same run over "
+                                           : "measured without the profiler in the same run over ";
+    return how + over + " (" + m.from + ", by sightline capture" + by + ")";
   }
   if (u.measurement && u.source == StepSource::StepLog) {
     const auto& m = *u.measurement;

@@ -28,6 +28,9 @@ struct StepMeasurement {
   // How a step was told: "optimizer" (each optimizer step) or "backward" (each backward(), a loop
   // with no optimizer); "" unknown.
   std::string step_by;
+  // The profiler of the capture's window ("nsys", "torch", "none"; "" unknown). Under nsys the
+  // timed steps ran with nsys loaded, outside its capture range: it records nothing then.
+  std::string profiler;
   // The time the loop waited for its next batch (a DataLoader iterator's __next__) per timed step:
   // the median over the timed steps of every rank; -1 where the loop asked no DataLoader (or a log).
   int64_t input_ns = -1;

@@ -140,6 +140,10 @@ std::optional<model::StepMeasurement> readStepsFile(const std::string& path, std
   model::StepMeasurement m;
   m.source = model::StepMeasurement::Source::Measured;
   m.from = fs::path(path).filename().string();
+  if (auto p = doc.find("profiler"); p != doc.end() && p->is_string()) {
+    std::string profiler = p->get<std::string>();
+    if (profiler == "nsys" || profiler == "torch" || profiler == "none") m.profiler = profiler;
+  }
   std::vector<int64_t> all;
   m.ranks = 0;
   for (const auto& rank : doc["ranks"]) {

@@ -8,6 +8,7 @@
 #   tests/data/capture/device_run.sh interleave_multi  # the same for FSDP2 and DDP
 #   tests/data/capture/device_run.sh hooks             # one GPU: the demo, a hand-written loop, graphs, loaders
 #   tests/data/capture/device_run.sh graphlevel        # one GPU: graphs.py, whole run, graph- and node-level traces
+#   tests/data/capture/device_run.sh presence          # one GPU: what each nsys option costs outside its range
 #   tests/data/capture/device_run.sh extra             # 2 GPUs: FSDP2 small; gpt.py compiled + its cache
 # Needs the stripped binary and its libraries in .dev/ and the libdw1/libelf1 .debs in .debs/
 # (docs/capture.md, "Measured on"). nsys is left off PATH on purpose: the verb finds Nsight
@@ -202,6 +203,35 @@ case $stage in
         --output="$W/graphs_$t.sqlite" "$W/graphs_$t.nsys-rep" >>"$W/logs/graphs_$t.log" 2>&1; echo "export rc=$?"
     done
     rm -f "$W"/*.nsys-rep ;;
+  presence|presence_multi)
+    # What nsys costs a host-bound loop outside its capture range, option by option: the command
+    # under `nsys profile` with the range never opened (no hook: the script's own log is the
+    # clock), in turn with the plain run, three rounds; presence.py prints each variant's median.
+    # `presence`: hw.py on one GPU; `presence_multi`: FSDP2 on 2 ranks (the issue's +21-27%).
+    NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+    RANGE="--capture-range=cudaProfilerApi --capture-range-end=stop -f true"
+    if [ $stage = presence ]; then P="python3 hw.py --iters 90"; FIRST=40; LAST=89
+    else P="$TORCHRUN --standalone --nproc_per_node=2 train_fsdp2.py --steps 40"; FIRST=10; LAST=39; fi
+    nsysrun() {  # name budget_s nsys-options...
+      local name=$1 b=$2; shift 2; budget "$b" "$name" || return 0
+      echo "=== $name $(date +%T)"
+      timeout 120 $NSYS profile "$@" $RANGE -o "$W/$name" $P >"$W/logs/$name.log" 2>&1; echo "rc=$?"
+    }
+    FULL="-t cuda,nvtx,osrt --python-backtrace=cuda --cudabacktrace=all --cuda-graph-trace=node"
+    for r in 1 2 3; do
+      plain pr_plain_$r 480 $P
+      nsysrun pr_full_$r 480 $FULL
+      nsysrun pr_noosrt_$r 480 -t cuda,nvtx --python-backtrace=cuda --cudabacktrace=all --cuda-graph-trace=node
+      nsysrun pr_nosample_$r 480 $FULL --sample=none --cpuctxsw=none
+      nsysrun pr_light_$r 480 -t cuda,nvtx --sample=none --cpuctxsw=none
+      if [ $stage = presence ]; then
+        nsysrun pr_nopybt_$r 480 -t cuda,nvtx,osrt --cudabacktrace=all --cuda-graph-trace=node
+        nsysrun pr_nocudabt_$r 480 -t cuda,nvtx,osrt --python-backtrace=cuda --cuda-graph-trace=node
+      fi
+    done
+    python3 presence.py $FIRST $LAST "$W/logs" plain full noosrt nosample light nopybt nocudabt |
+      tee -a "$W/logs/table.md"
+    rm -f "$W"/pr_* ;;
   multi)
     nvidia-smi -L
     NF=$(($(nvidia-smi -L | wc -l) >= 4 ? 4 : 2))

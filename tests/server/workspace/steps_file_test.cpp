@@ -68,6 +68,7 @@ TEST_F(StepsFile, TheLoopsFactsAndTheProcesses) {
   auto m = readStepsFile(path, error);
   ASSERT_TRUE(m) << error;
   EXPECT_EQ(m->step_by, "backward");
+  EXPECT_EQ(m->profiler, "nsys") << "the timed steps ran with nsys loaded";
   EXPECT_EQ(m->input_ns, 4'500'000) << "the median of 0, 4, 5 and 6 ms: waits out of range are not read";
   EXPECT_EQ(m->input_path, "/w/train.py") << "the first rank's";
   EXPECT_EQ(m->input_line, 96);
@@ -89,6 +90,7 @@ TEST_F(StepsFile, TheLoopsFactsAndTheProcesses) {
   m = readStepsFile(path, error);
   ASSERT_TRUE(m) << error;
   EXPECT_EQ(m->step_by, "") << "not one way";
+  EXPECT_EQ(m->profiler, "") << "not said";
   EXPECT_EQ(m->input_ns, -1);
   EXPECT_EQ(m->input_path, "");
   EXPECT_EQ(m->input_line, 0);
