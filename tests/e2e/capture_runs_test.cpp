@@ -222,8 +222,9 @@ TEST(CaptureRuns, TheDemoHeadlinesTheMeasuredStep) {
                      shellQuoted(sourcePath("examples/train_small.py"));
   auto text = runSightline("report" + args, sourcePath(""));
   ASSERT_EQ(text.code, 0) << text.out;
-  EXPECT_NE(text.out.find("Unprofiled 10.9 ms, measured with nsys loaded but not recording, in the same run over 20 steps"),
-            std::string::npos)
+  EXPECT_NE(
+      text.out.find("Unprofiled 10.9 ms, measured with nsys loaded but not recording, in the same run over 20 steps"),
+      std::string::npos)
       << text.out.substr(0, 2000);
   EXPECT_NE(text.out.find("input-bound"), std::string::npos);
   EXPECT_EQ(text.out.find("cannot tell"), std::string::npos) << text.out.substr(0, 2000);
