@@ -262,6 +262,16 @@ void findStraggler(const Pairing& pairing, JobView& job) {
   int64_t best = 0;
   for (size_t k : held_up)
     if (job.ranks[k].caused_wait_ns > best) best = job.ranks[k].caused_wait_ns, job.straggler = static_cast<int32_t>(k);
+  // Every rank that held up a step, the straggler first.
+  for (const auto& [step, who] : top) {
+    if (who.first < floor) continue;
+    auto it = std::find_if(job.late_ranks.begin(), job.late_ranks.end(),
+                           [&](const LateRank& l) { return l.rank == who.second; });
+    if (it == job.late_ranks.end()) it = job.late_ranks.insert(job.late_ranks.end(), LateRank{who.second, {}, {}});
+    it->steps.push_back(step);
+  }
+  std::stable_partition(job.late_ranks.begin(), job.late_ranks.end(),
+                        [&](const LateRank& l) { return static_cast<int32_t>(l.rank) == job.straggler; });
   if (job.straggler >= 0) {
     const JobRank& jr = job.ranks[static_cast<size_t>(job.straggler)];
     job.straggler_caused_ns_per_step = jr.caused_wait_ns / std::max(1, jr.steady_steps);
@@ -332,6 +342,31 @@ void explainStraggler(const std::vector<RankSummary>& in, const std::vector<int3
     ++counted;
   }
   if (counted > 0) job.straggler_gpu_extra_ns = extra / counted;
+}
+
+// For each rank that held up steps, the lines with GPU work on it in those steps that no other
+// rank runs at all (a rank-only branch: rank 0's logging, its checkpoint, its evaluation).
+void onlyLines(const std::vector<RankSummary>& in, const std::vector<int32_t>& shift, JobView& job) {
+  std::map<std::pair<std::string_view, int32_t>, size_t> ran_by;  // line -> ranks with it
+  for (const auto& jr : job.ranks)
+    for (const auto& l : in[jr.summary].lines)
+      if (l.ns > 0 || std::any_of(l.step_ns.begin(), l.step_ns.end(), [](int64_t v) { return v > 0; }))
+        ++ran_by[{l.path, l.line}];
+  for (auto& late : job.late_ranks) {
+    const size_t me = job.ranks[late.rank].summary;
+    for (const auto& l : in[me].lines) {
+      if (l.step_ns.empty() || ran_by[{l.path, l.line}] != 1) continue;
+      int64_t ns = 0;
+      for (int32_t step : late.steps) {
+        int32_t mine = step - shift[me];
+        if (mine >= 0 && static_cast<size_t>(mine) < l.step_ns.size()) ns += l.step_ns[static_cast<size_t>(mine)];
+      }
+      if (ns > 0) late.only_lines.push_back({l.path, l.line, ns / static_cast<int64_t>(late.steps.size())});
+    }
+    std::stable_sort(late.only_lines.begin(), late.only_lines.end(),
+                     [](const LateRank::Line& a, const LateRank::Line& b) { return a.ns > b.ns; });
+    if (late.only_lines.size() > kMaxOnlyLines) late.only_lines.resize(kMaxOnlyLines);
+  }
 }
 
 // Each line's time per steady step across ranks (ranks without it count 0), costliest first.
@@ -475,6 +510,7 @@ JobView buildJob(const std::vector<RankSummary>& in) {
   addRanks(in, order, labels, shift, pairing, job);
   findStraggler(pairing, job);
   explainStraggler(in, shift, job);
+  onlyLines(in, shift, job);
   spreadLines(in, job);
   communicationByModule(in, pairing, job);
   job.bound = boundOf(job);

@@ -55,6 +55,21 @@ struct CommAdvice {
   int64_t moving_exposed_ns = 0;  // per rank per step
 };
 
+// A rank that held up steps (the straggler, or another where the late rank changes between
+// steps): the steps, and the lines with GPU work on it in those steps that no other rank runs
+// (rank 0's logging `.item()`), costliest first, at most kMaxOnlyLines.
+struct LateRank {
+  size_t rank = 0;  // index into JobView::ranks
+  std::vector<int32_t> steps;
+  struct Line {
+    std::string path;
+    int32_t line = 0;
+    int64_t ns = 0;  // its GPU time per held-up step on this rank
+  };
+  std::vector<Line> only_lines;
+};
+inline constexpr size_t kMaxOnlyLines = 3;
+
 enum class JobBound : uint8_t { Unknown, WaitingRanks, Communication, Gpu, Host };
 const char* jobBoundName(JobBound b);
 
@@ -91,6 +106,9 @@ struct JobView {
   int64_t straggler_line_extra_ns = 0;  // per straggler step, over the other ranks' median
   int64_t straggler_gpu_extra_ns = 0;   // its GPU work per straggler step over the others' median
   bool straggler_lines_known = false;   // its summary has per-step line costs
+  // Every rank that held up a step, the straggler first, then by their first step: more than one
+  // when the late rank changes between steps.
+  std::vector<LateRank> late_ranks;
   std::vector<LineSpread> lines;        // the costliest (median) first, at most kMaxSpreadLines
   std::vector<ModuleComm> modules;      // exposed first
   std::vector<CommAdvice> advice;

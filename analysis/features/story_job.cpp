@@ -88,6 +88,33 @@ void measuredStragglerRow(const model::StepMeasurement& m, Story& out) {
   out.push_back(storyRow("", std::move(line), RowRole::Note));
 }
 
+// Where the late rank changes between steps, who held up which; and a line only a late rank runs
+// in the steps it held up (rank 0's logging `.item()`), named.
+void lateRankRows(const JobView& job, Story& out) {
+  auto label = [&](const LateRank& l) { return job.ranks[l.rank].label; };
+  if (job.late_ranks.size() > 1) {
+    StoryLine line;
+    line << "the late rank changes between steps:";
+    for (size_t i = 0; i < job.late_ranks.size(); ++i) {
+      const auto& l = job.late_ranks[i];
+      line << std::string(i ? "; " : " ") + label(l) + " held up step" + (l.steps.size() == 1 ? " " : "s ") +
+                  stepList(l.steps);
+    }
+    out.push_back(storyRow("", std::move(line)));
+  }
+  for (const auto& l : job.late_ranks) {
+    if (l.only_lines.empty()) continue;
+    StoryLine line;
+    line << "in the steps it held up, " + label(l) + " runs ";
+    for (size_t i = 0; i < l.only_lines.size(); ++i) {
+      if (i) line << (i + 1 == l.only_lines.size() ? " and " : ", ");
+      line << C::place(l.only_lines[i].path, l.only_lines[i].line);
+    }
+    line << std::string(l.only_lines.size() == 1 ? ", a line" : ", lines") + " no other rank runs";
+    out.push_back(storyRow("", std::move(line)));
+  }
+}
+
 // The rank the others wait for, the steps it held up, and what it ran longer in them.
 void stragglerRows(const JobView& job, const model::StepMeasurement* measured, Story& out) {
   if (job.straggler < 0) {
@@ -111,7 +138,7 @@ void stragglerRows(const JobView& job, const model::StepMeasurement* measured, S
                 stepList(job.straggler_steps);
   out.push_back(storyRow("Straggler", std::move(line)));
   if (measured) measuredStragglerRow(*measured, out);
-  if (job.straggler_steps.empty()) return;
+  if (job.straggler_steps.empty()) return lateRankRows(job, out);
   int64_t floor = std::max<int64_t>(500'000, job.median_step_ns / 100);
   StoryLine why;
   if (!job.straggler_line_path.empty())
@@ -130,6 +157,7 @@ void stragglerRows(const JobView& job, const model::StepMeasurement* measured, S
     why << "it launches no more GPU work than the others in those steps; its lines are unknown (its summary has "
            "none: name the script with --format summary, or capture Python stacks)";
   out.push_back(storyRow("", std::move(why)));
+  lateRankRows(job, out);
 }
 
 // The lines whose time differs most across ranks, as a table.

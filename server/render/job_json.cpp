@@ -348,6 +348,13 @@ json jobJson(const features::JobView& job, const std::vector<join::RankSummary>&
                                                          {"line", job.straggler_line},
                                                          {"extra_ns_per_step", job.straggler_line_extra_ns}})}};
   }
+  json late = json::array();
+  for (const auto& l : job.late_ranks) {
+    json only = json::array();
+    for (const auto& o : l.only_lines)
+      only.push_back({{"path", o.path}, {"line", o.line}, {"gpu_ns_per_step", o.ns}});
+    late.push_back({{"rank", job.ranks[l.rank].label}, {"steps", l.steps}, {"only_lines", std::move(only)}});
+  }
   return {{"ranks", jr},
           {"hosts", job.hosts},
           {"duplicate_ranks", job.duplicate_ranks},
@@ -368,6 +375,7 @@ json jobJson(const features::JobView& job, const std::vector<join::RankSummary>&
           {"paired_collectives", job.paired_collectives},
           {"unpaired_collectives", job.unpaired_collectives},
           {"straggler", straggler},
+          {"late_ranks", std::move(late)},
           {"lines", lines},
           {"modules", modules},
           {"advice", advice},

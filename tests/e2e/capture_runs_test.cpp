@@ -146,6 +146,35 @@ TEST(CaptureRuns, ADdpCapturesRanksAndStragglerAreTheCapturesOwn) {
   EXPECT_EQ(r.doc["verdict"]["unprofiled"]["source"], "measured");
 }
 
+// Item 3, the rest: in the profiled steps of both DDP captures the late rank changes between
+// steps, and rank 0, late in some, runs a line the other rank does not (train_ddp.py:157, its
+// logging `loss.item()`): the text says both, and JSON has them under job.late_ranks.
+TEST(CaptureRuns, ALateRankThatChangesAndARankOnlyLineAreNamed) {
+  for (const char* capture : {"ddp_nsys.sqlite.xz", "ddp_torch.rank0.pt.trace.json.gz"}) {
+    SCOPED_TRACE(capture);
+    std::string profiles = " --profile " + shellQuoted(captured(capture));
+    if (std::string(capture).find("rank0") != std::string::npos)
+      profiles += " --profile " + shellQuoted(captured("ddp_torch.rank1.pt.trace.json.gz"));
+    std::string args = profiles + " " + shellQuoted(sourcePath("tests/data/capture/train_ddp.py"));
+    auto text = runSightline("report" + args, sourcePath(""));
+    ASSERT_EQ(text.code, 0) << text.out;
+    std::string header = text.out.substr(0, text.out.find("\n\n"));
+    EXPECT_NE(header.find("the late rank changes between steps: rank 1 "), std::string::npos) << header;
+    EXPECT_NE(header.find("; rank 0 ("), std::string::npos) << header;
+    EXPECT_NE(header.find(") runs train_ddp.py:157, a line no other rank runs"), std::string::npos) << header;
+    auto js = runSightline("report --format json" + args, sourcePath(""));
+    ASSERT_EQ(js.code, 0);
+    json doc = json::parse(js.out, nullptr, false);
+    const json& late = doc["job"]["late_ranks"];
+    ASSERT_EQ(late.size(), 2u) << late.dump();
+    EXPECT_EQ(late[0]["rank"], doc["job"]["straggler"]["rank"]) << "the straggler first";
+    EXPECT_EQ(late[0]["steps"], doc["job"]["straggler"]["steps"]);
+    ASSERT_EQ(late[1]["only_lines"].size(), 1u) << late.dump();
+    EXPECT_EQ(late[1]["only_lines"][0]["line"], 157);
+    EXPECT_TRUE(late[0]["only_lines"].empty()) << "rank 1 runs no line of its own";
+  }
+}
+
 // Item 8: graphs.py traced whole run by plain nsys with its default graph-level trace. The report
 // says what such a capture lacks and how to get it; the launches made while
 // make_graphed_callables captured the model into graphs (its backward on autograd's thread) run
