@@ -109,8 +109,8 @@ struct JobView {
   // Every rank that held up a step, the straggler first, then by their first step: more than one
   // when the late rank changes between steps.
   std::vector<LateRank> late_ranks;
-  std::vector<LineSpread> lines;        // the costliest (median) first, at most kMaxSpreadLines
-  std::vector<ModuleComm> modules;      // exposed first
+  std::vector<LineSpread> lines;    // the costliest (median) first, at most kMaxSpreadLines
+  std::vector<ModuleComm> modules;  // exposed first
   std::vector<CommAdvice> advice;
   JobBound bound = JobBound::Unknown;
 };

@@ -351,8 +351,7 @@ json jobJson(const features::JobView& job, const std::vector<join::RankSummary>&
   json late = json::array();
   for (const auto& l : job.late_ranks) {
     json only = json::array();
-    for (const auto& o : l.only_lines)
-      only.push_back({{"path", o.path}, {"line", o.line}, {"gpu_ns_per_step", o.ns}});
+    for (const auto& o : l.only_lines) only.push_back({{"path", o.path}, {"line", o.line}, {"gpu_ns_per_step", o.ns}});
     late.push_back({{"rank", job.ranks[l.rank].label}, {"steps", l.steps}, {"only_lines", std::move(only)}});
   }
   return {{"ranks", jr},
