@@ -3,13 +3,13 @@
 // measured step, the steps it profiled, the bound the measurement shows and advice the run does
 // not already follow. Each test failed before the change it names.
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
 #include <filesystem>
 #include <string>
 
+#include "tests/support/lost_records.h"
 #include "tests/support/test_paths.h"
 
 namespace sightline::testing {
@@ -204,21 +204,9 @@ TEST(CaptureRuns, AGraphLevelCaptureSaysWhatItLacks) {
 TEST(CaptureRuns, LostRecordsOfAThreadNameNoBoundOrCause) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("sightline-lost-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  fs::path capture = dir / "lost.sqlite";
-  fs::copy_file(repoProfile(run("resnet_nsys.sqlite.xz")), capture, fs::copy_options::overwrite_existing);
-  fs::copy_file(sourcePath(run("resnet_nsys.steps.json")), dir / "lost.steps.json",
-                fs::copy_options::overwrite_existing);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(capture.c_str(), &db), SQLITE_OK);
-  // Thread ...371 is the autograd engine's (its launches are the backward pass's).
-  const char* lose =
-      "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId IN (SELECT correlationId FROM "
-      "CUPTI_ACTIVITY_KIND_RUNTIME WHERE globalTid = 281494589277371) AND correlationId NOT IN (SELECT correlationId "
-      "FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE globalTid <> 281494589277371)";
-  ASSERT_EQ(sqlite3_exec(db, lose, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  EXPECT_GT(sqlite3_changes(db), 2000);
-  sqlite3_close(db);
+  std::string error;
+  fs::path capture = craftLostBackwardCapture(dir.string(), error);
+  ASSERT_FALSE(capture.empty()) << error;
 
   std::string args =
       " --profile " + shellQuoted(capture.string()) + " " + shellQuoted(sourcePath("tests/data/capture/resnet.py"));
