@@ -90,8 +90,8 @@ void expectNoCauseOnLostLines(const json& doc) {
       auto it = lines.find({place["path"].get<std::string>(), place["line"].get<int64_t>()});
       if (it == lines.end()) continue;
       double launches = number((*it->second)["launches"]), lost = number((*it->second)["lost_launches"]);
-      EXPECT_LE(2 * lost, launches) << "a cause (" << c["cause"] << ") on a line that lost most of its records: "
-                                    << it->second->dump();
+      EXPECT_LE(2 * lost, launches) << "a cause (" << c["cause"]
+                                    << ") on a line that lost most of its records: " << it->second->dump();
     }
   // Steps that lost most of their launches name no bound the lost records would set: only a
   // measured step's, or none.
