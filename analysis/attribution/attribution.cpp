@@ -801,6 +801,7 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   std::vector<GapCause> gap_cause(profile.activities.size());
   summarizeSteps(profile, options, calls, resolver, gap_cause, out);
   splitStepBusy(profile, ranks, out);
+  busyOfOwnWork(out);
   if (options.estimate_unprofiled)
     estimateWithoutProfiler({profile, links.call_of, gap_cause, &ranks.wait_ns, waitExplained(out)}, options, out);
   out.memory_use_lines.reserve(profile.memory_uses.size());

@@ -342,6 +342,7 @@ struct StepSummary {
   int median_steps = 0;
   int64_t wall_ns = 0;  // median steady step
   int64_t wall_min_ns = 0, wall_max_ns = 0;
+  // The GPU's own work: busy time less collectives waiting for other ranks (busyOfOwnWork).
   int64_t busy_ns = 0;                 // median GPU busy time of a steady step
   double busy_share = 0;               // median over steady steps (of every rank) of busy / wall
   uint64_t lost_launches = 0;          // of `launches`: no GPU record

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <vector>
+
+#include "analysis/attribution/steps.h"
 
 namespace sightline::attribution {
 namespace {
@@ -120,6 +123,32 @@ void splitStepBusy(const model::Profile& p, const RankTable& ranks, Attribution&
                                                  static_cast<double>(total));
     }
   }
+}
+
+// The summary's busy time and share, the verdict's "GPU busy", are the GPU's own work: each
+// steady step's busy time less its communication spent waiting for the last rank (NCCL kernels
+// spinning while a late rank catches up; the "ranks waiting" cause names that time). Counted
+// as busy, they called a step of 60% compute and 30% waiting GPU-bound (4-GPU DDP) and left
+// the waiting no idle time to be in. The same steps as summarizeSteps's medians.
+void busyOfOwnWork(Attribution& out) {
+  std::vector<int64_t> busies;
+  std::vector<double> shares;
+  bool waited = false;
+  for (const auto& [pid, steps] : out.process_steps)
+    for (size_t k = 0; k < steps.list.size(); ++k) {
+      const Step& step = steps.list[k];
+      if (step.kind != StepKind::Steady) continue;
+      if (k + 1 == steps.list.size() && steps.list.size() > 3) continue;  // cut short where the loop ends
+      waited |= step.comm_wait_ns > 0;
+      int64_t own = std::max<int64_t>(0, step.busy_ns - step.comm_wait_ns);
+      int64_t wall = step.window_end_ns - step.window_start_ns;
+      busies.push_back(own);
+      if (wall > 0) shares.push_back(std::min(1.0, static_cast<double>(own) / static_cast<double>(wall)));
+    }
+  if (!waited) return;
+  StepSummary& sum = out.step_summary;
+  if (!busies.empty()) sum.busy_ns = medianNs(busies);
+  if (!shares.empty()) sum.busy_share = median(shares);
 }
 
 void chargeCaptureToSteps(const model::Profile& p, const CaptureCosts& costs, double scale, Attribution& out) {

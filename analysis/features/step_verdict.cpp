@@ -356,15 +356,6 @@ StepVerdict storyFigures(const join::StepStory& st) {
   v.comm_wait_ns = static_cast<double>(s.comm_wait_ns) / n;
   v.comm_transfer_ns = static_cast<double>(s.comm_transfer_ns) / n;
   v.comm_exposed_wait_ns = static_cast<double>(story->comm_exposed_wait_ns) / n;
-  // The GPU's own work: its busy time less the collectives' exposed wait for other ranks (NCCL
-  // kernels spinning while a late rank catches up do no work; the "ranks waiting" cause names
-  // that time). A busy share that counted them called a step of 60% compute and 30% waiting
-  // GPU-bound, and left the waiting no idle time to be.
-  if (v.comm_exposed_wait_ns > 0 && v.wall_ns > 0) {
-    v.busy_ns = std::max(0.0, v.busy_ns - v.comm_exposed_wait_ns);
-    v.busy_share = std::max(0.0, v.busy_share - v.comm_exposed_wait_ns / v.wall_ns);
-    v.idle_ns = std::max(0.0, v.wall_ns - v.busy_ns);
-  }
   v.late = story->late;
   v.ranks = story->ranks;
   v.triton_kernels = static_cast<double>(s.triton_kernels) / n;

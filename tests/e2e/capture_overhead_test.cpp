@@ -206,7 +206,9 @@ TEST(CaptureOverhead, TheReplayKeepsOnlyTheWaitsALateRanksWorkExplains) {
   };
   auto [busy, replayed, wait] = replay(repoProfile("tests/data/capture/runs/ddp_nsys.sqlite.xz"));
   ASSERT_GT(wait, 1e6);
-  EXPECT_LT(replayed, busy - 0.8 * wait) << "waits no rank's work explains go";
+  // The summary's busy time is the GPU's own work (its waits left out): the replay's adds at most
+  // a fifth of the waits back.
+  EXPECT_LT(replayed, busy + 0.2 * wait) << "waits no rank's work explains go";
   auto [busy_one, replayed_one, wait_one] = replay(repoProfile("tests/data/multi/ddp/ddp_one.sqlite.xz"));
   ASSERT_GT(wait_one, 10e6);
   EXPECT_GT(replayed_one, 0.9 * busy_one) << "the straggler's own work keeps its wait";
