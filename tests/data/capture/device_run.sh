@@ -9,6 +9,7 @@
 #   tests/data/capture/device_run.sh hooks             # one GPU: the demo, a hand-written loop, graphs, loaders
 #   tests/data/capture/device_run.sh graphlevel        # one GPU: graphs.py, whole run, graph- and node-level traces
 #   tests/data/capture/device_run.sh presence          # one GPU: what each nsys option costs outside its range
+#   tests/data/capture/device_run.sh fsdp2marks        # 2 GPUs: FSDP2 small under both profilers, steps marked
 #   tests/data/capture/device_run.sh extra             # 2 GPUs: FSDP2 small; gpt.py compiled + its cache
 # Needs the stripped binary and its libraries in .dev/ and the libdw1/libelf1 .debs in .debs/
 # (docs/capture.md, "Measured on"). nsys is left off PATH on purpose: the verb finds Nsight
@@ -147,6 +148,15 @@ case $stage in
       tar cf - -T keep | xz -T0 -9 >"$OUT/compiled_cache.tar.xz")
     for p in torch nsys; do row "train_fsdp2.py --layers 2" fsdp2_plain_a fsdp2_plain_b fsdp2_$p; done
     row "gpt.py --compile" compiled_plain_a compiled_plain_b compiled_nsys ;;
+  fsdp2marks)
+    # FSDP2 at 2 ranks and 2 layers under both profilers, with the hook's ProfilerStep marks (the
+    # earlier fsdp2 captures predate them and were stepped by repeating launches).
+    F="$TORCHRUN --standalone --nproc_per_node=2 train_fsdp2.py --steps 40 --layers 2"
+    plain fsdp2_plain_a 100 $F
+    cap fsdp2_torch 160 torch $F
+    cap fsdp2_nsys 230 nsys $F
+    plain fsdp2_plain_b 260 $F
+    for p in torch nsys; do row "train_fsdp2.py --layers 2" fsdp2_plain_a fsdp2_plain_b fsdp2_$p; done ;;
   interleave_multi)
     nvidia-smi -L
     NF=$(($(nvidia-smi -L | wc -l) >= 4 ? 4 : 2))
