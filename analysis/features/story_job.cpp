@@ -76,7 +76,14 @@ void jobRows(const JobView& job, const std::vector<join::RankSummary>& ranks, St
 // every rank's step ends at the same collectives, so their medians agree and cannot name a late
 // rank; the profiled waits carry the profiler's slowdown of each rank's host, which differs.
 void measuredStragglerRow(const model::StepMeasurement& m, Story& out) {
-  if (m.rank_median_ns.size() < 2) return;
+  if (m.rank_median_ns.size() < 2) {  // one figure for the run (a log): no rank of its own
+    StoryLine line;
+    line << "without the profiler the step is " << ms(m.median_ns)
+         << " ms (" + m.from +
+                "): the waits above are as captured, under a profiler that slows each rank's host by its own amount";
+    out.push_back(storyRow("", std::move(line), RowRole::Note));
+    return;
+  }
   auto [lo, hi] = std::minmax_element(m.rank_median_ns.begin(), m.rank_median_ns.end());
   StoryLine line;
   line << "without the profiler each rank's timed step (median) is " << ms(*lo);

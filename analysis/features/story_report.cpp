@@ -285,7 +285,8 @@ Story reportStory(const ReportFacts& f) {
   append(out, machineStory(profile.info.gpus, attr));
   if (f.job && f.job->ranks.size() > 1 && f.summaries) {
     const auto& u = f.verdict ? f.verdict->unprofiled : UnprofiledStep{};
-    bool measured = u.measurement && u.source == StepSource::Measured;
+    // A step measured without the profiler, by sightline capture or in the script's own log.
+    bool measured = u.measurement && (u.source == StepSource::Measured || u.source == StepSource::StepLog);
     append(out, jobStory(*f.job, *f.summaries, measured ? &*u.measurement : nullptr));
   }
   stepsRows(attr, f.verdict, out);
