@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <vector>
 
 #include "analysis/attribution/steps.h"
@@ -134,7 +135,9 @@ void busyOfOwnWork(Attribution& out) {
   std::vector<int64_t> busies;
   std::vector<double> shares;
   bool waited = false;
-  for (const auto& [pid, steps] : out.process_steps)
+  size_t processes = 0;
+  for (const auto& [pid, steps] : out.process_steps) {
+    processes += !steps.list.empty();
     for (size_t k = 0; k < steps.list.size(); ++k) {
       const Step& step = steps.list[k];
       if (step.kind != StepKind::Steady) continue;
@@ -145,8 +148,17 @@ void busyOfOwnWork(Attribution& out) {
       busies.push_back(own);
       if (wall > 0) shares.push_back(std::min(1.0, static_cast<double>(own) / static_cast<double>(wall)));
     }
+  }
   if (!waited) return;
   StepSummary& sum = out.step_summary;
+  // Over several ranks the mean, as every per-step figure beside it: a median of one rank that
+  // waits (3% busy) and one that computes (98%) is one rank's figure, not the GPUs'.
+  if (processes > 1) {
+    auto mean = [](const auto& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); };
+    if (!busies.empty()) sum.busy_ns = static_cast<int64_t>(mean(busies));
+    if (!shares.empty()) sum.busy_share = mean(shares);
+    return;
+  }
   if (!busies.empty()) sum.busy_ns = medianNs(busies);
   if (!shares.empty()) sum.busy_share = median(shares);
 }
