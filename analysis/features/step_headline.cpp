@@ -62,7 +62,8 @@ std::string unprofiledReason(const StepVerdict& v) {
     return "the light capture " + v.timing_from + "'s own step (tracing CUDA calls alone adds a little)";
   switch (u.no_point) {
     case NoPoint::None:
-      return "not measured, but the GPU is busy " + formatShare(u.hi_ns > 0 ? v.busy_ns / u.hi_ns : 0) +
+      // The range's own figures: its floor is the GPU's own work per step (the busiest rank's).
+      return "not measured, but the GPU's own work per step fills " + formatShare(u.hi_ns > 0 ? u.lo_ns / u.hi_ns : 0) +
              " of the captured step, so any figure in " + formatMilliseconds(u.lo_ns) + "–" +
              formatMilliseconds(u.hi_ns) + " ms is within 30% of the step without the profiler";
     case NoPoint::Unvalidated:

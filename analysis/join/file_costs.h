@@ -290,8 +290,13 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
       int64_t w = quantile(work, 1, 2), c = quantile(compiling, 1, 2);
       if (w + c > story->work_ns + story->compile_idle_ns) story->work_ns = w, story->compile_idle_ns = c;
     }
-    // The upper quartile: a run's steps vary from run to run by more than a light capture adds.
-    if (!wall.empty()) story->wall_hi_ns = std::max(story->wall_hi_ns, quantile(wall, 3, 4));
+    // The upper quartile (nearest rank: of 4 steps the third, never the largest): a run's steps
+    // vary from run to run by more than a light capture adds.
+    if (!wall.empty()) {
+      size_t at = (wall.size() * 3 + 3) / 4 - 1;
+      std::nth_element(wall.begin(), wall.begin() + static_cast<std::ptrdiff_t>(at), wall.end());
+      story->wall_hi_ns = std::max(story->wall_hi_ns, wall[at]);
+    }
     for (size_t i = 0; i < steps.list.size(); ++i) {
       const auto& st = steps.list[i];
       if (st.kind == attribution::StepKind::Steady) continue;
