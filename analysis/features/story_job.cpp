@@ -112,12 +112,13 @@ void lateRankRows(const JobView& job, Story& out) {
   for (const auto& l : job.late_ranks) {
     if (l.only_lines.empty()) continue;
     StoryLine line;
-    line << "in the steps it held up, " + label(l) + " runs ";
+    line << "in the steps it held up, " + label(l) + " launches GPU work at ";
     for (size_t i = 0; i < l.only_lines.size(); ++i) {
       if (i) line << (i + 1 == l.only_lines.size() ? " and " : ", ");
       line << C::place(l.only_lines[i].path, l.only_lines[i].line);
     }
-    line << std::string(l.only_lines.size() == 1 ? ", a line" : ", lines") + " no other rank runs";
+    line << std::string(l.only_lines.size() == 1 ? ": no other rank's profile puts GPU work on that line"
+                                                 : ": no other rank's profile puts GPU work on those lines");
     out.push_back(storyRow("", std::move(line)));
   }
 }
