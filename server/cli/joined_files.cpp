@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "server/platform/phase_clock.h"
 #include "server/platform/worker_pool.h"
 #include "server/workspace/compiled_code.h"
 #include "server/workspace/local_files.h"
@@ -42,6 +43,7 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   OpenProfileOptions open_options;
   open_options.names_read = compiled_reader.namesRead();
   auto loaded = openProfiles(profile_paths, open_options);
+  markPhase("open: read and intern, or the model cache");
   const std::string& profile_path = profile_paths.front();
   if (!loaded.profile) {
     error = loaded.error;
@@ -69,7 +71,9 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   for (const auto& f : named) options.named.push_back({f.absolute, f.file, f.index});
   options.compiled = compiled_reader.finish(*loaded.profile);
   options.attribution_store = attributionStore(profile_paths, open_options);
-  return std::make_unique<join::ProfileJoin>(std::move(*loaded.profile), localJoinEnvironment(mapper), options);
+  auto join = std::make_unique<join::ProfileJoin>(std::move(*loaded.profile), localJoinEnvironment(mapper), options);
+  markPhase("join: attribution, or its cache");
+  return join;
 }
 
 }  // namespace sightline::server::cli

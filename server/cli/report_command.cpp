@@ -20,6 +20,7 @@
 #include "server/cli/joined_files.h"
 #include "server/cli/report_data.h"
 #include "server/platform/output_file.h"
+#include "server/platform/phase_clock.h"
 #include "server/platform/terminal_text.h"
 #include "server/render/job_json.h"
 #include "server/render/profile_text.h"
@@ -301,6 +302,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   // The named files, parsed once: their NVTX range sites feed attribution, their lines the output.
   bool unreadable = false;
   auto sources = cli::readNamedFiles(parsed.files, "report", err, unreadable);
+  markPhase("named files: read and index");
   cli::mapOntoFiles(parsed.mapper, parsed.files);
   std::string error;
   // An output that would replace an input (the profile, the script) is refused before any work.
@@ -373,18 +375,25 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   }
   ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}, {}, {}, {}};
   data.verdict = loadVerdict(main.get());
+  markPhase("verdict: steps story and verdict");
   data.summaries = parsed.profile_paths.size() > 1
                        ? std::move(summaries)
                        : join::summarizeRanks(*main, fs::path(parsed.profile_paths.front()).filename().string());
+  markPhase("rank summaries");
   if (data.summaries.size() > 1) data.job = features::buildJob(data.summaries);
+  markPhase("job");
   joinNamedFiles(data);
+  markPhase("named files: costs");
   if (parsed.format == "html" && stepViewScript().empty()) return writeHtmlReport(data, out, err);  // says why
   ReportSink sink(parsed, out, err);
   if (!sink.ok()) return 2;
   std::ostream& to = sink.stream();
   int status = unreadable ? 2 : 0;
   if (parsed.format == "json") {
-    to << protocol::dumpJson(reportJson(data)) << "\n";
+    auto doc = reportJson(data);
+    markPhase("json: build");
+    to << protocol::dumpJson(doc) << "\n";
+    markPhase("json: write");
     status = 0;
   } else if (parsed.format == "html") {
     if (int code = writeHtmlReport(data, to, err); code != 0) return code;  // nothing kept
@@ -394,8 +403,10 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     TerminalSafeStream text(to);
     writeHeader(data, text);
     for (const auto& local : sources) writeAnnotatedFile(data, local, text);
+    markPhase("text");
   }
   if (!sink.finish()) return 2;
+  err << phaseReport();
   return status;
 }
 
