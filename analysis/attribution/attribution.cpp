@@ -116,6 +116,7 @@ std::vector<std::optional<LineRef>> replayedKernelLines(const model::Profile& p,
 void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineResolver& resolver, const RankTable& ranks,
                       const StepWindow& window, Attribution& out) {
   out.activity_lines.resize(p.activities.size());
+  out.activity_steps.assign(p.activities.size(), -1);
   size_t rank_count = ranks.ranks.size();
   std::map<std::tuple<uint32_t, model::StringId, int32_t>, ContextCost> contexts;
   // (context, the line itself) -> one-off GPU time launched there
@@ -134,7 +135,9 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
     if (a < replayed.size() && replayed[a]) ref = *replayed[a];
     out.activity_lines[a] = ref;
     int64_t host_t = api >= 0 ? p.api_calls[static_cast<size_t>(api)].start_ns : act.start_ns;
-    if (Step* step = window.stepAt(act.pid, host_t)) {
+    int32_t step_index = window.stepIndexAt(act.pid, host_t);
+    out.activity_steps[a] = step_index;
+    if (Step* step = step_index >= 0 ? window.stepAt(act.pid, host_t) : nullptr) {
       step->gpu_ns += ns;
       if (act.kind == model::ActivityKind::Kernel) ++step->kernels;
       if (step->gpu_start_ns < 0 || act.start_ns < step->gpu_start_ns) step->gpu_start_ns = act.start_ns;

@@ -399,9 +399,12 @@ struct Attribution {
   std::array<int64_t, kMethodCount> by_method{};
   std::map<model::StringId, std::map<int32_t, LineCost>> files;  // profile path -> line -> cost
   std::vector<LineRef> activity_lines;                           // parallel to Profile::activities
-  std::vector<LineRef> memory_use_lines;                         // parallel to Profile::memory_uses
-  std::vector<int32_t> memory_use_ops;  // parallel to it: the operator range around each (Profile::ranges), or -1
-  std::vector<IdleGap> idle_gaps;       // by device, then time
+  // Parallel to Profile::activities: the step it was launched in (by its call's host time), as an
+  // index into its process's ProcessSteps::list; -1 outside every step.
+  std::vector<int32_t> activity_steps;
+  std::vector<LineRef> memory_use_lines;  // parallel to Profile::memory_uses
+  std::vector<int32_t> memory_use_ops;    // parallel to it: the operator range around each (Profile::ranges), or -1
+  std::vector<IdleGap> idle_gaps;         // by device, then time
   // Steady steps, over every rank: the divisor of every per-step figure (0: no steps known, and
   // figures are totals). With steps known, every figure above but total_gpu_ns covers the steady
   // steps only (step_summary), and what ran outside them is LineCost::oneoff_*.

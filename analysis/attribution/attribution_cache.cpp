@@ -18,7 +18,7 @@ namespace sightline::attribution {
 static_assert(sizeof(LineCost) == 632, "LineCost changed: update its fields() and this size");
 static_assert(sizeof(RankInfo) == 368, "RankInfo changed: update its fields() and this size");
 static_assert(sizeof(StepSummary) == 680, "StepSummary changed: update its fields() and this size");
-static_assert(sizeof(Attribution) == 1176, "Attribution changed: update its fields() and this size");
+static_assert(sizeof(Attribution) == 1200, "Attribution changed: update its fields() and this size");
 static_assert(sizeof(Step) == 192 && sizeof(LineRef) == 16 && sizeof(UnprofiledSteps) == 208,
               "a step struct changed: update its fields() and this size");
 #endif
@@ -27,9 +27,10 @@ namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'A', 'T', 'T', 'R', '\n', '\0'};
 constexpr uint32_t kFormat =
-    11;  // 11: busy less waiting for other ranks; 10: a thread that lost all its records keeps its steps; 9: exposed
-         // waiting, collective by collective; 8: the steps the medians stand on; 7: compute slowed beside collectives;
-         // 6: ranks' hosts and GPU UUIDs, collectives; 5: copies and fills without a GPU record are not lost launches
+    12;  // 12: each activity's step; 11: busy less waiting for other ranks; 10: a thread that lost all its records
+         // keeps its steps; 9: exposed waiting, collective by collective; 8: the steps the medians stand on; 7: compute
+         // slowed beside collectives; 6: ranks' hosts and GPU UUIDs, collectives; 5: copies and fills without a GPU
+         // record are not lost launches
 
 template <class Ar>
 void fields(Ar& ar, KernelStat& s) {
@@ -111,9 +112,9 @@ void fields(Ar& ar, Attribution::ProcessSteps& p) {
 template <class Ar>
 void fields(Ar& ar, Attribution& a) {
   ar(a.total_gpu_ns, a.steady_gpu_ns, a.attributed_gpu_ns, a.unattributed_gpu_ns, a.by_method, a.files,
-     a.activity_lines, a.memory_use_lines, a.memory_use_ops, a.idle_gaps, a.steps, a.steps_per_rank, a.step_ranks,
-     a.steps_source, a.process_steps, a.ranks, a.collectives, a.comm_ns, a.comm_exposed_ns, a.lost, a.processes,
-     a.launches, a.lost_launches, a.step_summary, a.contexts, a.context_costs);
+     a.activity_lines, a.activity_steps, a.memory_use_lines, a.memory_use_ops, a.idle_gaps, a.steps, a.steps_per_rank,
+     a.step_ranks, a.steps_source, a.process_steps, a.ranks, a.collectives, a.comm_ns, a.comm_exposed_ns, a.lost,
+     a.processes, a.launches, a.lost_launches, a.step_summary, a.contexts, a.context_costs);
 }
 
 template <class T>
@@ -286,6 +287,14 @@ bool valid(const Attribution& a, const model::Profile& profile) {
     return false;
   for (const auto& r : a.activity_lines)
     if (!ref(r)) return false;
+  if (a.activity_steps.size() != profile.activities.size()) return false;
+  for (size_t i = 0; i < a.activity_steps.size(); ++i) {
+    int32_t step = a.activity_steps[i];
+    if (step < -1) return false;
+    if (step < 0) continue;
+    auto steps = a.process_steps.find(profile.activities[i].pid);
+    if (steps == a.process_steps.end() || static_cast<size_t>(step) >= steps->second.list.size()) return false;
+  }
   for (const auto& r : a.memory_use_lines)
     if (!ref(r)) return false;
   for (int32_t op : a.memory_use_ops)

@@ -28,14 +28,22 @@ class StepWindow {
   }
   // The step of `pid` running at host time t, or null.
   Step* stepAt(uint32_t pid, int64_t t) const {
+    auto [s, index] = find(pid, t);
+    return s;
+  }
+  // Its index in the process's steps (Attribution::ProcessSteps::list), or -1.
+  int32_t stepIndexAt(uint32_t pid, int64_t t) const { return find(pid, t).second; }
+  std::pair<Step*, int32_t> find(uint32_t pid, int64_t t) const {
     auto it = by_pid_.find(pid);
-    if (it == by_pid_.end()) return nullptr;
+    if (it == by_pid_.end()) return {nullptr, -1};
     const auto& list = it->second;
     auto pos =
         std::upper_bound(list.begin(), list.end(), t, [](int64_t time, const Step* s) { return time < s->start_ns; });
-    if (pos == list.begin()) return nullptr;
+    if (pos == list.begin()) return {nullptr, -1};
     Step* s = *(pos - 1);
-    return t < s->end_ns || (pos == list.end() && t == s->end_ns) ? s : nullptr;
+    if (t < s->end_ns || (pos == list.end() && t == s->end_ns))
+      return {s, static_cast<int32_t>(pos - 1 - list.begin())};
+    return {nullptr, -1};
   }
   bool steady(uint32_t pid, int64_t t) const {
     if (!by_pid_.count(pid)) return true;

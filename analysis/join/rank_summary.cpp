@@ -88,34 +88,16 @@ std::vector<RankSummary> summarizeRanks(const ProfileJoin& join, const std::stri
     rank_of[r.pid] = out.size();
     out.push_back(std::move(s));
   }
-  // Each activity's step, by the host time of its launch (as attribution's steps count it).
-  std::unordered_map<uint64_t, size_t> call_of;
-  for (size_t i = 0; i < p.api_calls.size(); ++i)
-    if (p.api_calls[i].correlation >= 0)
-      call_of.emplace(model::correlationKey(p.api_calls[i].pid, p.api_calls[i].correlation), i);
-  auto stepOf = [&](uint32_t pid, int64_t host_t) -> int32_t {
-    auto it = attr.process_steps.find(pid);
-    if (it == attr.process_steps.end()) return -1;
-    const auto& list = it->second.list;
-    auto s = std::upper_bound(list.begin(), list.end(), host_t,
-                              [](int64_t t, const attribution::Step& st) { return t < st.start_ns; });
-    if (s == list.begin()) return -1;
-    --s;
-    return host_t < s->end_ns ? static_cast<int32_t>(s - list.begin()) : -1;
-  };
   // Lines: GPU time per (path, line) and per step, over steady steps for the totals.
   std::vector<std::map<std::pair<model::StringId, int32_t>, SummaryLine>> lines(out.size());
-  std::vector<int32_t> activity_step(p.activities.size(), -1);
   for (size_t i = 0; i < p.activities.size(); ++i) {
     const auto& a = p.activities[i];
     auto r = rank_of.find(a.pid);
     if (r == rank_of.end()) continue;
     RankSummary& s = out[r->second];
-    int64_t host_t = a.start_ns;
-    if (auto c = call_of.find(model::correlationKey(a.pid, a.correlation)); a.correlation >= 0 && c != call_of.end())
-      host_t = p.api_calls[c->second].start_ns;
-    int32_t step = stepOf(a.pid, host_t);
-    activity_step[i] = step;
+    // Its step, as attribution counted it (by the host time of its launch).
+    int32_t step = i < attr.activity_steps.size() ? attr.activity_steps[i] : -1;
+    if (step >= static_cast<int32_t>(s.steps.size())) step = -1;
     const auto& ref = i < attr.activity_lines.size() ? attr.activity_lines[i] : attribution::LineRef{};
     if (ref.file == 0) continue;
     auto& l = lines[r->second][{ref.file, ref.line}];
