@@ -116,13 +116,21 @@ void rankRules(const LineCost& c, const FileCosts& costs, const source::SourceFi
     // Communication waits for the slowest rank: its time is not the line's own work.
     if (c.comm_ns == 0 && over >= t.rank_imbalance_min_share * median &&
         over >= static_cast<double>(t.rank_imbalance_min_ns)) {
-      char ratio[32];
-      std::snprintf(ratio, sizeof ratio, "%.1f×", static_cast<double>(per_rank[slowest]) / std::max(1.0, median));
-      add("rank-imbalance",
-          costs.ranks[slowest].label + " spends " + ms(static_cast<double>(per_rank[slowest])) + " on this line, " +
-              ratio + " the median of " + std::to_string(n) + " ranks (" + ms(median) + "; fastest " +
-              costs.ranks[fastest].label + " " + ms(static_cast<double>(per_rank[fastest])) +
-              "): the other ranks wait for it at the next collective; give every rank the same work here");
+      // Against a median of next to nothing a ratio says nothing ("4165726.0×"): the line is
+      // that rank's work alone, as far as the profiles show.
+      std::string against;
+      if (median * 100 < static_cast<double>(per_rank[slowest])) {
+        against = "while the median of " + std::to_string(n) + " ranks spends " + ms(median) + " there";
+      } else {
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, "%.1f×", static_cast<double>(per_rank[slowest]) / std::max(1.0, median));
+        against = std::string(ratio) + " the median of " + std::to_string(n) + " ranks (" + ms(median) + "; fastest " +
+                  costs.ranks[fastest].label + " " + ms(static_cast<double>(per_rank[fastest])) + ")";
+      }
+      add("rank-imbalance", costs.ranks[slowest].label + " spends " + ms(static_cast<double>(per_rank[slowest])) +
+                                " on this line, " + against +
+                                ": the other ranks may wait for it at the next collective; give every rank the "
+                                "same work here");
     }
   }
   if (c.comm_ns > 0 && static_cast<double>(c.comm_exposed_ns) / s.steps >= static_cast<double>(t.exposed_comm_min_ns)) {

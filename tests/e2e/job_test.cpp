@@ -122,6 +122,24 @@ TEST(Job, RanksNamedByRankHostAndGpu) {
   EXPECT_EQ(doc["job"]["hosts"], json::array({"vm"}));
 }
 
+// A line only one rank spends time on (rank 2's extra work in the 4-rank FSDP capture) is told
+// against the others' median in milliseconds, never as a ratio to next to nothing (it once read
+// "4165726.0× the median of 4 ranks"), and the waiting it may cause is not asserted.
+TEST(Job, ARankOnlyLineIsNoRatioToNothing) {
+  std::vector<std::string> reports;
+  for (int r = 0; r < 4; ++r)
+    reports.push_back(repoProfile("tests/data/multi/fsdp/fsdp_rank" + std::to_string(r) + ".sqlite.xz"));
+  auto out = runSightline("check" + quoted(reports, "--profile") + " tests/data/multi/fsdp/train_fsdp.py",
+                          sourcePath(""));
+  size_t at = out.out.find("[rank-imbalance]");
+  ASSERT_NE(at, std::string::npos) << out.out;
+  size_t begin = out.out.rfind('\n', at) + 1;
+  std::string finding = out.out.substr(begin, out.out.find('\n', at) - begin);
+  EXPECT_NE(finding.find("while the median of 4 ranks spends"), std::string::npos) << finding;
+  EXPECT_EQ(finding.find("×"), std::string::npos) << finding;
+  EXPECT_NE(finding.find("may wait for it"), std::string::npos) << finding;
+}
+
 // FSDP2's collectives land on the module they serve, forward and backward apart: each layer's
 // all-gather twice a step (forward, and backward's prefetch) and its reduce-scatter in backward;
 // the root's own in forward and backward. From nsys's NVTX ranges and the trace's annotations.
