@@ -136,8 +136,9 @@ void stragglerRows(const JobView& job, const model::StepMeasurement* measured, S
   const auto& r = job.ranks[static_cast<size_t>(job.straggler)];
   size_t others = job.ranks.size() - 1;
   StoryLine line;
-  if (measured) line << "as captured: ";
-  line << r.label + ": last to arrive at " << C::share(job.straggler_late_share) << " of its collectives; the "
+  // As captured, beside a measured step: one colon in the row ("as captured: rank 3 (...): last").
+  line << (measured ? "as captured, " + r.label + " was last to arrive at " : r.label + ": last to arrive at ")
+       << C::share(job.straggler_late_share) << " of its collectives; the "
        << (others == 1 ? "other rank waits " : std::to_string(others) + " others wait ")
        << ms(job.straggler_caused_ns_per_step / static_cast<int64_t>(others)) << " ms/step"
        << (others == 1 ? "" : " each") << " for it (mean over its steady steps)";

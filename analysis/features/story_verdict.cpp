@@ -156,8 +156,8 @@ void oneoffRows(const StepVerdict& v, Story& out) {
   if (v.all_counted) {
     // Under the One-off row it notes why nothing was set aside; alone it is that row.
     StoryLine line;
-    line << (told ? "every step counted (allSteps, or a capture range)"
-                  : "none: every step counted as steady (allSteps, or a capture range)");
+    line << (told ? "every step counted (--all-steps or the allSteps setting, or a capture range)"
+                  : "none: every step counted as steady (--all-steps or the allSteps setting, or a capture range)");
     out.push_back(storyRow(told ? "" : "One-off", std::move(line), RowRole::Note));
     if (!told) out.back().title = "One-off (not per step)";
   }

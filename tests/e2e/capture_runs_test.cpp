@@ -140,7 +140,7 @@ TEST(CaptureRuns, GraphsAreNeverAdvisedToARunThatReplaysThem) {
 TEST(CaptureRuns, ADdpCapturesRanksAndStragglerAreTheCapturesOwn) {
   Report r = report("ddp_nsys.sqlite.xz", "train_ddp.py");
   EXPECT_NE(r.text.find("ranks from the capture's steps file"), std::string::npos) << r.text;
-  EXPECT_NE(r.text.find("Straggler as captured: rank "), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("Straggler as captured, rank "), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("the timed steps cannot name a late rank"), std::string::npos) << r.text;
   // Ranks stepping together (21.03 and 21.04 ms) are one figure, not "21.0–21.0".
   EXPECT_NE(r.text.find("each rank's timed step (median) is 21.0 ms ("), std::string::npos) << r.text;
@@ -168,7 +168,7 @@ TEST(CaptureRuns, ADdpWithAStepLogIsJudgedOnItsOwnWork) {
   EXPECT_NE(u["bound"], "bound by waiting ranks") << u.dump();
   auto text = runSightline("report" + args, sourcePath(""));
   std::string header = text.out.substr(0, text.out.find("\n\n"));
-  EXPECT_NE(header.find("Straggler as captured: "), std::string::npos) << header;
+  EXPECT_NE(header.find("Straggler as captured, "), std::string::npos) << header;
   EXPECT_NE(header.find("without the profiler the step is 18.7 ms (ddp_plain_a.log): the waits above are as captured"),
             std::string::npos)
       << header;
