@@ -1,6 +1,7 @@
 // Load + attribution of an nsys export, timed against a plain SQLite scan of the same columns
 // (what `sqlite3` itself needs to read them), with peak RSS. Prints figures; asserts nothing.
-//   profile_bench PROFILE.sqlite
+//   profile_bench PROFILE.sqlite [RUNS]
+//   profile_bench --scan PROFILE.sqlite   (the scan alone: its seconds)
 #include <sqlite3.h>
 #include <sys/resource.h>
 
@@ -57,8 +58,13 @@ double sqliteScan(const std::string& path) {
 
 int main(int argc, char** argv) {
   sightline::server::tuneAllocator(argv);  // as the sightline binary does
+  // The scan alone, for bench/speed_bench.py's baseline: its seconds on one line.
+  if (argc == 3 && std::string(argv[1]) == "--scan") {
+    std::printf("%.6f\n", sqliteScan(argv[2]));
+    return 0;
+  }
   if (argc != 2 && argc != 3) {
-    std::fprintf(stderr, "usage: profile_bench PROFILE.sqlite [RUNS]\n");
+    std::fprintf(stderr, "usage: profile_bench PROFILE.sqlite [RUNS] | profile_bench --scan PROFILE.sqlite\n");
     return 2;
   }
   std::string path = argv[1];
