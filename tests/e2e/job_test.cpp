@@ -129,8 +129,8 @@ TEST(Job, ARankOnlyLineIsNoRatioToNothing) {
   std::vector<std::string> reports;
   for (int r = 0; r < 4; ++r)
     reports.push_back(repoProfile("tests/data/multi/fsdp/fsdp_rank" + std::to_string(r) + ".sqlite.xz"));
-  auto out = runSightline("check" + quoted(reports, "--profile") + " tests/data/multi/fsdp/train_fsdp.py",
-                          sourcePath(""));
+  auto out =
+      runSightline("check" + quoted(reports, "--profile") + " tests/data/multi/fsdp/train_fsdp.py", sourcePath(""));
   size_t at = out.out.find("[rank-imbalance]");
   ASSERT_NE(at, std::string::npos) << out.out;
   size_t begin = out.out.rfind('\n', at) + 1;
