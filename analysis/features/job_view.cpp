@@ -65,6 +65,13 @@ std::vector<int32_t> alignSteps(const std::vector<RankSummary>& in, const std::v
     return n;
   };
   const RankSummary& ref = in[order.front()];
+  // Steps the profiler marked on every rank (ProfilerStep#N: one schedule, or sightline capture's
+  // marks, number the same steps alike) line up as they are: counting collectives could shift
+  // one (a rank whose first step caught the previous step's tail), and every pairing after it.
+  if (std::all_of(order.begin(), order.end(), [&](size_t r) {
+        return in[r].steps_source == "ProfilerStep ranges" && in[r].steps.size() == ref.steps.size();
+      }))
+    return shift;
   auto ref_counts = counts(ref);
   constexpr int kMaxShift = 4;
   std::vector<int32_t> offset(in.size(), 0);

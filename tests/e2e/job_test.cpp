@@ -122,6 +122,23 @@ TEST(Job, RanksNamedByRankHostAndGpu) {
   EXPECT_EQ(doc["job"]["hosts"], json::array({"vm"}));
 }
 
+// Steps both ranks' traces mark ProfilerStep#4..#8 line up as marked: counting collectives once
+// shifted rank 0's by one (its first step caught the previous step's tail), leaving 12
+// collectives unpaired, the straggler holding up steps 2-5 of 1-5, and bucket advice beside
+// "communication settings would not help".
+TEST(Job, MarkedStepsLineUpAsMarked) {
+  json doc =
+      runJson("report --format json --profile '" + sourcePath("tests/data/multi/ddp/ddp_rank0.pt.trace.json.gz") +
+              "' --profile '" + sourcePath("tests/data/multi/ddp/ddp_rank1.pt.trace.json.gz") +
+              "' tests/data/multi/ddp/train_ddp.py");
+  const json& job = doc["job"];
+  EXPECT_EQ(doc["steps_source"], "ProfilerStep ranges");
+  EXPECT_EQ(job["straggler"]["steps"], json::array({0, 1, 2, 3, 4})) << job["straggler"].dump();
+  EXPECT_LT(job["unpaired_collectives"].get<int>() * 4, job["paired_collectives"].get<int>())
+      << job.dump().substr(0, 400);
+  for (const auto& a : job["advice"]) EXPECT_NE(a["change"], "ddp-buckets") << a.dump();
+}
+
 // A line only one rank spends time on (rank 2's extra work in the 4-rank FSDP capture) is told
 // against the others' median in milliseconds, never as a ratio to next to nothing (it once read
 // "4165726.0× the median of 4 ranks"), and the waiting it may cause is not asserted.
