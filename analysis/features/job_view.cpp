@@ -272,9 +272,10 @@ void findStraggler(const Pairing& pairing, JobView& job) {
   // Every rank that held up a step, the straggler first.
   for (const auto& [step, who] : top) {
     if (who.first < floor) continue;
+    const size_t late = who.second;  // a structured binding cannot be captured (clang 14)
     auto it = std::find_if(job.late_ranks.begin(), job.late_ranks.end(),
-                           [&](const LateRank& l) { return l.rank == who.second; });
-    if (it == job.late_ranks.end()) it = job.late_ranks.insert(job.late_ranks.end(), LateRank{who.second, {}, {}});
+                           [late](const LateRank& l) { return l.rank == late; });
+    if (it == job.late_ranks.end()) it = job.late_ranks.insert(job.late_ranks.end(), LateRank{late, {}, {}});
     it->steps.push_back(step);
   }
   std::stable_partition(job.late_ranks.begin(), job.late_ranks.end(),
