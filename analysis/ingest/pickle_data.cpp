@@ -394,7 +394,8 @@ class Unpickler {
         uint64_t first = m.slots + slots.size();
         for (uint32_t i = 0; i < node.count; ++i) {
           Ref child = d_.slots_[node.payload + i];
-          slots.push_back(child >= base ? moved.at(child) : child);
+          auto kept = child >= base ? moved.find(child) : moved.end();
+          slots.push_back(child < base ? child : kept != moved.end() ? kept->second : 0);
         }
         node.payload = first;
       } else if (node.type == Type::Str && file_) {
@@ -412,8 +413,12 @@ class Unpickler {
       d_.bytes_.resize(m.strings);
       d_.bytes_ += strings;
     }
+    // A memo entry of the batch that was not kept (a crafted pickle can name one no root reached)
+    // is gone: None, as what the sink took.
     auto rename = [&](uint64_t idx) {
-      if (memo_[idx] != kUnset && memo_[idx] >= base) memo_[idx] = moved.at(memo_[idx]);
+      if (memo_[idx] == kUnset || memo_[idx] < base) return;
+      auto it = moved.find(memo_[idx]);
+      memo_[idx] = it != moved.end() ? it->second : 0;
     };
     forEachMemoSince(m, rename);
     sink_->moved(base, moved);
