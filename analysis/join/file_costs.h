@@ -172,6 +172,40 @@ FileCosts fileCosts(const model::Profile& profile, const attribution::Attributio
   return out;
 }
 
+// One process's part of the bounds of the step without the profiler: the median of its steady
+// steps' own work (and compiling), the upper quartile of their walls; the story keeps the largest.
+inline void addStepBounds(const attribution::Attribution::ProcessSteps& steps, const attribution::StepSummary& sum,
+                          StepStory& story) {
+  std::vector<int64_t> work, wall, compiling;
+  size_t n = steps.list.size();
+  for (size_t i = 0; i < n; ++i) {
+    const auto& st = steps.list[i];
+    // The last step is cut short where the loop ends (as the summary's medians leave it out).
+    if (st.kind != attribution::StepKind::Steady || (i + 1 == n && n > 3)) continue;
+    work.push_back(st.compute_ns - st.compute_slowed_ns + st.copy_ns +
+                   std::max<int64_t>(0, st.comm_ns - st.comm_wait_ns) *
+                       (sum.comm_wait_ns + sum.comm_transfer_ns > 0 ? 1 : 0));
+    wall.push_back(model::spanNs(st.window_start_ns, st.window_end_ns));
+    compiling.push_back(st.wait_ns[static_cast<size_t>(attribution::Wait::Compile)]);
+  }
+  auto quantile = [](std::vector<int64_t>& v, size_t num, size_t den) {
+    size_t at = std::min(v.size() - 1, v.size() * num / den);
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end());
+    return v[at];
+  };
+  if (!work.empty()) {
+    int64_t w = quantile(work, 1, 2), c = quantile(compiling, 1, 2);
+    if (w + c > story.work_ns + story.compile_idle_ns) story.work_ns = w, story.compile_idle_ns = c;
+  }
+  // The upper quartile (nearest rank: of 4 steps the third, never the largest): a run's steps
+  // vary from run to run by more than a light capture adds.
+  if (!wall.empty()) {
+    size_t at = (wall.size() * 3 + 3) / 4 - 1;
+    std::nth_element(wall.begin(), wall.begin() + static_cast<std::ptrdiff_t>(at), wall.end());
+    story.wall_hi_ns = std::max(story.wall_hi_ns, wall[at]);
+  }
+}
+
 // The steps' story of a profile, its lines named by `place`.
 template <class Place>
 std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr, Place&& place) {
@@ -268,35 +302,7 @@ std::shared_ptr<const StepStory> stepStory(const attribution::Attribution& attr,
   }
   for (const auto& [pid, steps] : attr.process_steps) {
     story->all_steps = std::max(story->all_steps, static_cast<int>(steps.list.size()));
-    // The bounds of the step without the profiler: medians over this process's steady steps.
-    std::vector<int64_t> work, wall, compiling;
-    size_t n = steps.list.size();
-    for (size_t i = 0; i < n; ++i) {
-      const auto& st = steps.list[i];
-      // The last step is cut short where the loop ends (as the summary's medians leave it out).
-      if (st.kind != attribution::StepKind::Steady || (i + 1 == n && n > 3)) continue;
-      work.push_back(st.compute_ns - st.compute_slowed_ns + st.copy_ns +
-                     std::max<int64_t>(0, st.comm_ns - st.comm_wait_ns) *
-                         (sum.comm_wait_ns + sum.comm_transfer_ns > 0 ? 1 : 0));
-      wall.push_back(model::spanNs(st.window_start_ns, st.window_end_ns));
-      compiling.push_back(st.wait_ns[static_cast<size_t>(attribution::Wait::Compile)]);
-    }
-    auto quantile = [](std::vector<int64_t>& v, size_t num, size_t den) {
-      size_t at = std::min(v.size() - 1, v.size() * num / den);
-      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end());
-      return v[at];
-    };
-    if (!work.empty()) {
-      int64_t w = quantile(work, 1, 2), c = quantile(compiling, 1, 2);
-      if (w + c > story->work_ns + story->compile_idle_ns) story->work_ns = w, story->compile_idle_ns = c;
-    }
-    // The upper quartile (nearest rank: of 4 steps the third, never the largest): a run's steps
-    // vary from run to run by more than a light capture adds.
-    if (!wall.empty()) {
-      size_t at = (wall.size() * 3 + 3) / 4 - 1;
-      std::nth_element(wall.begin(), wall.begin() + static_cast<std::ptrdiff_t>(at), wall.end());
-      story->wall_hi_ns = std::max(story->wall_hi_ns, wall[at]);
-    }
+    addStepBounds(steps, sum, *story);
     for (size_t i = 0; i < steps.list.size(); ++i) {
       const auto& st = steps.list[i];
       if (st.kind == attribution::StepKind::Steady) continue;
