@@ -2,6 +2,7 @@
 #include "analysis/ingest/json_scanner.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -37,28 +38,38 @@ int hexValue(char ch) {
 }
 
 // The end of the string whose opening quote is at c.p: the position after its closing quote.
+// One pass: a backslash escapes the character after it, whatever it is.
 inline Status stringEnd(Cursor& c, bool& escaped) {
   const char* s = c.p + 1;
   escaped = false;
   for (;;) {
-    const char* q = static_cast<const char*>(std::memchr(s, '"', static_cast<size_t>(c.end - s)));
+    const char* q = quoteOrBackslash(s, c.end);
     if (!q) return Status::Short;
-    // A quote preceded by an odd number of backslashes is escaped.
-    const char* b = q;
-    while (b > s && b[-1] == '\\') --b;
-    if ((q - b) % 2 == 0) {
-      if (!escaped) escaped = std::memchr(c.p + 1, '\\', static_cast<size_t>(q - c.p - 1)) != nullptr;
+    if (*q == '"') {
       c.p = q + 1;
       return Status::Ok;
     }
     escaped = true;
-    s = q + 1;
+    if (c.end - q < 2) return Status::Short;
+    s = q + 2;
   }
+}
+
+// Characters that end a number or literal: , } ] and whitespace.
+constexpr std::array<bool, 256> kScalarEnd = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char ch : {',', '}', ']', ' ', '\n', '\r', '\t'}) t[ch] = true;
+  return t;
+}();
+
+inline const char* scalarEnd(const char* p, const char* end) {
+  while (p < end && !kScalarEnd[static_cast<unsigned char>(*p)]) ++p;
+  return p;
 }
 
 }  // namespace
 
-Status parseString(Cursor& c, std::string_view& out, std::string& scratch) {
+Status parseStringSlow(Cursor& c, std::string_view& out, std::string& scratch) {
   if (skipSpace(c) != Status::Ok) return Status::Short;
   if (*c.p != '"') return Status::Bad;
   const char* begin = c.p + 1;
@@ -155,7 +166,7 @@ Status skipValue(Cursor& c) {
   }
   // Number or literal: up to the next delimiter.
   const char* start = c.p;
-  while (c.p < c.end && *c.p != ',' && *c.p != '}' && *c.p != ']' && !isSpace(*c.p)) ++c.p;
+  c.p = scalarEnd(c.p, c.end);
   if (c.p == c.end) return Status::Short;
   return c.p > start ? Status::Ok : Status::Bad;
 }
@@ -163,7 +174,7 @@ Status skipValue(Cursor& c) {
 Status scalarText(Cursor& c, std::string_view& out) {
   if (skipSpace(c) != Status::Ok) return Status::Short;
   const char* start = c.p;
-  while (c.p < c.end && *c.p != ',' && *c.p != '}' && *c.p != ']' && !isSpace(*c.p)) ++c.p;
+  c.p = scalarEnd(c.p, c.end);
   if (c.p == c.end) return Status::Short;
   out = std::string_view(start, static_cast<size_t>(c.p - start));
   return out.empty() ? Status::Bad : Status::Ok;
@@ -171,6 +182,22 @@ Status scalarText(Cursor& c, std::string_view& out) {
 
 Status parseInteger(Cursor& c, int64_t& out, std::string& scratch, int64_t missing) {
   if (skipSpace(c) != Status::Ok) return Status::Short;
+  // The common case first: plain digits up to a delimiter, read in place.
+  {
+    const char* p = c.p;
+    uint64_t v = 0;
+    int digits = 0;
+    while (p < c.end && *p >= '0' && *p <= '9' && digits < 18) {
+      v = v * 10 + static_cast<uint64_t>(*p - '0');
+      ++p;
+      ++digits;
+    }
+    if (digits > 0 && p < c.end && kScalarEnd[static_cast<unsigned char>(*p)]) {
+      out = static_cast<int64_t>(v);
+      c.p = p;
+      return Status::Ok;
+    }
+  }
   std::string_view text;
   if (*c.p == '"') {
     if (Status s = parseString(c, text, scratch); s != Status::Ok) return s;
@@ -194,6 +221,36 @@ Status parseInteger(Cursor& c, int64_t& out, std::string& scratch, int64_t missi
 }
 
 Status parseMicros(Cursor& c, int64_t& ns, bool& ok) {
+  if (skipSpace(c) != Status::Ok) return Status::Short;
+  // The common case first: "123456.789" (up to 15 digits, up to 3 decimals) read in place.
+  {
+    const char* p = c.p;
+    uint64_t whole = 0;
+    int digits = 0;
+    while (p < c.end && *p >= '0' && *p <= '9' && digits < 15) {
+      whole = whole * 10 + static_cast<uint64_t>(*p - '0');
+      ++p;
+      ++digits;
+    }
+    int64_t frac = 0;
+    if (digits > 0 && p < c.end && *p == '.') {
+      ++p;
+      int places = 0;
+      while (p < c.end && *p >= '0' && *p <= '9' && places < 3) {
+        frac = frac * 10 + (*p - '0');
+        ++p;
+        ++places;
+      }
+      if (places == 0) digits = 0;  // "12." : the slow path decides
+      for (; places < 3; ++places) frac *= 10;
+    }
+    if (digits > 0 && p < c.end && kScalarEnd[static_cast<unsigned char>(*p)]) {
+      ns = static_cast<int64_t>(whole) * 1000 + frac;
+      ok = true;
+      c.p = p;
+      return Status::Ok;
+    }
+  }
   std::string_view text;
   if (Status s = scalarText(c, text); s != Status::Ok) return s;
   auto v = microsToNs(text);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <thread>
 #include <tuple>
 
 #include "analysis/ingest/cuda_api.h"
@@ -122,6 +123,8 @@ void Builder::add(const RawEvent& e) {
 
 // Sorts, links Python parents, gives GPU activities the pid of their launch.
 void Builder::finish() {
+  // The ranges (ops and annotations, the largest table) sort on a second core meanwhile.
+  std::jthread ranges_sorter([this] { p_.sortRanges(); });
   std::stable_sort(p_.memory_uses.begin(), p_.memory_uses.end(),
                    [](const model::MemoryUse& a, const model::MemoryUse& b) { return a.time_ns < b.time_ns; });
   std::sort(pending_.begin(), pending_.end(), [](const PendingCall& a, const PendingCall& b) {
@@ -188,7 +191,8 @@ void Builder::finish() {
     auto it = std::lower_bound(pid_by_corr.begin(), pid_by_corr.end(), std::make_pair(a.correlation, 0u));
     if (it != pid_by_corr.end() && it->first == a.correlation) a.pid = it->second;
   }
-  p_.sortAll();
+  p_.sortRows();
+  ranges_sorter.join();
   clampNesting();
 }
 

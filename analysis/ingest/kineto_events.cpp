@@ -42,21 +42,32 @@ Status parseArgs(Cursor& c, RawEvent& e) {
 Status parseEvent(Cursor& c, RawEvent& e) {
   e.reset();
   return forEachMember(c, [&](std::string_view key) {
-    if (keyIs(key, "ph")) {
-      std::string_view v;
-      Status s = parseString(c, v, e.misc_scratch);
-      if (s == Status::Ok && !v.empty()) e.ph = v[0];
-      return s;
-    }
-    if (keyIs(key, "cat")) return parseString(c, e.cat, e.cat_scratch);
-    if (keyIs(key, "name")) return parseString(c, e.name, e.name_scratch);
-    if (keyIs(key, "pid")) return parseInteger(c, e.pid, e.misc_scratch, 0);
-    if (keyIs(key, "tid")) return parseInteger(c, e.tid, e.misc_scratch, 0);
-    if (keyIs(key, "ts")) return parseMicros(c, e.ts, e.has_ts);
-    if (keyIs(key, "dur")) return parseMicros(c, e.dur, e.has_dur);
-    if (keyIs(key, "args")) {
-      if (skipSpace(c) != Status::Ok) return Status::Short;
-      return *c.p == '{' ? parseArgs(c, e) : skipValue(c);
+    // By length first: every event has these keys, most more than once per event.
+    switch (key.size()) {
+      case 2:
+        if (keyIs(key, "ph")) {
+          std::string_view v;
+          Status s = parseString(c, v, e.misc_scratch);
+          if (s == Status::Ok && !v.empty()) e.ph = v[0];
+          return s;
+        }
+        if (keyIs(key, "ts")) return parseMicros(c, e.ts, e.has_ts);
+        break;
+      case 3:
+        if (keyIs(key, "cat")) return parseString(c, e.cat, e.cat_scratch);
+        if (keyIs(key, "pid")) return parseInteger(c, e.pid, e.misc_scratch, 0);
+        if (keyIs(key, "tid")) return parseInteger(c, e.tid, e.misc_scratch, 0);
+        if (keyIs(key, "dur")) return parseMicros(c, e.dur, e.has_dur);
+        break;
+      case 4:
+        if (keyIs(key, "name")) return parseString(c, e.name, e.name_scratch);
+        if (keyIs(key, "args")) {
+          if (skipSpace(c) != Status::Ok) return Status::Short;
+          return *c.p == '{' ? parseArgs(c, e) : skipValue(c);
+        }
+        break;
+      default:
+        break;
     }
     return skipValue(c);
   });

@@ -15,6 +15,7 @@
 
 #include <zlib.h>
 
+#include "analysis/ingest/json_scanner.h"
 #include "analysis/ingest/profile_loader.h"
 #include "tests/support/test_paths.h"
 
@@ -180,6 +181,67 @@ TEST(KinetoReader, AbsoluteFloatTimestampsKeepNanoseconds) {
   EXPECT_EQ(microsToNs("1.5e3"), 1500000);
   EXPECT_FALSE(microsToNs("abc"));
   EXPECT_FALSE(microsToNs(""));
+}
+
+// The scanner reads common numbers in place: each must equal what the text path gives.
+TEST(KinetoReader, NumbersReadInPlaceEqualTheTextPath) {
+  using namespace kineto;
+  for (std::string text :
+       {"1712195495406752.8", "4411123883816.4", "0.768", "0.7685", "12", "-1.5", "1.5e3", "12.", "999999999999999",
+        "9999999999999999", "123456789012345678.5", "7.0001", "4411136907392.42", "1e400", "null", "true"}) {
+    for (std::string after : {",", "}", " ", "]"}) {
+      std::string block = text + after;
+      Cursor c{block.data(), block.data() + block.size()};
+      int64_t ns = -7;
+      bool ok = false;
+      ASSERT_EQ(parseMicros(c, ns, ok), Status::Ok) << text;
+      auto expected = microsToNs(text);
+      EXPECT_EQ(ok, expected.has_value()) << text;
+      if (expected) {
+        EXPECT_EQ(ns, *expected) << text;
+      }
+      EXPECT_EQ(c.p, block.data() + text.size()) << text;
+    }
+    Cursor cut{text.data(), text.data() + text.size()};  // no delimiter yet: the unit is short
+    int64_t ns = 0;
+    bool ok = false;
+    EXPECT_EQ(parseMicros(cut, ns, ok), Status::Short) << text;
+  }
+  std::string scratch;
+  for (auto [text, want] : std::vector<std::pair<std::string, int64_t>>{{"25738", 25738},
+                                                                        {"-3", -3},
+                                                                        {"12.0", 12},
+                                                                        {"\"stream 7\"", 7},
+                                                                        {"null", -1},
+                                                                        {"99999999999999999999", INT64_MAX},
+                                                                        {"123456789012345678", 123456789012345678}}) {
+    std::string block = text + ",";
+    Cursor c{block.data(), block.data() + block.size()};
+    int64_t v = 0;
+    ASSERT_EQ(parseInteger(c, v, scratch), Status::Ok) << text;
+    EXPECT_EQ(v, want) << text;
+    EXPECT_EQ(*c.p, ',') << text;
+  }
+}
+
+// Strings: escapes anywhere, a backslash before the closing quote, a block that ends mid-string.
+TEST(KinetoReader, StringsWithEscapesAcrossSixteenByteBlocks) {
+  using namespace kineto;
+  std::string scratch;
+  std::string_view out;
+  std::string block = R"("abcdefghijklmnopqrstuvwxyz\"quoted\" and \\ tail\u00e9",)";
+  Cursor c{block.data(), block.data() + block.size()};
+  ASSERT_EQ(parseString(c, out, scratch), Status::Ok);
+  EXPECT_EQ(out, "abcdefghijklmnopqrstuvwxyz\"quoted\" and \\ tail\xc3\xa9");
+  EXPECT_EQ(*c.p, ',');
+  std::string plain = "  \"0123456789abcdefghij\"}";
+  Cursor p{plain.data(), plain.data() + plain.size()};
+  ASSERT_EQ(parseString(p, out, scratch), Status::Ok);
+  EXPECT_EQ(out, "0123456789abcdefghij");
+  for (std::string cut : {R"("abc\)", R"("abcdefghijklmnopqrstuvwxyz)", R"("a\"b)"}) {
+    Cursor s{cut.data(), cut.data() + cut.size()};
+    EXPECT_EQ(parseString(s, out, scratch), Status::Short) << cut;
+  }
 }
 
 TEST(KinetoReader, PythonFunctionNames) {
