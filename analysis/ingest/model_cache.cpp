@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <thread>
 #include <type_traits>
 
 #include "analysis/model/checksum.h"
@@ -27,6 +28,9 @@ std::string layout() {
          std::to_string(sizeof(model::MemoryFrame));
 }
 
+// Tables of at least this many bytes are summed, and read, in two halves.
+constexpr size_t kHalvedFrom = size_t{32} << 20;
+
 class Writer {
  public:
   explicit Writer(const ByteSink& sink) : sink_(sink) {}
@@ -47,7 +51,13 @@ class Writer {
   void rows(const std::vector<T>& v) {
     static_assert(std::is_trivially_copyable_v<T>);
     pod<uint64_t>(v.size());
-    bytes(v.data(), v.size() * sizeof(T));
+    size_t n = v.size() * sizeof(T);
+    if (n < kHalvedFrom) return bytes(v.data(), n);
+    // The reader takes a large table's halves on two cores: each half has its own checksum.
+    const auto* data = reinterpret_cast<const char*>(v.data());
+    h_ = model::mixWord(model::checksum(h_, data, n / 2),
+                        model::checksum(model::kChecksumSeed, data + n / 2, n - n / 2));
+    raw(data, n);
   }
   void strs(const std::vector<std::string>& v) {
     pod<uint64_t>(v.size());
@@ -83,7 +93,7 @@ class Writer {
 
 class Reader {
  public:
-  Reader(std::ifstream& in, uint64_t size) : in_(in), left_(size) {}
+  Reader(std::ifstream& in, const std::string& path, uint64_t size) : in_(in), path_(path), left_(size) {}
   bool bytes(void* data, size_t n) {
     if (!take(n, data)) return false;
     h_ = model::checksum(h_, data, n);
@@ -104,7 +114,8 @@ class Reader {
     uint64_t n = 0;
     if (!pod(n) || n > left_ / sizeof(T)) return fail();
     v.resize(n);
-    return bytes(v.data(), n * sizeof(T));
+    if (n * sizeof(T) < kHalvedFrom) return bytes(v.data(), n * sizeof(T));
+    return halves(reinterpret_cast<char*>(v.data()), n * sizeof(T));
   }
   bool strs(std::vector<std::string>& v) {
     uint64_t n = 0;
@@ -113,6 +124,29 @@ class Reader {
     for (auto& s : v)
       if (!str(s)) return false;
     return true;
+  }
+  // A large table: its second half read and summed on another thread, from a second handle.
+  bool halves(char* data, size_t n) {
+    if (n > left_) return fail();
+    size_t first = n / 2;
+    auto at = static_cast<std::streamoff>(in_.tellg());
+    bool second_ok = false;
+    uint64_t second_sum = 0;
+    {
+      std::jthread second([&] {
+        std::ifstream other(path_, std::ios::binary);
+        other.seekg(at + static_cast<std::streamoff>(first));
+        second_ok = other && other.read(data + first, static_cast<std::streamsize>(n - first));
+        if (second_ok) second_sum = model::checksum(model::kChecksumSeed, data + first, n - first);
+      });
+      if (!take(first, data)) return false;  // the thread joins before `data` goes
+      h_ = model::checksum(h_, data, first);
+    }
+    if (!second_ok) return fail();
+    left_ -= n - first;
+    in_.seekg(at + static_cast<std::streamoff>(n));
+    h_ = model::mixWord(h_, second_sum);
+    return static_cast<bool>(in_);
   }
   // The stored checksum matches, and nothing follows it.
   bool finish() {
@@ -131,6 +165,7 @@ class Reader {
     return false;
   }
   std::ifstream& in_;
+  std::string path_;
   uint64_t left_;
   uint64_t h_ = 0;
 };
@@ -252,7 +287,7 @@ std::optional<model::Profile> readModelCache(const std::string& path, const std:
   }
   auto size = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
-  Reader r(in, size);
+  Reader r(in, path, size);
   char magic[sizeof kMagic] = {};
   uint32_t format = 0;
   std::string stored_layout, stored_key;

@@ -95,5 +95,33 @@ TEST_F(ModelCache, ACutOrChangedCacheIsAnErrorWherever) {
   }
 }
 
+// A table past 32 MB is read in two halves on two threads: it reads back row for row, and a
+// change or a cut in either half is refused.
+TEST_F(ModelCache, ALargeTableReadInHalvesIsWholeAndChecked) {
+  model::Profile p;
+  p.info.format = "nsys-sqlite";
+  size_t rows = (size_t{40} << 20) / sizeof(model::NvtxRange) + 3;  // odd, so the halves differ
+  p.ranges.resize(rows);
+  for (size_t i = 0; i < rows; ++i) {
+    p.ranges[i].start_ns = static_cast<int64_t>(i) * 7;
+    p.ranges[i].end_ns = static_cast<int64_t>(i) * 7 + 5;
+  }
+  std::string bytes = encode(p, "key");
+  std::string error;
+  auto back = readBack(bytes, "key", error);
+  ASSERT_TRUE(back) << error;
+  ASSERT_EQ(back->ranges.size(), rows);
+  EXPECT_EQ(back->ranges[rows / 2 + 1].start_ns, p.ranges[rows / 2 + 1].start_ns);
+  EXPECT_EQ(back->ranges.back().end_ns, p.ranges.back().end_ns);
+  EXPECT_EQ(encode(*back, "key"), bytes);
+  for (size_t at : {bytes.size() / 4, bytes.size() / 2 + 5, bytes.size() * 3 / 4, bytes.size() - 200}) {
+    SCOPED_TRACE(at);
+    std::string changed = bytes;
+    changed[at] = static_cast<char>(changed[at] ^ 0x10);
+    EXPECT_FALSE(readBack(changed, "key", error));
+    EXPECT_FALSE(readBack(bytes.substr(0, at), "key", error));
+  }
+}
+
 }  // namespace
 }  // namespace sightline::ingest
