@@ -92,23 +92,34 @@ class LineTable {
 // Per step of one process, the line whose work took most of the step's GPU window.
 std::vector<LineRef> topLinesOfSteps(const model::Profile& p, const Attribution& attr, uint32_t pid,
                                      const std::vector<attribution::Step>& list) {
-  std::vector<std::map<Key, int64_t>> tally(list.size());
+  // (file, line) -> ns, per step; activities come by start time, so the step moves forward
+  // and is looked up again only when a start goes back.
+  std::vector<std::unordered_map<uint64_t, int64_t>> tally(list.size());
+  size_t k = 0;
   for (size_t a = 0; a < p.activities.size() && a < attr.activity_lines.size(); ++a) {
     const auto& act = p.activities[a];
     const LineRef& ref = attr.activity_lines[a];
     if (act.pid != pid || ref.file == 0) continue;
-    auto pos = std::upper_bound(list.begin(), list.end(), act.start_ns,
-                                [](int64_t t, const attribution::Step& s) { return t < s.window_start_ns; });
-    if (pos == list.begin()) continue;
-    size_t k = static_cast<size_t>(pos - list.begin()) - 1;
+    if (act.start_ns < list[k].window_start_ns ||
+        (k + 1 < list.size() && act.start_ns >= list[k + 1].window_start_ns)) {
+      auto pos = std::upper_bound(list.begin(), list.end(), act.start_ns,
+                                  [](int64_t t, const attribution::Step& s) { return t < s.window_start_ns; });
+      if (pos == list.begin()) continue;
+      k = static_cast<size_t>(pos - list.begin()) - 1;
+    }
     if (act.start_ns >= list[k].window_end_ns) continue;
-    tally[k][{ref.file, ref.line}] += act.duration();
+    tally[k][uint64_t{ref.file} << 32 | static_cast<uint32_t>(ref.line)] += act.duration();
   }
   std::vector<LineRef> out(list.size());
-  for (size_t k = 0; k < list.size(); ++k) {
+  for (size_t s = 0; s < list.size(); ++s) {
     int64_t best = 0;
-    for (const auto& [key, ns] : tally[k])
-      if (ns > best) best = ns, out[k].file = key.first, out[k].line = key.second;
+    uint64_t best_key = ~uint64_t{0};
+    for (const auto& [key, ns] : tally[s])
+      if (ns > best || (ns == best && best > 0 && key < best_key)) best = ns, best_key = key;
+    if (best > 0) {
+      out[s].file = static_cast<decltype(out[s].file)>(best_key >> 32);
+      out[s].line = static_cast<decltype(out[s].line)>(static_cast<uint32_t>(best_key));
+    }
   }
   return out;
 }
