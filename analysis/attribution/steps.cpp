@@ -82,6 +82,13 @@ FrameKey loopFrame(const model::Profile& p, const BacktraceIndex& backtraces, co
   // imports to `main()` does not).
   std::map<FrameKey, int32_t> last_line;
   std::set<FrameKey> loops;
+  // Each file asked once: the marks repeat a few files millions of times.
+  std::vector<int8_t> known(p.strings.size(), -1);
+  auto isUser = [&](model::StringId file) {
+    int8_t& k = known[file];
+    if (k < 0) k = backtraces.isUser(p.strings[file]) ? 1 : 0;
+    return k == 1;
+  };
   // Stacks mapped from torch.compile's generated code run through the model's own loops
   // (`for block in self.blocks`), and nsys may have cut their outer frames: not the step loop.
   for (uint32_t idx : marks) {
@@ -89,7 +96,7 @@ FrameKey loopFrame(const model::Profile& p, const BacktraceIndex& backtraces, co
     if (m.compiled) continue;
     for (uint32_t f = 0; f < m.frame_count; ++f) {
       const auto& fr = p.frames[m.first_frame + f];
-      if (!backtraces.isUser(p.strings[fr.file])) continue;
+      if (!isUser(fr.file)) continue;
       FrameKey key{fr.file, fr.function};
       auto [it, added] = last_line.emplace(key, fr.line);
       if (!added && fr.line < it->second) loops.insert(key);
@@ -104,7 +111,7 @@ FrameKey loopFrame(const model::Profile& p, const BacktraceIndex& backtraces, co
     for (uint32_t f = m.frame_count; f-- > 0;) {
       const auto& fr = p.frames[m.first_frame + f];
       FrameKey key{fr.file, fr.function};
-      if (!backtraces.isUser(p.strings[fr.file]) || !loops.count(key)) continue;
+      if (!isUser(fr.file) || !loops.count(key)) continue;
       size_t depth = m.frame_count - f;
       if (loop.first == 0 || depth < loop_depth) loop = key, loop_depth = depth;
       break;
