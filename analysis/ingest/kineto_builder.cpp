@@ -122,15 +122,47 @@ void Builder::add(const RawEvent& e) {
 }
 
 // Sorts, links Python parents, gives GPU activities the pid of their launch.
-void Builder::finish() {
-  // The ranges (ops and annotations, the largest table) sort on a second core meanwhile.
+namespace {
+
+bool pendingBefore(const PendingCall& a, const PendingCall& b) {
+  return std::tie(a.call.pid, a.call.tid, a.call.start_ns, b.call.end_ns) <
+         std::tie(b.call.pid, b.call.tid, b.call.start_ns, a.call.end_ns);
+}
+
+bool memoryUseBefore(const model::MemoryUse& a, const model::MemoryUse& b) { return a.time_ns < b.time_ns; }
+
+template <class T, class Less>
+void mergeAt(std::vector<T>& rows, size_t at, Less less) {
+  if (at > 0 && at < rows.size())
+    std::inplace_merge(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(at), rows.end(), less);
+}
+
+}  // namespace
+
+void Builder::presort() {
   std::jthread ranges_sorter([this] { p_.sortRanges(); });
-  std::stable_sort(p_.memory_uses.begin(), p_.memory_uses.end(),
-                   [](const model::MemoryUse& a, const model::MemoryUse& b) { return a.time_ns < b.time_ns; });
-  std::sort(pending_.begin(), pending_.end(), [](const PendingCall& a, const PendingCall& b) {
-    return std::tie(a.call.pid, a.call.tid, a.call.start_ns, b.call.end_ns) <
-           std::tie(b.call.pid, b.call.tid, b.call.start_ns, a.call.end_ns);
+  std::stable_sort(p_.memory_uses.begin(), p_.memory_uses.end(), memoryUseBefore);
+  std::stable_sort(pending_.begin(), pending_.end(), pendingBefore);
+  p_.sortRows();
+  ranges_sorter.join();
+  presorted_ = true;
+}
+
+void Builder::finish() {
+  // The ranges (ops and annotations, the largest table) sort, or merge, on a second core meanwhile.
+  std::jthread ranges_sorter([this] {
+    if (runs_)
+      p_.mergeSortedRanges(runs_->ranges);
+    else
+      p_.sortRanges();
   });
+  if (runs_) {
+    mergeAt(p_.memory_uses, runs_->memory_uses, memoryUseBefore);
+    mergeAt(pending_, runs_->pending, pendingBefore);
+  } else {
+    std::stable_sort(p_.memory_uses.begin(), p_.memory_uses.end(), memoryUseBefore);
+    std::stable_sort(pending_.begin(), pending_.end(), pendingBefore);
+  }
   std::vector<std::pair<int64_t, int32_t>> by_id;
   by_id.reserve(pending_.size());
   for (size_t i = 0; i < pending_.size(); ++i)
@@ -191,7 +223,10 @@ void Builder::finish() {
     auto it = std::lower_bound(pid_by_corr.begin(), pid_by_corr.end(), std::make_pair(a.correlation, 0u));
     if (it != pid_by_corr.end() && it->first == a.correlation) a.pid = it->second;
   }
-  p_.sortRows();
+  if (runs_)
+    p_.mergeSortedRuns(runs_->rows);
+  else
+    p_.sortRows();
   ranges_sorter.join();
   clampNesting();
 }
@@ -215,6 +250,11 @@ void Builder::absorb(Builder& other, model::Profile& part) {
   p_.frames.reserve(p_.frames.size() + part.frames.size());
   p_.marks.reserve(p_.marks.size() + part.marks.size());
   pending_.reserve(pending_.size() + other.pending_.size());
+  if (presorted_ && other.presorted_)
+    runs_ = Runs{{p_.activities.size(), p_.api_calls.size(), p_.marks.size()},
+                 p_.ranges.size(),
+                 pending_.size(),
+                 p_.memory_uses.size()};
   for (auto a : part.activities) {
     a.name = remap[a.name];
     if (a.launch_config != 0) {

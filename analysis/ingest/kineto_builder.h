@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +30,9 @@ class Builder {
 
   // Sorts, links Python parents, gives GPU activities the pid of their launch.
   void finish();
+  // Sorts this builder's own rows, on the thread that read them: a split trace's halves each
+  // sort their own, and finish() merges the two runs.
+  void presort();
 
   size_t pythonEvents() const { return pending_.size() + p_.calls.size(); }
 
@@ -62,6 +66,13 @@ class Builder {
   std::unordered_map<model::StringId, model::PythonCall> python_names_;
   std::vector<PendingCall> pending_;
   bool saw_call_stacks_ = false;
+  bool presorted_ = false;
+  // Where absorb() appended a presorted part's rows: the runs finish() merges.
+  struct Runs {
+    model::Profile::RowRuns rows;
+    size_t ranges = 0, pending = 0, memory_uses = 0;
+  };
+  std::optional<Runs> runs_;
 };
 
 }  // namespace sightline::ingest::kineto

@@ -435,8 +435,13 @@ LoadResult loadKinetoTrace(const std::string& path, KinetoReadStats* stats, cons
       tail_reader = std::make_unique<Reader>(tail_in, tail);
       reader.builder().expect(size);  // its own half, then the tail's rows (absorb)
       tail_reader->builder().expect(size - *split);
-      std::thread worker([&] { tail_reader->runEventsOnly(); });
+      // Each half sorts its own rows on its own core; finish() merges the two runs.
+      std::thread worker([&] {
+        tail_reader->runEventsOnly();
+        tail_reader->builder().presort();
+      });
       ok = reader.run(error);
+      if (ok && reader.inEvents()) reader.builder().presort();
       worker.join();
       if (ok && reader.inEvents() && !tail_reader->failedFirst()) {
         reader.builder().absorb(tail_reader->builder(), tail);

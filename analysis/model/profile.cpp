@@ -119,22 +119,42 @@ void Profile::sortAll() {
   sortRanges();
 }
 
-void Profile::sortRows() {
-  std::stable_sort(activities.begin(), activities.end(),
-                   [](const GpuActivity& a, const GpuActivity& b) { return a.start_ns < b.start_ns; });
-  std::stable_sort(api_calls.begin(), api_calls.end(),
-                   [](const ApiCall& a, const ApiCall& b) { return a.start_ns < b.start_ns; });
-  std::stable_sort(marks.begin(), marks.end(), [](const PythonMark& a, const PythonMark& b) {
-    return std::tie(a.pid, a.tid, a.time_ns) < std::tie(b.pid, b.tid, b.time_ns);
-  });
+namespace {
+
+// The orders sortRows() and sortRanges() keep.
+bool activityBefore(const GpuActivity& a, const GpuActivity& b) { return a.start_ns < b.start_ns; }
+bool apiCallBefore(const ApiCall& a, const ApiCall& b) { return a.start_ns < b.start_ns; }
+bool markBefore(const PythonMark& a, const PythonMark& b) {
+  return std::tie(a.pid, a.tid, a.time_ns) < std::tie(b.pid, b.tid, b.time_ns);
+}
+bool rangeBefore(const NvtxRange& a, const NvtxRange& b) {
+  // An enclosing range first when two start together.
+  return std::tie(a.pid, a.tid, a.start_ns, b.end_ns) < std::tie(b.pid, b.tid, b.start_ns, a.end_ns);
 }
 
-void Profile::sortRanges() {
-  std::stable_sort(ranges.begin(), ranges.end(), [](const NvtxRange& a, const NvtxRange& b) {
-    // An enclosing range first when two start together.
-    return std::tie(a.pid, a.tid, a.start_ns, b.end_ns) < std::tie(b.pid, b.tid, b.start_ns, a.end_ns);
-  });
+template <class T, class Less>
+void mergeAt(std::vector<T>& rows, size_t at, Less less) {
+  if (at > 0 && at < rows.size())
+    std::inplace_merge(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(at), rows.end(), less);
 }
+
+}  // namespace
+
+void Profile::sortRows() {
+  std::stable_sort(activities.begin(), activities.end(), activityBefore);
+  std::stable_sort(api_calls.begin(), api_calls.end(), apiCallBefore);
+  std::stable_sort(marks.begin(), marks.end(), markBefore);
+}
+
+void Profile::sortRanges() { std::stable_sort(ranges.begin(), ranges.end(), rangeBefore); }
+
+void Profile::mergeSortedRuns(const RowRuns& at) {
+  mergeAt(activities, at.activities, activityBefore);
+  mergeAt(api_calls, at.api_calls, apiCallBefore);
+  mergeAt(marks, at.marks, markBefore);
+}
+
+void Profile::mergeSortedRanges(size_t at) { mergeAt(ranges, at, rangeBefore); }
 
 Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>& names) {
   if (parts.size() == 1) return std::move(parts.front());

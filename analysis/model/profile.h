@@ -262,6 +262,13 @@ struct Profile {
   void sortAll();   // sortRows() and sortRanges()
   void sortRows();  // activities, API calls, marks
   void sortRanges();
+  // Two runs of rows, each sorted as sortRows() (sortRanges()) sorts them, the second from
+  // `at` on, merged: the rows of one stable sort of both (a trace parsed in two halves).
+  struct RowRuns {
+    size_t activities = 0, api_calls = 0, marks = 0;
+  };
+  void mergeSortedRuns(const RowRuns& at);
+  void mergeSortedRanges(size_t at);
 };
 
 // One profile of several: one report per rank (`nsys profile -o run_%q{RANK}` under torchrun)
