@@ -11,6 +11,8 @@
 #   tests/data/capture/device_run.sh presence          # one GPU: what each nsys option costs outside its range
 #   tests/data/capture/device_run.sh fsdp2marks        # 2 GPUs: FSDP2 small under both profilers, steps marked
 #   tests/data/capture/device_run.sh extra             # 2 GPUs: FSDP2 small; gpt.py compiled + its cache
+#   tests/data/capture/device_run.sh bigexports        # one GPU: a big export of the cuDNN LSTM (reading benchmark)
+#   tests/data/capture/device_run.sh bigexports_multi  # 2 GPUs: big exports of DDP, one per rank (the same)
 # Needs the stripped binary and its libraries in .dev/ and the libdw1/libelf1 .debs in .debs/
 # (docs/capture.md, "Measured on"). nsys is left off PATH on purpose: the verb finds Nsight
 # Compute's copy under /opt/nvidia itself. Every capture stops after its window (--stop-after).
@@ -49,6 +51,47 @@ row() {  # name plain_runs(a,b,...) plain_last capture
     tee -a "$W/logs/table.md"
 }
 TORCHRUN=$(command -v torchrun || echo "python3 -m torch.distributed.run")
+# bigexports*: big whole-run exports for a reading-speed benchmark, sized on the machine from two
+# short probes so that the xz'd export(s) come back ($OUT: 8 files of 16 MiB, 64 MiB in all).
+# The exports keep every table (only the environment values are blanked), xz'd and split in
+# 15 MiB parts: $OUT/NAME.sqlite.xz.part-aa...; reassemble with cat, then xz -d.
+B=/tmp/big
+now() { date +%s.%N; }
+mib() { python3 -c "import os,sys; print(f'{os.path.getsize(sys.argv[1]) / 2**20:.2f}')" "$1"; }
+envscrub() {  # the environment values blanked, their old bytes zeroed (no VACUUM, tables kept)
+  python3 - "$1" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1]); db.execute("PRAGMA secure_delete=ON")
+for sql in ("UPDATE TARGET_INFO_SYSTEM_ENV SET value = '[scrubbed]' WHERE name = 'DeviceEnvironment'",
+            "UPDATE META_DATA_CAPTURE SET value = '[scrubbed]' WHERE name LIKE '%ENVIRONMENT%'"):
+    try: db.execute(sql)
+    except sqlite3.OperationalError: pass
+db.commit()
+print(sys.argv[1], "kernels", db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0])
+EOF
+}
+plan() {  # na sa ta nb sb tb xz_ratio xz_s_per_mib seconds_left max_mib max_xz_mib floor: the steps
+  python3 - "$@" <<'EOF'
+import sys
+na, sa, ta, nb, sb, tb, r, xs, left, maxmb, maxxz, floor = map(float, sys.argv[1:])
+s1 = max((sb - sa) / (nb - na), 1e-6); s0 = max(sa - s1 * na, 0.0)
+t1 = max((tb - ta) / (nb - na), 1e-3); t0 = max(ta - t1 * na, 0.0)
+n = min((maxmb - s0) / s1, (maxxz / (r * 1.1) - s0) / s1, (left - t0 - xs * s0) / (t1 + xs * s1))
+print(f"plan: {s0:.1f} MiB + {s1:.3f} MiB/step, {t0:.1f} s + {t1:.3f} s/step, xz {r:.3f} ({xs:.3f} s/MiB),"
+      f" {left:.0f} s left -> {int(n)} steps", file=sys.stderr)
+print(int(max(floor, n)))
+EOF
+}
+xzrate() {  # start file files: xz's seconds a MiB of a big file (32 MiB blocks on every core), 1.5x
+  python3 -c "print($3 * 1.5 * ($(now) - $1) / min($(mib "$2"), 32) / $(nproc))"
+}
+pack() {  # file...: each xz'd and split into $OUT
+  local f; for f in "$@"; do
+    xz -T0 -9 --block-size=32MiB -c "$f" >"$f.xz" && sha256sum "$f" "$f.xz" | tee -a "$W/logs/sums.txt"
+    echo "$(basename "$f"): $(mib "$f") MiB, xz $(mib "$f.xz") MiB" | tee -a "$W/logs/sizes.txt"
+    split -b 15M "$f.xz" "$OUT/$(basename "$f").xz.part-"
+  done
+}
 for stage in "$@"; do
 T0=$(date +%s)  # each stage's budgets count from its start
 case $stage in
@@ -242,6 +285,58 @@ case $stage in
     python3 presence.py $FIRST $LAST "$W/logs" plain full noosrt nosample light nopybt nocudabt |
       tee -a "$W/logs/table.md"
     rm -f "$W"/pr_* ;;
+  bigexports)
+    # lstm.py (cuDNN LSTM, ../lstm) under `sightline capture --profiler nsys --stop-after`, the
+    # window covering the whole run but its first two steps: --warmup 1 --timed 1 --steps M,
+    # M + 4 iterations (the run ends once the window is written).
+    BIG=1; mkdir -p "$B"; nvidia-smi -L
+    lstmcap() {  # name profiled_steps timeout_s: the capture's wall time on stdout
+      local t=$(now)
+      timeout "$3" "$S" capture --profiler nsys --warmup 1 --timed 1 --steps "$2" --stop-after -o "$B/$1" -- \
+        python3 ../lstm/lstm.py --iters $(($2 + 4)) >"$W/logs/$1.log" 2>&1
+      echo "=== $1 ($2 steps) rc=$? $(mib "$B/$1.sqlite" 2>/dev/null) MiB" >&2
+      cp "$B/$1.steps.json" "$W/logs/" 2>/dev/null; grep -E '^sightline capture' "$W/logs/$1.log" | tail -3 >&2
+      python3 -c "print(f'{$(now) - $t:.1f}')"
+    }
+    TA=$(lstmcap lstm_probe_a 20 120); TB=$(lstmcap lstm_probe_b 120 150)
+    t=$(now); xz -T0 -9 --block-size=32MiB -c "$B/lstm_probe_b.sqlite" >"$B/probe.xz"
+    XS=$(xzrate $t "$B/lstm_probe_b.sqlite" 1)
+    R=$(python3 -c "print($(mib "$B/probe.xz") / $(mib "$B/lstm_probe_b.sqlite"))")
+    LEFT=$((${LIMIT:-500} - $(date +%s) + START - 30))
+    N=$(plan 20 $(mib "$B/lstm_probe_a.sqlite") $TA 120 $(mib "$B/lstm_probe_b.sqlite") $TB $R $XS $LEFT 440 56 120)
+    rm -f "$B"/lstm_probe_* "$B/probe.xz"
+    T=$(lstmcap lstm_whole "$N" $((${LIMIT:-500} - $(date +%s) + START))); echo "lstm_whole: $N profiled steps, $T s"
+    [ -f "$B/lstm_whole.sqlite" ] && envscrub "$B/lstm_whole.sqlite" && pack "$B/lstm_whole.sqlite" ;;
+  bigexports_multi)
+    # train_ddp.py on 2 ranks, the whole run under nsys (no capture range), one report per rank
+    # (torchrun --no-python nsys profile ... -o NAME.rank%q{RANK}), with the options `sightline
+    # capture` uses and autograd's NVTX ranges for the whole run (its --autograd-nvtx nsys).
+    BIG=1; mkdir -p "$B"; nvidia-smi -L
+    NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+    export PATH=/opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64:$PATH
+    ddpcap() {  # name steps timeout_s: the wall time (run and both exports) on stdout
+      local t=$(now) r
+      timeout "$3" $TORCHRUN --standalone --nproc_per_node=2 --no-python $NSYS profile -t cuda,nvtx,osrt \
+        --pytorch=autograd-nvtx --python-backtrace=cuda --cudabacktrace=all --cuda-graph-trace=node -f true \
+        -o "$B/$1.rank%q{RANK}" python3 train_ddp.py --steps "$2" >"$W/logs/$1.log" 2>&1
+      echo "=== $1 ($2 steps) rc=$?" >&2
+      for r in 0 1; do timeout "$3" $NSYS export --type=sqlite --include-blobs=true -f true \
+        -o "$B/$1.rank$r.sqlite" "$B/$1.rank$r.nsys-rep" >>"$W/logs/$1.log" 2>&1 & done; wait
+      rm -f "$B/$1".rank*.nsys-rep; ls -la "$B" >&2
+      python3 -c "print(f'{$(now) - $t:.1f}')"
+    }
+    biggest() { python3 -c "import sys; print(max(float(a) for a in sys.argv[1:]))" $(for f in "$@"; do mib "$f"; done); }
+    TA=$(ddpcap ddp_probe_a 10 150); TB=$(ddpcap ddp_probe_b 50 150)
+    t=$(now); xz -T0 -9 --block-size=32MiB -c "$B/ddp_probe_b.rank0.sqlite" >"$B/probe.xz"
+    XS=$(xzrate $t "$B/ddp_probe_b.rank0.sqlite" 2)
+    R=$(python3 -c "print($(mib "$B/probe.xz") / $(mib "$B/ddp_probe_b.rank0.sqlite"))")
+    LEFT=$((${LIMIT:-500} - $(date +%s) + START - 30))
+    N=$(plan 10 $(biggest "$B"/ddp_probe_a.rank?.sqlite) $TA 50 $(biggest "$B"/ddp_probe_b.rank?.sqlite) $TB \
+      $R $XS $LEFT 240 28 60)
+    rm -f "$B"/ddp_probe_* "$B/probe.xz"
+    T=$(ddpcap ddp_whole "$N" $((${LIMIT:-500} - $(date +%s) + START))); echo "ddp_whole: $N steps, $T s"
+    for r in 0 1; do [ -f "$B/ddp_whole.rank$r.sqlite" ] && envscrub "$B/ddp_whole.rank$r.sqlite"; done
+    pack "$B"/ddp_whole.rank?.sqlite ;;
   multi)
     nvidia-smi -L
     NF=$(($(nvidia-smi -L | wc -l) >= 4 ? 4 : 2))
@@ -262,13 +357,16 @@ case $stage in
 esac
 done
 stage=$(echo "$@" | tr ' ' '_')
-python3 "$BENCH" "$W"/*.steps.json 2>&1 | tee "$W/logs/hook_cost.txt"
 # Captures: exports scrubbed (../scrub.py) and xz'd, traces as they are; steps files beside them.
+# (bigexports*: their parts are in $OUT already, only the logs follow.)
 HERE=$PWD
+if [ -z "${BIG:-}" ]; then
+python3 "$BENCH" "$W"/*.steps.json 2>&1 | tee "$W/logs/hook_cost.txt"
 (cd "$W" && for f in *.sqlite; do [ -f "$f" ] && python3 "$HERE/../scrub.py" "$f" && xz -T0 -9 "$f"; done
  cp *.steps.json logs/ 2>/dev/null
  tar cf "$OUT/${stage}_nsys.tar" *.sqlite.xz *.steps.json
- tar cf "$OUT/${stage}_torch.tar" *.pt.trace.json.gz
- tar cJf "$OUT/${stage}_logs.tar.xz" logs)
+ tar cf "$OUT/${stage}_torch.tar" *.pt.trace.json.gz)
+fi
+(cd "$W" && tar cJf "$OUT/${stage}_logs.tar.xz" logs)
 ls -la "$OUT" "$W"
 echo "=== end $(date +%T), $(($(date +%s) - T0)) s"
