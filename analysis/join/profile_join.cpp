@@ -33,6 +33,7 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
     attribution_options.compile_windows = compileWindows(records, profile_);
   }
   addProfileGraphBreaks(profile_, compiles_);
+  measured_ = options.measured;
   if (options.measured) rankProcessesAsMeasured(*options.measured);
   CallSiteTables call_sites(env_.mapper, env_.normalize, env_.read_source);
   for (const auto& input : options.named) {

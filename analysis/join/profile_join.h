@@ -96,6 +96,8 @@ class ProfileJoin {
   const JoinedMemory& memory() const { return memory_; }
   // The steady steps' story (null when no steps are known).
   const std::shared_ptr<const StepStory>& story() const { return story_; }
+  // The step as measured without the profiler (JoinOptions::measured), when one was given.
+  const std::optional<model::StepMeasurement>& measured() const { return measured_; }
   // Tells the step story with `timing`'s figures (a light capture of the same script, joined
   // on its own), this profile's lines (timedStory). Call before sharing the join.
   void setTiming(const ProfileJoin& timing, const std::string& name);
@@ -133,6 +135,7 @@ class ProfileJoin {
   CompileLogs compile_logs_;  // the TORCH_TRACE logs read, and those of other runs set aside
   attribution::Attribution attr_;
   std::map<model::StringId, std::vector<FunctionAnchor>> anchors_;  // profile path -> anchors
+  std::optional<model::StepMeasurement> measured_;
   std::shared_ptr<const StepStory> story_;
   JoinedMemory memory_;
 };

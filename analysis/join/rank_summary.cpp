@@ -77,6 +77,14 @@ std::vector<RankSummary> summarizeRanks(const ProfileJoin& join, const std::stri
     s.gpu_ns = r.gpu_ns, s.busy_ns = r.busy_ns, s.comm_ns = r.comm_ns, s.comm_exposed_ns = r.comm_exposed_ns;
     s.launches = r.launches, s.lost_launches = r.lost_launches;
     s.warnings = p.info.warnings;
+    s.tool_version = p.info.tool_version;
+    if (const auto& m = join.measured(); m && m->source == model::StepMeasurement::Source::Measured) {
+      s.profiler = m->profiler, s.command = m->command;
+      s.input_path = m->input_path, s.input_line = m->input_line;
+      for (const auto& proc : m->processes)
+        if (proc.pid == r.pid || (attr.ranks.size() == 1 && m->processes.size() == 1))
+          s.measured_ns = proc.timed_ns, s.measured_input_ns = proc.timed_input_ns;
+    }
     if (auto it = attr.process_steps.find(r.pid); it != attr.process_steps.end())
       for (const auto& st : it->second.list) {
         SummaryStep step;

@@ -28,6 +28,7 @@ struct SummaryLine {
   int32_t line = 0;
   int64_t ns = 0, backward_ns = 0, comm_ns = 0;
   std::vector<int64_t> step_ns;
+  std::string text;  // the line's source text where the report read the file (trimmed); "" unknown
 };
 
 // A communication kernel: (step, name, nth) pairs it with the same collective on other ranks.
@@ -65,6 +66,15 @@ struct RankSummary {
   std::vector<SummaryLine> lines;              // costliest first
   std::vector<SummaryCollective> collectives;  // by start
   std::vector<std::string> warnings;           // the report's own
+  // The run as sightline capture measured it (its steps file), where it did: this rank's timed
+  // steps (no profiler recording), the window's profiler, the command it ran.
+  std::vector<int64_t> measured_ns;
+  std::vector<int64_t> measured_input_ns;  // per measured step: the loop's wait for its next batch
+  std::string input_path;                  // the loop's line that asks for batches (as run); "" unknown
+  int32_t input_line = 0;
+  std::string profiler;      // "nsys", "torch", "none"; "" unknown
+  std::string tool_version;  // the profiler's own version, as the profile records it
+  std::vector<std::string> command;
 };
 
 inline constexpr size_t kMaxStepLines = 64;

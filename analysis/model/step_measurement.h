@@ -41,7 +41,11 @@ struct StepMeasurement {
     uint32_t pid = 0;
     int32_t rank = -1;
     std::string host;
+    std::vector<int64_t> timed_ns;  // its timed steps, each as the steps file has it, in order
+    // Per timed step, the loop's wait for its next batch; empty where a step has none.
+    std::vector<int64_t> timed_input_ns;
   };
+  std::vector<std::string> command;  // the command sightline capture ran (untrusted text)
   std::vector<Process> processes;
 };
 

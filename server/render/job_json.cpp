@@ -99,6 +99,7 @@ bool readLines(const json& o, join::RankSummary& s, std::string& error) {
       return error = "a line without a path and line number", false;
     join::SummaryLine line;
     line.path = l["path"].get<std::string>(), line.line = l["line"].get<int32_t>();
+    line.text = text(l, "text").substr(0, 400);
     size_t k = 0;
     for (auto [key, into] :
          {std::pair{"ns", &line.ns}, {"backward_ns", &line.backward_ns}, {"comm_ns", &line.comm_ns}}) {
@@ -192,6 +193,35 @@ std::optional<join::RankSummary> summaryFrom(const json& o, std::string& error) 
       into.push_back(n.get<std::string>());
     }
   }
+  s.profiler = text(o, "profiler"), s.tool_version = text(o, "tool_version");
+  if (o.contains("input_site") && o["input_site"].is_object()) {
+    const json& site = o["input_site"];
+    s.input_path = text(site, "path").substr(0, 4096);
+    if (site.contains("line") && count(site["line"]) && site["line"].get<int64_t>() <= 100'000'000)
+      s.input_line = site["line"].get<int32_t>();
+  }
+  if (o.contains("command")) {
+    if (!o["command"].is_array() || o["command"].size() > 256) return error = "`command` is not a list", std::nullopt;
+    for (const auto& w : o["command"]) {
+      if (!w.is_string()) return error = "`command` holds something not text", std::nullopt;
+      s.command.push_back(w.get<std::string>().substr(0, 4096));
+    }
+  }
+  for (auto [key, into, least] : {std::tuple{"measured_ns", &s.measured_ns, int64_t{1}},
+                                  std::tuple{"measured_input_ns", &s.measured_input_ns, int64_t{0}}}) {
+    if (!o.contains(key)) continue;
+    const json& m = o[key];
+    if (!m.is_array() || m.size() > 100'000) return error = std::string("`") + key + "` is not a list", std::nullopt;
+    int64_t sum = 0;
+    for (const auto& v : m) {
+      if (!count(v) || v.get<int64_t>() < least)
+        return error = std::string("`") + key + "` holds something not a time", std::nullopt;
+      if (!addTo(sum, v.get<int64_t>())) return error = kPastTheBound, std::nullopt;
+      into->push_back(v.get<int64_t>());
+    }
+  }
+  if (!s.measured_input_ns.empty() && s.measured_input_ns.size() != s.measured_ns.size())
+    return error = "`measured_input_ns` is not one wait per measured step", std::nullopt;
   if (!readSteps(o, s, error) || !readLines(o, s, error) || !readCollectives(o, s, error)) return std::nullopt;
   return s;
 }
@@ -211,35 +241,43 @@ json rankSummaryJson(const join::RankSummary& s) {
     json line = {
         {"path", l.path}, {"line", l.line}, {"ns", l.ns}, {"backward_ns", l.backward_ns}, {"comm_ns", l.comm_ns}};
     if (!l.step_ns.empty()) line["step_ns"] = l.step_ns;
+    if (!l.text.empty()) line["text"] = l.text;
     lines.push_back(std::move(line));
   }
   json collectives = json::array();
   for (const auto& c : s.collectives)
     collectives.push_back(
         {c.step, c.nth, c.name, c.start_ns, c.end_ns, c.exposed_ns, c.line, c.backward ? 1 : 0, c.module});
-  return {{"rank", s.rank >= 0 ? json(s.rank) : json(nullptr)},
-          {"world_size", s.world_size >= 0 ? json(s.world_size) : json(nullptr)},
-          {"rank_source", s.rank_source},
-          {"host", s.host},
-          {"gpu_uuid", s.gpu_uuid},
-          {"gpu", s.gpu_name},
-          {"devices", s.devices},
-          {"pid", s.pid},
-          {"process", s.process},
-          {"report", s.report},
-          {"format", s.format},
-          {"steps_source", s.steps_source},
-          {"gpu_ns", s.gpu_ns},
-          {"busy_ns", s.busy_ns},
-          {"comm_ns", s.comm_ns},
-          {"comm_exposed_ns", s.comm_exposed_ns},
-          {"launches", s.launches},
-          {"lost_launches", s.lost_launches},
-          {"warnings", s.warnings},
-          {"names", s.names},
-          {"steps", steps},
-          {"lines", lines},
-          {"collectives", collectives}};
+  json out = {{"rank", s.rank >= 0 ? json(s.rank) : json(nullptr)},
+              {"world_size", s.world_size >= 0 ? json(s.world_size) : json(nullptr)},
+              {"rank_source", s.rank_source},
+              {"host", s.host},
+              {"gpu_uuid", s.gpu_uuid},
+              {"gpu", s.gpu_name},
+              {"devices", s.devices},
+              {"pid", s.pid},
+              {"process", s.process},
+              {"report", s.report},
+              {"format", s.format},
+              {"steps_source", s.steps_source},
+              {"gpu_ns", s.gpu_ns},
+              {"busy_ns", s.busy_ns},
+              {"comm_ns", s.comm_ns},
+              {"comm_exposed_ns", s.comm_exposed_ns},
+              {"launches", s.launches},
+              {"lost_launches", s.lost_launches},
+              {"warnings", s.warnings},
+              {"names", s.names},
+              {"steps", steps},
+              {"lines", lines},
+              {"collectives", collectives}};
+  if (!s.profiler.empty()) out["profiler"] = s.profiler;
+  if (!s.tool_version.empty()) out["tool_version"] = s.tool_version;
+  if (!s.command.empty()) out["command"] = s.command;
+  if (!s.measured_ns.empty()) out["measured_ns"] = s.measured_ns;
+  if (!s.measured_input_ns.empty()) out["measured_input_ns"] = s.measured_input_ns;
+  if (!s.input_path.empty() && s.input_line > 0) out["input_site"] = {{"path", s.input_path}, {"line", s.input_line}};
+  return out;
 }
 
 json rankSummariesJson(const std::vector<join::RankSummary>& ranks) {

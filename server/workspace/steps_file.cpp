@@ -23,6 +23,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr uint64_t kMaxStepsFileBytes = 64ull << 20;
+// Timed steps kept per process for the regression gate (the median reads them all).
+constexpr size_t kMaxTimedSteps = 100000;
 constexpr int64_t kMaxStepNs = 3'600'000'000'000;  // an hour: no training step is longer
 
 // The middle value, or the mean of the two middle ones, as capture's summary line gives it.
@@ -83,6 +85,17 @@ void readLoopFacts(const json& ranks, model::StepMeasurement& m) {
     process.pid = static_cast<uint32_t>(intOf(rank, "pid", 0, UINT32_MAX, 0));
     process.rank = static_cast<int32_t>(intOf(rank, "rank", 0, INT32_MAX, -1));
     process.host = textOf(rank, "host");
+    if (auto timed = rank.find("timed"); timed != rank.end() && timed->is_array())
+      for (const auto& entry : *timed) {
+        int64_t ns = stepNs(entry, "gpu_ns");
+        if (ns < 0) ns = stepNs(entry, "host_ns");
+        if (ns <= 0 || process.timed_ns.size() >= kMaxTimedSteps) continue;
+        process.timed_ns.push_back(ns);
+        process.timed_input_ns.push_back(waitNs(entry));
+      }
+    // The input waits only where every timed step has one.
+    if (std::find(process.timed_input_ns.begin(), process.timed_input_ns.end(), -1) != process.timed_input_ns.end())
+      process.timed_input_ns.clear();
     m.processes.push_back(std::move(process));
     std::string kind = textOf(rank, "step_by");
     m.step_by = first_kind || kind == m.step_by ? kind : "";
@@ -169,6 +182,9 @@ std::optional<model::StepMeasurement> readStepsFile(const std::string& path, std
   m.max_ns = *std::max_element(all.begin(), all.end());
   m.steps = static_cast<int64_t>(all.size());
   readLoopFacts(doc["ranks"], m);
+  if (auto command = doc.find("command"); command != doc.end() && command->is_array())
+    for (const auto& word : *command)
+      if (word.is_string() && m.command.size() < 256) m.command.push_back(word.get<std::string>().substr(0, 4096));
   return m;
 }
 
