@@ -13,6 +13,7 @@
 #   tests/data/capture/device_run.sh extra             # 2 GPUs: FSDP2 small; gpt.py compiled + its cache
 #   tests/data/capture/device_run.sh bigexports        # one GPU: a big export of the cuDNN LSTM (reading benchmark)
 #   tests/data/capture/device_run.sh bigexports_multi  # 2 GPUs: big exports of DDP, one per rank (the same)
+#   tests/data/capture/device_run.sh regress           # one GPU: ../regress/train.py and one-line variants
 # Needs the stripped binary and its libraries in .dev/ and the libdw1/libelf1 .debs in .debs/
 # (docs/capture.md, "Measured on"). nsys is left off PATH on purpose: the verb finds Nsight
 # Compute's copy under /opt/nvidia itself. Every capture stops after its window (--stop-after).
@@ -337,6 +338,42 @@ case $stage in
     T=$(ddpcap ddp_whole "$N" $((${LIMIT:-500} - $(date +%s) + START))); echo "ddp_whole: $N steps, $T s"
     for r in 0 1; do [ -f "$B/ddp_whole.rank$r.sqlite" ] && envscrub "$B/ddp_whole.rank$r.sqlite"; done
     pack "$B"/ddp_whole.rank?.sqlite ;;
+  regress)
+    # tests/data/regress: ../regress/train.py and its one-line variants (rsed), each copied to the
+    # same path, /tmp/regress/train.py, and captured from there under nsys as a user would, then
+    # run once with no profiler. base, same and repeat1-4 are the unchanged script (the noise).
+    nvidia-smi -L; python3 -c 'import torch; print(torch.__version__, torch.cuda.get_device_name())'
+    RG=$PWD/../regress; mkdir -p /tmp/regress
+    rsed() { case $1 in
+      fp32) echo 's/^        return self\.proj(F\.gelu(self\.fc(x)))$/        with torch.autocast("cuda", enabled=False): return self.proj(F.gelu(self.fc(x.float())))/' ;;
+      workers0) echo 's/num_workers=4,/num_workers=0,/' ;;
+      item) echo '/^        loss\.backward()$/a\        loss.item()' ;;
+      wide) echo 's/^        hidden = 4 \* n_embd$/        hidden = 8 * n_embd/' ;;
+    esac; }
+    cp "$RG/train.py" /tmp/regress/train.py
+    (cd /tmp/regress && python3 -c "
+import time, train
+t = time.perf_counter(); d = train.SyntheticText(64); v = time.perf_counter() - t; d[0]; t = time.perf_counter()
+for i in range(64): d[i]
+print(f'vocabulary {v * 1e3:.0f} ms; a sample {(time.perf_counter() - t) / 64 * 1e3:.2f} ms of CPU')") 2>&1 |
+      tee "$W/logs/sample_cost.txt"
+    for v in base same fp32 workers0 item wide repeat1 repeat2 repeat3 repeat4; do
+      budget 400 "regress_$v" || continue
+      sed "$(rsed $v)" "$RG/train.py" >/tmp/regress/train.py; cp /tmp/regress/train.py "$W/logs/$v.train.py"
+      diff "$RG/train.py" /tmp/regress/train.py
+      echo "=== regress_$v $(date +%T)"
+      (cd /tmp/regress && timeout 150 "$S" capture --profiler nsys --warmup 5 --timed 20 --steps 8 --stop-after \
+        -o "$W/regress_$v" -- python3 train.py --iters 40) >"$W/logs/$v.log" 2>&1
+      echo "rc=$?"; grep -E '^sightline capture' "$W/logs/$v.log" | tail -3
+      echo "=== regress_${v}_plain $(date +%T)"
+      (cd /tmp/regress && timeout 100 python3 train.py --iters 40) >"$W/logs/$v.plain.log" 2>&1
+      echo "rc=$?"; grep -E '^iter ' "$W/logs/$v.plain.log" | tail -1
+    done
+    # scrubbed and xz'd at once, packed in two halves (each under $OUT's 16 MiB a file)
+    (cd "$W" && for f in regress_*.sqlite; do (python3 "$RG/../scrub.py" "$f" && xz -9 "$f") & done; wait
+     mkdir -p packed && mv regress_*.sqlite.xz packed/ && ls -la packed && cd packed &&
+     tar cf "$OUT/regress_nsys_a.tar" $(ls regress_{base,same,fp32,workers0,item}.sqlite.xz 2>/dev/null) &&
+     tar cf "$OUT/regress_nsys_b.tar" $(ls regress_{wide,repeat1,repeat2,repeat3,repeat4}.sqlite.xz 2>/dev/null)) ;;
   multi)
     nvidia-smi -L
     NF=$(($(nvidia-smi -L | wc -l) >= 4 ? 4 : 2))
