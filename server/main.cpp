@@ -1,4 +1,4 @@
-// The sightline binary: picks the verb (server/cli/: serve, check, report, capture).
+// The sightline binary: picks the verb (server/cli/: serve, check, report, capture, diff).
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -8,6 +8,7 @@
 #include "analysis/source/source_file.h"
 #include "server/cli/capture_command.h"
 #include "server/cli/check_command.h"
+#include "server/cli/diff_command.h"
 #include "server/cli/report_command.h"
 #include "server/cli/serve_command.h"
 #include "server/platform/allocator.h"
@@ -31,6 +32,7 @@ constexpr const char* kMainUsage =
     "  check    print GPU-performance diagnostics of Python files (text, json, sarif)\n"
     "  report   put the GPU time of a profile (nsys export) on the lines of Python files\n"
     "  capture  run a training command, time its steps without a profiler, then profile a few\n"
+    "  diff     compare two runs step by step and line by line; --fail-on gates CI\n"
     "\n"
     "sightline --version prints the version; sightline <verb> --help explains a verb.\n";
 
@@ -69,6 +71,8 @@ int main(int argc, char** argv) {
       code = runReportCommand(args, std::cout, err);
     else if (verb == "capture")
       code = runCaptureCommand(args, std::cout, err);
+    else if (verb == "diff")
+      code = runDiffCommand(args, std::cout, err);
     else
       err << "sightline: unknown verb \"" << verb << "\"\n" << kMainUsage;
   }

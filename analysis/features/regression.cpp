@@ -1,0 +1,376 @@
+// The regression gate.
+#include "analysis/features/regression.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+
+namespace sightline::features {
+namespace {
+
+double medianOf(std::vector<int64_t>& v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (v.size() % 2) return static_cast<double>(*mid);
+  return (static_cast<double>(*std::max_element(v.begin(), mid)) + static_cast<double>(*mid)) / 2;
+}
+
+// splitmix64: a fixed sequence, the same on every machine.
+struct Random {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
+};
+
+std::string fileName(const std::string& path) {
+  auto slash = path.find_last_of("/\\");
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The script a captured command ran: its first argument that names a .py file (its file name).
+std::string scriptOf(const std::vector<std::string>& command) {
+  for (const auto& word : command)
+    if (word.size() > 3 && word.compare(word.size() - 3, 3, ".py") == 0) return fileName(word);
+  return "";
+}
+
+std::string profilerOf(const join::RankSummary& s) {
+  if (!s.profiler.empty() && s.profiler != "none") return s.profiler;
+  return s.format == "kineto-json" ? "torch" : s.format == "nsys-sqlite" ? "nsys" : s.format;
+}
+
+std::string whyIncomparable(const std::vector<join::RankSummary>& base, const std::vector<join::RankSummary>& next) {
+  if (base.empty()) return "the base run has no rank with GPU work";
+  if (next.empty()) return "the new run has no rank with GPU work";
+  const auto &b = base.front(), &n = next.front();
+  if (profilerOf(b) != profilerOf(n))
+    return "different profilers: " + profilerOf(b) + " (base) and " + profilerOf(n) +
+           " (new); each profiler slows a step its own way";
+  if (b.gpu_name != n.gpu_name && !b.gpu_name.empty() && !n.gpu_name.empty())
+    return "different GPUs: " + b.gpu_name + " (base) and " + n.gpu_name + " (new)";
+  if (base.size() != next.size())
+    return "different numbers of ranks: " + std::to_string(base.size()) + " (base) and " + std::to_string(next.size()) +
+           " (new)";
+  std::string bs = scriptOf(b.command), ns = scriptOf(n.command);
+  if (!bs.empty() && !ns.empty() && bs != ns) return "different scripts: " + bs + " (base) and " + ns + " (new)";
+  return "";
+}
+
+bool steady(const join::RankSummary& s, size_t k) { return s.steps[k].kind == attribution::StepKind::Steady; }
+
+// The step's samples: every rank's measured steps where every rank has them (`measured`), else
+// every rank's steady profiled steps.
+std::vector<int64_t> stepSamples(const std::vector<join::RankSummary>& run, bool measured) {
+  std::vector<int64_t> out;
+  for (const auto& s : run) {
+    if (measured) {
+      out.insert(out.end(), s.measured_ns.begin(), s.measured_ns.end());
+      continue;
+    }
+    for (size_t k = 0; k < s.steps.size(); ++k)
+      if (steady(s, k)) out.push_back(s.steps[k].wallNs());
+  }
+  return out;
+}
+
+bool allMeasured(const std::vector<join::RankSummary>& run) {
+  return !run.empty() &&
+         std::all_of(run.begin(), run.end(), [](const join::RankSummary& s) { return !s.measured_ns.empty(); });
+}
+
+bool allHaveInput(const std::vector<join::RankSummary>& run) {
+  return std::all_of(run.begin(), run.end(), [](const join::RankSummary& s) { return !s.measured_input_ns.empty(); });
+}
+
+// One run's lines by their match key, with their per-step samples pooled over ranks.
+struct RunLine {
+  std::string path, text;
+  int32_t line = 0;
+  std::vector<int64_t> samples;
+  bool sampled = true;
+  int64_t total_ns = 0;
+};
+
+struct RunLines {
+  std::map<std::string, RunLine> by_key;
+  size_t steady_steps = 0;  // per-step samples a line absent from this run counts as zero
+};
+
+RunLines linesOf(const std::vector<join::RankSummary>& run) {
+  RunLines out;
+  for (const auto& s : run) {
+    size_t steady_here = 0;
+    for (size_t k = 0; k < s.steps.size(); ++k) steady_here += steady(s, k) ? 1 : 0;
+    out.steady_steps += steady_here;
+    // The k-th line of a file with the same text: lines `x = block(x)` twice stay two lines.
+    std::vector<const join::SummaryLine*> ordered;
+    for (const auto& l : s.lines) ordered.push_back(&l);
+    std::sort(ordered.begin(), ordered.end(), [](const join::SummaryLine* a, const join::SummaryLine* b) {
+      return std::tie(a->path, a->line) < std::tie(b->path, b->line);
+    });
+    std::map<std::pair<std::string, std::string>, int> seen;
+    for (const join::SummaryLine* l : ordered) {
+      std::string file = fileName(l->path);
+      std::string key = l->text.empty() ? file + "\n#" + std::to_string(l->line)
+                                        : file + "\n" + l->text + "\n" + std::to_string(seen[{file, l->text}]++);
+      RunLine& r = out.by_key[key];
+      r.path = l->path, r.text = l->text, r.line = l->line;
+      r.total_ns += l->ns;
+      if (l->step_ns.size() == s.steps.size() && !s.steps.empty()) {
+        for (size_t k = 0; k < s.steps.size(); ++k)
+          if (steady(s, k)) r.samples.push_back(l->step_ns[k]);
+      } else {
+        r.sampled = false;  // past the costliest lines a summary keeps per step
+      }
+    }
+  }
+  return out;
+}
+
+// The profiled steps' parts, each step a sample: GPU work, communication, idle by cause.
+std::vector<PartChange> partsOf(const std::vector<std::vector<join::RankSummary>>& bases,
+                                const std::vector<join::RankSummary>& next, bool slower) {
+  auto samples = [](const std::vector<join::RankSummary>& run, int part) {
+    std::vector<int64_t> out;
+    for (const auto& s : run)
+      for (size_t k = 0; k < s.steps.size(); ++k) {
+        if (!steady(s, k)) continue;
+        const auto& st = s.steps[k];
+        out.push_back(part == -2   ? st.compute_ns + st.copy_ns
+                      : part == -1 ? st.comm_ns
+                                   : st.wait_ns[static_cast<size_t>(part)]);
+      }
+    return out;
+  };
+  std::vector<PartChange> out;
+  for (int part = -2; part < static_cast<int>(attribution::kWaitCount); ++part) {
+    std::string name = part == -2 ? "GPU work"
+                       : part == -1
+                           ? "communication"
+                           : std::string("GPU idle: ") + attribution::waitName(static_cast<attribution::Wait>(part));
+    SampleRuns base;
+    for (const auto& run : bases) base.push_back(samples(run, part));
+    out.push_back({name, changeOfRuns(base, {samples(next, part)})});
+  }
+  std::stable_sort(out.begin(), out.end(), [&](const PartChange& x, const PartChange& y) {
+    return slower ? x.change.delta_ns > y.change.delta_ns : x.change.delta_ns < y.change.delta_ns;
+  });
+  return out;
+}
+
+// Each line of either side, matched by key: its samples per base run (zeros where a run lacks
+// it) against the new run's.
+void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const std::vector<join::RankSummary>& next,
+              RunDiff& d) {
+  std::vector<RunLines> b;
+  for (const auto& run : bases) b.push_back(linesOf(run));
+  RunLines n = linesOf(next);
+  std::map<std::string, bool> keys;  // key -> in the new run
+  for (const auto& [key, l] : n.by_key) keys[key] = true;
+  for (const auto& run : b)
+    for (const auto& [key, l] : run.by_key) keys.emplace(key, false);
+  auto zeros = [](size_t count) { return std::vector<int64_t>(count, 0); };
+  for (const auto& [key, in_new] : keys) {
+    LineChange lc;
+    const RunLine* first_base = nullptr;
+    bool sampled = true;
+    SampleRuns base;
+    double base_total = 0, base_steps = 0;
+    for (const auto& run : b) {
+      auto it = run.by_key.find(key);
+      const RunLine* bl = it == run.by_key.end() ? nullptr : &it->second;
+      if (bl && !first_base) first_base = bl;
+      if (bl && !bl->sampled) sampled = false;
+      base.push_back(bl ? bl->samples : zeros(run.steady_steps));
+      base_total += bl ? static_cast<double>(bl->total_ns) : 0, base_steps += static_cast<double>(run.steady_steps);
+    }
+    const RunLine* nl = in_new ? &n.by_key.at(key) : nullptr;
+    if (nl && !nl->sampled) sampled = false;
+    lc.kind = !nl ? LineChange::Kind::Removed : first_base ? LineChange::Kind::Both : LineChange::Kind::New;
+    const RunLine& shown = nl ? *nl : *first_base;
+    lc.path = shown.path, lc.text = shown.text;
+    lc.new_line = nl ? nl->line : 0;
+    lc.base_line = first_base ? first_base->line : 0;
+    if (sampled) {
+      lc.change = changeOfRuns(base, {nl ? nl->samples : zeros(n.steady_steps)});
+    } else {
+      // Totals per steady step, without an interval: shown, never gated.
+      lc.change.base_ns = base_steps > 0 ? base_total / base_steps : 0;
+      lc.change.new_ns = nl && n.steady_steps ? static_cast<double>(nl->total_ns) / n.steady_steps : 0;
+      lc.change.delta_ns = lc.change.low_ns = lc.change.high_ns = lc.change.new_ns - lc.change.base_ns;
+    }
+    d.lines.push_back(std::move(lc));
+  }
+}
+
+double ruleLower(const GateRule& rule, const MedianChange& c) {
+  if (!rule.percent) return c.low_ns;
+  if (c.base_ns <= 0) return c.low_ns > 0 ? std::numeric_limits<double>::infinity() : 0;
+  return c.low_ns / c.base_ns * 100;
+}
+
+GateResult check(const GateRule& rule, const RunDiff& d) {
+  GateResult g{rule, false, "", 0};
+  if (rule.scope == GateRule::Scope::Step) {
+    g.subject = "the step";
+    g.lower = ruleLower(rule, d.step);
+    g.exceeded = d.step.sampled && g.lower > rule.value;
+    return g;
+  }
+  bool first = true;
+  for (const auto& l : d.lines) {
+    if (!l.change.sampled) continue;
+    if (rule.percent && l.change.base_ns <= 0) continue;  // a new line has no percent: give it in time
+    double lower = ruleLower(rule, l.change);
+    if (first || lower > g.lower) {
+      g.lower = lower, first = false;
+      g.subject = fileName(l.path) + ":" + std::to_string(l.new_line ? l.new_line : l.base_line);
+    }
+  }
+  g.exceeded = !first && g.lower > rule.value;
+  return g;
+}
+
+}  // namespace
+
+MedianChange changeOf(const std::vector<int64_t>& base, const std::vector<int64_t>& next) {
+  return changeOfRuns({base}, {next});
+}
+
+MedianChange changeOfRuns(const SampleRuns& base, const SampleRuns& next) {
+  MedianChange c;
+  auto pooled = [](const SampleRuns& runs) {
+    std::vector<int64_t> out;
+    for (const auto& r : runs) out.insert(out.end(), r.begin(), r.end());
+    return out;
+  };
+  std::vector<int64_t> b = pooled(base), n = pooled(next);
+  c.base_samples = b.size(), c.new_samples = n.size();
+  c.base_ns = medianOf(b), c.new_ns = medianOf(n);
+  c.delta_ns = c.new_ns - c.base_ns;
+  c.low_ns = c.high_ns = c.delta_ns;
+  auto filled = [](const SampleRuns& runs) {
+    return !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const auto& r) { return !r.empty(); });
+  };
+  if (!filled(base) || !filled(next)) return c;
+  c.sampled = true;
+  Random random{0x5167'6874'6C69'6E65ull ^ (b.size() * 1'000'003u + n.size() * 7u + base.size())};
+  // Two levels: the runs drawn again (the run-to-run spread, where several runs are given),
+  // then each drawn run's steps.
+  auto resample = [&](const SampleRuns& runs, std::vector<int64_t>& into) {
+    into.clear();
+    for (size_t k = 0; k < runs.size(); ++k) {
+      const auto& run = runs.size() == 1 ? runs[0] : runs[random.below(runs.size())];
+      for (size_t i = 0; i < run.size(); ++i) into.push_back(run[random.below(run.size())]);
+    }
+    return medianOf(into);
+  };
+  std::vector<double> deltas(kBootstrapResamples);
+  for (double& d : deltas) {
+    double mb = resample(base, b);
+    d = resample(next, n) - mb;
+  }
+  std::sort(deltas.begin(), deltas.end());
+  double tail = (1 - kConfidence) / 2;
+  auto at = [&](double q) {
+    size_t i = static_cast<size_t>(std::clamp(q * (deltas.size() - 1) + 0.5, 0.0, deltas.size() - 1.0));
+    return deltas[i];
+  };
+  c.low_ns = at(tail), c.high_ns = at(1 - tail);
+  return c;
+}
+
+RunDiff diffRuns(const std::vector<join::RankSummary>& base, const std::vector<join::RankSummary>& next,
+                 const std::vector<GateRule>& rules) {
+  return diffRuns(std::vector<std::vector<join::RankSummary>>{base}, next, rules);
+}
+
+RunDiff diffRuns(const std::vector<std::vector<join::RankSummary>>& bases, const std::vector<join::RankSummary>& next,
+                 const std::vector<GateRule>& rules) {
+  RunDiff d;
+  d.base_runs = bases.size();
+  if (bases.empty()) d.incomparable = "no base run";
+  for (size_t r = 0; r < bases.size() && d.incomparable.empty(); ++r) {
+    d.incomparable = whyIncomparable(bases[r], next);
+    if (!d.incomparable.empty() && bases.size() > 1)
+      d.incomparable = "base run " + std::to_string(r + 1) + ": " + d.incomparable;
+  }
+  if (!d.incomparable.empty()) return d;
+  auto each = [&](auto&& of) {
+    SampleRuns out;
+    for (const auto& run : bases) out.push_back(of(run));
+    return out;
+  };
+  bool base_measured = std::all_of(bases.begin(), bases.end(), [](const auto& run) { return allMeasured(run); });
+  bool measured = base_measured && allMeasured(next);
+  d.step_basis = measured ? "measured without the profiler recording (sightline capture's timed steps)"
+                          : "profiled steps (the profiler's own cost is in them)";
+  if (!measured && (base_measured || allMeasured(next)))
+    d.step_basis_note = std::string("only the ") + (base_measured ? "base" : "new") +
+                        " run was measured without the profiler: both are compared on their profiled steps";
+  d.step =
+      changeOfRuns(each([&](const auto& run) { return stepSamples(run, measured); }), {stepSamples(next, measured)});
+  if (d.step.base_ns > 0) d.detectable = (d.step.high_ns - d.step.low_ns) / 2 / d.step.base_ns;
+
+  d.parts = partsOf(bases, next, d.step.delta_ns >= 0);
+  if (measured && allHaveInput(next) &&
+      std::all_of(bases.begin(), bases.end(), [](const auto& run) { return allHaveInput(run); })) {
+    auto waits = [](const std::vector<join::RankSummary>& run) {
+      std::vector<int64_t> out;
+      for (const auto& s : run) out.insert(out.end(), s.measured_input_ns.begin(), s.measured_input_ns.end());
+      return out;
+    };
+    PartChange wait{"the loop waiting for its next batch (measured)", changeOfRuns(each(waits), {waits(next)}),
+                    next.front().input_path, next.front().input_line};
+    d.parts.insert(d.parts.begin(), std::move(wait));
+  }
+  addLines(bases, next, d);
+  // The lines that explain the step's change first: the largest changes in its direction.
+  bool slower = d.step.delta_ns >= 0;
+  std::stable_sort(d.lines.begin(), d.lines.end(), [&](const LineChange& x, const LineChange& y) {
+    return slower ? x.change.delta_ns > y.change.delta_ns : x.change.delta_ns < y.change.delta_ns;
+  });
+  d.lines_total = d.lines.size();
+  for (const auto& rule : rules) d.gate.push_back(check(rule, d));
+  return d;
+}
+
+std::optional<GateRule> parseGateRule(const std::string& text, std::string& error) {
+  GateRule rule;
+  rule.text = text;
+  auto colon = text.find(':');
+  std::string scope = text.substr(0, colon);
+  if (colon == std::string::npos || (scope != "step" && scope != "line")) {
+    error = "`" + text + "`: a threshold is step:+5% or line:+1ms (step: or line:, then a change)";
+    return std::nullopt;
+  }
+  rule.scope = scope == "step" ? GateRule::Scope::Step : GateRule::Scope::Line;
+  std::string value = text.substr(colon + 1);
+  if (!value.empty() && value.front() == '+') value.erase(0, 1);
+  size_t used = 0;
+  double number = 0;
+  try {
+    number = std::stod(value, &used);
+  } catch (...) {
+    used = 0;
+  }
+  std::string unit = value.substr(used);
+  double scale = unit == "%" ? 1 : unit == "ms" ? 1e6 : unit == "us" ? 1e3 : unit == "ns" ? 1 : unit == "s" ? 1e9 : -1;
+  if (used == 0 || scale < 0 || !std::isfinite(number) || number < 0 || number > 1e12) {
+    error = "`" + text + "`: the change is a number and a unit: %, ms, us, ns or s (step:+5%, line:+1ms)";
+    return std::nullopt;
+  }
+  rule.percent = unit == "%";
+  rule.value = number * scale;
+  return rule;
+}
+
+}  // namespace sightline::features

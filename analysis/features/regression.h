@@ -1,0 +1,116 @@
+// The regression gate: two runs' rank summaries (join/rank_summary.h) compared step by step and
+// line by line, each change with a confidence interval from the per-step samples, the lines
+// that explain the step's change, and thresholds checked with confidence. Pure: the CLI
+// (server/cli/diff_command.cpp) reads the summaries and renders the result.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/join/rank_summary.h"
+
+namespace sightline::features {
+
+// How every interval is made: a percentile bootstrap of the difference of medians, resampling
+// each run's per-step samples with replacement, from a fixed seed (the same inputs give the
+// same interval).
+inline constexpr int kBootstrapResamples = 2000;
+inline constexpr double kConfidence = 0.95;
+
+// A change of a median, ns per step: base and new medians, their difference and its interval.
+struct MedianChange {
+  double base_ns = 0, new_ns = 0;
+  double delta_ns = 0;             // new - base
+  double low_ns = 0, high_ns = 0;  // the interval of delta_ns
+  size_t base_samples = 0, new_samples = 0;
+  bool sampled = false;  // false: a total without per-step samples (no interval; never gated)
+  // The change relative to the base median (0 when the base is 0).
+  double relative() const { return base_ns > 0 ? delta_ns / base_ns : 0; }
+  // Whether the interval holds no change.
+  bool certain() const { return sampled && (low_ns > 0 || high_ns < 0); }
+};
+
+// A line of the script in either run, matched by its path's file name and its source text
+// (lines moved by an edit keep their match), else by its number.
+struct LineChange {
+  enum class Kind { Both, New, Removed };
+  Kind kind = Kind::Both;
+  std::string path;                     // as the new run's profile records it (base's if removed)
+  int32_t base_line = 0, new_line = 0;  // 0 where the run has no such line
+  std::string text;                     // the source text, where a summary has it
+  MedianChange change;
+};
+
+// A threshold: `step:+5%`, `line:+1ms`, `line:+20%`.
+struct GateRule {
+  enum class Scope { Step, Line };
+  Scope scope = Scope::Step;
+  bool percent = false;
+  double value = 0;  // percent (5 for +5%) or ns
+  std::string text;  // as given
+};
+
+struct GateResult {
+  GateRule rule;
+  bool exceeded = false;  // the interval's lower end lies past the threshold
+  // What the check stood on: the step, or the line that exceeded it most (else the largest).
+  std::string subject;
+  double lower = 0;  // the interval's lower end, in the rule's unit (percent or ns)
+};
+
+// A part of the step (from the profiled steps): the GPU's work, its communication, or the GPU
+// idle for one cause (attribution::Wait), per step.
+struct PartChange {
+  std::string part;  // "GPU work", "communication", or a wait: "input", "sync", ...
+  MedianChange change;
+  std::string path;  // the line it happens at, where one is known (the loop's wait for batches)
+  int32_t line = 0;
+};
+
+struct RunDiff {
+  std::string incomparable;  // why the runs cannot be compared; "" when they can
+  size_t base_runs = 1;
+  // What the step's samples are: "measured without the profiler" (sightline capture's timed
+  // steps) or "profiled steps"; and why, when the measured ones could not be used.
+  std::string step_basis, step_basis_note;
+  MedianChange step;
+  // The smallest change of the step the samples could tell from noise: the interval's half
+  // width, relative to the base median.
+  double detectable = 0;
+  std::vector<PartChange> parts;  // the step's parts, largest change in its direction first
+  std::vector<LineChange> lines;  // the lines that explain the step's change, most first
+  size_t lines_total = 0;
+  std::vector<GateResult> gate;
+  bool failed() const {
+    for (const auto& g : gate)
+      if (g.exceeded) return true;
+    return false;
+  }
+};
+
+// The interval of the difference of medians of two samples (MedianChange::sampled true).
+MedianChange changeOf(const std::vector<int64_t>& base, const std::vector<int64_t>& next);
+// The same over runs: each side's samples by run. Where a side has several runs, each resample
+// draws its runs again before their steps, so the interval holds the run-to-run spread too.
+using SampleRuns = std::vector<std::vector<int64_t>>;
+MedianChange changeOfRuns(const SampleRuns& base, const SampleRuns& next);
+
+// Compares two runs (each: its ranks' summaries). Refuses (RunDiff::incomparable) runs of
+// different GPUs, world sizes, profilers or scripts.
+RunDiff diffRuns(const std::vector<join::RankSummary>& base, const std::vector<join::RankSummary>& next,
+                 const std::vector<GateRule>& rules);
+// Several base runs of the same script (the main branch's last runs): their spread from run to
+// run enters every interval.
+RunDiff diffRuns(const std::vector<std::vector<join::RankSummary>>& bases, const std::vector<join::RankSummary>& next,
+                 const std::vector<GateRule>& rules);
+// Several base runs of the same script (the main branch's last runs): their spread from run to
+// run enters every interval.
+RunDiff diffRuns(const std::vector<std::vector<join::RankSummary>>& bases, const std::vector<join::RankSummary>& next,
+                 const std::vector<GateRule>& rules);
+
+// `step:+5%`, `line:+1ms` (ms, us or ns), `line:+20%`; nullopt with `error` set otherwise.
+std::optional<GateRule> parseGateRule(const std::string& text, std::string& error);
+
+}  // namespace sightline::features

@@ -1,0 +1,389 @@
+// `sightline diff`: reads both runs, compares them (features::diffRuns) and renders the one
+// result as text, JSON or Markdown (a pull-request comment).
+#include "server/cli/diff_command.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "analysis/features/regression.h"
+#include "analysis/features/units.h"
+#include "protocol/json_in.h"
+#include "server/cli/command_line.h"
+#include "server/cli/report_data.h"
+#include "server/platform/output_file.h"
+#include "server/platform/terminal_text.h"
+
+namespace sightline::server {
+namespace {
+
+namespace fs = std::filesystem;
+using features::LineChange;
+using features::MedianChange;
+using features::RunDiff;
+using nlohmann::json;
+
+constexpr const char* kUsage =
+    "usage: sightline diff [options] BASE... NEW\n"
+    "\n"
+    "Compares runs of a training script, step by step and line by line: NEW against one or\n"
+    "more BASE runs. Each run is a rank summary (sightline report --format summary --profile P\n"
+    "-o S.json), a folder of one run's per-rank summaries, or a profile (a steps file of\n"
+    "sightline capture beside it is read). Every change comes with a 95% interval: a bootstrap\n"
+    "of the median over the per-step samples (2000 resamples, fixed seed); with several BASE\n"
+    "runs the runs are drawn again first, so their spread from run to run is in the interval\n"
+    "(one run's steps alone hide it: give the main branch's last few runs). The step is\n"
+    "compared on the steps sightline capture timed without the profiler recording when every\n"
+    "run has them, else on the profiled steps. Lines are matched by their source text (a line\n"
+    "moved by an edit keeps its match).\n"
+    "\n"
+    "options:\n"
+    "  --fail-on RULES     thresholds, comma-separated: step:+5% (the step), line:+1ms or\n"
+    "                      line:+20% (any line, per step); exceeded only when the whole\n"
+    "                      interval lies past the threshold\n"
+    "  --format text|json|markdown\n"
+    "  --lines N           lines shown (default 10; 0: all)\n"
+    "  -o, --output FILE   write there instead of standard output\n"
+    "  -h, --help          this help\n"
+    "\n"
+    "Exit code: 0 within the thresholds (or none given), 1 a threshold exceeded with\n"
+    "confidence, 2 bad input, 4 runs that cannot be compared (different GPUs, numbers of\n"
+    "ranks, profilers or scripts): the reason is printed.\n";
+
+struct DiffArgs {
+  std::vector<std::string> inputs;
+  std::vector<features::GateRule> rules;
+  std::string format = "text", output;
+  size_t lines = 10;
+};
+
+std::string sourceOfRun(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return "folder";
+  std::string name = fs::path(path).filename().string();
+  auto ends = [&](std::string_view e) { return name.size() > e.size() && name.ends_with(e); };
+  if (ends(".json") && !ends(".pt.trace.json") && !ends(".trace.json")) return "summary";
+  return "profile";
+}
+
+// One run's summaries: a summary document, a folder of them, or a profile summarized here.
+std::optional<std::vector<join::RankSummary>> readRun(const std::string& path, std::ostream& err) {
+  std::string error;
+  std::string kind = sourceOfRun(path);
+  if (kind == "profile") {
+    report::ReportArgs args;
+    args.profile_paths = {path};
+    args.profile_path = path;
+    args.jobs = 1;
+    cli::mapOntoFiles(args.mapper, {});
+    std::vector<cli::NamedFile> none;
+    return report::summarizeReports(args, none, cli::JoinRequest{}, err);
+  }
+  std::vector<std::string> files{path};
+  if (kind == "folder") {
+    bool ok = true;
+    files = report::mergeInputs({path}, err, ok);
+    if (!ok) return std::nullopt;
+  }
+  std::vector<join::RankSummary> out;
+  for (const auto& f : files) {
+    auto got = report::readSummaries(f, error);
+    if (!got) {
+      err << "sightline diff: " << f << ": " << error << "\n";
+      return std::nullopt;
+    }
+    for (auto& s : *got) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::optional<int> parseArgs(const std::vector<std::string>& args, DiffArgs& into, std::ostream& out,
+                             std::ostream& err) {
+  cli::CommandLine command_line("diff", kUsage);
+  command_line
+      .option("--fail-on",
+              [&into](const std::string& v) {
+                std::stringstream list(v);
+                std::string one, error;
+                while (std::getline(list, one, ',')) {
+                  auto rule = features::parseGateRule(one, error);
+                  if (!rule) return error;
+                  into.rules.push_back(*rule);
+                }
+                return std::string();
+              })
+      .option("--format", cli::choiceInto(into.format, {"text", "json", "markdown"}, "format"))
+      .option("--lines",
+              [&into](const std::string& v) {
+                char* end = nullptr;
+                unsigned long n = std::strtoul(v.c_str(), &end, 10);
+                if (v.empty() || *end != '\0' || n > 100000) return std::string("--lines takes a count, 0 for all");
+                into.lines = n == 0 ? SIZE_MAX : n;
+                return std::string();
+              })
+      .option("--output", cli::valueInto(into.output))
+      .option("-o", cli::valueInto(into.output))
+      .positional(&into.inputs);
+  if (auto code = command_line.parse(args, out, err)) return code;
+  if (into.inputs.size() < 2 || into.inputs.size() > 64) {
+    err << "sightline diff: give two runs or more, BASE... NEW (see sightline diff --help)\n";
+    return 2;
+  }
+  return std::nullopt;
+}
+
+// "+0.79 ms", "−1.20 ms": a signed change in ms.
+std::string signedMs(double ns) {
+  return (ns > 0 ? "+" : ns < 0 ? "-" : "") + features::formatMilliseconds(std::abs(ns)) + " ms";
+}
+
+std::string signedPercent(double share) {
+  return (share > 0 ? "+" : share < 0 ? "-" : "") + features::formatFixed(std::abs(share) * 100, 1) + "%";
+}
+
+std::string interval(const MedianChange& c) {
+  if (!c.sampled) return "no per-step samples";
+  return signedMs(c.low_ns) + " .. " + signedMs(c.high_ns);
+}
+
+std::string lineLabel(const LineChange& l) {
+  std::string file = fs::path(l.path).filename().string();
+  if (l.kind == LineChange::Kind::Removed) return file + ":" + std::to_string(l.base_line) + " (removed)";
+  std::string label = file + ":" + std::to_string(l.new_line);
+  if (l.kind == LineChange::Kind::New) return label + " (new)";
+  if (l.base_line != l.new_line) label += " (was " + std::to_string(l.base_line) + ")";
+  return label;
+}
+
+std::string gateLine(const features::GateResult& g) {
+  std::string lower =
+      g.rule.percent ? (std::isinf(g.lower) ? "a new line" : signedPercent(g.lower / 100)) : signedMs(g.lower);
+  if (g.subject.empty()) return g.rule.text + ": no line with per-step samples to check";
+  return g.rule.text + ": " + (g.exceeded ? "EXCEEDED" : "within") + " (" + g.subject + ": at least " + lower +
+         " with 95% confidence)";
+}
+
+std::string verdictLine(const RunDiff& d) {
+  if (d.gate.empty()) return "no thresholds given (--fail-on step:+5%,line:+1ms)";
+  if (d.failed()) return "FAIL: a threshold is exceeded with confidence";
+  std::string noise = d.step.certain() ? "" : ", the step's change within the spread";
+  return "PASS: every threshold holds" + noise;
+}
+
+// Lines below 10 µs per step in both runs are left for --lines 0.
+bool negligible(const LineChange& l) { return std::max(l.change.base_ns, l.change.new_ns) < 10'000; }
+
+size_t shown(const RunDiff& d, const DiffArgs& args) {
+  size_t n = 0;
+  while (n < d.lines.size() && n < args.lines && (args.lines == SIZE_MAX || !negligible(d.lines[n]))) ++n;
+  return n;
+}
+
+// The parts that moved: a change the samples tell from noise, or 2% of the step.
+std::vector<const features::PartChange*> movedParts(const RunDiff& d) {
+  std::vector<const features::PartChange*> out;
+  for (const auto& p : d.parts)
+    if (p.change.certain() || std::abs(p.change.delta_ns) >= 0.02 * d.step.base_ns) out.push_back(&p);
+  return out;
+}
+
+void writeText(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
+  for (size_t i = 0; i + 1 < args.inputs.size(); ++i) out << "Base      " << args.inputs[i] << "\n";
+  out << "New       " << args.inputs.back() << "\n";
+  out << "Steps     " << d.step_basis << ": " << d.step.base_samples << " and " << d.step.new_samples << " samples"
+      << (d.base_runs > 1 ? ", the base's over " + std::to_string(d.base_runs) + " runs" : "") << "\n";
+  if (!d.step_basis_note.empty()) out << "          " << d.step_basis_note << "\n";
+  out << "Step      " << features::formatMilliseconds(d.step.base_ns) << " ms -> "
+      << features::formatMilliseconds(d.step.new_ns) << " ms: " << signedMs(d.step.delta_ns) << " ("
+      << signedPercent(d.step.relative()) << "), 95% interval " << interval(d.step) << "\n";
+  out << "          " << (d.step.certain() ? "outside" : "within") << " the spread of "
+      << (d.base_runs > 1 ? "the runs and their steps" : "the runs' own steps") << ": a change of about "
+      << features::formatFixed(d.detectable * 100, 1) << "% could be told from it (bootstrap of the median, "
+      << features::kBootstrapResamples << " resamples)"
+      << (d.base_runs > 1 ? "" : "; one base run hides the spread from run to run: give several (docs/ci.md)") << "\n";
+  auto parts = movedParts(d);
+  out << "Parts     "
+      << (parts.empty() ? "no part of the profiled steps moved past noise" : "of the profiled steps, per step:")
+      << "\n";
+  for (const auto* p : parts)
+    out << "  " << p->part
+        << (p->line > 0 ? " at " + fs::path(p->path).filename().string() + ":" + std::to_string(p->line) : "") << "  "
+        << signedMs(p->change.delta_ns) << " (" << interval(p->change) << ")  "
+        << features::formatMilliseconds(p->change.base_ns) << " -> " << features::formatMilliseconds(p->change.new_ns)
+        << " ms\n";
+  out << "Lines     " << (d.step.delta_ns >= 0 ? "the largest increases first" : "the largest decreases first") << " ("
+      << shown(d, args) << " of " << d.lines_total << "), per step, with their 95% interval:\n";
+  for (size_t i = 0; i < shown(d, args); ++i) {
+    const auto& l = d.lines[i];
+    out << "  " << lineLabel(l) << "  " << signedMs(l.change.delta_ns) << " (" << interval(l.change) << ")  "
+        << features::formatMilliseconds(l.change.base_ns) << " -> " << features::formatMilliseconds(l.change.new_ns)
+        << " ms" << (l.change.certain() ? "" : ", within noise") << (l.text.empty() ? "" : "   " + l.text) << "\n";
+  }
+  if (d.lines_total > shown(d, args)) out << "  (" << d.lines_total - shown(d, args) << " more: --lines 0)\n";
+  for (const auto& g : d.gate) out << "Gate      " << gateLine(g) << "\n";
+  out << "Verdict   " << verdictLine(d) << "\n";
+}
+
+// Text a profile or a summary gave, made inert in a Markdown table cell.
+std::string markdownCell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n' || c == '\r') {
+      out += ' ';
+    } else if (std::string_view("\\`*_[]<>|~&").find(c) != std::string_view::npos) {
+      out += '\\';
+      out += c;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Source text as a code span in a table cell: no backtick can close it, no pipe split the row.
+std::string codeCell(const std::string& s) {
+  std::string out = "`";
+  for (char c : s) {
+    if (c == '`') {
+      out += '\'';
+    } else if (c == '|') {
+      out += "\\|";
+    } else {
+      out += c == '\n' || c == '\r' ? ' ' : c;
+    }
+  }
+  return out + "`";
+}
+
+void writeMarkdown(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
+  out << "### Sightline: " << markdownCell(verdictLine(d)) << "\n\n";
+  out << "**Step** "
+      << markdownCell(features::formatMilliseconds(d.step.base_ns) + " ms → " +
+                      features::formatMilliseconds(d.step.new_ns) + " ms: " + signedMs(d.step.delta_ns) + " (" +
+                      signedPercent(d.step.relative()) + "), 95% interval " + interval(d.step))
+      << " — " << markdownCell(d.step_basis) << "; a change of about ±"
+      << markdownCell(features::formatFixed(d.detectable * 100, 1)) << "% could be told from the steps' spread.\n\n";
+  if (!d.step_basis_note.empty()) out << markdownCell(d.step_basis_note) << "\n\n";
+  if (auto parts = movedParts(d); !parts.empty()) {
+    out << "| part of the profiled step | change per step | 95% interval | base → new (ms) |\n|---|---|---|---|\n";
+    for (const auto* p : parts)
+      out << "| "
+          << markdownCell(
+                 p->part +
+                 (p->line > 0 ? " at " + fs::path(p->path).filename().string() + ":" + std::to_string(p->line) : ""))
+          << " | " << markdownCell(signedMs(p->change.delta_ns)) << " | " << markdownCell(interval(p->change)) << " | "
+          << markdownCell(features::formatMilliseconds(p->change.base_ns) + " → " +
+                          features::formatMilliseconds(p->change.new_ns))
+          << " |\n";
+    out << "\n";
+  }
+  out << "| line | change per step | 95% interval | base → new (ms) | source |\n|---|---|---|---|---|\n";
+  for (size_t i = 0; i < shown(d, args); ++i) {
+    const auto& l = d.lines[i];
+    out << "| " << markdownCell(lineLabel(l)) << " | " << markdownCell(signedMs(l.change.delta_ns))
+        << (l.change.certain() ? "" : " (noise)") << " | " << markdownCell(interval(l.change)) << " | "
+        << markdownCell(features::formatMilliseconds(l.change.base_ns) + " → " +
+                        features::formatMilliseconds(l.change.new_ns))
+        << " | " << (l.text.empty() ? "" : codeCell(l.text)) << " |\n";
+  }
+  if (d.lines_total > shown(d, args)) out << "\n" << d.lines_total - shown(d, args) << " more lines.\n";
+  for (const auto& g : d.gate) out << "\n- " << markdownCell(gateLine(g));
+  out << "\n";
+}
+
+json changeJson(const MedianChange& c) {
+  json j = {{"base_ns", c.base_ns},           {"new_ns", c.new_ns},
+            {"delta_ns", c.delta_ns},         {"relative", c.relative()},
+            {"base_samples", c.base_samples}, {"new_samples", c.new_samples},
+            {"certain", c.certain()}};
+  if (c.sampled) j["interval_ns"] = {c.low_ns, c.high_ns};
+  return j;
+}
+
+json diffJson(const RunDiff& d, const DiffArgs& args) {
+  json lines = json::array();
+  for (size_t i = 0; i < shown(d, args); ++i) {
+    const auto& l = d.lines[i];
+    const char* kind = l.kind == LineChange::Kind::New       ? "new"
+                       : l.kind == LineChange::Kind::Removed ? "removed"
+                                                             : "both";
+    lines.push_back({{"path", l.path},
+                     {"base_line", l.base_line ? json(l.base_line) : json(nullptr)},
+                     {"new_line", l.new_line ? json(l.new_line) : json(nullptr)},
+                     {"kind", kind},
+                     {"text", l.text},
+                     {"change", changeJson(l.change)}});
+  }
+  json parts = json::array();
+  for (const auto& p : d.parts) {
+    json part = {{"part", p.part}, {"change", changeJson(p.change)}};
+    if (p.line > 0) part["site"] = {{"path", p.path}, {"line", p.line}};
+    parts.push_back(std::move(part));
+  }
+  json gate = json::array();
+  for (const auto& g : d.gate)
+    gate.push_back({{"rule", g.rule.text},
+                    {"exceeded", g.exceeded},
+                    {"subject", g.subject},
+                    {"lower", std::isinf(g.lower) ? json(nullptr) : json(g.lower)},
+                    {"unit", g.rule.percent ? "percent" : "ns"}});
+  return {{"sightline_diff", 1},
+          {"base", std::vector<std::string>(args.inputs.begin(), args.inputs.end() - 1)},
+          {"new", args.inputs.back()},
+          {"method", "percentile bootstrap of the difference of medians, 2000 resamples, 95%"},
+          {"step_basis", d.step_basis},
+          {"base_runs", d.base_runs},
+          {"step_basis_note", d.step_basis_note},
+          {"step", changeJson(d.step)},
+          {"detectable_relative", d.detectable},
+          {"parts", parts},
+          {"lines", lines},
+          {"lines_total", d.lines_total},
+          {"gate", gate},
+          {"failed", d.failed()}};
+}
+
+}  // namespace
+
+int runDiffCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  DiffArgs parsed;
+  if (auto code = parseArgs(args, parsed, out, err)) return *code;
+  if (!parsed.output.empty())
+    if (std::string why = checkOutputPath(parsed.output, parsed.inputs); !why.empty()) {
+      err << "sightline diff: -o " << why << "\n";
+      return 2;
+    }
+  std::vector<std::vector<join::RankSummary>> bases;
+  for (size_t i = 0; i + 1 < parsed.inputs.size(); ++i) {
+    auto base = readRun(parsed.inputs[i], err);
+    if (!base) return 2;
+    bases.push_back(std::move(*base));
+  }
+  auto next = readRun(parsed.inputs.back(), err);
+  if (!next) return 2;
+  RunDiff d = features::diffRuns(bases, *next, parsed.rules);
+  if (!d.incomparable.empty()) {
+    err << "sightline diff: the runs cannot be compared: " << d.incomparable << "\n";
+    return kDiffIncomparable;
+  }
+  std::ostringstream text;
+  if (parsed.format == "json") {
+    text << protocol::dumpJson(diffJson(d, parsed)) << "\n";
+  } else if (parsed.format == "markdown") {
+    writeMarkdown(d, parsed, text);
+  } else {
+    writeText(d, parsed, text);
+  }
+  std::string error, body = parsed.format == "text" ? terminalSafe(text.str()) : text.str();
+  bool ok = parsed.output.empty() ? writeOutputStream(out, body, error)
+                                  : writeOutputFile(parsed.output, body, parsed.inputs, error);
+  if (!ok) {
+    err << "sightline diff: " << error << "\n";
+    return 2;
+  }
+  return d.failed() ? 1 : 0;
+}
+
+}  // namespace sightline::server

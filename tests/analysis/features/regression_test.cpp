@@ -1,0 +1,125 @@
+// The regression gate's statistics, its thresholds and the matching of lines across edits.
+#include "analysis/features/regression.h"
+
+#include <gtest/gtest.h>
+
+namespace sightline::features {
+namespace {
+
+std::vector<int64_t> steps(int64_t around, size_t n, int64_t spread) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(around + static_cast<int64_t>(i % 7) * spread - 3 * spread);
+  return out;
+}
+
+TEST(Regression, TheSameSamplesAreWithinTheirSpread) {
+  auto a = steps(10'000'000, 20, 100'000);
+  MedianChange c = changeOf(a, a);
+  EXPECT_TRUE(c.sampled);
+  EXPECT_EQ(c.delta_ns, 0);
+  EXPECT_LE(c.low_ns, 0);
+  EXPECT_GE(c.high_ns, 0);
+  EXPECT_FALSE(c.certain());
+  // The same inputs give the same interval: a fixed seed.
+  MedianChange again = changeOf(a, a);
+  EXPECT_EQ(again.low_ns, c.low_ns);
+  EXPECT_EQ(again.high_ns, c.high_ns);
+}
+
+TEST(Regression, AShiftPastTheSpreadIsCertainAndItsSizeInTheInterval) {
+  auto a = steps(10'000'000, 20, 100'000), b = steps(11'000'000, 20, 100'000);
+  MedianChange c = changeOf(a, b);
+  EXPECT_EQ(c.delta_ns, 1'000'000);
+  EXPECT_TRUE(c.certain());
+  EXPECT_GT(c.low_ns, 0);
+  EXPECT_LE(c.low_ns, 1'000'000);
+  EXPECT_GE(c.high_ns, 1'000'000);
+  EXPECT_NEAR(c.relative(), 0.1, 1e-9);
+  MedianChange none = changeOf({}, b);
+  EXPECT_FALSE(none.sampled);
+  EXPECT_FALSE(none.certain());
+}
+
+TEST(Regression, ThresholdsParseOrSayWhatTheyTake) {
+  std::string error;
+  auto step = parseGateRule("step:+5%", error);
+  ASSERT_TRUE(step) << error;
+  EXPECT_EQ(step->scope, GateRule::Scope::Step);
+  EXPECT_TRUE(step->percent);
+  EXPECT_EQ(step->value, 5);
+  auto line = parseGateRule("line:1.5ms", error);
+  ASSERT_TRUE(line) << error;
+  EXPECT_EQ(line->scope, GateRule::Scope::Line);
+  EXPECT_FALSE(line->percent);
+  EXPECT_EQ(line->value, 1.5e6);
+  for (const char* bad : {"step", "memory:+10%", "step:+5", "step:fast", "line:-", "step:+1e400%", "step:nan%"}) {
+    EXPECT_FALSE(parseGateRule(bad, error)) << bad;
+    EXPECT_NE(error.find("step:+5%"), std::string::npos) << error;
+  }
+}
+
+join::RankSummary run(const std::vector<int64_t>& measured, std::vector<join::SummaryLine> lines) {
+  join::RankSummary s;
+  s.format = "nsys-sqlite", s.profiler = "nsys", s.gpu_name = "NVIDIA H200";
+  s.command = {"python3", "train.py"};
+  s.measured_ns = measured;
+  for (int k = 0; k < 5; ++k) s.steps.push_back({k * 10, k * 10 + 9, attribution::StepKind::Steady});
+  s.lines = std::move(lines);
+  return s;
+}
+
+join::SummaryLine line(int32_t number, std::string text, int64_t per_step) {
+  join::SummaryLine l;
+  l.path = "/tmp/x/train.py", l.line = number, l.text = std::move(text);
+  l.ns = per_step * 5;
+  l.step_ns.assign(5, per_step);
+  return l;
+}
+
+// A line moved down by an inserted line keeps its match (by its text); the new line is new; the
+// gate names the line whose cost grew.
+TEST(Regression, LinesMatchByTextAcrossAnInsertedLine) {
+  auto base = run(steps(10'000'000, 20, 50'000),
+                  {line(10, "y = self.mlp(x)", 4'000'000), line(12, "loss.backward()", 1'000'000)});
+  auto next =
+      run(steps(12'000'000, 20, 50'000), {line(11, "y = self.mlp(x)", 6'000'000),
+                                          line(13, "loss.backward()", 1'000'000), line(12, "loss.item()", 10'000)});
+  std::string error;
+  RunDiff d = diffRuns({base}, {next}, {*parseGateRule("step:+5%", error), *parseGateRule("line:+1ms", error)});
+  ASSERT_TRUE(d.incomparable.empty()) << d.incomparable;
+  EXPECT_EQ(d.step_basis.rfind("measured", 0), 0u) << d.step_basis;
+  ASSERT_EQ(d.lines.size(), 3u);
+  EXPECT_EQ(d.lines[0].text, "y = self.mlp(x)");
+  EXPECT_EQ(d.lines[0].base_line, 10);
+  EXPECT_EQ(d.lines[0].new_line, 11);
+  EXPECT_EQ(d.lines[0].change.delta_ns, 2'000'000);
+  EXPECT_EQ(d.lines[1].kind, LineChange::Kind::New);
+  EXPECT_EQ(d.lines[1].new_line, 12);
+  ASSERT_EQ(d.gate.size(), 2u);
+  EXPECT_TRUE(d.gate[0].exceeded);
+  EXPECT_TRUE(d.gate[1].exceeded);
+  EXPECT_EQ(d.gate[1].subject, "train.py:11");
+  EXPECT_TRUE(d.failed());
+}
+
+TEST(Regression, RunsThatCannotBeComparedSayWhy) {
+  auto a = run({10}, {}), b = run({10}, {});
+  b.gpu_name = "NVIDIA H100 80GB HBM3";
+  EXPECT_NE(diffRuns({a}, {b}, {}).incomparable.find("different GPUs"), std::string::npos);
+  b = a, b.profiler = "torch", b.format = "kineto-json";
+  EXPECT_NE(diffRuns({a}, {b}, {}).incomparable.find("different profilers"), std::string::npos);
+  b = a;
+  EXPECT_NE(diffRuns({a}, {b, b}, {}).incomparable.find("numbers of ranks"), std::string::npos);
+  b.command = {"python3", "other.py"};
+  EXPECT_NE(diffRuns({a}, {b}, {}).incomparable.find("different scripts"), std::string::npos);
+  EXPECT_NE(diffRuns(std::vector<join::RankSummary>{}, {b}, {}).incomparable.find("base run"), std::string::npos);
+  // Only one run measured without the profiler: both on their profiled steps, and said so.
+  b = a, b.measured_ns.clear();
+  RunDiff d = diffRuns({a}, {b}, {});
+  EXPECT_TRUE(d.incomparable.empty());
+  EXPECT_EQ(d.step_basis.rfind("profiled", 0), 0u);
+  EXPECT_NE(d.step_basis_note.find("only the base run"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sightline::features

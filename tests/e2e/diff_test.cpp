@@ -1,0 +1,165 @@
+// `sightline diff` on real captures of one script (tests/data/regress: the unchanged script six
+// times, and one-line changes of known effect, each captured by `sightline capture` on an H200):
+// the gate passes the unchanged runs, fails the changed ones and names what changed; runs that
+// cannot be compared are refused with the reason and their own exit code.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+
+#include "tests/support/test_paths.h"
+
+namespace sightline::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Each variant's summary, made once as a user makes it: the capture and its steps file beside,
+// its own train.py in the folder `report` runs in (the lines' text comes from it).
+const std::string& summaryOf(const std::string& variant) {
+  static std::map<std::string, std::string> made;
+  auto it = made.find(variant);
+  if (it != made.end()) return it->second;
+  fs::path dir = fs::path(::testing::TempDir()) / ("diff_" + variant);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(dataProfile("regress/" + variant + ".sqlite.xz"), dir / (variant + ".sqlite"));
+  fs::copy_file(testDataPath("regress/" + variant + ".steps.json"), dir / (variant + ".steps.json"));
+  fs::copy_file(testDataPath("regress/" + variant + ".train.py"), dir / "train.py");
+  std::string out = (dir / "summary.json").string();
+  auto r = runSightline("report --format summary --profile " + variant + ".sqlite -o summary.json", dir.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  return made[variant] = out;
+}
+
+CommandOutput diff(const std::string& base, const std::string& next, const std::string& options) {
+  return runSightline("diff " + options + " '" + summaryOf(base) + "' '" + summaryOf(next) + "'");
+}
+
+json diffJson(const std::string& base, const std::string& next, const std::string& options, int code) {
+  auto r = diff(base, next, options + " --format json");
+  EXPECT_EQ(r.code, code) << r.out;
+  return json::parse(r.out, nullptr, false);
+}
+
+constexpr const char* kGate = "--fail-on step:+5%,line:+1ms";
+
+// A summary is kilobytes and holds what the gate needs: the timed steps, the lines' text.
+TEST(Diff, ASummaryHoldsTheMeasuredStepsAndTheLinesText) {
+  json doc = json::parse(readFile(summaryOf("base")), nullptr, false);
+  ASSERT_TRUE(doc.is_object());
+  const json& s = doc["summaries"][0];
+  EXPECT_EQ(s["measured_ns"].size(), 20u);
+  EXPECT_EQ(s["measured_input_ns"].size(), 20u);
+  EXPECT_EQ(s["profiler"], "nsys");
+  EXPECT_EQ(s["input_site"]["line"], 118);
+  EXPECT_LT(fs::file_size(summaryOf("base")), 20'000u);
+  bool mlp = false;
+  for (const auto& l : s["lines"])
+    mlp = mlp || (l["line"] == 75 && l["text"] == "return self.proj(F.gelu(self.fc(x)))");
+  EXPECT_TRUE(mlp) << s["lines"].dump();
+}
+
+// The noise: the same script captured again, five times; no threshold is exceeded.
+TEST(Diff, TheUnchangedScriptPassesEveryTime) {
+  for (const char* again : {"same", "repeat1", "repeat2", "repeat3", "repeat4"}) {
+    json d = diffJson("base", again, kGate, 0);
+    EXPECT_FALSE(d["failed"]) << again;
+    EXPECT_LT(std::abs(d["step"]["relative"].get<double>()), 0.10) << again;
+    EXPECT_GT(d["detectable_relative"].get<double>(), 0) << again;
+  }
+}
+
+// The noise model: each of the six unchanged runs against the other five as the base (their
+// spread from run to run in the interval): no false alarm at the thresholds docs/ci.md gives.
+TEST(Diff, AgainstFiveBaseRunsNoUnchangedRunFails) {
+  const std::vector<std::string> runs = {"base", "same", "repeat1", "repeat2", "repeat3", "repeat4"};
+  for (const auto& left_out : runs) {
+    std::string bases;
+    for (const auto& r : runs)
+      if (r != left_out) bases += " '" + summaryOf(r) + "'";
+    auto out = runSightline("diff --format json " + std::string(kGate) + bases + " '" + summaryOf(left_out) + "'");
+    EXPECT_EQ(out.code, 0) << left_out << ": " << out.out;
+    json d = json::parse(out.out, nullptr, false);
+    EXPECT_EQ(d["base_runs"], 5) << left_out;
+  }
+  // And a change of known effect still fails against them.
+  std::string bases;
+  for (const auto& r : runs) bases += " '" + summaryOf(r) + "'";
+  EXPECT_EQ(runSightline("diff " + std::string(kGate) + bases + " '" + summaryOf("wide") + "'").code, 1);
+}
+
+// hidden = 8 * n_embd (line 70): the MLP's line 75 grows, and the gate names it.
+TEST(Diff, AWiderLayerFailsOnItsLine) {
+  json d = diffJson("base", "wide", kGate, 1);
+  EXPECT_TRUE(d["failed"]);
+  EXPECT_EQ(d["lines"][0]["new_line"], 75);
+  EXPECT_GT(d["lines"][0]["change"]["delta_ns"].get<double>(), 3e6);
+  EXPECT_TRUE(d["lines"][0]["change"]["certain"]);
+  EXPECT_EQ(d["gate"][1]["subject"], "train.py:75");
+  EXPECT_TRUE(d["gate"][1]["exceeded"]);
+  auto md = diff("base", "wide", std::string(kGate) + " --format markdown");
+  EXPECT_EQ(md.code, 1);
+  EXPECT_NE(md.out.find("| train.py:75 |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("`return self.proj(F.gelu(self.fc(x)))`"), std::string::npos) << md.out;
+}
+
+// num_workers=0: the step grows by the loop's wait for batches, measured, at the loop's line.
+TEST(Diff, NoLoaderWorkersFailOnTheLoopsWait) {
+  json d = diffJson("base", "workers0", kGate, 1);
+  EXPECT_TRUE(d["gate"][0]["exceeded"]);
+  const json& first = d["parts"][0];
+  EXPECT_EQ(first["part"], "the loop waiting for its next batch (measured)");
+  EXPECT_EQ(first["site"]["line"], 118);
+  EXPECT_GT(first["change"]["delta_ns"].get<double>(), 10e6);
+  EXPECT_TRUE(first["change"]["certain"]);
+}
+
+// fp32 matmuls in the MLP: the step's change is certain and past the threshold.
+TEST(Diff, Fp32MatmulsFailTheStep) {
+  json d = diffJson("base", "fp32", "--fail-on step:+5%", 1);
+  EXPECT_TRUE(d["gate"][0]["exceeded"]);
+  EXPECT_GT(d["step"]["relative"].get<double>(), 1.0);
+}
+
+// loss.item() inserted at line 123: a new line there, and the lines below it still matched.
+TEST(Diff, AnInsertedLineIsNewAndTheLinesBelowKeepTheirMatch) {
+  json d = diffJson("base", "item", "--lines 0", 0);
+  bool inserted = false, moved = false;
+  for (const auto& l : d["lines"]) {
+    if (l["text"] == "loss.item()") inserted = l["kind"] == "new" && l["new_line"] == 123;
+    if (l["text"] == "optimizer.step()") moved = l["base_line"] == 124 && l["new_line"] == 125 && l["kind"] == "both";
+  }
+  EXPECT_TRUE(inserted) << d["lines"].dump();
+  EXPECT_TRUE(moved) << d["lines"].dump();
+}
+
+// Another profiler, another script: refused, with the reason and exit code 4.
+TEST(Diff, RunsOfAnotherProfilerAreRefused) {
+  fs::path dir = fs::path(::testing::TempDir()) / "diff_torch";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(testDataPath("capture/runs/gpt_torch.rank0.pt.trace.json.gz"),
+                dir / "gpt_torch.rank0.pt.trace.json.gz");
+  fs::copy_file(testDataPath("capture/runs/gpt_torch.steps.json"), dir / "gpt_torch.steps.json");
+  auto r = runSightline("diff '" + summaryOf("base") + "' gpt_torch.rank0.pt.trace.json.gz", dir.string());
+  EXPECT_EQ(r.code, 4) << r.out;
+  EXPECT_NE(r.out.find("cannot be compared: different profilers"), std::string::npos) << r.out;
+}
+
+TEST(Diff, BadInputIsAClearError) {
+  auto r = runSightline("diff --fail-on memory:+10% a.json b.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("step:+5%"), std::string::npos) << r.out;
+  r = runSightline("diff '" + summaryOf("base") + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("give two runs or more"), std::string::npos) << r.out;
+  r = runSightline("diff '" + summaryOf("base") + "' /nonexistent/x.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("x.json"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace sightline::testing
