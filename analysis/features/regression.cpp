@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace sightline::features {
@@ -178,6 +179,18 @@ void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const st
   for (const auto& run : b)
     for (const auto& [key, l] : run.by_key) keys.emplace(key, false);
   auto zeros = [](size_t count) { return std::vector<int64_t>(count, 0); };
+  // Intervals for the costliest lines only (a summary keeps per-step samples for 64 per rank;
+  // a crafted one could ask for a bootstrap of every line it names).
+  std::vector<std::pair<double, std::string>> weight;
+  for (const auto& [key, in_new] : keys) {
+    double w = in_new ? static_cast<double>(n.by_key.at(key).total_ns) : 0;
+    for (const auto& run : b)
+      if (auto it = run.by_key.find(key); it != run.by_key.end()) w += static_cast<double>(it->second.total_ns);
+    weight.emplace_back(-w, key);
+  }
+  std::sort(weight.begin(), weight.end());
+  std::set<std::string> with_interval;
+  for (size_t i = 0; i < weight.size() && i < kMaxIntervalLines; ++i) with_interval.insert(weight[i].second);
   for (const auto& [key, in_new] : keys) {
     LineChange lc;
     const RunLine* first_base = nullptr;
@@ -199,7 +212,7 @@ void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const st
     lc.path = shown.path, lc.text = shown.text;
     lc.new_line = nl ? nl->line : 0;
     lc.base_line = first_base ? first_base->line : 0;
-    if (sampled) {
+    if (sampled && with_interval.count(key)) {
       lc.change = changeOfRuns(base, {nl ? nl->samples : zeros(n.steady_steps)});
     } else {
       // Totals per steady step, without an interval: shown, never gated.
@@ -262,6 +275,22 @@ MedianChange changeOfRuns(const SampleRuns& base, const SampleRuns& next) {
   };
   if (!filled(base) || !filled(next)) return c;
   c.sampled = true;
+  // A run of thousands of steps is resampled through an even subset of kMaxResampledSteps of
+  // them: the interval of fewer samples is the wider one, never a narrower one than the data's.
+  auto thin = [](const SampleRuns& runs) {
+    SampleRuns out;
+    for (const auto& r : runs) {
+      if (r.size() <= kMaxResampledSteps) {
+        out.push_back(r);
+        continue;
+      }
+      std::vector<int64_t> t;
+      for (size_t i = 0; i < kMaxResampledSteps; ++i) t.push_back(r[i * r.size() / kMaxResampledSteps]);
+      out.push_back(std::move(t));
+    }
+    return out;
+  };
+  SampleRuns base_thin = thin(base), next_thin = thin(next);
   Random random{0x5167'6874'6C69'6E65ull ^ (b.size() * 1'000'003u + n.size() * 7u + base.size())};
   // Two levels: the runs drawn again (the run-to-run spread, where several runs are given),
   // then each drawn run's steps.
@@ -275,8 +304,8 @@ MedianChange changeOfRuns(const SampleRuns& base, const SampleRuns& next) {
   };
   std::vector<double> deltas(kBootstrapResamples);
   for (double& d : deltas) {
-    double mb = resample(base, b);
-    d = resample(next, n) - mb;
+    double mb = resample(base_thin, b);
+    d = resample(next_thin, n) - mb;
   }
   std::sort(deltas.begin(), deltas.end());
   double tail = (1 - kConfidence) / 2;

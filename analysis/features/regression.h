@@ -18,6 +18,11 @@ namespace sightline::features {
 // same interval).
 inline constexpr int kBootstrapResamples = 2000;
 inline constexpr double kConfidence = 0.95;
+// Runs of more steps are resampled through an even subset of this many (diff stays well under
+// a second on a summary of thousands of steps).
+inline constexpr size_t kMaxResampledSteps = 500;
+// Lines given an interval (the costliest over both sides); the rest are shown without one.
+inline constexpr size_t kMaxIntervalLines = 256;
 
 // A change of a median, ns per step: base and new medians, their difference and its interval.
 struct MedianChange {

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -134,6 +137,38 @@ TEST(Diff, AnInsertedLineIsNewAndTheLinesBelowKeepTheirMatch) {
   }
   EXPECT_TRUE(inserted) << d["lines"].dump();
   EXPECT_TRUE(moved) << d["lines"].dump();
+}
+
+// The CI step of docs/ci.md (scripts/regression_gate.sh), as the workflows run it: a capture's
+// summary made in the checkout, then the diff against the base runs' summaries.
+TEST(Diff, TheCiGateStepPassesTheSameAndFailsTheChange) {
+  auto gate = [](const std::string& variant, const std::string& bases) {
+    fs::path dir = fs::path(::testing::TempDir()) / ("gate_" + variant);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy_file(dataProfile("regress/" + variant + ".sqlite.xz"), dir / "run.sqlite");
+    fs::copy_file(testDataPath("regress/" + variant + ".steps.json"), dir / "run.steps.json");
+    fs::copy_file(testDataPath("regress/" + variant + ".train.py"), dir / "train.py");
+    std::string cmd = "cd '" + dir.string() + "' && SIGHTLINE='" + binaryPath() + "' '" +
+                      sourcePath("scripts/regression_gate.sh") + "' out run.sqlite" + bases + " > log.txt 2>&1";
+    int status = std::system(cmd.c_str());
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, dir);
+  };
+  auto [first, first_dir] = gate("base", "");
+  EXPECT_EQ(first, 0) << readFile((first_dir / "log.txt").string());
+  EXPECT_TRUE(fs::exists(first_dir / "out/summary.json"));
+  std::string bases = " '" + (first_dir / "out/summary.json").string() + "'";
+  for (const char* r : {"repeat1", "repeat2", "repeat3", "repeat4"}) bases += " '" + summaryOf(r) + "'";
+  auto [same, same_dir] = gate("same", bases);
+  EXPECT_EQ(same, 0) << readFile((same_dir / "log.txt").string());
+  EXPECT_NE(readFile((same_dir / "out/diff.md").string()).find("PASS"), std::string::npos);
+  auto [wide, wide_dir] = gate("wide", bases);
+  EXPECT_EQ(wide, 1) << readFile((wide_dir / "log.txt").string());
+  std::string md = readFile((wide_dir / "out/diff.md").string());
+  EXPECT_NE(md.find("FAIL"), std::string::npos) << md;
+  EXPECT_NE(md.find("| train.py:75 |"), std::string::npos) << md;
+  json d = json::parse(readFile((wide_dir / "out/diff.json").string()), nullptr, false);
+  EXPECT_EQ(d["lines"][0]["new_line"], 75);
 }
 
 // Another profiler, another script: refused, with the reason and exit code 4.
