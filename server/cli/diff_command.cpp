@@ -43,7 +43,9 @@ constexpr const char* kUsage =
     "  --fail-on RULES     thresholds, comma-separated: step:+5% (the step), line:+1ms or\n"
     "                      line:+20% (any line, per step); exceeded only when the whole\n"
     "                      interval lies past the threshold\n"
-    "  --format text|json|markdown\n"
+    "  --format text|json|markdown|sarif\n"
+    "                      sarif: the lines that grew, on the lines of the files here (code\n"
+    "                      scanning shows them in a pull request's diff)\n"
     "  --lines N           lines shown (default 10; 0: all)\n"
     "  -o, --output FILE   write there instead of standard output\n"
     "  -h, --help          this help\n"
@@ -114,7 +116,7 @@ std::optional<int> parseArgs(const std::vector<std::string>& args, DiffArgs& int
                 }
                 return std::string();
               })
-      .option("--format", cli::choiceInto(into.format, {"text", "json", "markdown"}, "format"))
+      .option("--format", cli::choiceInto(into.format, {"text", "json", "markdown", "sarif"}, "format"))
       .option("--lines",
               [&into](const std::string& v) {
                 char* end = nullptr;
@@ -293,6 +295,58 @@ void writeMarkdown(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
   out << "\n";
 }
 
+// SARIF 2.1.0: each line that grew past its own spread, on the local file the profile's path
+// maps onto (the checkout, as `report` maps it); an error where a line threshold is exceeded
+// there, or where the step's threshold is and the line explains most of it.
+json sarifDiff(const RunDiff& d) {
+  attribution::PathMapper mapper;
+  cli::mapOntoFiles(mapper, {});
+  std::error_code ec;
+  fs::path here = fs::current_path(ec);
+  double line_limit = -1;
+  bool step_exceeded = false;
+  for (const auto& g : d.gate) {
+    if (g.rule.scope == features::GateRule::Scope::Line && !g.rule.percent)
+      line_limit = line_limit < 0 ? g.rule.value : std::min(line_limit, g.rule.value);
+    if (g.rule.scope == features::GateRule::Scope::Step && g.exceeded) step_exceeded = true;
+  }
+  json results = json::array();
+  bool first = true;
+  for (const auto& l : d.lines) {
+    if (!l.change.certain() || l.change.delta_ns <= 0 || l.new_line <= 0) continue;
+    auto local = mapper.map(l.path);
+    std::string uri = local ? fs::relative(*local, here, ec).generic_string() : fs::path(l.path).filename().string();
+    if (ec || uri.empty()) uri = fs::path(l.path).filename().string();
+    bool past_line = line_limit >= 0 && l.change.low_ns > line_limit;
+    bool error = past_line || (first && step_exceeded);
+    std::string message = "GPU time on this line grew " + signedMs(l.change.delta_ns) + " per step (95% interval " +
+                          interval(l.change) + "; " + features::formatMilliseconds(l.change.base_ns) + " -> " +
+                          features::formatMilliseconds(l.change.new_ns) + " ms)" +
+                          (l.kind == LineChange::Kind::New ? ", a line the base runs had no GPU time on" : "") +
+                          (first && step_exceeded ? "; the step grew " + signedPercent(d.step.relative()) : "");
+    results.push_back(
+        {{"ruleId", error ? "gpu-time-regressed" : "gpu-time-grew"},
+         {"level", error ? "error" : "warning"},
+         {"message", {{"text", message}}},
+         {"locations",
+          {{{"physicalLocation", {{"artifactLocation", {{"uri", uri}}}, {"region", {{"startLine", l.new_line}}}}}}}}});
+    first = false;
+    if (results.size() >= 50) break;
+  }
+  json rules =
+      json::array({{{"id", "gpu-time-regressed"},
+                    {"shortDescription", {{"text", "A line's GPU time per step grew past the gate's threshold"}}},
+                    {"defaultConfiguration", {{"level", "error"}}}},
+                   {{"id", "gpu-time-grew"},
+                    {"shortDescription", {{"text", "A line's GPU time per step grew past the runs' spread"}}},
+                    {"defaultConfiguration", {{"level", "warning"}}}}});
+  return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+          {"version", "2.1.0"},
+          {"runs",
+           {{{"tool", {{"driver", {{"name", "sightline"}, {"version", SIGHTLINE_VERSION}, {"rules", rules}}}}},
+             {"results", results}}}}};
+}
+
 json changeJson(const MedianChange& c) {
   json j = {{"base_ns", c.base_ns},           {"new_ns", c.new_ns},
             {"delta_ns", c.delta_ns},         {"relative", c.relative()},
@@ -371,6 +425,8 @@ int runDiffCommand(const std::vector<std::string>& args, std::ostream& out, std:
   std::ostringstream text;
   if (parsed.format == "json") {
     text << protocol::dumpJson(diffJson(d, parsed)) << "\n";
+  } else if (parsed.format == "sarif") {
+    text << protocol::dumpJson(sarifDiff(d)) << "\n";
   } else if (parsed.format == "markdown") {
     writeMarkdown(d, parsed, text);
   } else {

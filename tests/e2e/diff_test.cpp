@@ -107,6 +107,18 @@ TEST(Diff, AWiderLayerFailsOnItsLine) {
   EXPECT_EQ(md.code, 1);
   EXPECT_NE(md.out.find("| train.py:75 |"), std::string::npos) << md.out;
   EXPECT_NE(md.out.find("`return self.proj(F.gelu(self.fc(x)))`"), std::string::npos) << md.out;
+  // SARIF, from the checkout (the folder with train.py): the line, on the file here.
+  auto sarif = runSightline(
+      "diff " + std::string(kGate) + " --format sarif '" + summaryOf("base") + "' '" + summaryOf("wide") + "'",
+      fs::path(summaryOf("wide")).parent_path().string());
+  EXPECT_EQ(sarif.code, 1) << sarif.out;
+  json doc = json::parse(sarif.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << sarif.out;
+  const json& first = doc["runs"][0]["results"][0];
+  EXPECT_EQ(first["ruleId"], "gpu-time-regressed");
+  EXPECT_EQ(first["level"], "error");
+  EXPECT_EQ(first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "train.py");
+  EXPECT_EQ(first["locations"][0]["physicalLocation"]["region"]["startLine"], 75);
 }
 
 // num_workers=0: the step grows by the loop's wait for batches, measured, at the loop's line.
