@@ -6,7 +6,8 @@
 #   scripts/regression_gate.sh OUT_DIR PROFILE [BASE_SUMMARY...]
 #
 # Writes OUT_DIR/summary.json (keep it as the build's artifact: the next runs' base), then, with
-# base summaries, OUT_DIR/diff.md (a pull-request comment) and OUT_DIR/diff.json. Run it from
+# base summaries, OUT_DIR/diff.md (a pull-request comment), OUT_DIR/diff.sarif (code scanning:
+# the lines that grew, in the pull request's diff) and OUT_DIR/diff.json. Run it from
 # the checkout: the summary reads the script's lines from it. The exit code is the diff's: 0 within
 # the thresholds, 1 a threshold exceeded, 2 bad input, 4 runs that cannot be compared.
 # SIGHTLINE: the binary (default: sightline on PATH). SIGHTLINE_FAIL_ON: the thresholds
@@ -27,6 +28,7 @@ status=0
 "$sightline" diff --fail-on "$fail_on" --format json -o "$out/diff.json" "$@" "$out/summary.json" || status=$?
 if [ "$status" -eq 0 ] || [ "$status" -eq 1 ]; then
   "$sightline" diff --fail-on "$fail_on" --format markdown -o "$out/diff.md" "$@" "$out/summary.json" || true
+  "$sightline" diff --fail-on "$fail_on" --format sarif -o "$out/diff.sarif" "$@" "$out/summary.json" || true
   "$sightline" diff --fail-on "$fail_on" "$@" "$out/summary.json" || true
 fi
 exit "$status"

@@ -181,6 +181,8 @@ TEST(Diff, TheCiGateStepPassesTheSameAndFailsTheChange) {
   EXPECT_NE(md.find("| train.py:75 |"), std::string::npos) << md;
   json d = json::parse(readFile((wide_dir / "out/diff.json").string()), nullptr, false);
   EXPECT_EQ(d["lines"][0]["new_line"], 75);
+  json sarif = json::parse(readFile((wide_dir / "out/diff.sarif").string()), nullptr, false);
+  EXPECT_EQ(sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "train.py");
 }
 
 // Another profiler, another script: refused, with the reason and exit code 4.
