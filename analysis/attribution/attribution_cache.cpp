@@ -27,10 +27,11 @@ namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'A', 'T', 'T', 'R', '\n', '\0'};
 constexpr uint32_t kFormat =
-    13;  // 13: the checksum in four lanes; 12: each activity's step; 11: busy less waiting for other ranks; 10: a
-         // thread that lost all its records keeps its steps; 9: exposed waiting, collective by collective; 8: the steps
-         // the medians stand on; 7: compute slowed beside collectives; 6: ranks' hosts and GPU UUIDs, collectives; 5:
-         // copies and fills without a GPU record are not lost launches
+    14;  // 14: ops between a call and one inside it (nestedLine); 13: the checksum in four lanes; 12: each activity's
+         // step; 11: busy less waiting for other ranks; 10: a thread that lost all its records keeps its steps; 9:
+         // exposed waiting, collective by collective; 8: the steps the medians stand on; 7: compute slowed beside
+         // collectives; 6: ranks' hosts and GPU UUIDs, collectives; 5: copies and fills without a GPU record are not
+         // lost launches
 
 template <class Ar>
 void fields(Ar& ar, KernelStat& s) {

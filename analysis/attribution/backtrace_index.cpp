@@ -2,6 +2,7 @@
 #include "analysis/attribution/backtrace_index.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "analysis/attribution/user_files.h"
 
@@ -21,8 +22,9 @@ BacktraceIndex::BacktraceIndex(const model::Profile& profile, std::function<bool
                                ContextTable& contexts)
     : profile_(profile), is_user_(std::move(is_user)) {
   mark_lines_.resize(profile_.marks.size());
+  mark_stacks_.resize(profile_.marks.size());
   // Marks with one stack share its frames: resolve each stack once.
-  std::unordered_map<uint64_t, LineRef> by_stack;
+  std::unordered_map<uint64_t, std::pair<LineRef, uint32_t>> by_stack;
   std::unordered_map<model::StringId, bool> user_file;
   for (uint32_t i = 0; i < profile_.marks.size(); ++i) {
     const auto& m = profile_.marks[i];
@@ -30,7 +32,7 @@ BacktraceIndex::BacktraceIndex(const model::Profile& profile, std::function<bool
     (m.kind == model::MarkKind::Sample ? t.samples : t.backtraces).push_back(i);
     uint64_t stack = ((static_cast<uint64_t>(m.first_frame) << 24) ^ m.frame_count) * 2 + (m.backward ? 1 : 0);
     if (auto it = by_stack.find(stack); it != by_stack.end()) {
-      mark_lines_[i] = it->second;
+      std::tie(mark_lines_[i], mark_stacks_[i]) = it->second;
       continue;
     }
     LineRef ref;
@@ -47,8 +49,11 @@ BacktraceIndex::BacktraceIndex(const model::Profile& profile, std::function<bool
     }
     if (ref.file == 0) ref.input = false;
     ref.backward = ref.file != 0 && m.backward;  // a compiled backward graph's launch
-    ref.context = contexts.intern(std::move(lines));
-    mark_lines_[i] = by_stack[stack] = ref;
+    ref.context = contexts.intern(lines);
+    mark_stacks_[i] = static_cast<uint32_t>(stacks_.size());
+    stacks_.push_back(std::move(lines));
+    mark_lines_[i] = ref;
+    by_stack[stack] = {ref, mark_stacks_[i]};
   }
   std::unordered_map<uint32_t, size_t> best;  // pid -> resolvable backtraces of its main thread
   for (const auto& [key, t] : by_thread_) {
@@ -138,6 +143,39 @@ LineRef BacktraceIndex::bracketedLine(uint32_t pid, uint32_t tid, int64_t t) con
   }
   if (before.file != 0 && before.file == after.file && before.line == after.line) return before;
   return {};
+}
+
+LineRef BacktraceIndex::nestedLine(uint32_t pid, uint32_t tid, int64_t from, int64_t until) const {
+  const ThreadMarks* marks = thread(pid, tid);
+  if (!marks) return {};
+  const auto& list = marks->backtraces;
+  auto before_time = [&](uint32_t idx, int64_t time) { return profile_.marks[idx].time_ns < time; };
+  auto pos = std::lower_bound(list.begin(), list.end(), from, before_time);
+  int64_t before = -1, after = -1;
+  for (auto b = pos; b != list.begin();) {
+    --b;
+    if (mark_lines_[*b].file != 0) {
+      before = *b;
+      break;
+    }
+  }
+  auto later = std::upper_bound(list.begin(), list.end(), until,
+                                [&](int64_t time, uint32_t idx) { return time < profile_.marks[idx].time_ns; });
+  for (auto a = later; a != list.end(); ++a) {
+    if (mark_lines_[*a].file != 0) {
+      after = *a;
+      break;
+    }
+  }
+  if (before < 0 || after < 0) return {};
+  const auto& b = stacks_[mark_stacks_[static_cast<size_t>(before)]];
+  const auto& a = stacks_[mark_stacks_[static_cast<size_t>(after)]];
+  bool a_deeper = a.size() > b.size();
+  const auto& deep = a_deeper ? a : b;
+  const auto& shallow = a_deeper ? b : a;
+  if (deep.size() == shallow.size() || !std::equal(shallow.begin(), shallow.end(), deep.end() - shallow.size()))
+    return {};
+  return mark_lines_[static_cast<size_t>(a_deeper ? after : before)];
 }
 
 LineRef BacktraceIndex::nearestSample(uint32_t pid, uint32_t tid, int64_t t) const {

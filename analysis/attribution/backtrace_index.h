@@ -24,6 +24,10 @@ class BacktraceIndex {
   int64_t markWithin(uint32_t pid, uint32_t tid, int64_t start_ns, int64_t end_ns) const;
   // inferred: the nearest resolvable backtraces before and after t on the thread agree.
   LineRef bracketedLine(uint32_t pid, uint32_t tid, int64_t t) const;
+  // nested: the nearest resolvable backtraces before `from` and after `until` on the thread,
+  // when one's user lines are the other's with inner frames added (the call into a function,
+  // or its last launch before it returned): the deeper one's line, where work between ran.
+  LineRef nestedLine(uint32_t pid, uint32_t tid, int64_t from, int64_t until) const;
   // sample: the nearest periodic sample on the thread within 20 ms, the one before t first.
   LineRef nearestSample(uint32_t pid, uint32_t tid, int64_t t) const;
   // The first resolvable sample on the thread within [start, end).
@@ -57,6 +61,8 @@ class BacktraceIndex {
   std::unordered_map<uint64_t, ThreadMarks> by_thread_;           // thread key -> its marks
   std::unordered_map<uint32_t, const ThreadMarks*> main_thread_;  // pid -> its Python thread
   std::vector<LineRef> mark_lines_;                               // per mark: its innermost user frame
+  std::vector<uint32_t> mark_stacks_;                             // per mark: its user lines (stacks_)
+  std::vector<std::vector<FrameLine>> stacks_;                    // user lines, innermost first
 };
 
 }  // namespace sightline::attribution

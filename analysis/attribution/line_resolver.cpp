@@ -70,6 +70,13 @@ LineRef LineResolver::resolve(const model::ApiCall& c) {
     LineRef ref = backtraces_.bracketedLine(c.pid, c.tid, c.start_ns);
     if (ref.file != 0) return {ref.file, ref.line, Method::Inferred, ref.backward, ref.input, ref.context};
   }
+  // Inferred, nested: a forward op with no backtraced call (cuBLAS's cudaLaunchKernelExC gets no
+  // Python backtrace) between a call into a function and one inside it: the deeper line.
+  if (enabled(Method::Inferred) && outer >= 0 && !ranges_.isBackwardOp(ranges_.range(outer))) {
+    const auto& r = ranges_.range(outer);
+    LineRef ref = backtraces_.nestedLine(r.pid, r.tid, r.start_ns, r.end_ns);
+    if (ref.file != 0) return {ref.file, ref.line, Method::Inferred, ref.backward, ref.input, ref.context};
+  }
   if (enabled(Method::Sample)) {
     LineRef ref = backtraces_.nearestSample(c.pid, c.tid, c.start_ns);
     if (ref.file != 0) return {ref.file, ref.line, Method::Sample, ref.backward, ref.input, ref.context};
@@ -408,6 +415,7 @@ LineRef LineResolver::lineOfForwardRange(int range) {
   const auto& r = ranges_.range(outer);
   LineRef ref = backtraces_.stackLineWithin(r.pid, r.tid, r.start_ns, r.end_ns);
   if (ref.file == 0) ref = backtraces_.bracketedLine(r.pid, r.tid, r.start_ns);
+  if (ref.file == 0) ref = backtraces_.nestedLine(r.pid, r.tid, r.start_ns, r.end_ns);
   if (ref.file == 0) ref = backtraces_.nearestSample(r.pid, r.tid, r.start_ns);
   return forward_range_lines_[outer] = ref;
 }

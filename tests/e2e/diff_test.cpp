@@ -132,11 +132,35 @@ TEST(Diff, NoLoaderWorkersFailOnTheLoopsWait) {
   EXPECT_TRUE(first["change"]["certain"]);
 }
 
-// fp32 matmuls in the MLP: the step's change is certain and past the threshold.
-TEST(Diff, Fp32MatmulsFailTheStep) {
-  json d = diffJson("base", "fp32", "--fail-on step:+5%", 1);
+// fp32 matmuls in the MLP (line 75): the step's change is certain and past the threshold, and
+// the line that explains it is 75. cuBLAS launches its fp32 GEMMs through cudaLaunchKernelExC,
+// which nsys gives no Python backtrace: the forward ops lie between a call into the MLP and a
+// call inside it, and their backward follows them (BacktraceIndex::nestedLine).
+TEST(Diff, Fp32MatmulsFailTheStepOnTheirLine) {
+  json d = diffJson("base", "fp32", "--fail-on step:+5%,line:+1ms", 1);
   EXPECT_TRUE(d["gate"][0]["exceeded"]);
   EXPECT_GT(d["step"]["relative"].get<double>(), 1.0);
+  EXPECT_EQ(d["lines"][0]["new_line"], 75) << d["lines"].dump();
+  EXPECT_GT(d["lines"][0]["change"]["delta_ns"].get<double>(), 40e6);
+  EXPECT_EQ(d["gate"][1]["subject"], "train.py:75");
+}
+
+// The same capture reported: nothing unattributed, and backward work not left on loss.backward().
+TEST(Diff, Fp32GemmsWithoutBacktracesLandOnTheirLine) {
+  fs::path dir = fs::path(summaryOf("fp32")).parent_path();
+  auto r = runSightline("report --format json --profile fp32.sqlite train.py", dir.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  json doc = json::parse(r.out, nullptr, false);
+  double total = doc["steady_gpu_ns"].get<double>();
+  EXPECT_LT(doc["unattributed_gpu_ns"].get<double>(), 0.01 * total);
+  EXPECT_LT(doc["by_method"]["caller"].get<double>(), 0.03 * total);
+  for (const auto& l : doc["files"][0]["lines"]) {
+    if (l["line"] == 75) {
+      EXPECT_GT(l["gpu_ns"].get<double>(), 0.8 * total);
+    } else if (l["line"] == 122) {
+      EXPECT_LT(l["gpu_ns"].get<double>(), 0.05 * total);
+    }
+  }
 }
 
 // loss.item() inserted at line 123: a new line there, and the lines below it still matched.
