@@ -62,10 +62,34 @@ std::string whyIncomparable(const std::vector<join::RankSummary>& base, const st
            " (new)";
   std::string bs = scriptOf(b.command), ns = scriptOf(n.command);
   if (!bs.empty() && !ns.empty() && bs != ns) return "different scripts: " + bs + " (base) and " + ns + " (new)";
+  // Without the commands (no steps file): runs whose lines share no file are of other scripts.
+  auto files = [](const std::vector<join::RankSummary>& run) {
+    std::set<std::string> out;
+    for (const auto& s : run)
+      for (const auto& l : s.lines) out.insert(fileName(l.path));
+    return out;
+  };
+  std::set<std::string> bf = files(base), nf = files(next);
+  if (!bf.empty() && !nf.empty() &&
+      std::none_of(nf.begin(), nf.end(), [&](const std::string& f) { return bf.count(f) > 0; }))
+    return "different scripts: the runs have no source file in common (" + *bf.begin() + " and " + *nf.begin() + ")";
   return "";
 }
 
-bool steady(const join::RankSummary& s, size_t k) { return s.steps[k].kind == attribution::StepKind::Steady; }
+// Each step: steady, and not the last one when it was cut short where the loop ended (under half
+// the other steady steps' median: the report leaves it out of its median too).
+std::vector<char> steadyMask(const join::RankSummary& s) {
+  std::vector<char> mask(s.steps.size());
+  for (size_t k = 0; k < s.steps.size(); ++k) mask[k] = s.steps[k].kind == attribution::StepKind::Steady;
+  size_t last = s.steps.size();
+  while (last > 0 && !mask[last - 1]) --last;
+  if (last == 0) return mask;
+  std::vector<int64_t> others;
+  for (size_t i = 0; i + 1 < last; ++i)
+    if (mask[i]) others.push_back(s.steps[i].wallNs());
+  if (!others.empty() && 2 * s.steps[last - 1].wallNs() < medianOf(others)) mask[last - 1] = 0;
+  return mask;
+}
 
 // The step's samples: every rank's measured steps where every rank has them (`measured`), else
 // every rank's steady profiled steps.
@@ -76,8 +100,9 @@ std::vector<int64_t> stepSamples(const std::vector<join::RankSummary>& run, bool
       out.insert(out.end(), s.measured_ns.begin(), s.measured_ns.end());
       continue;
     }
+    std::vector<char> mask = steadyMask(s);
     for (size_t k = 0; k < s.steps.size(); ++k)
-      if (steady(s, k)) out.push_back(s.steps[k].wallNs());
+      if (mask[k]) out.push_back(s.steps[k].wallNs());
   }
   return out;
 }
@@ -105,11 +130,12 @@ struct RunLines {
   size_t steady_steps = 0;  // per-step samples a line absent from this run counts as zero
 };
 
-RunLines linesOf(const std::vector<join::RankSummary>& run) {
+RunLines linesOf(const std::vector<join::RankSummary>& run, const std::set<std::string>& by_number) {
   RunLines out;
   for (const auto& s : run) {
     size_t steady_here = 0;
-    for (size_t k = 0; k < s.steps.size(); ++k) steady_here += steady(s, k) ? 1 : 0;
+    std::vector<char> mask = steadyMask(s);
+    for (size_t k = 0; k < s.steps.size(); ++k) steady_here += mask[k] ? 1 : 0;
     out.steady_steps += steady_here;
     // The k-th line of a file with the same text: lines `x = block(x)` twice stay two lines.
     std::vector<const join::SummaryLine*> ordered;
@@ -120,14 +146,15 @@ RunLines linesOf(const std::vector<join::RankSummary>& run) {
     std::map<std::pair<std::string, std::string>, int> seen;
     for (const join::SummaryLine* l : ordered) {
       std::string file = fileName(l->path);
-      std::string key = l->text.empty() ? file + "\n#" + std::to_string(l->line)
-                                        : file + "\n" + l->text + "\n" + std::to_string(seen[{file, l->text}]++);
+      std::string key = l->text.empty() || by_number.count(file)
+                            ? file + "\n#" + std::to_string(l->line)
+                            : file + "\n" + l->text + "\n" + std::to_string(seen[{file, l->text}]++);
       RunLine& r = out.by_key[key];
       r.path = l->path, r.text = l->text, r.line = l->line;
       r.total_ns += l->ns;
       if (l->step_ns.size() == s.steps.size() && !s.steps.empty()) {
         for (size_t k = 0; k < s.steps.size(); ++k)
-          if (steady(s, k)) r.samples.push_back(l->step_ns[k]);
+          if (mask[k]) r.samples.push_back(l->step_ns[k]);
       } else {
         r.sampled = false;  // past the costliest lines a summary keeps per step
       }
@@ -141,14 +168,16 @@ std::vector<PartChange> partsOf(const std::vector<std::vector<join::RankSummary>
                                 const std::vector<join::RankSummary>& next, bool slower) {
   auto samples = [](const std::vector<join::RankSummary>& run, int part) {
     std::vector<int64_t> out;
-    for (const auto& s : run)
+    for (const auto& s : run) {
+      std::vector<char> mask = steadyMask(s);
       for (size_t k = 0; k < s.steps.size(); ++k) {
-        if (!steady(s, k)) continue;
+        if (!mask[k]) continue;
         const auto& st = s.steps[k];
         out.push_back(part == -2   ? st.compute_ns + st.copy_ns
                       : part == -1 ? st.comm_ns
                                    : st.wait_ns[static_cast<size_t>(part)]);
       }
+    }
     return out;
   };
   std::vector<PartChange> out;
@@ -171,9 +200,20 @@ std::vector<PartChange> partsOf(const std::vector<std::vector<join::RankSummary>
 // it) against the new run's.
 void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const std::vector<join::RankSummary>& next,
               RunDiff& d) {
+  // A file whose lines some run has no text for (its summary was made where the script could not
+  // be read) is matched by line number in every run.
+  std::set<std::string> by_number;
+  auto note = [&](const std::vector<join::RankSummary>& run) {
+    for (const auto& s : run)
+      for (const auto& l : s.lines)
+        if (l.text.empty()) by_number.insert(fileName(l.path));
+  };
+  for (const auto& run : bases) note(run);
+  note(next);
+  d.matched_by_number.assign(by_number.begin(), by_number.end());
   std::vector<RunLines> b;
-  for (const auto& run : bases) b.push_back(linesOf(run));
-  RunLines n = linesOf(next);
+  for (const auto& run : bases) b.push_back(linesOf(run, by_number));
+  RunLines n = linesOf(next, by_number);
   std::map<std::string, bool> keys;  // key -> in the new run
   for (const auto& [key, l] : n.by_key) keys[key] = true;
   for (const auto& run : b)
@@ -227,7 +267,7 @@ void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const st
 double ruleLower(const GateRule& rule, const MedianChange& c) {
   if (!rule.percent) return c.low_ns;
   if (c.base_ns <= 0) return c.low_ns > 0 ? std::numeric_limits<double>::infinity() : 0;
-  return c.low_ns / c.base_ns * 100;
+  return std::max(-100.0, c.low_ns / c.base_ns * 100);  // no run is faster than nothing
 }
 
 GateResult check(const GateRule& rule, const RunDiff& d) {

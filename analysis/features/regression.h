@@ -87,6 +87,8 @@ struct RunDiff {
   std::vector<PartChange> parts;  // the step's parts, largest change in its direction first
   std::vector<LineChange> lines;  // the lines that explain the step's change, most first
   size_t lines_total = 0;
+  // Files matched by line number, not text: some run's summary has no text for their lines.
+  std::vector<std::string> matched_by_number;
   std::vector<GateResult> gate;
   bool failed() const {
     for (const auto& g : gate)

@@ -4,8 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "analysis/features/regression.h"
@@ -70,10 +72,13 @@ std::string sourceOfRun(const std::string& path) {
   return "profile";
 }
 
-// One run's summaries: a summary document, a folder of them, or a profile summarized here.
-std::optional<std::vector<join::RankSummary>> readRun(const std::string& path, std::ostream& err) {
+// One run's summaries: a summary document, a folder of one run's per-rank summaries, or a
+// profile summarized here. `read` gets every file read (an output must not replace one).
+std::optional<std::vector<join::RankSummary>> readRun(const std::string& path, std::vector<std::string>& read,
+                                                      std::ostream& err) {
   std::string error;
   std::string kind = sourceOfRun(path);
+  read.push_back(path);
   if (kind == "profile") {
     report::ReportArgs args;
     args.profile_paths = {path};
@@ -85,19 +90,40 @@ std::optional<std::vector<join::RankSummary>> readRun(const std::string& path, s
   }
   std::vector<std::string> files{path};
   if (kind == "folder") {
-    bool ok = true;
-    files = report::mergeInputs({path}, err, ok);
-    if (!ok) return std::nullopt;
+    files.clear();
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(path, ec)) {
+      std::string name = entry.path().filename().string();
+      if (entry.is_regular_file(ec) && name.size() > 5 && name.ends_with(".json"))
+        files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    if (ec || files.empty()) {
+      err << "sightline diff: " << path << ": "
+          << (ec ? ec.message() : "no summaries (*.json) in the folder: a run's folder holds its ranks' summaries")
+          << "\n";
+      return std::nullopt;
+    }
   }
   std::vector<join::RankSummary> out;
   for (const auto& f : files) {
+    read.push_back(f);
     auto got = report::readSummaries(f, error);
-    if (!got) {
+    if (got && got->empty()) error = "holds no rank summary";
+    if (!got || got->empty()) {
       err << "sightline diff: " << f << ": " << error << "\n";
       return std::nullopt;
     }
     for (auto& s : *got) out.push_back(std::move(s));
   }
+  // One run holds each rank once: a folder of two runs' summaries is not a run of two ranks.
+  std::set<int32_t> ranks;
+  for (const auto& s : out)
+    if (s.rank >= 0 && !ranks.insert(s.rank).second) {
+      err << "sightline diff: " << path << " holds rank " << s.rank
+          << " twice: a run is one summary, or one folder of its ranks' summaries; give each run apart\n";
+      return std::nullopt;
+    }
   return out;
 }
 
@@ -107,6 +133,7 @@ std::optional<int> parseArgs(const std::vector<std::string>& args, DiffArgs& int
   command_line
       .option("--fail-on",
               [&into](const std::string& v) {
+                if (v.empty()) return std::string("--fail-on takes thresholds: step:+5%,line:+1ms");
                 std::stringstream list(v);
                 std::string one, error;
                 while (std::getline(list, one, ',')) {
@@ -121,7 +148,8 @@ std::optional<int> parseArgs(const std::vector<std::string>& args, DiffArgs& int
               [&into](const std::string& v) {
                 char* end = nullptr;
                 unsigned long n = std::strtoul(v.c_str(), &end, 10);
-                if (v.empty() || *end != '\0' || n > 100000) return std::string("--lines takes a count, 0 for all");
+                if (v.empty() || *end != '\0' || n > 100000)
+                  return std::string("--lines takes a count up to 100000, 0 for all");
                 into.lines = n == 0 ? SIZE_MAX : n;
                 return std::string();
               })
@@ -168,7 +196,7 @@ std::string gateLine(const features::GateResult& g) {
 }
 
 std::string verdictLine(const RunDiff& d) {
-  if (d.gate.empty()) return "no thresholds given (--fail-on step:+5%,line:+1ms)";
+  if (d.gate.empty()) return "no thresholds: add --fail-on (step:+5%,line:+1ms, say) to gate";
   if (d.failed()) return "FAIL: a threshold is exceeded with confidence";
   std::string noise = d.step.certain() ? "" : ", the step's change within the spread";
   return "PASS: every threshold holds" + noise;
@@ -177,10 +205,20 @@ std::string verdictLine(const RunDiff& d) {
 // Lines below 10 µs per step in both runs are left for --lines 0.
 bool negligible(const LineChange& l) { return std::max(l.change.base_ns, l.change.new_ns) < 10'000; }
 
-size_t shown(const RunDiff& d, const DiffArgs& args) {
-  size_t n = 0;
-  while (n < d.lines.size() && n < args.lines && (args.lines == SIZE_MAX || !negligible(d.lines[n]))) ++n;
-  return n;
+// The lines shown: up to --lines of them past 10 µs, in order (the step's direction first, then
+// the other), and every line a threshold names.
+std::vector<const LineChange*> shownLines(const RunDiff& d, const DiffArgs& args) {
+  std::set<std::string> named;
+  for (const auto& g : d.gate)
+    if (g.rule.scope == features::GateRule::Scope::Line) named.insert(g.subject);
+  std::vector<const LineChange*> out;
+  for (const auto& l : d.lines) {
+    std::string label =
+        fs::path(l.path).filename().string() + ":" + std::to_string(l.new_line ? l.new_line : l.base_line);
+    bool wanted = args.lines == SIZE_MAX || (out.size() < args.lines && !negligible(l));
+    if (wanted || named.count(label)) out.push_back(&l);
+  }
+  return out;
 }
 
 // The parts that moved: a change the samples tell from noise, or 2% of the step.
@@ -189,6 +227,18 @@ std::vector<const features::PartChange*> movedParts(const RunDiff& d) {
   for (const auto& p : d.parts)
     if (p.change.certain() || std::abs(p.change.delta_ns) >= 0.02 * d.step.base_ns) out.push_back(&p);
   return out;
+}
+
+// "within the spread": the interval holds no change; the sentence says how wide it is.
+std::string spreadLine(const RunDiff& d) {
+  return std::string(d.step.certain() ? "a change past the spread of " : "within the spread of ") +
+         (d.base_runs > 1 ? "the runs and their steps" : "the runs' steps") + ": the 95% interval is ±" +
+         features::formatFixed(d.detectable * 100, 1) + "% wide, so smaller changes cannot be told apart" +
+         (d.base_runs > 1 ? "" : "; one base run hides the spread from run to run: give several (docs/ci.md)");
+}
+
+std::string partLabel(const features::PartChange& p) {
+  return p.part + (p.line > 0 ? " at " + fs::path(p.path).filename().string() + ":" + std::to_string(p.line) : "");
 }
 
 void writeText(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
@@ -200,30 +250,25 @@ void writeText(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
   out << "Step      " << features::formatMilliseconds(d.step.base_ns) << " ms -> "
       << features::formatMilliseconds(d.step.new_ns) << " ms: " << signedMs(d.step.delta_ns) << " ("
       << signedPercent(d.step.relative()) << "), 95% interval " << interval(d.step) << "\n";
-  out << "          " << (d.step.certain() ? "outside" : "within") << " the spread of "
-      << (d.base_runs > 1 ? "the runs and their steps" : "the runs' own steps") << ": a change of about "
-      << features::formatFixed(d.detectable * 100, 1) << "% could be told from it (bootstrap of the median, "
-      << features::kBootstrapResamples << " resamples)"
-      << (d.base_runs > 1 ? "" : "; one base run hides the spread from run to run: give several (docs/ci.md)") << "\n";
+  out << "          " << spreadLine(d) << "\n";
   auto parts = movedParts(d);
-  out << "Parts     "
-      << (parts.empty() ? "no part of the profiled steps moved past noise" : "of the profiled steps, per step:")
-      << "\n";
+  out << "Parts     " << (parts.empty() ? "no part of the step moved past 2% of it" : "of the step, per step:") << "\n";
   for (const auto* p : parts)
-    out << "  " << p->part
-        << (p->line > 0 ? " at " + fs::path(p->path).filename().string() + ":" + std::to_string(p->line) : "") << "  "
-        << signedMs(p->change.delta_ns) << " (" << interval(p->change) << ")  "
+    out << "  " << partLabel(*p) << "  " << signedMs(p->change.delta_ns) << " (" << interval(p->change) << ")  "
         << features::formatMilliseconds(p->change.base_ns) << " -> " << features::formatMilliseconds(p->change.new_ns)
-        << " ms\n";
-  out << "Lines     " << (d.step.delta_ns >= 0 ? "the largest increases first" : "the largest decreases first") << " ("
-      << shown(d, args) << " of " << d.lines_total << "), per step, with their 95% interval:\n";
-  for (size_t i = 0; i < shown(d, args); ++i) {
-    const auto& l = d.lines[i];
-    out << "  " << lineLabel(l) << "  " << signedMs(l.change.delta_ns) << " (" << interval(l.change) << ")  "
-        << features::formatMilliseconds(l.change.base_ns) << " -> " << features::formatMilliseconds(l.change.new_ns)
-        << " ms" << (l.change.certain() ? "" : ", within noise") << (l.text.empty() ? "" : "   " + l.text) << "\n";
-  }
-  if (d.lines_total > shown(d, args)) out << "  (" << d.lines_total - shown(d, args) << " more: --lines 0)\n";
+        << " ms" << (p->change.certain() ? "" : ", within noise") << "\n";
+  auto lines = shownLines(d, args);
+  out << "Lines     " << (d.step.delta_ns >= 0 ? "increases first" : "decreases first") << " (" << lines.size()
+      << " of " << d.lines_total << "), per step, with their 95% interval:\n";
+  for (const auto* l : lines)
+    out << "  " << lineLabel(*l) << "  " << signedMs(l->change.delta_ns) << " (" << interval(l->change) << ")  "
+        << features::formatMilliseconds(l->change.base_ns) << " -> " << features::formatMilliseconds(l->change.new_ns)
+        << " ms" << (l->change.certain() ? "" : ", within noise") << (l->text.empty() ? "" : "   " + l->text) << "\n";
+  if (d.lines_total > lines.size()) out << "  (" << d.lines_total - lines.size() << " more: --lines 0)\n";
+  if (!d.matched_by_number.empty())
+    out << "          matched by line number, not text (a summary has no text for them): "
+        << d.matched_by_number.front() << (d.matched_by_number.size() > 1 ? ", ..." : "")
+        << "; make summaries where the script is\n";
   for (const auto& g : d.gate) out << "Gate      " << gateLine(g) << "\n";
   out << "Verdict   " << verdictLine(d) << "\n";
 }
@@ -261,36 +306,39 @@ std::string codeCell(const std::string& s) {
 
 void writeMarkdown(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
   out << "### Sightline: " << markdownCell(verdictLine(d)) << "\n\n";
+  std::string bases;
+  for (size_t i = 0; i + 1 < args.inputs.size(); ++i)
+    bases += (i ? ", " : "") + codeCell(fs::path(args.inputs[i]).filename().string());
+  out << "New " << codeCell(fs::path(args.inputs.back()).filename().string()) << " against " << bases << ".\n\n";
   out << "**Step** "
       << markdownCell(features::formatMilliseconds(d.step.base_ns) + " ms → " +
                       features::formatMilliseconds(d.step.new_ns) + " ms: " + signedMs(d.step.delta_ns) + " (" +
                       signedPercent(d.step.relative()) + "), 95% interval " + interval(d.step))
-      << " — " << markdownCell(d.step_basis) << "; a change of about ±"
-      << markdownCell(features::formatFixed(d.detectable * 100, 1)) << "% could be told from the steps' spread.\n\n";
+      << ". "
+      << markdownCell(d.step_basis + ", " + std::to_string(d.step.base_samples) + " and " +
+                      std::to_string(d.step.new_samples) + " steps; " + spreadLine(d))
+      << ".\n\n";
   if (!d.step_basis_note.empty()) out << markdownCell(d.step_basis_note) << "\n\n";
   if (auto parts = movedParts(d); !parts.empty()) {
-    out << "| part of the profiled step | change per step | 95% interval | base → new (ms) |\n|---|---|---|---|\n";
+    out << "| part of the step | change per step | 95% interval | base → new (ms) |\n|---|---|---|---|\n";
     for (const auto* p : parts)
-      out << "| "
-          << markdownCell(
-                 p->part +
-                 (p->line > 0 ? " at " + fs::path(p->path).filename().string() + ":" + std::to_string(p->line) : ""))
-          << " | " << markdownCell(signedMs(p->change.delta_ns)) << " | " << markdownCell(interval(p->change)) << " | "
+      out << "| " << markdownCell(partLabel(*p)) << " | " << markdownCell(signedMs(p->change.delta_ns))
+          << (p->change.certain() ? "" : " (noise)") << " | " << markdownCell(interval(p->change)) << " | "
           << markdownCell(features::formatMilliseconds(p->change.base_ns) + " → " +
                           features::formatMilliseconds(p->change.new_ns))
           << " |\n";
     out << "\n";
   }
+  auto lines = shownLines(d, args);
   out << "| line | change per step | 95% interval | base → new (ms) | source |\n|---|---|---|---|---|\n";
-  for (size_t i = 0; i < shown(d, args); ++i) {
-    const auto& l = d.lines[i];
-    out << "| " << markdownCell(lineLabel(l)) << " | " << markdownCell(signedMs(l.change.delta_ns))
-        << (l.change.certain() ? "" : " (noise)") << " | " << markdownCell(interval(l.change)) << " | "
-        << markdownCell(features::formatMilliseconds(l.change.base_ns) + " → " +
-                        features::formatMilliseconds(l.change.new_ns))
-        << " | " << (l.text.empty() ? "" : codeCell(l.text)) << " |\n";
-  }
-  if (d.lines_total > shown(d, args)) out << "\n" << d.lines_total - shown(d, args) << " more lines.\n";
+  for (const auto* l : lines)
+    out << "| " << markdownCell(lineLabel(*l)) << " | " << markdownCell(signedMs(l->change.delta_ns))
+        << (l->change.certain() ? "" : " (noise)") << " | " << markdownCell(interval(l->change)) << " | "
+        << markdownCell(features::formatMilliseconds(l->change.base_ns) + " → " +
+                        features::formatMilliseconds(l->change.new_ns))
+        << " | " << (l->text.empty() ? "" : codeCell(l->text)) << " |\n";
+  if (d.lines_total > lines.size())
+    out << "\n" << d.lines_total - lines.size() << " more lines: `sightline diff --lines 0` lists them.\n";
   for (const auto& g : d.gate) out << "\n- " << markdownCell(gateLine(g));
   out << "\n";
 }
@@ -302,7 +350,16 @@ json sarifDiff(const RunDiff& d) {
   attribution::PathMapper mapper;
   cli::mapOntoFiles(mapper, {});
   std::error_code ec;
-  fs::path here = fs::current_path(ec);
+  // Paths relative to the checkout's root (the folder holding .git above here), as code
+  // scanning shows them; else to here.
+  fs::path here = fs::current_path(ec), root = here;
+  for (fs::path p = here; !p.empty(); p = p.parent_path()) {
+    if (fs::exists(p / ".git", ec)) {
+      root = p;
+      break;
+    }
+    if (p == p.parent_path()) break;
+  }
   double line_limit = -1;
   bool step_exceeded = false;
   for (const auto& g : d.gate) {
@@ -313,9 +370,9 @@ json sarifDiff(const RunDiff& d) {
   json results = json::array();
   bool first = true;
   for (const auto& l : d.lines) {
-    if (!l.change.certain() || l.change.delta_ns <= 0 || l.new_line <= 0) continue;
+    if (!l.change.certain() || l.change.delta_ns < 10'000 || l.new_line <= 0) continue;  // 10 µs: not worth a mark
     auto local = mapper.map(l.path);
-    std::string uri = local ? fs::relative(*local, here, ec).generic_string() : fs::path(l.path).filename().string();
+    std::string uri = local ? fs::relative(*local, root, ec).generic_string() : fs::path(l.path).filename().string();
     if (ec || uri.empty()) uri = fs::path(l.path).filename().string();
     bool past_line = line_limit >= 0 && l.change.low_ns > line_limit;
     bool error = past_line || (first && step_exceeded);
@@ -358,8 +415,8 @@ json changeJson(const MedianChange& c) {
 
 json diffJson(const RunDiff& d, const DiffArgs& args) {
   json lines = json::array();
-  for (size_t i = 0; i < shown(d, args); ++i) {
-    const auto& l = d.lines[i];
+  for (const auto* shown : shownLines(d, args)) {
+    const auto& l = *shown;
     const char* kind = l.kind == LineChange::Kind::New       ? "new"
                        : l.kind == LineChange::Kind::Removed ? "removed"
                                                              : "both";
@@ -404,19 +461,20 @@ json diffJson(const RunDiff& d, const DiffArgs& args) {
 int runDiffCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   DiffArgs parsed;
   if (auto code = parseArgs(args, parsed, out, err)) return *code;
-  if (!parsed.output.empty())
-    if (std::string why = checkOutputPath(parsed.output, parsed.inputs); !why.empty()) {
-      err << "sightline diff: -o " << why << "\n";
-      return 2;
-    }
+  std::vector<std::string> read;  // every file read: an output replaces none of them
   std::vector<std::vector<join::RankSummary>> bases;
   for (size_t i = 0; i + 1 < parsed.inputs.size(); ++i) {
-    auto base = readRun(parsed.inputs[i], err);
+    auto base = readRun(parsed.inputs[i], read, err);
     if (!base) return 2;
     bases.push_back(std::move(*base));
   }
-  auto next = readRun(parsed.inputs.back(), err);
+  auto next = readRun(parsed.inputs.back(), read, err);
   if (!next) return 2;
+  if (!parsed.output.empty())
+    if (std::string why = checkOutputPath(parsed.output, read); !why.empty()) {
+      err << "sightline diff: -o " << why << "\n";
+      return 2;
+    }
   RunDiff d = features::diffRuns(bases, *next, parsed.rules);
   if (!d.incomparable.empty()) {
     err << "sightline diff: the runs cannot be compared: " << d.incomparable << "\n";

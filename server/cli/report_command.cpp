@@ -55,6 +55,8 @@ constexpr const char* kUsage =
     "                      the step view as one self-contained HTML page (steps, a steady step's\n"
     "                      timeline, memory, top lines, the named files' hot lines), or each rank's\n"
     "                      summary for --merge (small: make it on the node, merge anywhere)\n"
+    "                      and for sightline diff (run it where the script is: its lines'\n"
+    "                      text lets diff match lines an edit moved)\n"
     "  -j, --jobs N        read N reports at once (default: one per core); more than 8 reports\n"
     "                      make the job view only, each read, summarized and dropped in turn\n"
     "  -o, --output PATH   write the report to PATH instead of standard output\n"

@@ -222,6 +222,44 @@ TEST(Diff, RunsOfAnotherProfilerAreRefused) {
   EXPECT_NE(r.out.find("cannot be compared: different profilers"), std::string::npos) << r.out;
 }
 
+// A summary made where the script could not be read has no line text: its lines are matched by
+// number, and said so, never all "new" (a false alarm on the same run).
+TEST(Diff, ASummaryWithoutTextMatchesByLineNumber) {
+  fs::path dir = fs::path(::testing::TempDir()) / "diff_notext";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(dataProfile("regress/base.sqlite.xz"), dir / "base.sqlite");
+  fs::copy_file(testDataPath("regress/base.steps.json"), dir / "base.steps.json");
+  auto made = runSightline("report --format summary --profile base.sqlite -o notext.json", dir.string());
+  ASSERT_EQ(made.code, 0) << made.out;
+  auto r = runSightline("diff " + std::string(kGate) + " '" + summaryOf("base") + "' notext.json", dir.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("matched by line number"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(new)"), std::string::npos) << r.out;
+}
+
+// A folder is one run: two runs' summaries in it are refused; an output into it replaces none.
+TEST(Diff, AFolderIsOneRunAndItsFilesAreInputs) {
+  fs::path dir = fs::path(::testing::TempDir()) / "diff_folder";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "two");
+  fs::copy_file(summaryOf("base"), dir / "two/a.json");
+  fs::copy_file(summaryOf("same"), dir / "two/b.json");
+  auto r = runSightline("diff two two", dir.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("holds rank 0 twice"), std::string::npos) << r.out;
+  fs::create_directories(dir / "one");
+  fs::copy_file(summaryOf("same"), dir / "one/rank0.json");
+  std::string before = readFile((dir / "one/rank0.json").string());
+  r = runSightline("diff -o one/rank0.json '" + summaryOf("base") + "' one", dir.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(readFile((dir / "one/rank0.json").string()), before);
+  fs::create_directories(dir / "empty");
+  r = runSightline("diff empty one", dir.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no summaries (*.json) in the folder"), std::string::npos) << r.out;
+}
+
 TEST(Diff, BadInputIsAClearError) {
   auto r = runSightline("diff --fail-on memory:+10% a.json b.json");
   EXPECT_EQ(r.code, 2);

@@ -121,5 +121,19 @@ TEST(Regression, RunsThatCannotBeComparedSayWhy) {
   EXPECT_NE(d.step_basis_note.find("only the base run"), std::string::npos);
 }
 
+// The last step cut short where the loop ended is no sample (the report leaves it out too), and
+// runs whose lines share no file are of other scripts.
+TEST(Regression, ACutShortLastStepIsLeftOutAndOtherScriptsAreRefused) {
+  auto a = run({}, {line(10, "y = f(x)", 1000)});
+  a.steps.back().end_ns = a.steps.back().start_ns + 1;  // 1 ns of the others' 9
+  RunDiff d = diffRuns({a}, {a}, {});
+  ASSERT_TRUE(d.incomparable.empty()) << d.incomparable;
+  EXPECT_EQ(d.step.base_samples, 4u);
+  auto other = run({}, {line(10, "y = f(x)", 1000)});
+  other.lines[0].path = "/tmp/x/other.py";
+  other.command.clear(), a.command.clear();
+  EXPECT_NE(diffRuns({a}, {other}, {}).incomparable.find("no source file in common"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sightline::features
