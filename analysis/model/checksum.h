@@ -23,7 +23,7 @@ inline uint64_t checksum(uint64_t h, const void* data, size_t n) {
   if (n >= 64) {
     uint64_t lane[4] = {h, h ^ 0x243F6A8885A308D3ull, h ^ 0x13198A2E03707344ull, h ^ 0xA4093822299F31D0ull};
     for (; n >= 32; n -= 32, p += 32) {
-      for (int k = 0; k < 4; ++k) {
+      for (size_t k = 0; k < 4; ++k) {
         uint64_t w = 0;
         std::memcpy(&w, p + 8 * k, 8);
         lane[k] = mixWord(lane[k], w);

@@ -231,7 +231,7 @@ std::vector<const features::PartChange*> movedParts(const RunDiff& d) {
 
 // "within the spread": the interval holds no change; the sentence says how wide it is.
 std::string spreadLine(const RunDiff& d) {
-  return std::string(d.step.certain() ? "a change past the spread of " : "within the spread of ") +
+  return std::string(d.step.certain() ? "past the spread of " : "within the spread of ") +
          (d.base_runs > 1 ? "the runs and their steps" : "the runs' steps") + ": the 95% interval is ±" +
          features::formatFixed(d.detectable * 100, 1) + "% wide, so smaller changes cannot be told apart" +
          (d.base_runs > 1 ? "" : "; one base run hides the spread from run to run: give several (docs/ci.md)");
@@ -307,16 +307,15 @@ std::string codeCell(const std::string& s) {
 void writeMarkdown(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
   out << "### Sightline: " << markdownCell(verdictLine(d)) << "\n\n";
   std::string bases;
-  for (size_t i = 0; i + 1 < args.inputs.size(); ++i)
-    bases += (i ? ", " : "") + codeCell(fs::path(args.inputs[i]).filename().string());
-  out << "New " << codeCell(fs::path(args.inputs.back()).filename().string()) << " against " << bases << ".\n\n";
+  for (size_t i = 0; i + 1 < args.inputs.size(); ++i) bases += (i ? ", " : "") + codeCell(args.inputs[i]);
+  out << "New " << codeCell(args.inputs.back()) << " against " << bases << ".\n\n";
   out << "**Step** "
       << markdownCell(features::formatMilliseconds(d.step.base_ns) + " ms → " +
                       features::formatMilliseconds(d.step.new_ns) + " ms: " + signedMs(d.step.delta_ns) + " (" +
                       signedPercent(d.step.relative()) + "), 95% interval " + interval(d.step))
-      << ". "
-      << markdownCell(d.step_basis + ", " + std::to_string(d.step.base_samples) + " and " +
-                      std::to_string(d.step.new_samples) + " steps; " + spreadLine(d))
+      << ".\n\n"
+      << markdownCell("Steps " + d.step_basis + ": " + std::to_string(d.step.base_samples) + " and " +
+                      std::to_string(d.step.new_samples) + " samples. The step's change is " + spreadLine(d))
       << ".\n\n";
   if (!d.step_basis_note.empty()) out << markdownCell(d.step_basis_note) << "\n\n";
   if (auto parts = movedParts(d); !parts.empty()) {
