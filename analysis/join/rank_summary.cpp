@@ -82,8 +82,11 @@ std::vector<RankSummary> summarizeRanks(const ProfileJoin& join, const std::stri
       s.profiler = m->profiler, s.command = m->command;
       s.input_path = m->input_path, s.input_line = m->input_line;
       for (const auto& proc : m->processes)
-        if (proc.pid == r.pid || (attr.ranks.size() == 1 && m->processes.size() == 1))
+        if (proc.pid == r.pid || (attr.ranks.size() == 1 && m->processes.size() == 1)) {
           s.measured_ns = proc.timed_ns, s.measured_input_ns = proc.timed_input_ns;
+          s.measured_peak_allocated_bytes = proc.peak_allocated_bytes;
+          s.measured_peak_reserved_bytes = proc.peak_reserved_bytes;
+        }
     }
     if (auto it = attr.process_steps.find(r.pid); it != attr.process_steps.end())
       for (const auto& st : it->second.list) {
@@ -117,6 +120,16 @@ std::vector<RankSummary> summarizeRanks(const ProfileJoin& join, const std::stri
     l.ns += a.duration();
     if (ref.backward) l.backward_ns += a.duration();
   }
+  // Synchronizing calls, by line: attribution keeps them per line of the whole report, so only
+  // a report of one rank can give them to its rank.
+  if (out.size() == 1)
+    for (const auto& [file, by_line] : attr.files)
+      for (const auto& [line, cost] : by_line) {
+        if (cost.syncs == 0) continue;
+        auto& l = lines[0][{file, line}];
+        if (l.step_ns.empty()) l.step_ns.assign(out[0].steps.size(), 0);
+        l.syncs = cost.syncs, l.sync_ns = cost.sync_ns;
+      }
   std::vector<std::map<std::pair<model::StringId, int32_t>, int32_t>> line_index(out.size());
   for (size_t r = 0; r < out.size(); ++r) {
     std::vector<std::pair<std::pair<model::StringId, int32_t>, SummaryLine>> v(lines[r].begin(), lines[r].end());

@@ -29,6 +29,9 @@ struct SummaryLine {
   int64_t ns = 0, backward_ns = 0, comm_ns = 0;
   std::vector<int64_t> step_ns;
   std::string text;  // the line's source text where the report read the file (trimmed); "" unknown
+  // Synchronizing calls made on the line over the steady steps, and the host time blocked in
+  // them (a report of one rank; 0 in a report of several, which keeps them per line only).
+  int64_t syncs = 0, sync_ns = 0;
 };
 
 // A communication kernel: (step, name, nth) pairs it with the same collective on other ranks.
@@ -70,7 +73,10 @@ struct RankSummary {
   // steps (no profiler recording), the window's profiler, the command it ran.
   std::vector<int64_t> measured_ns;
   std::vector<int64_t> measured_input_ns;  // per measured step: the loop's wait for its next batch
-  std::string input_path;                  // the loop's line that asks for batches (as run); "" unknown
+  // The caching allocator's peaks on the rank's GPU by the end of the measured steps (no
+  // profiler had run); -1 unknown.
+  int64_t measured_peak_allocated_bytes = -1, measured_peak_reserved_bytes = -1;
+  std::string input_path;  // the loop's line that asks for batches (as run); "" unknown
   int32_t input_line = 0;
   std::string profiler;      // "nsys", "torch", "none"; "" unknown
   std::string tool_version;  // the profiler's own version, as the profile records it

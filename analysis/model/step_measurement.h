@@ -44,6 +44,9 @@ struct StepMeasurement {
     std::vector<int64_t> timed_ns;  // its timed steps, each as the steps file has it, in order
     // Per timed step, the loop's wait for its next batch; empty where a step has none.
     std::vector<int64_t> timed_input_ns;
+    // The caching allocator's peaks on its GPU by the end of its timed steps (before the
+    // profiler ran); -1 unknown.
+    int64_t peak_allocated_bytes = -1, peak_reserved_bytes = -1;
   };
   std::vector<std::string> command;  // the command sightline capture ran (untrusted text)
   std::vector<Process> processes;

@@ -86,6 +86,20 @@ std::string readStepKind(const json& value, RankPart& part) {
   return "";
 }
 
+// The allocator's peaks at the end of the timed steps, where the hook read them. "" when they
+// are absent or in range, else what is not.
+std::string readMemoryPeak(const json& value, RankPart& part) {
+  auto peak = value.find("memory_peak");
+  if (peak == value.end() || peak->is_null()) return "";
+  const char* problem = "memory_peak is not allocated_bytes and reserved_bytes, 0 to 2^50, allocated at most reserved";
+  if (!peak->is_object()) return problem;
+  int64_t allocated = intIn(*peak, "allocated_bytes", 0, kMaxPartMemoryBytes).value_or(-1);
+  int64_t reserved = intIn(*peak, "reserved_bytes", 0, kMaxPartMemoryBytes).value_or(-1);
+  if (allocated < 0 || reserved < allocated) return problem;
+  part.peak_allocated_bytes = allocated, part.peak_reserved_bytes = reserved;
+  return "";
+}
+
 // The part of one rank, every value in its range; nullopt with `problem` saying which is not.
 std::optional<RankPart> rankPartOf(const json& value, const CaptureWindow& window, std::string& problem) {
   RankPart part;
@@ -104,6 +118,8 @@ std::optional<RankPart> rankPartOf(const json& value, const CaptureWindow& windo
   problem = readStepKind(value, part);
   if (problem.empty()) problem = readSteps(value, "timed", w + 1, w + k, true, part.timed);
   if (problem.empty()) problem = readSteps(value, "profiled", w + k + 1, w + k + m, false, part.profiled);
+  if (!problem.empty()) return std::nullopt;
+  if (problem.empty()) problem = readMemoryPeak(value, part);
   if (!problem.empty()) return std::nullopt;
   // A trace is a file name beside the steps file, nothing else.
   if (part.trace.find('/') != std::string::npos || part.trace == "." || part.trace == "..") part.trace.clear();
@@ -305,6 +321,8 @@ nlohmann::ordered_json stepsDocument(const CaptureWindow& window, const std::vec
     one["timed"] = stepsJson(r.timed);
     one["profiled"] = stepsJson(r.profiled);
     one["hook_ns"] = r.hook_ns;
+    if (r.peak_allocated_bytes >= 0)
+      one["memory_peak"] = {{"allocated_bytes", r.peak_allocated_bytes}, {"reserved_bytes", r.peak_reserved_bytes}};
     out_ranks.push_back(std::move(one));
   }
   doc["ranks"] = std::move(out_ranks);

@@ -51,6 +51,9 @@ struct RankPart {
   std::vector<StepTime> timed, profiled;
   int64_t hook_ns = 0;  // mean host time inside the hook per timed step
   std::string trace;    // the PyTorch profiler trace it wrote (a file name), or ""
+  // The caching allocator's peaks on its GPU at the end of the timed steps (no profiler had
+  // run yet); -1 where the hook read none.
+  int64_t peak_allocated_bytes = -1, peak_reserved_bytes = -1;
 };
 
 // What one Python process of the command saw, written at its exit.
@@ -92,6 +95,7 @@ inline constexpr int64_t kMaxRanks = 65536;                   // rank, local ran
 inline constexpr int64_t kMaxPartStepNs = 3'600'000'000'000;  // an hour: a step's time, the hook's
 inline constexpr int64_t kMaxDevice = 4095;
 inline constexpr size_t kMaxPartText = 4096;  // host, trace name, input path, error, each argument (bytes)
+inline constexpr int64_t kMaxPartMemoryBytes = int64_t{1} << 50;  // a GPU's bytes (a petabyte)
 inline constexpr int64_t kMaxSourceLine = 10'000'000;
 
 // One part file: its name in the folder and its bytes.

@@ -100,6 +100,7 @@ class _Capture:
         self.events = []  # the window's unrecorded events, the next one last
         self.hook_ns = 0  # host time inside the hook over the timed steps
         self.timed_steps = []
+        self.memory_peak = None  # the allocator's peaks at the end of the timed steps
         self.profiled_steps = []
         self.prof = None
         self.trace = ""
@@ -234,6 +235,7 @@ class _Capture:
                 self.stop_input_timing()
                 self.timed_steps = self.intervals()
                 self.add_input_waits(self.timed_steps)
+                self.read_memory_peak()
                 if m == 0:
                     self.finish()
                 else:
@@ -298,6 +300,19 @@ class _Capture:
             gpu = int(round(e0.elapsed_time(e1) * 1e6)) if e0 is not None else 0
             out.append({"step": n, "gpu_ns": gpu, "host_ns": h1 - h0})
         return out
+
+    def read_memory_peak(self):
+        """The allocator's peaks on the loop's GPU so far (start, warm-up and timed steps; the
+        profiler has not run yet). Read, never reset: the script's own peaks stay as they were."""
+        cuda = self.torch.cuda
+        try:
+            if self.use_cuda and cuda.is_initialized():
+                self.memory_peak = {
+                    "allocated_bytes": int(cuda.max_memory_allocated(self.device)),
+                    "reserved_bytes": int(cuda.max_memory_reserved(self.device)),
+                }
+        except Exception:  # a torch without the allocator's statistics: no peak, nothing else lost
+            self.memory_peak = None
 
     # --- the loop's wait for data, over the timed steps ---
     def start_input_timing(self):
@@ -448,6 +463,8 @@ class _Capture:
             part["input_site"] = {"path": self.input_site[0], "line": self.input_site[1]}
         if self.trace:
             part["trace"] = os.path.basename(self.trace)
+        if self.memory_peak:
+            part["memory_peak"] = self.memory_peak
         _write_json(os.path.join(self.folder, "rank.%d.json" % self.pid), part)
         self.written = True
         if self.stop_after:

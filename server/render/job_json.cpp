@@ -109,6 +109,11 @@ bool readLines(const json& o, join::RankSummary& s, std::string& error) {
       *into = l[key].get<int64_t>();
       if (!addTo(sums[sum], *into)) return error = kPastTheBound, false;
     }
+    for (auto [key, into] : {std::pair{"syncs", &line.syncs}, std::pair{"sync_ns", &line.sync_ns}}) {
+      if (!l.contains(key)) continue;
+      if (!count(l[key])) return error = std::string("a line's `") + key + "` is not a count", false;
+      *into = l[key].get<int64_t>();
+    }
     if (l.contains("step_ns")) {
       if (!ints(l["step_ns"], s.steps.size())) return error = "a line's `step_ns` is not one count per step", false;
       for (const auto& v : l["step_ns"]) {
@@ -222,6 +227,15 @@ std::optional<join::RankSummary> summaryFrom(const json& o, std::string& error) 
   }
   if (!s.measured_input_ns.empty() && s.measured_input_ns.size() != s.measured_ns.size())
     return error = "`measured_input_ns` is not one wait per measured step", std::nullopt;
+  if (o.contains("measured_memory_peak")) {
+    const json& m = o["measured_memory_peak"];
+    bool ok = m.is_object() && m.contains("allocated_bytes") && m.contains("reserved_bytes") &&
+              count(m["allocated_bytes"]) && count(m["reserved_bytes"]) &&
+              m["allocated_bytes"].get<int64_t>() <= m["reserved_bytes"].get<int64_t>();
+    if (!ok) return error = "`measured_memory_peak` is not allocated_bytes at most reserved_bytes", std::nullopt;
+    s.measured_peak_allocated_bytes = m["allocated_bytes"].get<int64_t>();
+    s.measured_peak_reserved_bytes = m["reserved_bytes"].get<int64_t>();
+  }
   if (!readSteps(o, s, error) || !readLines(o, s, error) || !readCollectives(o, s, error)) return std::nullopt;
   return s;
 }
@@ -242,6 +256,7 @@ json rankSummaryJson(const join::RankSummary& s) {
         {"path", l.path}, {"line", l.line}, {"ns", l.ns}, {"backward_ns", l.backward_ns}, {"comm_ns", l.comm_ns}};
     if (!l.step_ns.empty()) line["step_ns"] = l.step_ns;
     if (!l.text.empty()) line["text"] = l.text;
+    if (l.syncs > 0) line["syncs"] = l.syncs, line["sync_ns"] = l.sync_ns;
     lines.push_back(std::move(line));
   }
   json collectives = json::array();
@@ -276,6 +291,9 @@ json rankSummaryJson(const join::RankSummary& s) {
   if (!s.command.empty()) out["command"] = s.command;
   if (!s.measured_ns.empty()) out["measured_ns"] = s.measured_ns;
   if (!s.measured_input_ns.empty()) out["measured_input_ns"] = s.measured_input_ns;
+  if (s.measured_peak_allocated_bytes >= 0)
+    out["measured_memory_peak"] = {{"allocated_bytes", s.measured_peak_allocated_bytes},
+                                   {"reserved_bytes", s.measured_peak_reserved_bytes}};
   if (!s.input_path.empty() && s.input_line > 0) out["input_site"] = {{"path", s.input_path}, {"line", s.input_line}};
   return out;
 }

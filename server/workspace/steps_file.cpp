@@ -25,7 +25,8 @@ using nlohmann::json;
 constexpr uint64_t kMaxStepsFileBytes = 64ull << 20;
 // Timed steps kept per process for the regression gate (the median reads them all).
 constexpr size_t kMaxTimedSteps = 100000;
-constexpr int64_t kMaxStepNs = 3'600'000'000'000;  // an hour: no training step is longer
+constexpr int64_t kMaxStepNs = 3'600'000'000'000;      // an hour: no training step is longer
+constexpr int64_t kMaxMemoryBytes = int64_t{1} << 50;  // no GPU holds a petabyte
 
 // The middle value, or the mean of the two middle ones, as capture's summary line gives it.
 int64_t medianOf(std::vector<int64_t> v) {
@@ -96,6 +97,12 @@ void readLoopFacts(const json& ranks, model::StepMeasurement& m) {
     // The input waits only where every timed step has one.
     if (std::find(process.timed_input_ns.begin(), process.timed_input_ns.end(), -1) != process.timed_input_ns.end())
       process.timed_input_ns.clear();
+    if (auto peak = rank.find("memory_peak"); peak != rank.end() && peak->is_object()) {
+      int64_t allocated = intOf(*peak, "allocated_bytes", 0, kMaxMemoryBytes, -1);
+      int64_t reserved = intOf(*peak, "reserved_bytes", 0, kMaxMemoryBytes, -1);
+      if (allocated >= 0 && reserved >= allocated)
+        process.peak_allocated_bytes = allocated, process.peak_reserved_bytes = reserved;
+    }
     m.processes.push_back(std::move(process));
     std::string kind = textOf(rank, "step_by");
     m.step_by = first_kind || kind == m.step_by ? kind : "";

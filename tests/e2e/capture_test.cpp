@@ -56,6 +56,8 @@ TEST_F(Capture, WritesTheStepsFileOfTheSchema) {
   EXPECT_EQ(r["rank"], 0);
   EXPECT_EQ(r["world_size"], 1);
   EXPECT_EQ(r["device"], 0);
+  // The allocator's peaks as the stand-in torch reports them, read at the timed steps' end.
+  EXPECT_EQ(r["memory_peak"], json({{"allocated_bytes", int64_t{3} << 30}, {"reserved_bytes", int64_t{4} << 30}}));
   expectWindow(r, 5, 20, 0);
   // The file starts with the schema's marker, for readers that sniff.
   EXPECT_EQ(file("sightline-capture.steps.json").rfind("{\"sightline_steps\": 1,", 0), 0u);

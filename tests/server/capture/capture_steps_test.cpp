@@ -58,10 +58,24 @@ TEST(CaptureParts, EveryValueInItsRange) {
   json unsigned_huge = rankPart(8);
   unsigned_huge["timed"][0]["gpu_ns"] = UINT64_MAX;
   with("rank.8.json", unsigned_huge);
+  json peak_above = rankPart(9);  // more allocated than reserved
+  peak_above["memory_peak"] = {{"allocated_bytes", 5}, {"reserved_bytes", 4}};
+  with("rank.9.json", peak_above);
+  json peak_text = rankPart(10);
+  peak_text["memory_peak"] = {{"allocated_bytes", "a lot"}, {"reserved_bytes", 4}};
+  with("rank.10.json", peak_text);
+  json peak_huge = rankPart(11);
+  peak_huge["memory_peak"] = {{"allocated_bytes", 1}, {"reserved_bytes", int64_t{1} << 60}};
+  with("rank.11.json", peak_huge);
+  json good = rankPart(0);
+  good["memory_peak"] = {{"allocated_bytes", 3}, {"reserved_bytes", 4}};
+  files.front() = {"rank.0.json", good.dump()};
   auto parts = parseCaptureParts(files, w);
   ASSERT_EQ(parts.ranks.size(), 1u) << ::testing::PrintToString(parts.warnings);
   EXPECT_EQ(parts.ranks[0].rank, 0);
-  EXPECT_EQ(parts.warnings.size(), 8u);
+  EXPECT_EQ(parts.ranks[0].peak_allocated_bytes, 3);
+  EXPECT_EQ(parts.ranks[0].peak_reserved_bytes, 4);
+  EXPECT_EQ(parts.warnings.size(), 11u);
   for (const auto& warning : parts.warnings) EXPECT_NE(warning.find("not a rank's steps"), std::string::npos);
   // The summary of what was kept says no negative figure.
   std::ostringstream summary;

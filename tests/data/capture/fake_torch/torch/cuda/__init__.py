@@ -58,3 +58,12 @@ class Event:
 
     def elapsed_time(self, end):
         return (end.t - self.t) / 1e6  # ms, as torch gives it
+
+
+# The caching allocator's peaks: fixed, so a test can find them in the steps file.
+def max_memory_allocated(device=None):
+    return 3 << 30
+
+
+def max_memory_reserved(device=None):
+    return 4 << 30
