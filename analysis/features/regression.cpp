@@ -123,6 +123,7 @@ struct RunLine {
   std::vector<int64_t> samples;
   bool sampled = true;
   int64_t total_ns = 0;
+  int64_t syncs = 0;
 };
 
 struct RunLines {
@@ -152,6 +153,7 @@ RunLines linesOf(const std::vector<join::RankSummary>& run, const std::set<std::
       RunLine& r = out.by_key[key];
       r.path = l->path, r.text = l->text, r.line = l->line;
       r.total_ns += l->ns;
+      r.syncs += l->syncs;
       if (l->step_ns.size() == s.steps.size() && !s.steps.empty()) {
         for (size_t k = 0; k < s.steps.size(); ++k)
           if (mask[k]) r.samples.push_back(l->step_ns[k]);
@@ -190,6 +192,40 @@ std::vector<PartChange> partsOf(const std::vector<std::vector<join::RankSummary>
     for (const auto& run : bases) base.push_back(samples(run, part));
     out.push_back({name, changeOfRuns(base, {samples(next, part)})});
   }
+  std::stable_sort(out.begin(), out.end(), [&](const PartChange& x, const PartChange& y) {
+    return slower ? x.change.delta_ns > y.change.delta_ns : x.change.delta_ns < y.change.delta_ns;
+  });
+  return out;
+}
+
+// The loop's measured wait for its next batch: over the run, or in a run of several ranks per
+// rank (a rank that waits for data holds up the others at the next collective, and a pooled
+// median hides it), the largest change in the step's direction first.
+std::vector<PartChange> inputWaits(const std::vector<std::vector<join::RankSummary>>& bases,
+                                   const std::vector<join::RankSummary>& next, bool slower) {
+  const char* name = "the loop waiting for its next batch (measured)";
+  auto waits = [](const std::vector<join::RankSummary>& run, int32_t rank) {
+    std::vector<int64_t> out;
+    for (const auto& s : run)
+      if (rank < 0 || s.rank == rank) out.insert(out.end(), s.measured_input_ns.begin(), s.measured_input_ns.end());
+    return out;
+  };
+  auto of = [&](int32_t rank) {
+    SampleRuns base;
+    for (const auto& run : bases) base.push_back(waits(run, rank));
+    return changeOfRuns(base, {waits(next, rank)});
+  };
+  std::vector<PartChange> out;
+  bool per_rank = next.size() > 1;
+  for (const auto& s : next) {
+    bool everywhere =
+        s.rank >= 0 && std::all_of(bases.begin(), bases.end(), [&](const auto& run) {
+          return std::any_of(run.begin(), run.end(), [&](const join::RankSummary& b) { return b.rank == s.rank; });
+        });
+    per_rank = per_rank && everywhere;
+  }
+  if (!per_rank) return {{name, of(-1), next.front().input_path, next.front().input_line}};
+  for (const auto& s : next) out.push_back({name, of(s.rank), s.input_path, s.input_line, s.rank});
   std::stable_sort(out.begin(), out.end(), [&](const PartChange& x, const PartChange& y) {
     return slower ? x.change.delta_ns > y.change.delta_ns : x.change.delta_ns < y.change.delta_ns;
   });
@@ -236,7 +272,7 @@ void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const st
     const RunLine* first_base = nullptr;
     bool sampled = true;
     SampleRuns base;
-    double base_total = 0, base_steps = 0;
+    double base_total = 0, base_steps = 0, base_syncs = 0;
     for (const auto& run : b) {
       auto it = run.by_key.find(key);
       const RunLine* bl = it == run.by_key.end() ? nullptr : &it->second;
@@ -244,8 +280,11 @@ void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const st
       if (bl && !bl->sampled) sampled = false;
       base.push_back(bl ? bl->samples : zeros(run.steady_steps));
       base_total += bl ? static_cast<double>(bl->total_ns) : 0, base_steps += static_cast<double>(run.steady_steps);
+      base_syncs += bl ? static_cast<double>(bl->syncs) : 0;
     }
     const RunLine* nl = in_new ? &n.by_key.at(key) : nullptr;
+    lc.base_syncs = base_steps > 0 ? base_syncs / base_steps : 0;
+    lc.new_syncs = nl && n.steady_steps ? static_cast<double>(nl->syncs) / static_cast<double>(n.steady_steps) : 0;
     if (nl && !nl->sampled) sampled = false;
     lc.kind = !nl ? LineChange::Kind::Removed : first_base ? LineChange::Kind::Both : LineChange::Kind::New;
     const RunLine& shown = nl ? *nl : *first_base;
@@ -264,6 +303,51 @@ void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const st
   }
 }
 
+// The lines that explain the step's change first: the largest changes in its direction. Where
+// the step grew past its spread and the lines' GPU time explains less than half of it, lines
+// that now synchronize more often come first: the host waits there, and the GPU for it.
+void orderLines(RunDiff& d) {
+  bool slower = d.step.delta_ns >= 0;
+  std::stable_sort(d.lines.begin(), d.lines.end(), [&](const LineChange& x, const LineChange& y) {
+    return slower ? x.change.delta_ns > y.change.delta_ns : x.change.delta_ns < y.change.delta_ns;
+  });
+  if (!slower || !d.step.certain()) return;
+  double explained = 0;
+  for (const auto& l : d.lines)
+    if (l.change.certain() && l.change.delta_ns > 0) explained += l.change.delta_ns;
+  if (explained * 2 >= d.step.delta_ns) return;
+  for (auto& l : d.lines) l.sync_added = l.new_line > 0 && l.new_syncs - l.base_syncs >= kSyncsAdded;
+  std::stable_sort(d.lines.begin(), d.lines.end(), [](const LineChange& x, const LineChange& y) {
+    if (x.sync_added != y.sync_added) return x.sync_added;
+    return x.sync_added && x.new_syncs - x.base_syncs > y.new_syncs - y.base_syncs;
+  });
+}
+
+// A run's measured peak: its largest rank's; -1 where a rank has none.
+int64_t peakOf(const std::vector<join::RankSummary>& run) {
+  int64_t peak = -1;
+  for (const auto& s : run) {
+    if (s.measured_peak_allocated_bytes < 0) return -1;
+    peak = std::max(peak, s.measured_peak_allocated_bytes);
+  }
+  return peak;
+}
+
+MemoryChange memoryOf(const std::vector<std::vector<join::RankSummary>>& bases,
+                      const std::vector<join::RankSummary>& next) {
+  MemoryChange m;
+  m.new_bytes = peakOf(next);
+  if (m.new_bytes < 0 || bases.empty()) return m;
+  m.base_min_bytes = INT64_MAX;
+  for (const auto& run : bases) {
+    int64_t peak = peakOf(run);
+    if (peak < 0) return MemoryChange{};
+    m.base_min_bytes = std::min(m.base_min_bytes, peak), m.base_max_bytes = std::max(m.base_max_bytes, peak);
+  }
+  m.known = true;
+  return m;
+}
+
 double ruleLower(const GateRule& rule, const MedianChange& c) {
   if (!rule.percent) return c.low_ns;
   if (c.base_ns <= 0) return c.low_ns > 0 ? std::numeric_limits<double>::infinity() : 0;
@@ -271,7 +355,15 @@ double ruleLower(const GateRule& rule, const MedianChange& c) {
 }
 
 GateResult check(const GateRule& rule, const RunDiff& d) {
-  GateResult g{rule, false, "", 0};
+  GateResult g{rule, false, true, "", 0};
+  if (rule.scope == GateRule::Scope::Memory) {
+    // Against the largest base peak: a peak is a count, and the base runs' spread is their range.
+    g.subject = "the memory peak";
+    g.checked = d.memory.known;
+    g.lower = rule.percent ? d.memory.relative() * 100 : static_cast<double>(d.memory.deltaBytes());
+    g.exceeded = g.checked && d.memory.base_max_bytes > 0 && g.lower > rule.value;
+    return g;
+  }
   if (rule.scope == GateRule::Scope::Step) {
     g.subject = "the step";
     g.lower = ruleLower(rule, d.step);
@@ -385,29 +477,21 @@ RunDiff diffRuns(const std::vector<std::vector<join::RankSummary>>& bases, const
   if (!measured && (base_measured || allMeasured(next)))
     d.step_basis_note = std::string("only the ") + (base_measured ? "base" : "new") +
                         " run was measured without the profiler: both are compared on their profiled steps";
-  d.step =
-      changeOfRuns(each([&](const auto& run) { return stepSamples(run, measured); }), {stepSamples(next, measured)});
+  d.base_steps = each([&](const auto& run) { return stepSamples(run, measured); });
+  d.new_steps = stepSamples(next, measured);
+  d.step = changeOfRuns(d.base_steps, {d.new_steps});
   if (d.step.base_ns > 0) d.detectable = (d.step.high_ns - d.step.low_ns) / 2 / d.step.base_ns;
 
   d.parts = partsOf(bases, next, d.step.delta_ns >= 0);
   if (measured && allHaveInput(next) &&
       std::all_of(bases.begin(), bases.end(), [](const auto& run) { return allHaveInput(run); })) {
-    auto waits = [](const std::vector<join::RankSummary>& run) {
-      std::vector<int64_t> out;
-      for (const auto& s : run) out.insert(out.end(), s.measured_input_ns.begin(), s.measured_input_ns.end());
-      return out;
-    };
-    PartChange wait{"the loop waiting for its next batch (measured)", changeOfRuns(each(waits), {waits(next)}),
-                    next.front().input_path, next.front().input_line};
-    d.parts.insert(d.parts.begin(), std::move(wait));
+    auto waits = inputWaits(bases, next, d.step.delta_ns >= 0);
+    d.parts.insert(d.parts.begin(), waits.begin(), waits.end());
   }
   addLines(bases, next, d);
-  // The lines that explain the step's change first: the largest changes in its direction.
-  bool slower = d.step.delta_ns >= 0;
-  std::stable_sort(d.lines.begin(), d.lines.end(), [&](const LineChange& x, const LineChange& y) {
-    return slower ? x.change.delta_ns > y.change.delta_ns : x.change.delta_ns < y.change.delta_ns;
-  });
+  orderLines(d);
   d.lines_total = d.lines.size();
+  d.memory = memoryOf(bases, next);
   for (const auto& rule : rules) d.gate.push_back(check(rule, d));
   return d;
 }
@@ -417,11 +501,14 @@ std::optional<GateRule> parseGateRule(const std::string& text, std::string& erro
   rule.text = text;
   auto colon = text.find(':');
   std::string scope = text.substr(0, colon);
-  if (colon == std::string::npos || (scope != "step" && scope != "line")) {
-    error = "`" + text + "`: a threshold is step:+5% or line:+1ms (step: or line:, then a change)";
+  if (colon == std::string::npos || (scope != "step" && scope != "line" && scope != "memory")) {
+    error =
+        "`" + text + "`: a threshold is step:+5%, line:+1ms or memory:+10% (step:, line: or memory:, then a change)";
     return std::nullopt;
   }
-  rule.scope = scope == "step" ? GateRule::Scope::Step : GateRule::Scope::Line;
+  rule.scope = scope == "step"   ? GateRule::Scope::Step
+               : scope == "line" ? GateRule::Scope::Line
+                                 : GateRule::Scope::Memory;
   std::string value = text.substr(colon + 1);
   if (!value.empty() && value.front() == '+') value.erase(0, 1);
   size_t used = 0;
@@ -432,9 +519,20 @@ std::optional<GateRule> parseGateRule(const std::string& text, std::string& erro
     used = 0;
   }
   std::string unit = value.substr(used);
-  double scale = unit == "%" ? 1 : unit == "ms" ? 1e6 : unit == "us" ? 1e3 : unit == "ns" ? 1 : unit == "s" ? 1e9 : -1;
+  double scale = -1;
+  if (unit == "%") {
+    scale = 1;
+  } else if (rule.scope == GateRule::Scope::Memory) {
+    static const std::map<std::string, double> kBytes = {
+        {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+    if (auto it = kBytes.find(unit); it != kBytes.end()) scale = it->second;
+  } else {
+    scale = unit == "ms" ? 1e6 : unit == "us" ? 1e3 : unit == "ns" ? 1 : unit == "s" ? 1e9 : -1;
+  }
   if (used == 0 || scale < 0 || !std::isfinite(number) || number < 0 || number > 1e12) {
-    error = "`" + text + "`: the change is a number and a unit: %, ms, us, ns or s (step:+5%, line:+1ms)";
+    error = "`" + text + "`: the change is a number and a unit: " +
+            (rule.scope == GateRule::Scope::Memory ? "%, B, KiB, MiB, GiB, KB, MB or GB (memory:+10%, memory:+512MiB)"
+                                                   : "%, ms, us, ns or s (step:+5%, line:+1ms)");
     return std::nullopt;
   }
   rule.percent = unit == "%";

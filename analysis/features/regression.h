@@ -23,6 +23,9 @@ inline constexpr double kConfidence = 0.95;
 inline constexpr size_t kMaxResampledSteps = 500;
 // Lines given an interval (the costliest over both sides); the rest are shown without one.
 inline constexpr size_t kMaxIntervalLines = 256;
+// A line synchronizes more often when it makes this many more synchronizing calls a step (one
+// every other step).
+inline constexpr double kSyncsAdded = 0.5;
 
 // A change of a median, ns per step: base and new medians, their difference and its interval.
 struct MedianChange {
@@ -45,24 +48,45 @@ struct LineChange {
   std::string path;                     // as the new run's profile records it (base's if removed)
   int32_t base_line = 0, new_line = 0;  // 0 where the run has no such line
   std::string text;                     // the source text, where a summary has it
-  MedianChange change;
+  MedianChange change;                  // its GPU time per step
+  // Synchronizing calls on the line per steady step (`.item()`, `.cpu()`, ...: the host waits
+  // there for the GPU to drain), in the base runs (their mean) and the new run.
+  double base_syncs = 0, new_syncs = 0;
+  // The step grew past its spread while no line's GPU time explains half of it, and this line
+  // synchronizes more often than before: the host waits here while the GPU drains, and the
+  // GPU waits for the work the host then does. Such lines are listed first.
+  bool sync_added = false;
 };
 
-// A threshold: `step:+5%`, `line:+1ms`, `line:+20%`.
+// The runs' memory peaks as sightline capture measured them: the caching allocator's
+// max_memory_allocated on each rank's GPU by the end of the timed steps, before the profiler
+// ran. Exact counts, not samples: no interval; a run's peak is its largest rank's.
+struct MemoryChange {
+  bool known = false;                              // every run has a measured peak
+  int64_t base_min_bytes = 0, base_max_bytes = 0;  // over the base runs
+  int64_t new_bytes = 0;
+  int64_t deltaBytes() const { return new_bytes - base_max_bytes; }
+  double relative() const {
+    return base_max_bytes > 0 ? static_cast<double>(deltaBytes()) / static_cast<double>(base_max_bytes) : 0;
+  }
+};
+
+// A threshold: `step:+5%`, `line:+1ms`, `line:+20%`, `memory:+10%`, `memory:+512MiB`.
 struct GateRule {
-  enum class Scope { Step, Line };
+  enum class Scope { Step, Line, Memory };
   Scope scope = Scope::Step;
   bool percent = false;
-  double value = 0;  // percent (5 for +5%) or ns
+  double value = 0;  // percent (5 for +5%), ns (step, line) or bytes (memory)
   std::string text;  // as given
 };
 
 struct GateResult {
   GateRule rule;
-  bool exceeded = false;  // the interval's lower end lies past the threshold
+  bool exceeded = false;  // the interval's lower end (memory: the new peak) lies past the threshold
+  bool checked = true;    // false: the runs lack what the rule needs (a memory peak)
   // What the check stood on: the step, or the line that exceeded it most (else the largest).
   std::string subject;
-  double lower = 0;  // the interval's lower end, in the rule's unit (percent or ns)
+  double lower = 0;  // the interval's lower end (memory: the change), in the rule's unit
 };
 
 // A part of the step (from the profiled steps): the GPU's work, its communication, or the GPU
@@ -72,6 +96,7 @@ struct PartChange {
   MedianChange change;
   std::string path;  // the line it happens at, where one is known (the loop's wait for batches)
   int32_t line = 0;
+  int32_t rank = -1;  // the rank it is of, in runs of several ranks where it is per rank; -1 all
 };
 
 struct RunDiff {
@@ -81,6 +106,10 @@ struct RunDiff {
   // steps) or "profiled steps"; and why, when the measured ones could not be used.
   std::string step_basis, step_basis_note;
   MedianChange step;
+  // The step's samples the interval was drawn from: each base run's, and the new run's (ranks
+  // one after another), in the order the runs took them.
+  std::vector<std::vector<int64_t>> base_steps;
+  std::vector<int64_t> new_steps;
   // The smallest change of the step the samples could tell from noise: the interval's half
   // width, relative to the base median.
   double detectable = 0;
@@ -89,6 +118,7 @@ struct RunDiff {
   size_t lines_total = 0;
   // Files matched by line number, not text: some run's summary has no text for their lines.
   std::vector<std::string> matched_by_number;
+  MemoryChange memory;
   std::vector<GateResult> gate;
   bool failed() const {
     for (const auto& g : gate)
@@ -112,12 +142,9 @@ RunDiff diffRuns(const std::vector<join::RankSummary>& base, const std::vector<j
 // run enters every interval.
 RunDiff diffRuns(const std::vector<std::vector<join::RankSummary>>& bases, const std::vector<join::RankSummary>& next,
                  const std::vector<GateRule>& rules);
-// Several base runs of the same script (the main branch's last runs): their spread from run to
-// run enters every interval.
-RunDiff diffRuns(const std::vector<std::vector<join::RankSummary>>& bases, const std::vector<join::RankSummary>& next,
-                 const std::vector<GateRule>& rules);
 
-// `step:+5%`, `line:+1ms` (ms, us or ns), `line:+20%`; nullopt with `error` set otherwise.
+// `step:+5%`, `line:+1ms` (ms, us or ns), `line:+20%`, `memory:+10%`, `memory:+512MiB` (B, KiB,
+// MiB, GiB, KB, MB, GB); nullopt with `error` set otherwise.
 std::optional<GateRule> parseGateRule(const std::string& text, std::string& error);
 
 }  // namespace sightline::features

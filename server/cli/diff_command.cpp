@@ -17,6 +17,7 @@
 #include "server/cli/report_data.h"
 #include "server/platform/output_file.h"
 #include "server/platform/terminal_text.h"
+#include "server/render/step_view_html.h"
 
 namespace sightline::server {
 namespace {
@@ -44,10 +45,14 @@ constexpr const char* kUsage =
     "options:\n"
     "  --fail-on RULES     thresholds, comma-separated: step:+5% (the step), line:+1ms or\n"
     "                      line:+20% (any line, per step); exceeded only when the whole\n"
-    "                      interval lies past the threshold\n"
-    "  --format text|json|markdown|sarif\n"
+    "                      interval lies past the threshold. memory:+10% or memory:+512MiB:\n"
+    "                      the peak sightline capture measured (the allocator's, without\n"
+    "                      the profiler) against the largest base run's; not checked where\n"
+    "                      a run has none\n"
+    "  --format text|json|markdown|sarif|html\n"
     "                      sarif: the lines that grew, on the lines of the files here (code\n"
-    "                      scanning shows them in a pull request's diff)\n"
+    "                      scanning shows them in a pull request's diff); html: one page, the\n"
+    "                      runs' step bars side by side, then the parts and lines\n"
     "  --lines N           lines shown (default 10; 0: all)\n"
     "  -o, --output FILE   write there instead of standard output\n"
     "  -h, --help          this help\n"
@@ -133,7 +138,7 @@ std::optional<int> parseArgs(const std::vector<std::string>& args, DiffArgs& int
   command_line
       .option("--fail-on",
               [&into](const std::string& v) {
-                if (v.empty()) return std::string("--fail-on takes thresholds: step:+5%,line:+1ms");
+                if (v.empty()) return std::string("--fail-on takes thresholds: step:+5%,line:+1ms,memory:+10%");
                 std::stringstream list(v);
                 std::string one, error;
                 while (std::getline(list, one, ',')) {
@@ -143,7 +148,7 @@ std::optional<int> parseArgs(const std::vector<std::string>& args, DiffArgs& int
                 }
                 return std::string();
               })
-      .option("--format", cli::choiceInto(into.format, {"text", "json", "markdown", "sarif"}, "format"))
+      .option("--format", cli::choiceInto(into.format, {"text", "json", "markdown", "sarif", "html"}, "format"))
       .option("--lines",
               [&into](const std::string& v) {
                 char* end = nullptr;
@@ -187,7 +192,31 @@ std::string lineLabel(const LineChange& l) {
   return label;
 }
 
+// "memory peak 5.20 GiB -> 7.80 GiB (+50.0%)", or why there is none.
+std::string memoryLine(const features::MemoryChange& m) {
+  if (!m.known)
+    return "no measured peak in every run (sightline capture records the allocator's peak; profiles alone have none)";
+  std::string base = features::formatBytes(m.base_max_bytes);
+  if (m.base_min_bytes != m.base_max_bytes) base = features::formatBytes(m.base_min_bytes) + " .. " + base;
+  return "peak " + base + " -> " + features::formatBytes(m.new_bytes) + ": " +
+         features::formatSignedBytes(m.deltaBytes()) + " (" + signedPercent(m.relative()) +
+         ") against the largest base peak, as the allocator counted it without the profiler (max_memory_allocated)";
+}
+
+// "synchronizes 1.0x a step (was 0): the host waits here for the GPU"
+std::string syncNote(const LineChange& l) {
+  if (!l.sync_added) return "";
+  return "synchronizes " + features::formatFixed(l.new_syncs, 1) + "x a step (was " +
+         features::formatFixed(l.base_syncs, 1) + "): the host waits here for the GPU, then the GPU for the host";
+}
+
 std::string gateLine(const features::GateResult& g) {
+  if (g.rule.scope == features::GateRule::Scope::Memory) {
+    if (!g.checked) return g.rule.text + ": not checked: a run has no measured memory peak";
+    std::string change =
+        g.rule.percent ? signedPercent(g.lower / 100) : features::formatSignedBytes(static_cast<int64_t>(g.lower));
+    return g.rule.text + ": " + (g.exceeded ? "EXCEEDED" : "within") + " (the memory peak: " + change + ")";
+  }
   std::string lower =
       g.rule.percent ? (std::isinf(g.lower) ? "a new line" : signedPercent(g.lower / 100)) : signedMs(g.lower);
   if (g.subject.empty()) return g.rule.text + ": no line with per-step samples to check";
@@ -202,8 +231,8 @@ std::string verdictLine(const RunDiff& d) {
   return "PASS: every threshold holds" + noise;
 }
 
-// Lines below 10 µs per step in both runs are left for --lines 0.
-bool negligible(const LineChange& l) { return std::max(l.change.base_ns, l.change.new_ns) < 10'000; }
+// Lines below 10 µs per step in both runs are left for --lines 0, unless they now synchronize.
+bool negligible(const LineChange& l) { return !l.sync_added && std::max(l.change.base_ns, l.change.new_ns) < 10'000; }
 
 // The lines shown: up to --lines of them past 10 µs, in order (the step's direction first, then
 // the other), and every line a threshold names.
@@ -238,7 +267,8 @@ std::string spreadLine(const RunDiff& d) {
 }
 
 std::string partLabel(const features::PartChange& p) {
-  return p.part + (p.line > 0 ? " at " + fs::path(p.path).filename().string() + ":" + std::to_string(p.line) : "");
+  return (p.rank >= 0 ? "rank " + std::to_string(p.rank) + ": " : "") + p.part +
+         (p.line > 0 ? " at " + fs::path(p.path).filename().string() + ":" + std::to_string(p.line) : "");
 }
 
 void writeText(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
@@ -260,15 +290,18 @@ void writeText(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
   auto lines = shownLines(d, args);
   out << "Lines     " << (d.step.delta_ns >= 0 ? "increases first" : "decreases first") << " (" << lines.size()
       << " of " << d.lines_total << "), per step, with their 95% interval:\n";
-  for (const auto* l : lines)
+  for (const auto* l : lines) {
     out << "  " << lineLabel(*l) << "  " << signedMs(l->change.delta_ns) << " (" << interval(l->change) << ")  "
         << features::formatMilliseconds(l->change.base_ns) << " -> " << features::formatMilliseconds(l->change.new_ns)
         << " ms" << (l->change.certain() ? "" : ", within noise") << (l->text.empty() ? "" : "   " + l->text) << "\n";
+    if (l->sync_added) out << "      " << syncNote(*l) << "\n";
+  }
   if (d.lines_total > lines.size()) out << "  (" << d.lines_total - lines.size() << " more: --lines 0)\n";
   if (!d.matched_by_number.empty())
     out << "          matched by line number, not text (a summary has no text for them): "
         << d.matched_by_number.front() << (d.matched_by_number.size() > 1 ? ", ..." : "")
         << "; make summaries where the script is\n";
+  out << "Memory    " << memoryLine(d.memory) << "\n";
   for (const auto& g : d.gate) out << "Gate      " << gateLine(g) << "\n";
   out << "Verdict   " << verdictLine(d) << "\n";
 }
@@ -335,11 +368,112 @@ void writeMarkdown(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
         << (l->change.certain() ? "" : " (noise)") << " | " << markdownCell(interval(l->change)) << " | "
         << markdownCell(features::formatMilliseconds(l->change.base_ns) + " → " +
                         features::formatMilliseconds(l->change.new_ns))
-        << " | " << (l->text.empty() ? "" : codeCell(l->text)) << " |\n";
+        << " | " << (l->text.empty() ? "" : codeCell(l->text))
+        << (l->sync_added ? " " + markdownCell(syncNote(*l)) : "") << " |\n";
   if (d.lines_total > lines.size())
     out << "\n" << d.lines_total - lines.size() << " more lines: `sightline diff --lines 0` lists them.\n";
+  out << "\n**Memory** " << markdownCell(memoryLine(d.memory)) << ".\n";
   for (const auto& g : d.gate) out << "\n- " << markdownCell(gateLine(g));
   out << "\n";
+}
+
+// The step bars side by side: each run's steps in the order they ran, one bar a step, its
+// median dashed across its group; the new run's bars red where the step grew past the spread.
+std::string stepBarsSvg(const RunDiff& d) {
+  std::vector<std::pair<std::string, const std::vector<int64_t>*>> runs;
+  for (size_t i = 0; i < d.base_steps.size(); ++i)
+    runs.emplace_back(d.base_steps.size() > 1 ? "base " + std::to_string(i + 1) : "base", &d.base_steps[i]);
+  runs.emplace_back("new", &d.new_steps);
+  int64_t top = 1;
+  for (const auto& [name, steps] : runs)
+    for (int64_t v : *steps) top = std::max(top, v);
+  constexpr int kHeight = 160, kBar = 6, kGap = 1, kGroupGap = 28, kLabel = 34;
+  int width = kGroupGap;
+  for (const auto& [name, steps] : runs) width += static_cast<int>(steps->size()) * (kBar + kGap) + kGroupGap;
+  std::ostringstream svg;
+  svg << "<svg class=\"steps\" role=\"img\" aria-label=\"each run's steps\" width=\"" << width << "\" height=\""
+      << kHeight + kLabel << "\" viewBox=\"0 0 " << width << " " << kHeight + kLabel << "\">";
+  int x = kGroupGap;
+  bool grew = d.step.certain() && d.step.delta_ns > 0;
+  for (const auto& [name, steps] : runs) {
+    bool is_new = steps == &d.new_steps;
+    int group_x = x;
+    for (size_t k = 0; k < steps->size(); ++k) {
+      double ms = static_cast<double>((*steps)[k]) / 1e6;
+      int h = std::max(1, static_cast<int>(static_cast<double>((*steps)[k]) / static_cast<double>(top) * kHeight));
+      svg << "<rect class=\"" << (is_new ? (grew ? "new grew" : "new") : "base") << "\" x=\"" << x << "\" y=\""
+          << kHeight - h << "\" width=\"" << kBar << "\" height=\"" << h << "\"><title>" << htmlEscape(name)
+          << ", step " << k + 1 << ": " << features::formatMilliseconds(ms * 1e6) << " ms</title></rect>";
+      x += kBar + kGap;
+    }
+    std::vector<int64_t> sorted = *steps;
+    std::sort(sorted.begin(), sorted.end());
+    double median =
+        sorted.empty() ? 0
+        : sorted.size() % 2
+            ? static_cast<double>(sorted[sorted.size() / 2])
+            : (static_cast<double>(sorted[sorted.size() / 2 - 1]) + static_cast<double>(sorted[sorted.size() / 2])) / 2;
+    int my = kHeight - static_cast<int>(median / static_cast<double>(top) * kHeight);
+    svg << "<line class=\"median\" x1=\"" << group_x - 2 << "\" x2=\"" << x + 1 << "\" y1=\"" << my << "\" y2=\"" << my
+        << "\"/>";
+    svg << "<text x=\"" << group_x << "\" y=\"" << kHeight + 14 << "\">" << htmlEscape(name) << "</text>";
+    svg << "<text x=\"" << group_x << "\" y=\"" << kHeight + 28 << "\">median " << features::formatMilliseconds(median)
+        << " ms</text>";
+    x += kGroupGap;
+  }
+  svg << "</svg>";
+  return svg.str();
+}
+
+void writeHtml(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
+  auto e = [](const std::string& t) { return htmlEscape(t); };
+  out << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+      << "<title>Sightline diff: " << e(d.failed() ? "FAIL" : "PASS") << "</title><style>"
+      << "body{font:14px system-ui,sans-serif;margin:24px;color:#1f2328}code{font:12px ui-monospace,monospace}"
+      << "table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left}"
+      << "td.n{text-align:right;font-variant-numeric:tabular-nums}.noise{color:#656d76}"
+      << "svg.steps rect.base{fill:#8c959f}svg.steps rect.new{fill:#0969da}svg.steps rect.grew{fill:#cf222e}"
+      << "svg.steps line.median{stroke:#1f2328;stroke-dasharray:3 2}svg.steps text{font-size:11px;fill:#1f2328}"
+      << ".fail{color:#cf222e}.pass{color:#1a7f37}</style></head><body>\n";
+  out << "<h1 class=\"" << (d.failed() ? "fail" : "pass") << "\">Sightline: " << e(verdictLine(d)) << "</h1>\n";
+  std::string bases;
+  for (size_t i = 0; i + 1 < args.inputs.size(); ++i)
+    bases += (i ? ", " : "") + ("<code>" + e(args.inputs[i]) + "</code>");
+  out << "<p>New <code>" << e(args.inputs.back()) << "</code> against " << bases << ".</p>\n";
+  out << "<p><b>Step</b> " << e(features::formatMilliseconds(d.step.base_ns)) << " ms → "
+      << e(features::formatMilliseconds(d.step.new_ns)) << " ms: " << e(signedMs(d.step.delta_ns)) << " ("
+      << e(signedPercent(d.step.relative())) << "), 95% interval " << e(interval(d.step)) << ". "
+      << e("Steps " + d.step_basis + ". The step's change is " + spreadLine(d)) << ".</p>\n";
+  if (!d.step_basis_note.empty()) out << "<p>" << e(d.step_basis_note) << "</p>\n";
+  out << stepBarsSvg(d) << "\n";
+  if (auto parts = movedParts(d); !parts.empty()) {
+    out << "<table class=\"parts\"><tr><th>part of the step</th><th>change per step</th><th>95% interval</th>"
+        << "<th>base → new (ms)</th></tr>\n";
+    for (const auto* p : parts)
+      out << "<tr" << (p->change.certain() ? "" : " class=\"noise\"") << "><td>" << e(partLabel(*p))
+          << "</td><td class=\"n\">" << e(signedMs(p->change.delta_ns)) << "</td><td class=\"n\">"
+          << e(interval(p->change)) << "</td><td class=\"n\">"
+          << e(features::formatMilliseconds(p->change.base_ns) + " → " + features::formatMilliseconds(p->change.new_ns))
+          << "</td></tr>\n";
+    out << "</table>\n";
+  }
+  auto lines = shownLines(d, args);
+  out << "<table class=\"lines\"><tr><th>line</th><th>change per step</th><th>95% interval</th>"
+      << "<th>base → new (ms)</th><th>source</th></tr>\n";
+  for (const auto* l : lines)
+    out << "<tr" << (l->change.certain() || l->sync_added ? "" : " class=\"noise\"") << "><td>" << e(lineLabel(*l))
+        << "</td><td class=\"n\">" << e(signedMs(l->change.delta_ns)) << "</td><td class=\"n\">"
+        << e(interval(l->change)) << "</td><td class=\"n\">"
+        << e(features::formatMilliseconds(l->change.base_ns) + " → " + features::formatMilliseconds(l->change.new_ns))
+        << "</td><td><code>" << e(l->text) << "</code>" << (l->sync_added ? "<br>" + e(syncNote(*l)) : "")
+        << "</td></tr>\n";
+  out << "</table>\n";
+  if (d.lines_total > lines.size())
+    out << "<p>" << d.lines_total - lines.size() << " more lines: <code>sightline diff --lines 0</code>.</p>\n";
+  out << "<p><b>Memory</b> " << e(memoryLine(d.memory)) << ".</p>\n<ul>";
+  for (const auto& g : d.gate) out << "<li>" << e(gateLine(g)) << "</li>";
+  out << "</ul>\n</body></html>\n";
 }
 
 // SARIF 2.1.0: each line that grew past its own spread, on the local file the profile's path
@@ -369,19 +503,23 @@ json sarifDiff(const RunDiff& d) {
   json results = json::array();
   bool first = true;
   for (const auto& l : d.lines) {
-    if (!l.change.certain() || l.change.delta_ns < 10'000 || l.new_line <= 0) continue;  // 10 µs: not worth a mark
+    bool grew = l.change.certain() && l.change.delta_ns >= 10'000;  // 10 µs: not worth a mark
+    if ((!grew && !l.sync_added) || l.new_line <= 0) continue;
     auto local = mapper.map(l.path);
     std::string uri = local ? fs::relative(*local, root, ec).generic_string() : fs::path(l.path).filename().string();
     if (ec || uri.empty()) uri = fs::path(l.path).filename().string();
     bool past_line = line_limit >= 0 && l.change.low_ns > line_limit;
     bool error = past_line || (first && step_exceeded);
-    std::string message = "GPU time on this line grew " + signedMs(l.change.delta_ns) + " per step (95% interval " +
-                          interval(l.change) + "; " + features::formatMilliseconds(l.change.base_ns) + " -> " +
-                          features::formatMilliseconds(l.change.new_ns) + " ms)" +
-                          (l.kind == LineChange::Kind::New ? ", a line the base runs had no GPU time on" : "") +
-                          (first && step_exceeded ? "; the step grew " + signedPercent(d.step.relative()) : "");
+    std::string message =
+        l.sync_added ? "This line " + syncNote(l)
+                     : "GPU time on this line grew " + signedMs(l.change.delta_ns) + " per step (95% interval " +
+                           interval(l.change) + "; " + features::formatMilliseconds(l.change.base_ns) + " -> " +
+                           features::formatMilliseconds(l.change.new_ns) + " ms)" +
+                           (l.kind == LineChange::Kind::New ? ", a line the base runs had no GPU time on" : "");
+    message += first && step_exceeded ? "; the step grew " + signedPercent(d.step.relative()) : "";
+    std::string rule = l.sync_added ? "sync-added" : error ? "gpu-time-regressed" : "gpu-time-grew";
     results.push_back(
-        {{"ruleId", error ? "gpu-time-regressed" : "gpu-time-grew"},
+        {{"ruleId", rule},
          {"level", error ? "error" : "warning"},
          {"message", {{"text", message}}},
          {"locations",
@@ -389,13 +527,16 @@ json sarifDiff(const RunDiff& d) {
     first = false;
     if (results.size() >= 50) break;
   }
-  json rules =
-      json::array({{{"id", "gpu-time-regressed"},
-                    {"shortDescription", {{"text", "A line's GPU time per step grew past the gate's threshold"}}},
-                    {"defaultConfiguration", {{"level", "error"}}}},
-                   {{"id", "gpu-time-grew"},
-                    {"shortDescription", {{"text", "A line's GPU time per step grew past the runs' spread"}}},
-                    {"defaultConfiguration", {{"level", "warning"}}}}});
+  json rules = json::array(
+      {{{"id", "gpu-time-regressed"},
+        {"shortDescription", {{"text", "A line's GPU time per step grew past the gate's threshold"}}},
+        {"defaultConfiguration", {{"level", "error"}}}},
+       {{"id", "gpu-time-grew"},
+        {"shortDescription", {{"text", "A line's GPU time per step grew past the runs' spread"}}},
+        {"defaultConfiguration", {{"level", "warning"}}}},
+       {{"id", "sync-added"},
+        {"shortDescription", {{"text", "The step grew, and this line now makes the host wait for the GPU more often"}}},
+        {"defaultConfiguration", {{"level", "warning"}}}}});
   return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
           {"version", "2.1.0"},
           {"runs",
@@ -424,21 +565,35 @@ json diffJson(const RunDiff& d, const DiffArgs& args) {
                      {"new_line", l.new_line ? json(l.new_line) : json(nullptr)},
                      {"kind", kind},
                      {"text", l.text},
-                     {"change", changeJson(l.change)}});
+                     {"change", changeJson(l.change)},
+                     {"syncs_per_step", {{"base", l.base_syncs}, {"new", l.new_syncs}}},
+                     {"sync_added", l.sync_added}});
   }
   json parts = json::array();
   for (const auto& p : d.parts) {
     json part = {{"part", p.part}, {"change", changeJson(p.change)}};
     if (p.line > 0) part["site"] = {{"path", p.path}, {"line", p.line}};
+    if (p.rank >= 0) part["rank"] = p.rank;
     parts.push_back(std::move(part));
   }
   json gate = json::array();
   for (const auto& g : d.gate)
     gate.push_back({{"rule", g.rule.text},
                     {"exceeded", g.exceeded},
+                    {"checked", g.checked},
                     {"subject", g.subject},
                     {"lower", std::isinf(g.lower) ? json(nullptr) : json(g.lower)},
-                    {"unit", g.rule.percent ? "percent" : "ns"}});
+                    {"unit", g.rule.percent                                      ? "percent"
+                             : g.rule.scope == features::GateRule::Scope::Memory ? "bytes"
+                                                                                 : "ns"}});
+  json memory = {{"known", d.memory.known}};
+  if (d.memory.known)
+    memory.update({{"base_min_bytes", d.memory.base_min_bytes},
+                   {"base_max_bytes", d.memory.base_max_bytes},
+                   {"new_bytes", d.memory.new_bytes},
+                   {"delta_bytes", d.memory.deltaBytes()},
+                   {"relative", d.memory.relative()},
+                   {"basis", "torch.cuda.max_memory_allocated by the end of the timed steps, without the profiler"}});
   return {{"sightline_diff", 1},
           {"base", std::vector<std::string>(args.inputs.begin(), args.inputs.end() - 1)},
           {"new", args.inputs.back()},
@@ -451,6 +606,7 @@ json diffJson(const RunDiff& d, const DiffArgs& args) {
           {"parts", parts},
           {"lines", lines},
           {"lines_total", d.lines_total},
+          {"memory", memory},
           {"gate", gate},
           {"failed", d.failed()}};
 }
@@ -486,6 +642,8 @@ int runDiffCommand(const std::vector<std::string>& args, std::ostream& out, std:
     text << protocol::dumpJson(sarifDiff(d)) << "\n";
   } else if (parsed.format == "markdown") {
     writeMarkdown(d, parsed, text);
+  } else if (parsed.format == "html") {
+    writeHtml(d, parsed, text);
   } else {
     writeText(d, parsed, text);
   }

@@ -4,6 +4,7 @@
 // same steps, the same ns on every segment, heights in proportion, the same lines), a click on
 // the tallest segment lands on its line's annotated listing, and the page of the largest
 // bundled capture opens in under 1 s and weighs under 2 MB. Saves a screenshot of each picture.
+// Also `sightline diff --format html`: the runs' step bars side by side (checkDiffPage).
 //
 // usage: node report_html.mjs --server build/server/sightline --root REPO --out DIR [--images DIR]
 //   --images: also write the README's pictures (docs/images/step-view-*.png) there
@@ -177,6 +178,53 @@ async function everyCapture(browser) {
 
 function basename(path) {
   return path.split(/[\\/]/).pop();
+}
+
+// `sightline diff --format html` of the two-rank DDP job and the same job with one rank starved
+// of data (tests/data/regress/ddp): one bar per step sample of each run, as many as the JSON
+// counts, the new run's red (the step grew past the spread), its median drawn, the verdict and
+// the slowed rank's wait first among the parts.
+async function checkDiffPage(browser) {
+  const summaries = {};
+  for (const run of ["base", "slow"]) {
+    const dir = join(tmp, `diff-${run}`);
+    mkdirSync(dir);
+    const profile = join(dir, `${run}.sqlite`);
+    writeFileSync(profile, execFileSync("xz", ["-dc", join(root, `tests/data/regress/ddp/${run}.sqlite.xz`)], { maxBuffer: 1 << 30 }));
+    writeFileSync(join(dir, `${run}.steps.json`), readFileSync(join(root, `tests/data/regress/ddp/${run}.steps.json`)));
+    writeFileSync(join(dir, "train.py"), readFileSync(join(root, "tests/data/regress/ddp/train.py")));
+    summaries[run] = join(dir, "summary.json");
+    execFileSync(server, ["report", "--format", "summary", "--profile", profile, "-o", summaries[run], "train.py"], { cwd: dir });
+  }
+  const html = join(out, "diff.html");
+  const gate = ["--fail-on", "step:+5%"];
+  const run = (format) => {
+    try {
+      return execFileSync(server, ["diff", ...gate, "--format", format, summaries.base, summaries.slow], { encoding: "utf8", maxBuffer: 1 << 26 });
+    } catch (e) {
+      return e.status === 1 ? e.stdout : "";
+    }
+  };
+  const json = JSON.parse(run("json"));
+  writeFileSync(html, run("html"));
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  await page.goto(pathToFileURL(html).href);
+  check(errors.length === 0, "diff page: renders without errors", errors.join("; "));
+  const bars = await page.$$eval("svg.steps rect", (rs) => rs.map((r) => r.getAttribute("class")));
+  const base = bars.filter((c) => c === "base").length, fresh = bars.filter((c) => c.startsWith("new")).length;
+  check(base === json.step.base_samples && fresh === json.step.new_samples,
+    "diff page: a bar per step sample of each run, as the JSON counts", `${base}/${json.step.base_samples} ${fresh}/${json.step.new_samples}`);
+  check(json.step.certain && bars.filter((c) => c === "new grew").length === fresh, "diff page: the new run's bars marked as grown");
+  check((await page.$$("svg.steps line.median")).length === 2, "diff page: each run's median drawn");
+  const h1 = await page.$eval("h1", (e) => e.textContent);
+  check(h1.startsWith("Sightline: FAIL"), "diff page: the verdict heads the page", h1);
+  const firstPart = await page.$eval("table.parts tr:nth-child(2) td", (e) => e.textContent).catch(() => "");
+  check(firstPart.startsWith("rank 1: the loop waiting for its next batch"), "diff page: the slowed rank's wait first", firstPart);
+  await page.screenshot({ path: join(out, "diff.png"), fullPage: true });
+  await page.close();
 }
 
 async function main() {
@@ -380,6 +428,7 @@ async function main() {
       await page.close();
     }
     await everyCapture(browser);
+    await checkDiffPage(browser);
     // The dark theme follows the system's.
     const dark = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: "dark" });
     await dark.goto(pathToFileURL(join(out, "report-example.html")).href);

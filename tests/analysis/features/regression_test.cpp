@@ -52,10 +52,20 @@ TEST(Regression, ThresholdsParseOrSayWhatTheyTake) {
   EXPECT_EQ(line->scope, GateRule::Scope::Line);
   EXPECT_FALSE(line->percent);
   EXPECT_EQ(line->value, 1.5e6);
-  for (const char* bad : {"step", "memory:+10%", "step:+5", "step:fast", "line:-", "step:+1e400%", "step:nan%"}) {
+  for (const char* bad :
+       {"step", "disk:+10%", "step:+5", "step:fast", "line:-", "step:+1e400%", "step:nan%", "step:+5MiB"}) {
     EXPECT_FALSE(parseGateRule(bad, error)) << bad;
     EXPECT_NE(error.find("step:+5%"), std::string::npos) << error;
   }
+  auto memory = parseGateRule("memory:+10%", error);
+  ASSERT_TRUE(memory) << error;
+  EXPECT_EQ(memory->scope, GateRule::Scope::Memory);
+  EXPECT_TRUE(memory->percent);
+  auto bytes = parseGateRule("memory:+512MiB", error);
+  ASSERT_TRUE(bytes) << error;
+  EXPECT_EQ(bytes->value, 512.0 * 1024 * 1024);
+  EXPECT_FALSE(parseGateRule("memory:+1ms", error));
+  EXPECT_NE(error.find("MiB"), std::string::npos) << error;
 }
 
 join::RankSummary run(const std::vector<int64_t>& measured, std::vector<join::SummaryLine> lines) {
@@ -133,6 +143,71 @@ TEST(Regression, ACutShortLastStepIsLeftOutAndOtherScriptsAreRefused) {
   other.lines[0].path = "/tmp/x/other.py";
   other.command.clear(), a.command.clear();
   EXPECT_NE(diffRuns({a}, {other}, {}).incomparable.find("no source file in common"), std::string::npos);
+}
+
+// The memory rule compares the measured peaks against the largest base run's, and is not
+// checked (never passed silently as a pass of a peak) where a run has none.
+TEST(Regression, MemoryPeaksGateAgainstTheLargestBase) {
+  auto a = run(steps(10'000'000, 20, 50'000), {line(10, "y = f(x)", 1000)});
+  auto b = a, next = a;
+  a.measured_peak_allocated_bytes = 1000, a.measured_peak_reserved_bytes = 1200;
+  b.measured_peak_allocated_bytes = 1050, b.measured_peak_reserved_bytes = 1200;
+  next.measured_peak_allocated_bytes = 1200, next.measured_peak_reserved_bytes = 1400;
+  std::string error;
+  auto ten = *parseGateRule("memory:+10%", error), twenty = *parseGateRule("memory:+20%", error);
+  RunDiff d = diffRuns(std::vector<std::vector<join::RankSummary>>{{a}, {b}}, {next}, {ten, twenty});
+  ASSERT_TRUE(d.memory.known);
+  EXPECT_EQ(d.memory.base_min_bytes, 1000);
+  EXPECT_EQ(d.memory.base_max_bytes, 1050);
+  EXPECT_EQ(d.memory.deltaBytes(), 150);
+  EXPECT_TRUE(d.gate[0].exceeded);   // +14.3% of 1050
+  EXPECT_FALSE(d.gate[1].exceeded);  // under +20%
+  next.measured_peak_allocated_bytes = -1;
+  d = diffRuns({a}, {next}, {ten});
+  EXPECT_FALSE(d.memory.known);
+  EXPECT_FALSE(d.gate[0].checked);
+  EXPECT_FALSE(d.gate[0].exceeded);
+}
+
+// A new `.item()` costs no GPU time: when the step grew past its spread and no line's GPU time
+// explains it, the line that now synchronizes comes first, marked.
+TEST(Regression, ANewSyncExplainsAStepNoLineExplains) {
+  auto base = run(steps(10'000'000, 20, 50'000),
+                  {line(10, "y = self.mlp(x)", 4'000'000), line(12, "loss.backward()", 1'000'000)});
+  auto next = run(steps(12'000'000, 20, 50'000), {line(10, "y = self.mlp(x)", 4'000'000),
+                                                  line(12, "loss.backward()", 1'000'000), line(13, "loss.item()", 5)});
+  next.lines[2].syncs = 5, next.lines[2].sync_ns = 40'000'000;
+  RunDiff d = diffRuns({base}, {next}, {});
+  ASSERT_TRUE(d.step.certain());
+  ASSERT_FALSE(d.lines.empty());
+  EXPECT_EQ(d.lines[0].text, "loss.item()");
+  EXPECT_TRUE(d.lines[0].sync_added);
+  EXPECT_DOUBLE_EQ(d.lines[0].new_syncs, 1.0);
+  EXPECT_FALSE(d.lines[1].sync_added);
+  // A line whose GPU time explains the step: no sync is blamed.
+  next.lines[0].step_ns.assign(5, 6'000'000), next.lines[0].ns = 30'000'000;
+  d = diffRuns({base}, {next}, {});
+  EXPECT_EQ(d.lines[0].text, "y = self.mlp(x)");
+  EXPECT_FALSE(d.lines[0].sync_added);
+}
+
+// In a run of several ranks the loop's wait for data is per rank: one rank starved of data
+// shows, where a pooled median would hide it.
+TEST(Regression, OneRanksWaitForDataIsItsOwn) {
+  auto rank = [&](int32_t r, int64_t wait) {
+    auto s = run(steps(10'000'000 + wait, 20, 50'000), {line(10, "y = f(x)", 1000)});
+    s.rank = r, s.world_size = 2;
+    s.measured_input_ns.assign(20, wait);
+    s.input_path = "/tmp/x/train.py", s.input_line = 131;
+    return s;
+  };
+  RunDiff d = diffRuns({rank(0, 80'000), rank(1, 80'000)}, {rank(0, 80'000), rank(1, 17'000'000)}, {});
+  ASSERT_TRUE(d.incomparable.empty()) << d.incomparable;
+  ASSERT_FALSE(d.parts.empty());
+  EXPECT_EQ(d.parts[0].rank, 1);
+  EXPECT_EQ(d.parts[0].line, 131);
+  EXPECT_NEAR(d.parts[0].change.delta_ns, 16'920'000, 1);
+  EXPECT_TRUE(d.parts[0].change.certain());
 }
 
 }  // namespace

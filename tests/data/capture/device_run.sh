@@ -14,6 +14,8 @@
 #   tests/data/capture/device_run.sh bigexports        # one GPU: a big export of the cuDNN LSTM (reading benchmark)
 #   tests/data/capture/device_run.sh bigexports_multi  # 2 GPUs: big exports of DDP, one per rank (the same)
 #   tests/data/capture/device_run.sh regress           # one GPU: ../regress/train.py and one-line variants
+#   tests/data/capture/device_run.sh regress2          # one GPU: ../regress host variants
+#   tests/data/capture/device_run.sh regress2ddp       # one GPU or two: a 2-rank DDP, then one rank slowed
 # Needs the stripped binary and its libraries in .dev/ and the libdw1/libelf1 .debs in .debs/
 # (docs/capture.md, "Measured on"). nsys is left off PATH on purpose: the verb finds Nsight
 # Compute's copy under /opt/nvidia itself. Every capture stops after its window (--stop-after).
@@ -374,6 +376,50 @@ print(f'vocabulary {v * 1e3:.0f} ms; a sample {(time.perf_counter() - t) / 64 * 
      mkdir -p packed && mv regress_*.sqlite.xz packed/ && ls -la packed && cd packed &&
      tar cf "$OUT/regress_nsys_a.tar" $(ls regress_{base,same,fp32,workers0,item}.sqlite.xz 2>/dev/null) &&
      tar cf "$OUT/regress_nsys_b.tar" $(ls regress_{wide,repeat1,repeat2,repeat3,repeat4}.sqlite.xz 2>/dev/null)) ;;
+  regress2)
+    # tests/data/regress/host: train.py made GPU-bound with its batches tokenized in the loop
+    # (8 blocks of n_embd 3072, num_workers=0), and one-line changes of it: a `loss.item()` (the
+    # host can no longer tokenize while the GPU works) and a wider MLP (memory and time).
+    # Each captured under nsys, then run once with no profiler. regress2ddp: tests/data/regress/ddp:
+    # ddp/train.py, two ranks, then rank 1 slowed (SLOW_RANK=1: it tokenizes in its loop).
+    nvidia-smi -L; python3 -c 'import torch; print(torch.__version__, torch.cuda.get_device_name())'
+    RG=$PWD/../regress; mkdir -p /tmp/regress
+    HOST='s/n_layer=6, n_head=16, n_embd=1024)/n_layer=8, n_head=24, n_embd=3072)/; s/num_workers=4,/num_workers=0,/'
+    hsed() { case $1 in
+      host|host_same) echo "$HOST" ;;
+      host_item) echo "$HOST; /^        loss\.backward()\$/a\        loss.item()" ;;
+      host_wide) echo "$HOST; s/^        hidden = 4 \* n_embd\$/        hidden = 8 * n_embd/" ;;
+    esac; }
+    for v in host host_item host_wide host_same; do
+      budget 380 "regress_$v" || continue
+      sed "$(hsed $v)" "$RG/train.py" >/tmp/regress/train.py; cp /tmp/regress/train.py "$W/logs/$v.train.py"
+      diff "$RG/train.py" /tmp/regress/train.py
+      echo "=== regress_$v $(date +%T)"
+      (cd /tmp/regress && timeout 150 "$S" capture --profiler nsys --warmup 5 --timed 20 --steps 8 --stop-after \
+        -o "$W/regress_$v" -- python3 train.py --iters 40) >"$W/logs/$v.log" 2>&1
+      echo "rc=$?"; grep -E '^sightline capture' "$W/logs/$v.log" | tail -3
+      echo "=== regress_${v}_plain $(date +%T)"
+      (cd /tmp/regress && timeout 100 python3 train.py --iters 40) >"$W/logs/$v.plain.log" 2>&1
+      echo "rc=$?"; grep -E '^iter ' "$W/logs/$v.plain.log" | tail -1
+    done
+    ls -la "$W" ;;
+  regress2ddp)
+    nvidia-smi -L; RG=$PWD/../regress; mkdir -p /tmp/regress
+    cp "$RG/ddp/train.py" /tmp/regress/train.py
+    for v in ddp ddp_slow; do
+      budget 480 "regress_$v" || continue
+      slow=-1; [ $v = ddp_slow ] && slow=1
+      echo "=== regress_$v $(date +%T)"
+      (cd /tmp/regress && SLOW_RANK=$slow timeout 200 "$S" capture --profiler nsys --warmup 5 --timed 20 --steps 8 \
+        --stop-after -o "$W/regress_$v" -- $TORCHRUN --standalone --nproc_per_node=2 train.py --iters 40) \
+        >"$W/logs/$v.log" 2>&1
+      echo "rc=$?"; grep -E '^sightline capture' "$W/logs/$v.log" | tail -3
+      echo "=== regress_${v}_plain $(date +%T)"
+      (cd /tmp/regress && SLOW_RANK=$slow timeout 100 $TORCHRUN --standalone --nproc_per_node=2 train.py --iters 40) \
+        >"$W/logs/$v.plain.log" 2>&1
+      echo "rc=$?"; grep -E '^iter ' "$W/logs/$v.plain.log" | tail -1
+    done
+    ls -la "$W" ;;
   multi)
     nvidia-smi -L
     NF=$(($(nvidia-smi -L | wc -l) >= 4 ? 4 : 2))
