@@ -6,6 +6,16 @@
 #include "analysis/features/compare_values.h"
 
 namespace sightline::features {
+namespace {
+
+void addRegression(const FileCosts& costs, int32_t line1, HoverInfo& info) {
+  auto it = costs.regressions.find(line1);
+  if (it == costs.regressions.end()) return;
+  info.regression = it->second;
+  info.regression_basis = costs.regression;
+}
+
+}  // namespace
 
 std::optional<HoverInfo> computeHover(const source::SourceFile& file, const source::SourceIndex& index,
                                       const FileCosts& costs, const model::Profile& profile, const HintOptions& options,
@@ -48,10 +58,12 @@ std::optional<HoverInfo> computeHover(const source::SourceFile& file, const sour
       info.compare = change;
     }
     info.stale = costs.stale_lines.count(line1) > 0;
+    addRegression(costs, line1, info);
     return info;
   }
   auto hints = computeInlayHints(file, index, costs, profile, HintOptions{0, options.per_step, false}, line, line);
-  if (hints.empty() && !info.compiled && !info.memory) return std::nullopt;
+  addRegression(costs, line1, info);
+  if (hints.empty() && !info.compiled && !info.memory && !info.regression) return std::nullopt;
   if (!hints.empty() && hints.front().show_time) info.standing = hints.front();
   return info;
 }

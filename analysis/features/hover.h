@@ -24,6 +24,9 @@ struct HoverInfo {
   uint32_t line = 0;   // 0-based
   bool stale = false;  // edited since it was profiled
   std::optional<CompareChange> compare;
+  // The regression gate's change of the line against compareWith, and what it compared.
+  std::optional<join::LineRegression> regression;
+  std::shared_ptr<const join::RegressionBasis> regression_basis;
   std::optional<LineBreakdown> cost;  // the line's own GPU time
   std::optional<LineHint> standing;   // no own time: the roll-up or gone hint on the line
   // A torch.compile'd function defined on the line, or broken at it: its compilations.

@@ -45,6 +45,36 @@ void addCompareDeltas(std::map<uint32_t, LineHint>& hints, const FileCosts& cost
   }
 }
 
+// The regression gate's changes on the lines in range: on each line's hint, and a hint of its
+// own for a line that regressed below the hints' share (a new `.item()` costs no GPU time).
+void addRegressions(std::map<uint32_t, LineHint>& hints, const FileCosts& costs, const model::Profile& profile,
+                    const Scale& s, uint32_t first, uint32_t last) {
+  for (auto it = costs.regressions.lower_bound(static_cast<int32_t>(first) + 1);
+       it != costs.regressions.end() && it->first <= static_cast<int32_t>(last) + 1; ++it) {
+    auto line0 = static_cast<uint32_t>(it->first - 1);
+    auto hint = hints.find(line0);
+    if (hint == hints.end()) {
+      if (!it->second.regressed || !costs.lines.count(it->first)) continue;
+      LineBreakdown b = breakdownAt(costs, profile, s, it->first);
+      LineHint h;
+      h.line = line0;
+      h.scale = s;
+      h.gpu_ns = b.gpu_ns, h.share = b.share;
+      h.forward_ns = b.forward_ns, h.backward_ns = b.backward_ns;
+      h.breakdown = std::move(b);
+      h.stale = costs.stale_lines.count(it->first) > 0;
+      hint = hints.emplace(line0, std::move(h)).first;
+    }
+    if (hint->second.kind == HintKind::Rollup) continue;
+    // Its change replaces the compare profile's (one figure per line); under 5 µs none is shown.
+    const auto& r = it->second;
+    hint->second.regression = r;
+    hint->second.delta_ns.reset();
+    if (std::abs(r.delta_ns) >= 5e3) hint->second.delta_ns = r.delta_ns;
+    hint->second.delta_per_step = true;
+  }
+}
+
 }  // namespace
 
 std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const source::SourceIndex& index,
@@ -94,6 +124,7 @@ std::vector<LineHint> computeInlayHints(const source::SourceFile& file, const so
     hints[h.line] = std::move(h);
   }
   if (costs.compare && time) addCompareDeltas(hints, costs, options, first, last);
+  if (!costs.regressions.empty() && time) addRegressions(hints, costs, profile, s, first, last);
   auto rollup = [&](uint32_t header, uint32_t body_first, uint32_t body_last, const char* what) {
     if (!time || header < first || header > last || hints.count(header)) return;
     int64_t sum =

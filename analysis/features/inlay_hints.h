@@ -31,6 +31,9 @@ struct LineHint {
   // at least 5 µs.
   std::optional<double> delta_ns;
   bool delta_per_step = false;
+  // The regression gate's change against compareWith (join::FileCosts::regressions): when set,
+  // delta_ns is its change of the median per step, with this interval.
+  std::optional<join::LineRegression> regression;
   // Inclusive time (everything launched beneath the line); shown when it differs from the
   // line's own time. A rollup's gpu_ns is already inclusive.
   bool show_inclusive = false;

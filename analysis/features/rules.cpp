@@ -66,6 +66,11 @@ const std::vector<RuleInfo>& allRules() {
        "Line costs are placed by line number: on a file that changed since it was profiled they land on the wrong "
        "lines.",
        "Profile the current version again, or open the version that was profiled."},
+      {"regressed-since-baseline", Severity::Warning,
+       "a line slower than in the compareWith run, past the runs' spread (needs a profile and compareWith)",
+       "The per-step GPU time of the line (or its synchronizing calls, while the step grew) changed by more than the "
+       "spread of the two runs' steps: a 95% bootstrap interval of the change of the median holds no change.",
+       "Look at what changed on the line since the baseline; `sightline diff BASE NEW` gives the whole comparison."},
       {"gpu-idle", Severity::Warning, "GPU idle gaps while the host runs a line (needs a profile)",
        "While the GPU has no work queued it does nothing; gaps of a millisecond or more each step add straight to the "
        "step time.",

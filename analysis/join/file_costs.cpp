@@ -37,6 +37,11 @@ FileCosts remapCosts(const FileCosts& costs, const source::LineTracker& tracker)
   out.memory = costs.memory;
   out.realigned_by = costs.realigned_by;
   out.off_code_lines = costs.off_code_lines;
+  out.regression = costs.regression;
+  for (const auto& [line, r] : costs.regressions) {
+    int32_t now = line >= 1 ? tracker.currentLine(static_cast<uint32_t>(line - 1)) : -1;
+    if (now >= 0) out.regressions[now + 1] = r;
+  }
   if (costs.oom_line >= 1) out.oom_line = tracker.currentLine(static_cast<uint32_t>(costs.oom_line - 1)) + 1;
   for (const auto& span : costs.spans) {
     ContextSpan moved = span;

@@ -23,6 +23,29 @@
 
 namespace sightline::join {
 
+// One line's change against a baseline run, as the regression gate measured it (features::
+// LineChange, copied here so that costs carry it through edits): GPU time per step, its 95%
+// interval, and the line's synchronizing calls per step.
+struct LineRegression {
+  double base_ns = 0, new_ns = 0, delta_ns = 0, low_ns = 0, high_ns = 0;
+  bool sampled = false;     // an interval from per-step samples (else totals per step)
+  bool certain = false;     // the interval holds no change
+  bool regressed = false;   // grew past its spread by at least RegressionBasis::min_regression_ns
+  bool added = false;       // the base runs had no such line
+  bool sync_added = false;  // the step grew, and this line now synchronizes more often (LineChange)
+  double base_syncs = 0, new_syncs = 0;
+};
+
+// What a file's regressions compare: the baseline's name and the step's change.
+struct RegressionBasis {
+  std::string base_name;   // the compareWith file's name
+  std::string step_basis;  // "measured without the profiler ..." or "profiled steps ..."
+  double step_base_ns = 0, step_new_ns = 0, step_low_ns = 0, step_high_ns = 0;
+  bool step_certain = false;
+  size_t base_samples = 0, new_samples = 0;
+  double min_regression_ns = 0;  // a line regressed when its interval's lower end passes this
+};
+
 // A line of any file, named for display: the local path where the profile path maps onto one,
 // else the profile's path.
 struct PlacedLine {
@@ -135,6 +158,10 @@ struct FileCosts {
   std::shared_ptr<const FileCosts> compare;
   std::string compare_name;  // its file name, for the hover
   std::string compare_note;  // how its lines were placed when the script changed in between
+  // The regression gate's change of each line against `compareWith` (features/regression.h:
+  // a bootstrap interval of the per-step medians), by line; empty without a comparison.
+  std::map<int32_t, LineRegression> regressions;
+  std::shared_ptr<const RegressionBasis> regression;  // what the changes were measured against
 };
 
 // Merges the costs of every profile file for which `maps_here(profile path)` is true.

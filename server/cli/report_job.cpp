@@ -24,27 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Each summarized line's source text, where its profile path maps onto a file here (the mapping
-// the report's lines use): a diff against a later version of the script matches lines by it.
-void addLineTexts(std::vector<join::RankSummary>& summaries, const attribution::PathMapper& mapper) {
-  std::map<std::string, std::vector<std::string>> files;  // profile path -> its lines ("" unread)
-  for (auto& s : summaries)
-    for (auto& l : s.lines) {
-      auto [it, fresh] = files.try_emplace(l.path);
-      if (fresh)
-        if (auto local = mapper.map(l.path))
-          if (auto text = readTextFile(*local, 64u << 20)) {
-            std::string line;
-            for (std::istringstream in(*text); std::getline(in, line);) it->second.push_back(line);
-          }
-      if (l.line < 1 || static_cast<size_t>(l.line) > it->second.size()) continue;
-      std::string_view t = it->second[static_cast<size_t>(l.line) - 1];
-      while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-      while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.remove_suffix(1);
-      l.text = std::string(t.substr(0, 400));
-    }
-}
-
 }  // namespace
 
 std::optional<std::vector<join::RankSummary>> summarizeReports(const ReportArgs& args,

@@ -285,7 +285,7 @@ bool Session::serving() const { return dispatcher_.state() == Dispatcher::State:
 
 void Session::profileStatusChanged() {
   auto status = profileStatus(workspace_.profile(), workspace_.profileError());
-  if (const LoadedProfile* compare = workspace_.compareProfile()) status.compareWith = compare->path;
+  if (std::string compare = workspace_.comparePath(); !compare.empty()) status.compareWith = compare;
   dispatcher_.sendNotification("sightline/profileStatus", protocol::toJson(status));
 }
 

@@ -19,6 +19,7 @@ namespace {
 
 using features::formatBytes;
 using features::formatDelta;
+using features::formatFixed;
 using features::formatMilliseconds;
 using features::formatSeconds;
 
@@ -194,6 +195,20 @@ std::string breakdownMarkdown(const features::LineBreakdown& b) {
 
 namespace {
 std::string staleNote(const features::LineHint& h) { return h.stale ? " · edited since profiled" : ""; }
+
+std::string signedMs(double ns) { return (ns >= 0 ? "+" : "−") + formatMilliseconds(std::abs(ns)) + " ms"; }
+
+// After a hint's change from compareWith: the half width of its 95% interval, and whether the
+// runs' spread holds it ("noise"); a line that now synchronizes more often says so.
+std::string regressionNote(const features::LineHint& h) {
+  if (!h.regression) return "";
+  const auto& r = *h.regression;
+  std::string out;
+  if (h.delta_ns && r.sampled) out += " ±" + formatMilliseconds((r.high_ns - r.low_ns) / 2);
+  if (h.delta_ns && !r.certain) out += " (noise)";
+  if (r.sync_added) out += " · +" + formatFixed(r.new_syncs - r.base_syncs, 1) + " sync/step";
+  return out;
+}
 }  // namespace
 
 std::string hintLabel(const features::LineHint& h) {
@@ -216,13 +231,13 @@ std::string hintLabel(const features::LineHint& h) {
     std::string label = "▮ " + formatMilliseconds(h.inclusive_ns) + " ms · " + formatShare(h.inclusive_share) +
                         " incl · self " + formatMilliseconds(h.gpu_ns);
     if (h.delta_ns) label += " " + formatDelta(*h.delta_ns);
-    return label + memory;
+    return label + regressionNote(h) + memory;
   }
   std::string label = "▮ " + formatMilliseconds(h.gpu_ns) + " ms · " + formatShare(h.share);
   if (h.show_split)
     label += " (fwd " + formatMilliseconds(h.forward_ns) + " + bwd " + formatMilliseconds(h.backward_ns) + ")";
   if (h.delta_ns) label += " " + formatDelta(*h.delta_ns);
-  return label + memory;
+  return label + regressionNote(h) + memory;
 }
 
 nlohmann::json hintData(const features::LineHint& h) {
@@ -234,6 +249,12 @@ nlohmann::json hintData(const features::LineHint& h) {
                          {"forwardNs", h.forward_ns},
                          {"backwardNs", h.backward_ns}};
   if (h.delta_ns) data["deltaNs"] = *h.delta_ns;
+  if (const auto& r = h.regression) {
+    nlohmann::json reg = {{"deltaNs", r->delta_ns}, {"certain", r->certain}, {"regressed", r->regressed}};
+    if (r->sampled) reg["intervalNs"] = {r->low_ns, r->high_ns};
+    if (r->sync_added) reg["syncsPerStep"] = {r->base_syncs, r->new_syncs};
+    data["regression"] = std::move(reg);
+  }
   if (h.show_inclusive) data["inclusiveNs"] = h.inclusive_ns, data["inclusiveShare"] = h.inclusive_share;
   if (!h.show_time) data["gpuNs"] = nullptr;
   if (h.memory_bytes > 0) data["memoryBytes"] = h.memory_bytes, data["memoryShare"] = h.memory_share;
@@ -338,6 +359,30 @@ std::string memoryMarkdown(const features::HoverInfo& hover) {
   return out;
 }
 
+// The regression gate's change of the line against compareWith, first in the hover.
+std::string regressionMarkdown(const features::HoverInfo& hover) {
+  const auto& r = *hover.regression;
+  const auto& b = *hover.regression_basis;
+  std::string out = "**Since the baseline** " + md::code(b.base_name) + ": " + formatMilliseconds(r.base_ns) + " → " +
+                    formatMilliseconds(r.new_ns) + " ms/step, " + formatDelta(r.delta_ns);
+  if (r.sampled)
+    out += ", 95% interval " + signedMs(r.low_ns) + " .. " + signedMs(r.high_ns) +
+           (r.certain ? " (past the runs' spread)" : " (within the runs' spread: noise)");
+  else
+    out += " (no per-step samples: no interval)";
+  if (r.added) out += "; the baseline had no such line";
+  if (r.sync_added)
+    out += "\n\nThis line now synchronizes " + formatFixed(r.new_syncs, 1) + "× a step (was " +
+           formatFixed(r.base_syncs, 1) + ") while the step grew " + signedMs(b.step_new_ns - b.step_base_ns) +
+           " (95% interval " + signedMs(b.step_low_ns) + " .. " + signedMs(b.step_high_ns) +
+           "): the host waits here for the GPU, then the GPU for the host.";
+  out +=
+      "\n\n*Medians of " + std::to_string(b.base_samples) + " and " + std::to_string(b.new_samples) +
+      " steps; the interval is a bootstrap of their difference (2000 resamples). The step: " + md::text(b.step_basis) +
+      ".*";
+  return out;
+}
+
 }  // namespace
 
 std::string hoverMarkdown(const features::HoverInfo& hover) {
@@ -349,12 +394,14 @@ std::string hoverMarkdown(const features::HoverInfo& hover) {
     std::string card = hover.standing ? hintTooltip(*hover.standing) : "";
     for (const std::string* part : {&compiled, &memory})
       if (!part->empty()) card = card.empty() ? *part : card + "\n\n" + *part;
+    if (hover.regression && hover.regression_basis)
+      card = regressionMarkdown(hover) + (card.empty() ? "" : "\n\n" + card);
     return card;
   }
   std::string card = breakdownMarkdown(*hover.cost);
   if (!memory.empty()) card += "\n\n" + memory;
   if (!compiled.empty()) card += "\n\n" + compiled;
-  if (hover.compare) {
+  if (hover.compare && !hover.regression) {
     const auto& c = *hover.compare;
     std::string change = "**Compared with** " + md::code(c.name) + ": " + formatMilliseconds(c.before_ns) + " → " +
                          formatMilliseconds(c.now_ns) + (c.per_step ? " ms/step" : " ms") + ", " +
@@ -367,6 +414,7 @@ std::string hoverMarkdown(const features::HoverInfo& hover) {
     if (!c.note.empty()) change += " *(" + md::text(c.note) + ")*";
     card = change + "\n\n" + card;
   }
+  if (hover.regression && hover.regression_basis) card = regressionMarkdown(hover) + "\n\n" + card;
   if (hover.stale)
     card = "*Edited since it was profiled: the figures are for the line as it was when measured.*\n\n" + card;
   return card;

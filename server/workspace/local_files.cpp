@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 namespace sightline::server {
 
@@ -64,6 +66,25 @@ std::function<bool(const std::string&)> existsWithin(LocalScope scope) {
 join::JoinEnvironment localJoinEnvironment(attribution::PathMapper mapper) {
   if (!mapper.exists) mapper.exists = existsWithin(scopeOf(mapper));
   return {std::move(mapper), normalPath, [](const std::string& p) { return readTextFile(p, kMaxScriptBytes); }};
+}
+
+void addLineTexts(std::vector<join::RankSummary>& summaries, const attribution::PathMapper& mapper) {
+  std::map<std::string, std::vector<std::string>> files;  // profile path -> its lines ("" unread)
+  for (auto& s : summaries)
+    for (auto& l : s.lines) {
+      auto [it, fresh] = files.try_emplace(l.path);
+      if (fresh)
+        if (auto local = mapper.map(l.path))
+          if (auto text = readTextFile(*local, kMaxScriptBytes)) {
+            std::string line;
+            for (std::istringstream in(*text); std::getline(in, line);) it->second.push_back(line);
+          }
+      if (l.line < 1 || static_cast<size_t>(l.line) > it->second.size()) continue;
+      std::string_view t = it->second[static_cast<size_t>(l.line) - 1];
+      while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+      while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.remove_suffix(1);
+      l.text = std::string(t.substr(0, 400));
+    }
 }
 
 }  // namespace sightline::server

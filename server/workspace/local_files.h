@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/join/profile_join.h"
+#include "analysis/join/rank_summary.h"
 
 namespace sightline::server {
 
@@ -39,5 +40,10 @@ std::function<bool(const std::string&)> existsWithin(LocalScope scope);
 // `mapper` (its `exists` asked of the file system within scopeOf(mapper) unless set), paths
 // normalized by normalPath, and sources read from disk up to kMaxScriptBytes.
 join::JoinEnvironment localJoinEnvironment(attribution::PathMapper mapper);
+
+// Each summarized line's source text, where its profile path maps onto a file through `mapper`
+// (whose `exists` keeps it in scope): a diff against a later version of the script matches
+// lines by it.
+void addLineTexts(std::vector<join::RankSummary>& summaries, const attribution::PathMapper& mapper);
 
 }  // namespace sightline::server

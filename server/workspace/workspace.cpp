@@ -9,6 +9,7 @@
 
 #include "analysis/attribution/nvtx_sites.h"
 #include "analysis/features/profile_diagnostics.h"
+#include "analysis/features/regression_findings.h"
 #include "analysis/features/source_match.h"
 #include "server/lsp/uri.h"
 #include "server/platform/log.h"
@@ -187,11 +188,14 @@ void Workspace::loadCompare() {
   auto changed = [this] {
     ++profile_generation_;  // costs carry the compare profile's: recompute them
     costs_.clear();
+    computeRegression();
     client_.hintsChanged();
+    client_.findingsChanged();
   };
   if (compare_setting_.empty()) {
-    if (compare_) {
+    if (compare_ || !compare_summary_path_.empty()) {
       compare_.reset();
+      compare_summaries_.clear(), compare_summary_path_.clear();
       changed();
     }
     return;
@@ -201,6 +205,24 @@ void Workspace::loadCompare() {
     std::string message = "sightline.compareWith: no such profile: " + compare_setting_;
     SL_LOG(Warn) << message;
     client_.logMessage(2, message);
+    return;
+  }
+  compare_.reset();
+  compare_summaries_.clear(), compare_summary_path_.clear();
+  if (isSummaryFile(files.front())) {
+    std::string error;
+    auto summaries = readSummaryFile(files.front(), error);
+    if (!summaries) {
+      std::string message = "sightline.compareWith: " + files.front() + ": " + error;
+      SL_LOG(Warn) << message;
+      client_.logMessage(2, message);
+      return;
+    }
+    SL_LOG(Info) << "comparing with the rank summaries of " << files.front() << " (sightline.compareWith)";
+    compare_summaries_ = std::move(*summaries);
+    compare_summary_path_ = files.front();
+    changed();
+    if (profile_) client_.profileStatusChanged();
     return;
   }
   SL_LOG(Info) << "loading " << files.front() << " to compare with (sightline.compareWith)";
@@ -218,6 +240,17 @@ void Workspace::loadCompare() {
         if (profile_) client_.profileStatusChanged();
       },
       compiledCodeSearch());
+}
+
+void Workspace::computeRegression() {
+  regression_.reset();
+  const std::vector<join::RankSummary>* base = compare_ ? &compare_->summaries : &compare_summaries_;
+  if (!profile_ || base->empty() || profile_->summaries.empty()) return;
+  std::string why, path = comparePath();
+  regression_ =
+      regressionOf(*base, profile_->summaries, workspaceMapper(), std::filesystem::path(path).filename().string(), why);
+  if (!regression_)
+    client_.logMessage(2, "sightline.compareWith: " + path + " cannot be compared with the profile: " + why);
 }
 
 void Workspace::loadProfiles(std::vector<std::string> candidates, const std::string& reason) {
@@ -301,6 +334,7 @@ void Workspace::onProfileLoaded(std::shared_ptr<LoadedProfile> loaded, std::stri
   profile_error_.clear();
   ++profile_generation_;
   costs_.clear();
+  computeRegression();
   // The new numbers are for the files as they are now: line tracking starts over.
   for (Document* doc : documents_.all()) doc->rebaseLines();
   watched_mtime_ = profile_->file_mtime_ns;
@@ -356,6 +390,19 @@ const features::FileCosts* Workspace::costsFor(Document& doc) {
     if (!path) return nullptr;
     auto joined = join::joinFile(*profile_->join, compare_ ? compare_->join.get() : nullptr, normalPath(*path),
                                  doc.file(), doc.index(), &doc.lineTracker());
+    // A compare profile of another version of the script is matched by line number in the
+    // regression (its summaries hold no text): its changes would land on the wrong lines.
+    if (regression_ && joined.compare_alignment.empty()) {
+      auto mapper = workspaceMapper();
+      std::string here = normalPath(*path);
+      attachRegressions(
+          *regression_,
+          [&](const std::string& profile_path) {
+            auto local = mapper.map(profile_path);
+            return local && normalPath(*local) == here;
+          },
+          joined.measured);
+    }
     cached = costs_.insert_or_assign(doc.uri(), CostsSlot{profile_generation_, std::move(joined), 0, {}}).first;
     cached->second.line_generation = doc.lineGeneration() + 1;  // remapped below
   }
@@ -379,6 +426,12 @@ std::vector<features::Finding> Workspace::computeFindings(Document& doc) {
                                           settings_.thresholds);
   auto path = uriToPath(doc.uri());
   std::string name = path ? std::filesystem::path(*path).filename().string() : doc.uri();
+  if (auto regressed = features::regressionFindings(doc.file(), *costs, settings_.rules); !regressed.empty()) {
+    out.insert(out.end(), std::make_move_iterator(regressed.begin()), std::make_move_iterator(regressed.end()));
+    std::stable_sort(out.begin(), out.end(), [](const features::Finding& a, const features::Finding& b) {
+      return a.range.begin < b.range.begin;
+    });
+  }
   const auto& joined = costs_[doc.uri()].joined;
   if (auto f = features::sourceMismatchFinding(doc.file(), doc.index(), joined.anchors, profile_->profile(),
                                                settings_.rules, name, &doc.lineTracker(), &joined.measured))

@@ -18,6 +18,7 @@
 
 #include "analysis/features/diagnostics.h"
 #include "analysis/features/profile_view.h"
+#include "server/workspace/baseline.h"
 #include "server/workspace/document_store.h"
 #include "server/workspace/profiles.h"
 #include "server/workspace/settings.h"
@@ -72,6 +73,8 @@ class Workspace {
   void profileFileChanged(const std::string& path);    // the client saw a file change on disk
   const LoadedProfile* profile() const { return profile_.get(); }
   const LoadedProfile* compareProfile() const { return compare_.get(); }
+  // compareWith's file while one is loaded (a profile or a rank-summary file), else "".
+  std::string comparePath() const { return compare_ ? compare_->path : compare_summary_path_; }
   const std::string& profileError() const { return profile_error_; }
 
   // --- per-document results, cached ---
@@ -113,6 +116,12 @@ class Workspace {
   ProfileLoader compare_loader_;
   std::shared_ptr<const LoadedProfile> compare_;
   std::string compare_setting_;  // the compareWith value compare_ (or its load) is for
+  // compareWith naming a rank-summary file (a baseline CI kept) instead of a profile.
+  std::vector<join::RankSummary> compare_summaries_;
+  std::string compare_summary_path_;
+  // The profile's change from compareWith's run, with intervals (baseline.h); null without one.
+  std::shared_ptr<const Regression> regression_;
+  void computeRegression();
   std::string profile_error_;
   uint64_t profile_generation_ = 0;          // bumps on every (re)load
   std::vector<std::string> loaded_setting_;  // the `profiles` setting the last load used

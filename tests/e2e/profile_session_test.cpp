@@ -457,8 +457,11 @@ TEST(ProfileSession, CompareWithShowsPerLineChanges) {
   auto hover = hoverText(*client, w.script_uri, 104, 20);
   ASSERT_TRUE(hover);
   std::string card = *hover;
-  EXPECT_NE(card.find("**Compared with** `naive.sqlite`: "), std::string::npos) << card;
+  // The same version of the script: the regression gate's change, with its interval.
+  EXPECT_NE(card.find("**Since the baseline** `naive.sqlite`: "), std::string::npos) << card;
   EXPECT_NE(card.find("ms/step, ▲ +"), std::string::npos) << card;
+  EXPECT_NE(card.find(", 95% interval +"), std::string::npos) << card;
+  EXPECT_TRUE((*copy)["data"].contains("regression")) << copy->dump();
   fs::remove_all(w.root);
 }
 
