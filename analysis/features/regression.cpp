@@ -55,6 +55,15 @@ std::string whyIncomparable(const std::vector<join::RankSummary>& base, const st
   if (profilerOf(b) != profilerOf(n))
     return "different profilers: " + profilerOf(b) + " (base) and " + profilerOf(n) +
            " (new); each profiler slows a step its own way";
+  if (!b.profiler_options.empty() && !n.profiler_options.empty() && b.profiler_options != n.profiler_options) {
+    auto list = [](const std::vector<std::string>& v) {
+      std::string out;
+      for (const auto& o : v) out += (out.empty() ? "" : ", ") + o;
+      return out;
+    };
+    return "different profiler options: " + list(b.profiler_options) + " (base) and " + list(n.profiler_options) +
+           " (new); each option changes what a profiled step costs";
+  }
   if (b.gpu_name != n.gpu_name && !b.gpu_name.empty() && !n.gpu_name.empty())
     return "different GPUs: " + b.gpu_name + " (base) and " + n.gpu_name + " (new)";
   if (base.size() != next.size())
@@ -124,6 +133,7 @@ struct RunLine {
   bool sampled = true;
   int64_t total_ns = 0;
   int64_t syncs = 0;
+  std::vector<std::string> kernels;  // the first rank's that names any
 };
 
 struct RunLines {
@@ -154,6 +164,7 @@ RunLines linesOf(const std::vector<join::RankSummary>& run, const std::set<std::
       r.path = l->path, r.text = l->text, r.line = l->line;
       r.total_ns += l->ns;
       r.syncs += l->syncs;
+      if (r.kernels.empty()) r.kernels = l->kernels;
       if (l->step_ns.size() == s.steps.size() && !s.steps.empty()) {
         for (size_t k = 0; k < s.steps.size(); ++k)
           if (mask[k]) r.samples.push_back(l->step_ns[k]);
@@ -172,10 +183,16 @@ std::vector<PartChange> partsOf(const std::vector<std::vector<join::RankSummary>
     std::vector<int64_t> out;
     for (const auto& s : run) {
       std::vector<char> mask = steadyMask(s);
+      // Communication no other kernel overlapped, per step: its collectives' exposed time.
+      std::vector<int64_t> exposed(s.steps.size(), 0);
+      for (const auto& c : s.collectives)
+        if (c.step >= 0 && static_cast<size_t>(c.step) < exposed.size())
+          exposed[static_cast<size_t>(c.step)] += c.exposed_ns;
       for (size_t k = 0; k < s.steps.size(); ++k) {
         if (!mask[k]) continue;
         const auto& st = s.steps[k];
-        out.push_back(part == -2   ? st.compute_ns + st.copy_ns
+        out.push_back(part == -3   ? exposed[k]
+                      : part == -2 ? st.compute_ns + st.copy_ns
                       : part == -1 ? st.comm_ns
                                    : st.wait_ns[static_cast<size_t>(part)]);
       }
@@ -183,8 +200,11 @@ std::vector<PartChange> partsOf(const std::vector<std::vector<join::RankSummary>
     return out;
   };
   std::vector<PartChange> out;
-  for (int part = -2; part < static_cast<int>(attribution::kWaitCount); ++part) {
-    std::string name = part == -2 ? "GPU work"
+  bool communicates = std::any_of(next.begin(), next.end(), [](const auto& s) { return !s.collectives.empty(); });
+  for (int part = -3; part < static_cast<int>(attribution::kWaitCount); ++part) {
+    if (part == -3 && !communicates) continue;
+    std::string name = part == -3   ? "communication exposed (no compute beside it)"
+                       : part == -2 ? "GPU work"
                        : part == -1
                            ? "communication"
                            : std::string("GPU idle: ") + attribution::waitName(static_cast<attribution::Wait>(part));
@@ -232,6 +252,54 @@ std::vector<PartChange> inputWaits(const std::vector<std::vector<join::RankSumma
   return out;
 }
 
+// Lines edited in place: a line of the new run whose text no base line has, at the place of a
+// base line whose text the new run lacks (moved as far as the nearest matched line above it,
+// or below it at the top of a file).
+// `fp32: with torch.autocast(..., enabled=False): return ...` for `return ...` on line 75 is the
+// same line changed, not one removed and one new. Returns new key -> base key.
+std::map<std::string, std::string> editedLines(const std::map<std::string, bool>& keys, const std::vector<RunLines>& b,
+                                               const RunLines& n) {
+  struct Place {
+    std::string file;
+    int32_t line = 0;
+  };
+  auto baseLine = [&](const std::string& key) -> const RunLine* {
+    for (const auto& run : b)
+      if (auto it = run.by_key.find(key); it != run.by_key.end()) return &it->second;
+    return nullptr;
+  };
+  std::map<std::string, std::vector<std::pair<int32_t, int32_t>>> matched;  // file -> (base line, new line)
+  std::map<std::pair<std::string, int32_t>, std::string> fresh;             // (file, new line) -> new-only key
+  std::vector<std::pair<Place, std::string>> gone;                          // base-only lines
+  for (const auto& [key, in_new] : keys) {
+    const RunLine* old = baseLine(key);
+    if (in_new && old) {
+      const RunLine& now = n.by_key.at(key);
+      matched[fileName(now.path)].emplace_back(old->line, now.line);
+    } else if (in_new) {
+      const RunLine& now = n.by_key.at(key);
+      fresh[{fileName(now.path), now.line}] = key;
+    } else if (old) {
+      gone.push_back({{fileName(old->path), old->line}, key});
+    }
+  }
+  for (auto& [file, pairs] : matched) std::sort(pairs.begin(), pairs.end());
+  std::map<std::string, std::string> out;
+  for (const auto& [place, key] : gone) {
+    int32_t shift = 0;  // how far the nearest matched line above (else below) moved
+    if (auto m = matched.find(place.file); m != matched.end()) {
+      auto below = std::lower_bound(m->second.begin(), m->second.end(), std::make_pair(place.line, INT32_MIN));
+      if (below != m->second.begin())
+        shift = std::prev(below)->second - std::prev(below)->first;
+      else if (below != m->second.end())
+        shift = below->second - below->first;
+    }
+    auto now = fresh.find({place.file, place.line + shift});
+    if (now != fresh.end() && !out.count(now->second)) out[now->second] = key;
+  }
+  return out;
+}
+
 // Each line of either side, matched by key: its samples per base run (zeros where a run lacks
 // it) against the new run's.
 void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const std::vector<join::RankSummary>& next,
@@ -255,6 +323,9 @@ void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const st
   for (const auto& run : b)
     for (const auto& [key, l] : run.by_key) keys.emplace(key, false);
   auto zeros = [](size_t count) { return std::vector<int64_t>(count, 0); };
+  std::map<std::string, std::string> edited = editedLines(keys, b, n);  // new key -> its old self's key
+  std::set<std::string> replaced;
+  for (const auto& [now, was] : edited) replaced.insert(was);
   // Intervals for the costliest lines only (a summary keeps per-step samples for 64 per rank;
   // a crafted one could ask for a bootstrap of every line it names).
   std::vector<std::pair<double, std::string>> weight;
@@ -268,13 +339,16 @@ void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const st
   std::set<std::string> with_interval;
   for (size_t i = 0; i < weight.size() && i < kMaxIntervalLines; ++i) with_interval.insert(weight[i].second);
   for (const auto& [key, in_new] : keys) {
+    if (replaced.count(key)) continue;  // shown as the line it became
+    auto was = edited.find(key);
+    const std::string& base_key = was == edited.end() ? key : was->second;
     LineChange lc;
     const RunLine* first_base = nullptr;
     bool sampled = true;
     SampleRuns base;
     double base_total = 0, base_steps = 0, base_syncs = 0;
     for (const auto& run : b) {
-      auto it = run.by_key.find(key);
+      auto it = run.by_key.find(base_key);
       const RunLine* bl = it == run.by_key.end() ? nullptr : &it->second;
       if (bl && !first_base) first_base = bl;
       if (bl && !bl->sampled) sampled = false;
@@ -286,12 +360,17 @@ void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const st
     lc.base_syncs = base_steps > 0 ? base_syncs / base_steps : 0;
     lc.new_syncs = nl && n.steady_steps ? static_cast<double>(nl->syncs) / static_cast<double>(n.steady_steps) : 0;
     if (nl && !nl->sampled) sampled = false;
-    lc.kind = !nl ? LineChange::Kind::Removed : first_base ? LineChange::Kind::Both : LineChange::Kind::New;
+    lc.kind = !nl                   ? LineChange::Kind::Removed
+              : was != edited.end() ? LineChange::Kind::Edited
+              : first_base          ? LineChange::Kind::Both
+                                    : LineChange::Kind::New;
     const RunLine& shown = nl ? *nl : *first_base;
     lc.path = shown.path, lc.text = shown.text;
     lc.new_line = nl ? nl->line : 0;
+    if (first_base) lc.base_kernels = first_base->kernels;
+    if (nl) lc.new_kernels = nl->kernels;
     lc.base_line = first_base ? first_base->line : 0;
-    if (sampled && with_interval.count(key)) {
+    if (sampled && (with_interval.count(key) || with_interval.count(base_key))) {
       lc.change = changeOfRuns(base, {nl ? nl->samples : zeros(n.steady_steps)});
     } else {
       // Totals per steady step, without an interval: shown, never gated.
@@ -321,6 +400,27 @@ void orderLines(RunDiff& d) {
     if (x.sync_added != y.sync_added) return x.sync_added;
     return x.sync_added && x.new_syncs - x.base_syncs > y.new_syncs - y.base_syncs;
   });
+}
+
+// torch, its CUDA and the driver, where a base run and the new one name different ones.
+std::vector<std::string> versionChanges(const std::vector<std::vector<join::RankSummary>>& bases,
+                                        const std::vector<join::RankSummary>& next) {
+  std::vector<std::string> out;
+  if (next.empty()) return out;
+  using Field = std::string join::RankSummary::*;
+  for (auto [name, field] : {std::pair<const char*, Field>{"torch", &join::RankSummary::torch_version},
+                             std::pair<const char*, Field>{"CUDA", &join::RankSummary::cuda_version},
+                             std::pair<const char*, Field>{"the driver's CUDA", &join::RankSummary::cuda_driver}}) {
+    const std::string& now = next.front().*field;
+    std::set<std::string> before;
+    for (const auto& run : bases)
+      if (!run.empty() && !(run.front().*field).empty() && run.front().*field != now) before.insert(run.front().*field);
+    if (now.empty() || before.empty()) continue;
+    std::string was;
+    for (const auto& b : before) was += (was.empty() ? "" : ", ") + b;
+    out.push_back(std::string(name) + " " + was + " (base) and " + now + " (new)");
+  }
+  return out;
 }
 
 // A run's measured peak: its largest rank's; -1 where a rank has none.
@@ -492,6 +592,7 @@ RunDiff diffRuns(const std::vector<std::vector<join::RankSummary>>& bases, const
   orderLines(d);
   d.lines_total = d.lines.size();
   d.memory = memoryOf(bases, next);
+  d.version_changes = versionChanges(bases, next);
   for (const auto& rule : rules) d.gate.push_back(check(rule, d));
   return d;
 }

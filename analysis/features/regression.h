@@ -43,7 +43,7 @@ struct MedianChange {
 // A line of the script in either run, matched by its path's file name and its source text
 // (lines moved by an edit keep their match), else by its number.
 struct LineChange {
-  enum class Kind { Both, New, Removed };
+  enum class Kind { Both, New, Removed, Edited };  // Edited: its text changed in place (text: the new)
   Kind kind = Kind::Both;
   std::string path;                     // as the new run's profile records it (base's if removed)
   int32_t base_line = 0, new_line = 0;  // 0 where the run has no such line
@@ -56,6 +56,12 @@ struct LineChange {
   // synchronizes more often than before: the host waits here while the GPU drains, and the
   // GPU waits for the work the host then does. Such lines are listed first.
   bool sync_added = false;
+  // Its costliest kernels in the first base run and in the new one (most first), and whether the
+  // costliest changed: fp32 GEMMs for bf16 ones, a fused kernel for several.
+  std::vector<std::string> base_kernels, new_kernels;
+  bool kernels_changed() const {
+    return !base_kernels.empty() && !new_kernels.empty() && base_kernels.front() != new_kernels.front();
+  }
 };
 
 // The runs' memory peaks as sightline capture measured them: the caching allocator's
@@ -105,6 +111,9 @@ struct RunDiff {
   // What the step's samples are: "measured without the profiler" (sightline capture's timed
   // steps) or "profiled steps"; and why, when the measured ones could not be used.
   std::string step_basis, step_basis_note;
+  // What else changed between the runs that the comparison includes: torch, its CUDA, the
+  // driver ("torch 2.10.0 (base) and 2.11.0 (new)"); empty when the same or unknown.
+  std::vector<std::string> version_changes;
   MedianChange step;
   // The step's samples the interval was drawn from: each base run's, and the new run's (ranks
   // one after another), in the order the runs took them.

@@ -78,6 +78,10 @@ std::vector<RankSummary> summarizeRanks(const ProfileJoin& join, const std::stri
     s.launches = r.launches, s.lost_launches = r.lost_launches;
     s.warnings = p.info.warnings;
     s.tool_version = p.info.tool_version;
+    for (const char* option : kRecordingOptions)
+      if (std::find(p.info.capabilities.begin(), p.info.capabilities.end(), option) != p.info.capabilities.end())
+        s.profiler_options.push_back(option);
+    if (s.profiler_options.empty()) s.profiler_options.push_back("kernels");  // known: nothing beyond them
     if (const auto& m = join.measured(); m && m->source == model::StepMeasurement::Source::Measured) {
       s.profiler = m->profiler, s.command = m->command;
       s.input_path = m->input_path, s.input_line = m->input_line;
@@ -86,6 +90,7 @@ std::vector<RankSummary> summarizeRanks(const ProfileJoin& join, const std::stri
           s.measured_ns = proc.timed_ns, s.measured_input_ns = proc.timed_input_ns;
           s.measured_peak_allocated_bytes = proc.peak_allocated_bytes;
           s.measured_peak_reserved_bytes = proc.peak_reserved_bytes;
+          s.torch_version = proc.torch_version, s.cuda_version = proc.cuda_version, s.cuda_driver = proc.cuda_driver;
         }
     }
     if (auto it = attr.process_steps.find(r.pid); it != attr.process_steps.end())
@@ -130,6 +135,19 @@ std::vector<RankSummary> summarizeRanks(const ProfileJoin& join, const std::stri
         if (l.step_ns.empty()) l.step_ns.assign(out[0].steps.size(), 0);
         l.syncs = cost.syncs, l.sync_ns = cost.sync_ns;
       }
+  // Each line's costliest kernels by name, from attribution's per-line tallies.
+  for (auto& by_line : lines)
+    for (auto& [key, l] : by_line) {
+      auto file = attr.files.find(key.first);
+      if (file == attr.files.end()) continue;
+      auto cost = file->second.find(key.second);
+      if (cost == file->second.end()) continue;
+      std::vector<std::pair<int64_t, model::StringId>> named;
+      for (const auto& [name, stat] : cost->second.by_name) named.emplace_back(-stat.ns, name);
+      std::sort(named.begin(), named.end());
+      for (size_t i = 0; i < named.size() && i < kMaxLineKernels; ++i)
+        l.kernels.push_back(std::string(p.strings[named[i].second].substr(0, kMaxKernelName)));
+    }
   std::vector<std::map<std::pair<model::StringId, int32_t>, int32_t>> line_index(out.size());
   for (size_t r = 0; r < out.size(); ++r) {
     std::vector<std::pair<std::pair<model::StringId, int32_t>, SummaryLine>> v(lines[r].begin(), lines[r].end());

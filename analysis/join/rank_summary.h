@@ -32,6 +32,9 @@ struct SummaryLine {
   // Synchronizing calls made on the line over the steady steps, and the host time blocked in
   // them (a report of one rank; 0 in a report of several, which keeps them per line only).
   int64_t syncs = 0, sync_ns = 0;
+  // Its costliest kernels by name (at most kMaxLineKernels, most first; of the whole report in a
+  // report of several ranks): a diff says when a line's kernels changed.
+  std::vector<std::string> kernels;
 };
 
 // A communication kernel: (step, name, nth) pairs it with the same collective on other ranks.
@@ -80,10 +83,21 @@ struct RankSummary {
   int32_t input_line = 0;
   std::string profiler;      // "nsys", "torch", "none"; "" unknown
   std::string tool_version;  // the profiler's own version, as the profile records it
+  // What the profiler recorded beyond kernels (model::ProfileInfo::capabilities of
+  // kRecordingOptions): the options that set its cost; empty when unknown (older summaries).
+  std::vector<std::string> profiler_options;
+  // torch's version, its CUDA's and the driver's, where sightline capture's hook read them.
+  std::string torch_version, cuda_version, cuda_driver;
   std::vector<std::string> command;
 };
 
 inline constexpr size_t kMaxStepLines = 64;
+inline constexpr size_t kMaxLineKernels = 3;
+inline constexpr size_t kMaxKernelName = 160;  // bytes of a kernel's name a summary keeps
+// The capabilities that are options of the profiler (each changes what a profiled step costs),
+// not facts of the script (CUDA graphs, autograd ops).
+inline constexpr std::array<const char*, 5> kRecordingOptions = {"python-backtraces", "autograd-nvtx",
+                                                                 "cuda-memory-usage", "call-stacks", "memory-history"};
 // A report of more processes with GPU work than this is no job of ranks (an export of a service,
 // a crafted file): summarizeRanks gives none.
 inline constexpr size_t kMaxSummarizedRanks = 4096;

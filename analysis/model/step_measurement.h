@@ -47,6 +47,7 @@ struct StepMeasurement {
     // The caching allocator's peaks on its GPU by the end of its timed steps (before the
     // profiler ran); -1 unknown.
     int64_t peak_allocated_bytes = -1, peak_reserved_bytes = -1;
+    std::string torch_version, cuda_version, cuda_driver;  // as the hook read them; "" unknown
   };
   std::vector<std::string> command;  // the command sightline capture ran (untrusted text)
   std::vector<Process> processes;

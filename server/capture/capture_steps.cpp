@@ -120,6 +120,13 @@ std::optional<RankPart> rankPartOf(const json& value, const CaptureWindow& windo
   if (problem.empty()) problem = readSteps(value, "profiled", w + k + 1, w + k + m, false, part.profiled);
   if (!problem.empty()) return std::nullopt;
   if (problem.empty()) problem = readMemoryPeak(value, part);
+  for (auto [key, into] :
+       {std::pair{"torch_version", &part.torch_version}, std::pair{"cuda_version", &part.cuda_version},
+        std::pair{"cuda_driver", &part.cuda_driver}}) {
+    auto text = textIn(value, key);
+    if (!text || text->size() > 64) problem = std::string(key) + " is not text of at most 64 bytes";
+    if (text) *into = text->substr(0, 64);
+  }
   if (!problem.empty()) return std::nullopt;
   // A trace is a file name beside the steps file, nothing else.
   if (part.trace.find('/') != std::string::npos || part.trace == "." || part.trace == "..") part.trace.clear();
@@ -321,6 +328,9 @@ nlohmann::ordered_json stepsDocument(const CaptureWindow& window, const std::vec
     one["timed"] = stepsJson(r.timed);
     one["profiled"] = stepsJson(r.profiled);
     one["hook_ns"] = r.hook_ns;
+    for (auto [key, value] : {std::pair{"torch_version", &r.torch_version}, std::pair{"cuda_version", &r.cuda_version},
+                              std::pair{"cuda_driver", &r.cuda_driver}})
+      if (!value->empty()) one[key] = *value;
     if (r.peak_allocated_bytes >= 0)
       one["memory_peak"] = {{"allocated_bytes", r.peak_allocated_bytes}, {"reserved_bytes", r.peak_reserved_bytes}};
     out_ranks.push_back(std::move(one));

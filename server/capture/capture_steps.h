@@ -54,6 +54,8 @@ struct RankPart {
   // The caching allocator's peaks on its GPU at the end of the timed steps (no profiler had
   // run yet); -1 where the hook read none.
   int64_t peak_allocated_bytes = -1, peak_reserved_bytes = -1;
+  // torch's version, its CUDA's and the driver's CUDA version ("" where the hook read none).
+  std::string torch_version, cuda_version, cuda_driver;
 };
 
 // What one Python process of the command saw, written at its exit.

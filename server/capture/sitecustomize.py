@@ -314,6 +314,21 @@ class _Capture:
         except Exception:  # a torch without the allocator's statistics: no peak, nothing else lost
             self.memory_peak = None
 
+    def versions(self):
+        """torch's version, its CUDA's and the driver's, as this process runs them: a comparison of
+        two runs says when they differ."""
+        torch, out = self.torch, {}
+        try:
+            out["torch_version"] = str(torch.__version__)[:64]
+            if getattr(torch.version, "cuda", None):
+                out["cuda_version"] = str(torch.version.cuda)[:64]
+            if self.use_cuda:
+                driver = int(torch._C._cuda_getDriverVersion())  # 12080: CUDA 12.8's driver API
+                out["cuda_driver"] = "%d.%d" % (driver // 1000, driver % 1000 // 10)
+        except Exception:  # a torch without one of them: the others still count
+            pass
+        return out
+
     # --- the loop's wait for data, over the timed steps ---
     def start_input_timing(self):
         """Wraps the DataLoader iterators' __next__ for the timed steps (a profiled step never
@@ -465,6 +480,7 @@ class _Capture:
             part["trace"] = os.path.basename(self.trace)
         if self.memory_peak:
             part["memory_peak"] = self.memory_peak
+        part.update(self.versions())
         _write_json(os.path.join(self.folder, "rank.%d.json" % self.pid), part)
         self.written = True
         if self.stop_after:

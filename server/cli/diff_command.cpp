@@ -188,6 +188,7 @@ std::string lineLabel(const LineChange& l) {
   if (l.kind == LineChange::Kind::Removed) return file + ":" + std::to_string(l.base_line) + " (removed)";
   std::string label = file + ":" + std::to_string(l.new_line);
   if (l.kind == LineChange::Kind::New) return label + " (new)";
+  if (l.kind == LineChange::Kind::Edited) return label + " (edited)";
   if (l.base_line != l.new_line) label += " (was " + std::to_string(l.base_line) + ")";
   return label;
 }
@@ -201,6 +202,20 @@ std::string memoryLine(const features::MemoryChange& m) {
   return "peak " + base + " -> " + features::formatBytes(m.new_bytes) + ": " +
          features::formatSignedBytes(m.deltaBytes()) + " (" + signedPercent(m.relative()) +
          ") against the largest base peak, as the allocator counted it without the profiler (max_memory_allocated)";
+}
+
+// "its costliest kernel was sm90_xmma_gemm_bf16..., now sm80_xmma_gemm_f32...", where the line's
+// change is past its spread and its costliest kernel is another.
+std::string kernelNote(const LineChange& l) {
+  if (!l.kernels_changed() || !l.change.certain()) return "";
+  return "its costliest kernel was " + l.base_kernels.front() + ", now " + l.new_kernels.front();
+}
+
+// "torch 2.10.0 (base) and 2.11.0 (new): the changes below include the upgrade"
+std::string versionsLine(const RunDiff& d) {
+  std::string out;
+  for (const auto& v : d.version_changes) out += (out.empty() ? "" : "; ") + v;
+  return out + ": the changes below include that";
 }
 
 // "synchronizes 1.0x a step (was 0): the host waits here for the GPU"
@@ -277,6 +292,7 @@ void writeText(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
   out << "Steps     " << d.step_basis << ": " << d.step.base_samples << " and " << d.step.new_samples << " samples"
       << (d.base_runs > 1 ? ", the base's over " + std::to_string(d.base_runs) + " runs" : "") << "\n";
   if (!d.step_basis_note.empty()) out << "          " << d.step_basis_note << "\n";
+  if (!d.version_changes.empty()) out << "Versions  " << versionsLine(d) << "\n";
   out << "Step      " << features::formatMilliseconds(d.step.base_ns) << " ms -> "
       << features::formatMilliseconds(d.step.new_ns) << " ms: " << signedMs(d.step.delta_ns) << " ("
       << signedPercent(d.step.relative()) << "), 95% interval " << interval(d.step) << "\n";
@@ -295,6 +311,7 @@ void writeText(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
         << features::formatMilliseconds(l->change.base_ns) << " -> " << features::formatMilliseconds(l->change.new_ns)
         << " ms" << (l->change.certain() ? "" : ", within noise") << (l->text.empty() ? "" : "   " + l->text) << "\n";
     if (l->sync_added) out << "      " << syncNote(*l) << "\n";
+    if (std::string k = kernelNote(*l); !k.empty()) out << "      " << k << "\n";
   }
   if (d.lines_total > lines.size()) out << "  (" << d.lines_total - lines.size() << " more: --lines 0)\n";
   if (!d.matched_by_number.empty())
@@ -351,6 +368,7 @@ void writeMarkdown(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
                       std::to_string(d.step.new_samples) + " samples. The step's change is " + spreadLine(d))
       << ".\n\n";
   if (!d.step_basis_note.empty()) out << markdownCell(d.step_basis_note) << "\n\n";
+  if (!d.version_changes.empty()) out << "**Versions** " << markdownCell(versionsLine(d)) << ".\n\n";
   if (auto parts = movedParts(d); !parts.empty()) {
     out << "| part of the step | change per step | 95% interval | base → new (ms) |\n|---|---|---|---|\n";
     for (const auto* p : parts)
@@ -369,7 +387,8 @@ void writeMarkdown(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
         << markdownCell(features::formatMilliseconds(l->change.base_ns) + " → " +
                         features::formatMilliseconds(l->change.new_ns))
         << " | " << (l->text.empty() ? "" : codeCell(l->text))
-        << (l->sync_added ? " " + markdownCell(syncNote(*l)) : "") << " |\n";
+        << (l->sync_added ? " " + markdownCell(syncNote(*l)) : "")
+        << (kernelNote(*l).empty() ? "" : " " + markdownCell(kernelNote(*l))) << " |\n";
   if (d.lines_total > lines.size())
     out << "\n" << d.lines_total - lines.size() << " more lines: `sightline diff --lines 0` lists them.\n";
   out << "\n**Memory** " << markdownCell(memoryLine(d.memory)) << ".\n";
@@ -446,6 +465,7 @@ void writeHtml(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
       << e(signedPercent(d.step.relative())) << "), 95% interval " << e(interval(d.step)) << ". "
       << e("Steps " + d.step_basis + ". The step's change is " + spreadLine(d)) << ".</p>\n";
   if (!d.step_basis_note.empty()) out << "<p>" << e(d.step_basis_note) << "</p>\n";
+  if (!d.version_changes.empty()) out << "<p><b>Versions</b> " << e(versionsLine(d)) << ".</p>\n";
   out << stepBarsSvg(d) << "\n";
   if (auto parts = movedParts(d); !parts.empty()) {
     out << "<table class=\"parts\"><tr><th>part of the step</th><th>change per step</th><th>95% interval</th>"
@@ -467,7 +487,7 @@ void writeHtml(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
         << e(interval(l->change)) << "</td><td class=\"n\">"
         << e(features::formatMilliseconds(l->change.base_ns) + " → " + features::formatMilliseconds(l->change.new_ns))
         << "</td><td><code>" << e(l->text) << "</code>" << (l->sync_added ? "<br>" + e(syncNote(*l)) : "")
-        << "</td></tr>\n";
+        << (kernelNote(*l).empty() ? "" : "<br>" + e(kernelNote(*l))) << "</td></tr>\n";
   out << "</table>\n";
   if (d.lines_total > lines.size())
     out << "<p>" << d.lines_total - lines.size() << " more lines: <code>sightline diff --lines 0</code>.</p>\n";
@@ -515,7 +535,8 @@ json sarifDiff(const RunDiff& d) {
                      : "GPU time on this line grew " + signedMs(l.change.delta_ns) + " per step (95% interval " +
                            interval(l.change) + "; " + features::formatMilliseconds(l.change.base_ns) + " -> " +
                            features::formatMilliseconds(l.change.new_ns) + " ms)" +
-                           (l.kind == LineChange::Kind::New ? ", a line the base runs had no GPU time on" : "");
+                           (l.kind == LineChange::Kind::New ? ", a line the base runs had no GPU time on" : "") +
+                           (kernelNote(l).empty() ? "" : "; " + kernelNote(l));
     message += first && step_exceeded ? "; the step grew " + signedPercent(d.step.relative()) : "";
     std::string rule = l.sync_added ? "sync-added" : error ? "gpu-time-regressed" : "gpu-time-grew";
     results.push_back(
@@ -559,6 +580,7 @@ json diffJson(const RunDiff& d, const DiffArgs& args) {
     const auto& l = *shown;
     const char* kind = l.kind == LineChange::Kind::New       ? "new"
                        : l.kind == LineChange::Kind::Removed ? "removed"
+                       : l.kind == LineChange::Kind::Edited  ? "edited"
                                                              : "both";
     lines.push_back({{"path", l.path},
                      {"base_line", l.base_line ? json(l.base_line) : json(nullptr)},
@@ -567,7 +589,9 @@ json diffJson(const RunDiff& d, const DiffArgs& args) {
                      {"text", l.text},
                      {"change", changeJson(l.change)},
                      {"syncs_per_step", {{"base", l.base_syncs}, {"new", l.new_syncs}}},
-                     {"sync_added", l.sync_added}});
+                     {"sync_added", l.sync_added},
+                     {"kernels", {{"base", l.base_kernels}, {"new", l.new_kernels}}},
+                     {"kernels_changed", l.kernels_changed()}});
   }
   json parts = json::array();
   for (const auto& p : d.parts) {
@@ -607,6 +631,7 @@ json diffJson(const RunDiff& d, const DiffArgs& args) {
           {"lines", lines},
           {"lines_total", d.lines_total},
           {"memory", memory},
+          {"version_changes", d.version_changes},
           {"gate", gate},
           {"failed", d.failed()}};
 }

@@ -114,6 +114,15 @@ bool readLines(const json& o, join::RankSummary& s, std::string& error) {
       if (!count(l[key])) return error = std::string("a line's `") + key + "` is not a count", false;
       *into = l[key].get<int64_t>();
     }
+    if (l.contains("kernels")) {
+      const json& k = l["kernels"];
+      if (!k.is_array() || k.size() > join::kMaxLineKernels)
+        return error = "a line's `kernels` is not a short list", false;
+      for (const auto& name : k) {
+        if (!name.is_string()) return error = "a line's `kernels` holds something not text", false;
+        line.kernels.push_back(name.get<std::string>().substr(0, join::kMaxKernelName));
+      }
+    }
     if (l.contains("step_ns")) {
       if (!ints(l["step_ns"], s.steps.size())) return error = "a line's `step_ns` is not one count per step", false;
       for (const auto& v : l["step_ns"]) {
@@ -199,11 +208,21 @@ std::optional<join::RankSummary> summaryFrom(const json& o, std::string& error) 
     }
   }
   s.profiler = text(o, "profiler"), s.tool_version = text(o, "tool_version");
+  s.torch_version = text(o, "torch_version").substr(0, 64), s.cuda_version = text(o, "cuda_version").substr(0, 64);
+  s.cuda_driver = text(o, "cuda_driver").substr(0, 64);
   if (o.contains("input_site") && o["input_site"].is_object()) {
     const json& site = o["input_site"];
     s.input_path = text(site, "path").substr(0, 4096);
     if (site.contains("line") && count(site["line"]) && site["line"].get<int64_t>() <= 100'000'000)
       s.input_line = site["line"].get<int32_t>();
+  }
+  if (o.contains("profiler_options")) {
+    const json& options = o["profiler_options"];
+    if (!options.is_array() || options.size() > 16) return error = "`profiler_options` is not a list", std::nullopt;
+    for (const auto& w : options) {
+      if (!w.is_string()) return error = "`profiler_options` holds something not text", std::nullopt;
+      s.profiler_options.push_back(w.get<std::string>().substr(0, 64));
+    }
   }
   if (o.contains("command")) {
     if (!o["command"].is_array() || o["command"].size() > 256) return error = "`command` is not a list", std::nullopt;
@@ -257,6 +276,7 @@ json rankSummaryJson(const join::RankSummary& s) {
     if (!l.step_ns.empty()) line["step_ns"] = l.step_ns;
     if (!l.text.empty()) line["text"] = l.text;
     if (l.syncs > 0) line["syncs"] = l.syncs, line["sync_ns"] = l.sync_ns;
+    if (!l.kernels.empty()) line["kernels"] = l.kernels;
     lines.push_back(std::move(line));
   }
   json collectives = json::array();
@@ -288,6 +308,10 @@ json rankSummaryJson(const join::RankSummary& s) {
               {"collectives", collectives}};
   if (!s.profiler.empty()) out["profiler"] = s.profiler;
   if (!s.tool_version.empty()) out["tool_version"] = s.tool_version;
+  if (!s.profiler_options.empty()) out["profiler_options"] = s.profiler_options;
+  for (auto [key, value] : {std::pair{"torch_version", &s.torch_version}, std::pair{"cuda_version", &s.cuda_version},
+                            std::pair{"cuda_driver", &s.cuda_driver}})
+    if (!value->empty()) out[key] = *value;
   if (!s.command.empty()) out["command"] = s.command;
   if (!s.measured_ns.empty()) out["measured_ns"] = s.measured_ns;
   if (!s.measured_input_ns.empty()) out["measured_input_ns"] = s.measured_input_ns;

@@ -103,6 +103,9 @@ void readLoopFacts(const json& ranks, model::StepMeasurement& m) {
       if (allocated >= 0 && reserved >= allocated)
         process.peak_allocated_bytes = allocated, process.peak_reserved_bytes = reserved;
     }
+    process.torch_version = textOf(rank, "torch_version").substr(0, 64);
+    process.cuda_version = textOf(rank, "cuda_version").substr(0, 64);
+    process.cuda_driver = textOf(rank, "cuda_driver").substr(0, 64);
     m.processes.push_back(std::move(process));
     std::string kind = textOf(rank, "step_by");
     m.step_by = first_kind || kind == m.step_by ? kind : "";

@@ -160,6 +160,14 @@ TEST(Diff, Fp32MatmulsFailTheStepOnTheirLine) {
   EXPECT_EQ(d["lines"][0]["new_line"], 75) << d["lines"].dump();
   EXPECT_GT(d["lines"][0]["change"]["delta_ns"].get<double>(), 40e6);
   EXPECT_EQ(d["gate"][1]["subject"], "train.py:75");
+  // The line was edited in place: one line, not a removed and a new one; its kernels changed.
+  const json& line = d["lines"][0];
+  EXPECT_EQ(line["kind"], "edited");
+  EXPECT_EQ(line["base_line"], 75);
+  EXPECT_TRUE(line["kernels_changed"]) << line.dump();
+  EXPECT_NE(line["kernels"]["new"][0].get<std::string>().find("f32f32"), std::string::npos) << line.dump();
+  EXPECT_EQ(line["kernels"]["base"][0].get<std::string>().find("f32f32"), std::string::npos) << line.dump();
+  EXPECT_NE(diff("base", "fp32", "").out.find("train.py:75 (edited)"), std::string::npos);
 }
 
 // The same capture reported: nothing unattributed, and backward work not left on loss.backward().

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace sightline::features {
 namespace {
 
@@ -120,6 +122,16 @@ TEST(Regression, RunsThatCannotBeComparedSayWhy) {
   EXPECT_NE(diffRuns({a}, {b}, {}).incomparable.find("different profilers"), std::string::npos);
   b = a;
   EXPECT_NE(diffRuns({a}, {b, b}, {}).incomparable.find("numbers of ranks"), std::string::npos);
+  b.profiler_options = {"python-backtraces"}, a.profiler_options = {"python-backtraces", "autograd-nvtx"};
+  EXPECT_NE(
+      diffRuns({a}, {b}, {}).incomparable.find("different profiler options: python-backtraces, autograd-nvtx (base)"),
+      std::string::npos);
+  a.profiler_options.clear();  // a summary from before options were kept: not refused on them
+  EXPECT_EQ(diffRuns({a}, {b}, {}).incomparable.find("profiler options"), std::string::npos);
+  // Another torch is no reason to refuse (an upgrade is a change worth measuring): it is said.
+  b.torch_version = "2.11.0", a.torch_version = "2.10.0";
+  EXPECT_EQ(diffRuns({a}, {b}, {}).version_changes, std::vector<std::string>{"torch 2.10.0 (base) and 2.11.0 (new)"});
+  b = a;
   b.command = {"python3", "other.py"};
   EXPECT_NE(diffRuns({a}, {b}, {}).incomparable.find("different scripts"), std::string::npos);
   EXPECT_NE(diffRuns(std::vector<join::RankSummary>{}, {b}, {}).incomparable.find("base run"), std::string::npos);
@@ -208,6 +220,40 @@ TEST(Regression, OneRanksWaitForDataIsItsOwn) {
   EXPECT_EQ(d.parts[0].line, 131);
   EXPECT_NEAR(d.parts[0].change.delta_ns, 16'920'000, 1);
   EXPECT_TRUE(d.parts[0].change.certain());
+}
+
+// A line whose text changed where it stood is that line edited: compared with its old self, and
+// its kernels' change said.
+TEST(Regression, ALineEditedInPlaceIsOneLine) {
+  auto base = run(steps(10'000'000, 20, 50'000), {line(10, "y = self.mlp(x)", 4'000'000), line(12, "z = y", 1'000)});
+  auto next = run(steps(14'000'000, 20, 50'000),
+                  {line(11, "y = self.mlp(x.float())", 8'000'000), line(13, "z = y", 1'000), line(12, "w = 1", 1)});
+  base.lines[0].kernels = {"gemm_bf16"}, next.lines[0].kernels = {"gemm_f32"};
+  RunDiff d = diffRuns({base}, {next}, {});
+  ASSERT_FALSE(d.lines.empty());
+  EXPECT_EQ(d.lines[0].kind, LineChange::Kind::Edited);
+  EXPECT_EQ(d.lines[0].base_line, 10);
+  EXPECT_EQ(d.lines[0].new_line, 11);
+  EXPECT_EQ(d.lines[0].change.delta_ns, 4'000'000);
+  EXPECT_TRUE(d.lines[0].kernels_changed());
+  EXPECT_EQ(d.lines.size(), 3u);  // the edited line, z = y, and the new w = 1 (nothing removed)
+  for (const auto& l : d.lines) EXPECT_NE(l.kind, LineChange::Kind::Removed);
+}
+
+// Communication no compute overlapped, per step, from the collectives' exposed time.
+TEST(Regression, ExposedCommunicationIsAPartOfTheStep) {
+  auto a = run(steps(10'000'000, 20, 50'000), {line(10, "y = f(x)", 1000)});
+  auto b = a;
+  for (int32_t k = 0; k < 5; ++k) {
+    a.collectives.push_back({k, 0, 0, 0, 1, 100'000});
+    b.collectives.push_back({k, 0, 0, 0, 1, 2'100'000});
+  }
+  a.names = b.names = {"ncclAllReduce"};
+  RunDiff d = diffRuns({a}, {b}, {});
+  auto it = std::find_if(d.parts.begin(), d.parts.end(),
+                         [](const PartChange& p) { return p.part.rfind("communication exposed", 0) == 0; });
+  ASSERT_NE(it, d.parts.end());
+  EXPECT_EQ(it->change.delta_ns, 2'000'000);
 }
 
 }  // namespace
