@@ -28,8 +28,8 @@ status=0
 "$sightline" diff --fail-on "$fail_on" --format json -o "$out/diff.json" "$@" "$out/summary.json" 2>"$out/diff.err" ||
   status=$?
 cat "$out/diff.err" >&2
-if [ "$status" -eq 4 ]; then  # not comparable: the comment says why instead
-  { echo "### Sightline: the runs cannot be compared"; echo; sed 's/^sightline diff: //' "$out/diff.err"; } >"$out/diff.md"
+if [ "$status" -eq 4 ]; then  # not comparable: diff writes the comment saying why (escaped)
+  "$sightline" diff --fail-on "$fail_on" --format markdown -o "$out/diff.md" "$@" "$out/summary.json" 2>/dev/null
 fi
 if [ "$status" -eq 0 ] || [ "$status" -eq 1 ]; then
   "$sightline" diff --fail-on "$fail_on" --format markdown -o "$out/diff.md" "$@" "$out/summary.json" || true

@@ -79,24 +79,22 @@ std::string whyIncomparable(const std::vector<join::RankSummary>& base, const st
     return out;
   };
   std::set<std::string> bf = files(base), nf = files(next);
+  if ((bs.empty() || ns.empty()) && (bf.empty() || nf.empty()))
+    return std::string("cannot tell the runs ran one script: the ") + (bf.empty() ? "base" : "new") +
+           " run has no source lines (its summary was made where the script could not be read?) and not both runs "
+           "name their command (sightline capture's steps file does)";
   if (!bf.empty() && !nf.empty() &&
       std::none_of(nf.begin(), nf.end(), [&](const std::string& f) { return bf.count(f) > 0; }))
     return "different scripts: the runs have no source file in common (" + *bf.begin() + " and " + *nf.begin() + ")";
   return "";
 }
 
-// Each step: steady, and not the last one when it was cut short where the loop ended (under half
-// the other steady steps' median: the report leaves it out of its median too).
+// Each step: steady, and not the run's last (of more than 3), cut short where the loop ended:
+// the report's median and the job view leave it out the same way (features/job_view.cpp).
 std::vector<char> steadyMask(const join::RankSummary& s) {
   std::vector<char> mask(s.steps.size());
   for (size_t k = 0; k < s.steps.size(); ++k) mask[k] = s.steps[k].kind == attribution::StepKind::Steady;
-  size_t last = s.steps.size();
-  while (last > 0 && !mask[last - 1]) --last;
-  if (last == 0) return mask;
-  std::vector<int64_t> others;
-  for (size_t i = 0; i + 1 < last; ++i)
-    if (mask[i]) others.push_back(s.steps[i].wallNs());
-  if (!others.empty() && 2 * s.steps[last - 1].wallNs() < medianOf(others)) mask[last - 1] = 0;
+  if (s.steps.size() > 3) mask.back() = 0;
   return mask;
 }
 
@@ -132,13 +130,14 @@ struct RunLine {
   std::vector<int64_t> samples;
   bool sampled = true;
   int64_t total_ns = 0;
-  int64_t syncs = 0;
+  int64_t syncs = 0, sync_ns = 0;
   std::vector<std::string> kernels;  // the first rank's that names any
 };
 
 struct RunLines {
   std::map<std::string, RunLine> by_key;
-  size_t steady_steps = 0;  // per-step samples a line absent from this run counts as zero
+  size_t steady_steps = 0;   // per-step samples a line absent from this run counts as zero
+  size_t counted_steps = 0;  // every steady step: what a line's syncs were counted over
 };
 
 RunLines linesOf(const std::vector<join::RankSummary>& run, const std::set<std::string>& by_number) {
@@ -148,6 +147,8 @@ RunLines linesOf(const std::vector<join::RankSummary>& run, const std::set<std::
     std::vector<char> mask = steadyMask(s);
     for (size_t k = 0; k < s.steps.size(); ++k) steady_here += mask[k] ? 1 : 0;
     out.steady_steps += steady_here;
+    out.counted_steps += static_cast<size_t>(std::count_if(
+        s.steps.begin(), s.steps.end(), [](const auto& st) { return st.kind == attribution::StepKind::Steady; }));
     // The k-th line of a file with the same text: lines `x = block(x)` twice stay two lines.
     std::vector<const join::SummaryLine*> ordered;
     for (const auto& l : s.lines) ordered.push_back(&l);
@@ -163,7 +164,7 @@ RunLines linesOf(const std::vector<join::RankSummary>& run, const std::set<std::
       RunLine& r = out.by_key[key];
       r.path = l->path, r.text = l->text, r.line = l->line;
       r.total_ns += l->ns;
-      r.syncs += l->syncs;
+      r.syncs += l->syncs, r.sync_ns += l->sync_ns;
       if (r.kernels.empty()) r.kernels = l->kernels;
       if (l->step_ns.size() == s.steps.size() && !s.steps.empty()) {
         for (size_t k = 0; k < s.steps.size(); ++k)
@@ -346,7 +347,7 @@ void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const st
     const RunLine* first_base = nullptr;
     bool sampled = true;
     SampleRuns base;
-    double base_total = 0, base_steps = 0, base_syncs = 0;
+    double base_total = 0, base_steps = 0, base_counted = 0, base_syncs = 0, base_sync_ns = 0;
     for (const auto& run : b) {
       auto it = run.by_key.find(base_key);
       const RunLine* bl = it == run.by_key.end() ? nullptr : &it->second;
@@ -354,11 +355,16 @@ void addLines(const std::vector<std::vector<join::RankSummary>>& bases, const st
       if (bl && !bl->sampled) sampled = false;
       base.push_back(bl ? bl->samples : zeros(run.steady_steps));
       base_total += bl ? static_cast<double>(bl->total_ns) : 0, base_steps += static_cast<double>(run.steady_steps);
+      base_counted += static_cast<double>(run.counted_steps);
       base_syncs += bl ? static_cast<double>(bl->syncs) : 0;
+      base_sync_ns += bl ? static_cast<double>(bl->sync_ns) : 0;
     }
     const RunLine* nl = in_new ? &n.by_key.at(key) : nullptr;
-    lc.base_syncs = base_steps > 0 ? base_syncs / base_steps : 0;
-    lc.new_syncs = nl && n.steady_steps ? static_cast<double>(nl->syncs) / static_cast<double>(n.steady_steps) : 0;
+    auto counted = static_cast<double>(n.counted_steps);
+    lc.base_syncs = base_counted > 0 ? base_syncs / base_counted : 0;
+    lc.new_syncs = nl && counted > 0 ? static_cast<double>(nl->syncs) / counted : 0;
+    lc.base_sync_ns = base_counted > 0 ? base_sync_ns / base_counted : 0;
+    lc.new_sync_ns = nl && counted > 0 ? static_cast<double>(nl->sync_ns) / counted : 0;
     if (nl && !nl->sampled) sampled = false;
     lc.kind = !nl                   ? LineChange::Kind::Removed
               : was != edited.end() ? LineChange::Kind::Edited
@@ -396,9 +402,10 @@ void orderLines(RunDiff& d) {
     if (l.change.certain() && l.change.delta_ns > 0) explained += l.change.delta_ns;
   if (explained * 2 >= d.step.delta_ns) return;
   for (auto& l : d.lines) l.sync_added = l.new_line > 0 && l.new_syncs - l.base_syncs >= kSyncsAdded;
+  // The host's time blocked there orders them: the sync that drains the queue waits the longest.
   std::stable_sort(d.lines.begin(), d.lines.end(), [](const LineChange& x, const LineChange& y) {
     if (x.sync_added != y.sync_added) return x.sync_added;
-    return x.sync_added && x.new_syncs - x.base_syncs > y.new_syncs - y.base_syncs;
+    return x.sync_added && x.new_sync_ns - x.base_sync_ns > y.new_sync_ns - y.base_sync_ns;
   });
 }
 
@@ -461,7 +468,9 @@ GateResult check(const GateRule& rule, const RunDiff& d) {
     g.subject = "the memory peak";
     g.checked = d.memory.known;
     g.lower = rule.percent ? d.memory.relative() * 100 : static_cast<double>(d.memory.deltaBytes());
-    g.exceeded = g.checked && d.memory.base_max_bytes > 0 && g.lower > rule.value;
+    if (rule.percent && d.memory.base_max_bytes == 0 && d.memory.new_bytes > 0)
+      g.lower = std::numeric_limits<double>::infinity();  // from nothing: past every percentage
+    g.exceeded = g.checked && g.lower > rule.value;
     return g;
   }
   if (rule.scope == GateRule::Scope::Step) {
@@ -506,6 +515,8 @@ MedianChange changeOfRuns(const SampleRuns& base, const SampleRuns& next) {
     return !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const auto& r) { return !r.empty(); });
   };
   if (!filled(base) || !filled(next)) return c;
+  // A bootstrap of one or two steps has no spread to draw from: no interval, never gated.
+  if (b.size() < kMinSamples || n.size() < kMinSamples) return c;
   c.sampled = true;
   // A run of thousands of steps is resampled through an even subset of kMaxResampledSteps of
   // them: the interval of fewer samples is the wider one, never a narrower one than the data's.
@@ -611,6 +622,11 @@ std::optional<GateRule> parseGateRule(const std::string& text, std::string& erro
                : scope == "line" ? GateRule::Scope::Line
                                  : GateRule::Scope::Memory;
   std::string value = text.substr(colon + 1);
+  if (!value.empty() && value.front() == '-') {
+    error =
+        "`" + text + "`: a threshold is a growth (step:+5%, memory:+10%); a faster or smaller run never fails the gate";
+    return std::nullopt;
+  }
   if (!value.empty() && value.front() == '+') value.erase(0, 1);
   size_t used = 0;
   double number = 0;

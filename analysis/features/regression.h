@@ -26,6 +26,8 @@ inline constexpr size_t kMaxIntervalLines = 256;
 // A line synchronizes more often when it makes this many more synchronizing calls a step (one
 // every other step).
 inline constexpr double kSyncsAdded = 0.5;
+// Fewer step samples than this on either side give no interval (and are never gated).
+inline constexpr size_t kMinSamples = 3;
 
 // A change of a median, ns per step: base and new medians, their difference and its interval.
 struct MedianChange {
@@ -52,6 +54,7 @@ struct LineChange {
   // Synchronizing calls on the line per steady step (`.item()`, `.cpu()`, ...: the host waits
   // there for the GPU to drain), in the base runs (their mean) and the new run.
   double base_syncs = 0, new_syncs = 0;
+  double base_sync_ns = 0, new_sync_ns = 0;  // the host's time blocked in them per step
   // The step grew past its spread while no line's GPU time explains half of it, and this line
   // synchronizes more often than before: the host waits here while the GPU drains, and the
   // GPU waits for the work the host then does. Such lines are listed first.

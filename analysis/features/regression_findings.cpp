@@ -25,8 +25,8 @@ std::string messageOf(const join::LineRegression& r, const join::RegressionBasis
   return "Regressed since the baseline (" + b.base_name + "): GPU time on this line grew " + signedMs(r.delta_ns) +
          " per step" + percentOf(r.delta_ns, r.base_ns) + ", 95% interval " + signedMs(r.low_ns) + " .. " +
          signedMs(r.high_ns) + " (" + formatMilliseconds(r.base_ns) + " -> " + formatMilliseconds(r.new_ns) +
-         " ms, medians of " + std::to_string(b.base_samples) + " and " + std::to_string(b.new_samples) + " steps)" +
-         (r.added ? "; the baseline had no such line" : "") + ". The step: " + step + ".";
+         " ms, medians of " + std::to_string(r.base_samples) + " and " + std::to_string(r.new_samples) +
+         " profiled steps)" + (r.added ? "; the baseline had no such line" : "") + ". The step: " + step + ".";
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ struct LineRegression {
   bool added = false;       // the base runs had no such line
   bool sync_added = false;  // the step grew, and this line now synchronizes more often (LineChange)
   double base_syncs = 0, new_syncs = 0;
+  size_t base_samples = 0, new_samples = 0;  // the per-step samples of the line's medians
 };
 
 // What a file's regressions compare: the baseline's name and the step's change.

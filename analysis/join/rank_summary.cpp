@@ -56,61 +56,66 @@ std::string fsdpModuleOf(std::string_view text) {
   return std::string(text.substr(open + 2, close - open - 2));
 }
 
-std::vector<RankSummary> summarizeRanks(const ProfileJoin& join, const std::string& report) {
+namespace {
+
+using LineKey = std::pair<model::StringId, int32_t>;
+
+// One rank's identity, totals, measured steps and profiled steps.
+RankSummary rankOf(const ProfileJoin& join, const attribution::RankInfo& r, const std::string& report,
+                   const std::unordered_map<uint32_t, int32_t>& world_of) {
   const model::Profile& p = join.profile();
   const attribution::Attribution& attr = join.attribution();
-  std::vector<RankSummary> out;
-  if (attr.ranks.size() > kMaxSummarizedRanks) return out;
-  std::unordered_map<uint32_t, size_t> rank_of;  // pid -> index into out
-  std::unordered_map<uint32_t, int32_t> world_of;
-  for (const auto& proc : p.info.processes) world_of[proc.pid] = proc.world_size;
-  for (const auto& r : attr.ranks) {
-    RankSummary s;
-    s.rank = r.rank, s.rank_source = r.rank_source, s.host = r.host, s.gpu_uuid = r.gpu_uuid;
-    s.devices = r.devices, s.pid = r.pid, s.process = r.process, s.report = report, s.format = p.info.format;
-    s.steps_source = attr.steps_source;
-    if (r.devices.size() == 1 && r.devices.front() < p.info.gpus.size())
-      s.gpu_name = p.info.gpus[r.devices.front()];
-    else if (!p.info.gpus.empty())
-      s.gpu_name = p.info.gpus.front();
-    if (auto it = world_of.find(r.pid); it != world_of.end()) s.world_size = it->second;
-    s.gpu_ns = r.gpu_ns, s.busy_ns = r.busy_ns, s.comm_ns = r.comm_ns, s.comm_exposed_ns = r.comm_exposed_ns;
-    s.launches = r.launches, s.lost_launches = r.lost_launches;
-    s.warnings = p.info.warnings;
-    s.tool_version = p.info.tool_version;
-    for (const char* option : kRecordingOptions)
-      if (std::find(p.info.capabilities.begin(), p.info.capabilities.end(), option) != p.info.capabilities.end())
-        s.profiler_options.push_back(option);
-    if (s.profiler_options.empty()) s.profiler_options.push_back("kernels");  // known: nothing beyond them
-    if (const auto& m = join.measured(); m && m->source == model::StepMeasurement::Source::Measured) {
-      s.profiler = m->profiler, s.command = m->command;
-      s.input_path = m->input_path, s.input_line = m->input_line;
-      for (const auto& proc : m->processes)
-        if (proc.pid == r.pid || (attr.ranks.size() == 1 && m->processes.size() == 1)) {
-          s.measured_ns = proc.timed_ns, s.measured_input_ns = proc.timed_input_ns;
-          s.measured_peak_allocated_bytes = proc.peak_allocated_bytes;
-          s.measured_peak_reserved_bytes = proc.peak_reserved_bytes;
-          s.torch_version = proc.torch_version, s.cuda_version = proc.cuda_version, s.cuda_driver = proc.cuda_driver;
-        }
-    }
-    if (auto it = attr.process_steps.find(r.pid); it != attr.process_steps.end())
-      for (const auto& st : it->second.list) {
-        SummaryStep step;
-        step.start_ns = st.window_start_ns, step.end_ns = st.window_end_ns, step.kind = st.kind;
-        step.gpu_ns = st.gpu_ns, step.busy_ns = st.busy_ns, step.compute_ns = st.compute_ns, step.copy_ns = st.copy_ns;
-        step.comm_ns = st.comm_ns, step.wait_ns = st.wait_ns, step.capture_ns = st.capture_ns;
-        s.steps.push_back(step);
+  RankSummary s;
+  s.rank = r.rank, s.rank_source = r.rank_source, s.host = r.host, s.gpu_uuid = r.gpu_uuid;
+  s.devices = r.devices, s.pid = r.pid, s.process = r.process, s.report = report, s.format = p.info.format;
+  s.steps_source = attr.steps_source;
+  if (r.devices.size() == 1 && r.devices.front() < p.info.gpus.size())
+    s.gpu_name = p.info.gpus[r.devices.front()];
+  else if (!p.info.gpus.empty())
+    s.gpu_name = p.info.gpus.front();
+  if (auto it = world_of.find(r.pid); it != world_of.end()) s.world_size = it->second;
+  s.gpu_ns = r.gpu_ns, s.busy_ns = r.busy_ns, s.comm_ns = r.comm_ns, s.comm_exposed_ns = r.comm_exposed_ns;
+  s.launches = r.launches, s.lost_launches = r.lost_launches;
+  s.warnings = p.info.warnings;
+  s.tool_version = p.info.tool_version;
+  for (const char* option : kRecordingOptions)
+    if (std::find(p.info.capabilities.begin(), p.info.capabilities.end(), option) != p.info.capabilities.end())
+      s.profiler_options.push_back(option);
+  if (s.profiler_options.empty()) s.profiler_options.push_back("kernels");  // known: nothing beyond them
+  if (const auto& m = join.measured(); m && m->source == model::StepMeasurement::Source::Measured) {
+    s.profiler = m->profiler, s.command = m->command;
+    s.input_path = m->input_path, s.input_line = m->input_line;
+    for (const auto& proc : m->processes)
+      if (proc.pid == r.pid || (attr.ranks.size() == 1 && m->processes.size() == 1)) {
+        s.measured_ns = proc.timed_ns, s.measured_input_ns = proc.timed_input_ns;
+        s.measured_peak_allocated_bytes = proc.peak_allocated_bytes;
+        s.measured_peak_reserved_bytes = proc.peak_reserved_bytes;
+        s.torch_version = proc.torch_version, s.cuda_version = proc.cuda_version, s.cuda_driver = proc.cuda_driver;
       }
-    rank_of[r.pid] = out.size();
-    out.push_back(std::move(s));
   }
-  // Lines: GPU time per (path, line) and per step, over steady steps for the totals.
-  std::vector<std::map<std::pair<model::StringId, int32_t>, SummaryLine>> lines(out.size());
+  if (auto it = attr.process_steps.find(r.pid); it != attr.process_steps.end())
+    for (const auto& st : it->second.list) {
+      SummaryStep step;
+      step.start_ns = st.window_start_ns, step.end_ns = st.window_end_ns, step.kind = st.kind;
+      step.gpu_ns = st.gpu_ns, step.busy_ns = st.busy_ns, step.compute_ns = st.compute_ns, step.copy_ns = st.copy_ns;
+      step.comm_ns = st.comm_ns, step.wait_ns = st.wait_ns, step.capture_ns = st.capture_ns;
+      s.steps.push_back(step);
+    }
+  return s;
+}
+
+// Each rank's lines: GPU time per (path, line) and per step (over steady steps for the totals),
+// their synchronizing calls and their costliest kernels.
+std::vector<std::map<LineKey, SummaryLine>> tallyLines(const ProfileJoin& join, const std::vector<RankSummary>& out,
+                                                       const std::unordered_map<uint32_t, size_t>& rank_of) {
+  const model::Profile& p = join.profile();
+  const attribution::Attribution& attr = join.attribution();
+  std::vector<std::map<LineKey, SummaryLine>> lines(out.size());
   for (size_t i = 0; i < p.activities.size(); ++i) {
     const auto& a = p.activities[i];
     auto r = rank_of.find(a.pid);
     if (r == rank_of.end()) continue;
-    RankSummary& s = out[r->second];
+    const RankSummary& s = out[r->second];
     // Its step, as attribution counted it (by the host time of its launch).
     int32_t step = i < attr.activity_steps.size() ? attr.activity_steps[i] : -1;
     if (step >= static_cast<int32_t>(s.steps.size())) step = -1;
@@ -148,6 +153,24 @@ std::vector<RankSummary> summarizeRanks(const ProfileJoin& join, const std::stri
       for (size_t i = 0; i < named.size() && i < kMaxLineKernels; ++i)
         l.kernels.push_back(std::string(p.strings[named[i].second].substr(0, kMaxKernelName)));
     }
+  return lines;
+}
+
+}  // namespace
+
+std::vector<RankSummary> summarizeRanks(const ProfileJoin& join, const std::string& report) {
+  const model::Profile& p = join.profile();
+  const attribution::Attribution& attr = join.attribution();
+  std::vector<RankSummary> out;
+  if (attr.ranks.size() > kMaxSummarizedRanks) return out;
+  std::unordered_map<uint32_t, size_t> rank_of;  // pid -> index into out
+  std::unordered_map<uint32_t, int32_t> world_of;
+  for (const auto& proc : p.info.processes) world_of[proc.pid] = proc.world_size;
+  for (const auto& r : attr.ranks) {
+    rank_of[r.pid] = out.size();
+    out.push_back(rankOf(join, r, report, world_of));
+  }
+  auto lines = tallyLines(join, out, rank_of);
   std::vector<std::map<std::pair<model::StringId, int32_t>, int32_t>> line_index(out.size());
   for (size_t r = 0; r < out.size(); ++r) {
     std::vector<std::pair<std::pair<model::StringId, int32_t>, SummaryLine>> v(lines[r].begin(), lines[r].end());

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -18,6 +19,8 @@
 #include "server/platform/output_file.h"
 #include "server/platform/terminal_text.h"
 #include "server/render/step_view_html.h"
+#include "server/workspace/local_files.h"
+#include "server/workspace/steps_file.h"
 
 namespace sightline::server {
 namespace {
@@ -85,6 +88,7 @@ std::optional<std::vector<join::RankSummary>> readRun(const std::string& path, s
   std::string kind = sourceOfRun(path);
   read.push_back(path);
   if (kind == "profile") {
+    read.push_back(stepsFileFor(path));  // read beside it: an output must not replace it either
     report::ReportArgs args;
     args.profile_paths = {path};
     args.profile_path = path;
@@ -142,6 +146,7 @@ std::optional<int> parseArgs(const std::vector<std::string>& args, DiffArgs& int
                 std::stringstream list(v);
                 std::string one, error;
                 while (std::getline(list, one, ',')) {
+                  if (one.empty()) return std::string("--fail-on: an empty threshold (two commas, or one at an end)");
                   auto rule = features::parseGateRule(one, error);
                   if (!rule) return error;
                   into.rules.push_back(*rule);
@@ -169,9 +174,39 @@ std::optional<int> parseArgs(const std::vector<std::string>& args, DiffArgs& int
   return std::nullopt;
 }
 
+// Text a summary gave (a line's source, a path, a kernel's name) made inert on one line: line
+// breaks and tabs as spaces, other control characters as U+FFFD, and the bidirectional
+// controls that would reorder what a reader sees dropped.
+std::string inert(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\xEF\xBF\xBD";
+    } else if (c == 0xE2 && i + 2 < s.size()) {
+      auto b = static_cast<unsigned char>(s[i + 1]), d = static_cast<unsigned char>(s[i + 2]);
+      bool bidi =
+          (b == 0x80 && ((d >= 0xAA && d <= 0xAE) || d == 0x8E || d == 0x8F)) || (b == 0x81 && d >= 0xA6 && d <= 0xA9);
+      if (bidi) {
+        i += 2;
+        continue;
+      }
+      out += static_cast<char>(c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 // "+0.79 ms", "−1.20 ms": a signed change in ms.
 std::string signedMs(double ns) {
-  return (ns > 0 ? "+" : ns < 0 ? "-" : "") + features::formatMilliseconds(std::abs(ns)) + " ms";
+  std::string digits = features::formatMilliseconds(std::abs(ns));
+  bool zero = digits.find_first_not_of("0.") == std::string::npos;  // rounds to nothing: no sign
+  return (zero ? "" : ns > 0 ? "+" : ns < 0 ? "-" : "") + digits + " ms";
 }
 
 std::string signedPercent(double share) {
@@ -184,7 +219,7 @@ std::string interval(const MedianChange& c) {
 }
 
 std::string lineLabel(const LineChange& l) {
-  std::string file = fs::path(l.path).filename().string();
+  std::string file = inert(fs::path(l.path).filename().string());
   if (l.kind == LineChange::Kind::Removed) return file + ":" + std::to_string(l.base_line) + " (removed)";
   std::string label = file + ":" + std::to_string(l.new_line);
   if (l.kind == LineChange::Kind::New) return label + " (new)";
@@ -196,7 +231,7 @@ std::string lineLabel(const LineChange& l) {
 // "memory peak 5.20 GiB -> 7.80 GiB (+50.0%)", or why there is none.
 std::string memoryLine(const features::MemoryChange& m) {
   if (!m.known)
-    return "no measured peak in every run (sightline capture records the allocator's peak; profiles alone have none)";
+    return "not every run has a measured peak (sightline capture records the allocator's; profiles alone have none)";
   std::string base = features::formatBytes(m.base_max_bytes);
   if (m.base_min_bytes != m.base_max_bytes) base = features::formatBytes(m.base_min_bytes) + " .. " + base;
   return "peak " + base + " -> " + features::formatBytes(m.new_bytes) + ": " +
@@ -208,13 +243,13 @@ std::string memoryLine(const features::MemoryChange& m) {
 // change is past its spread and its costliest kernel is another.
 std::string kernelNote(const LineChange& l) {
   if (!l.kernels_changed() || !l.change.certain()) return "";
-  return "its costliest kernel was " + l.base_kernels.front() + ", now " + l.new_kernels.front();
+  return "its costliest kernel was " + inert(l.base_kernels.front()) + ", now " + inert(l.new_kernels.front());
 }
 
 // "torch 2.10.0 (base) and 2.11.0 (new): the changes below include the upgrade"
 std::string versionsLine(const RunDiff& d) {
   std::string out;
-  for (const auto& v : d.version_changes) out += (out.empty() ? "" : "; ") + v;
+  for (const auto& v : d.version_changes) out += (out.empty() ? "" : "; ") + inert(v);
   return out + ": the changes below include that";
 }
 
@@ -275,15 +310,29 @@ std::vector<const features::PartChange*> movedParts(const RunDiff& d) {
 
 // "within the spread": the interval holds no change; the sentence says how wide it is.
 std::string spreadLine(const RunDiff& d) {
-  return std::string(d.step.certain() ? "past the spread of " : "within the spread of ") +
-         (d.base_runs > 1 ? "the runs and their steps" : "the runs' steps") + ": the 95% interval is ±" +
-         features::formatFixed(d.detectable * 100, 1) + "% wide, so smaller changes cannot be told apart" +
-         (d.base_runs > 1 ? "" : "; one base run hides the spread from run to run: give several (docs/ci.md)");
+  std::string of = d.base_runs > 1 ? "the runs and their steps" : "the runs' steps";
+  std::string width = features::formatFixed(d.detectable * 100, 1);
+  std::string one = d.base_runs > 1 ? "" : "; one base run hides the spread from run to run: give several (docs/ci.md)";
+  if (!d.step.sampled) return "no interval: too few step samples (at least 3 a side)";
+  if (d.step.certain())
+    return "past the spread of " + of + ": the 95% interval holds no change (it is ±" + width + "% of the step wide)" +
+           one;
+  return "within the spread of " + of + ": the 95% interval is ±" + width +
+         "% of the step wide, so smaller changes cannot be told apart" + one;
+}
+
+// The parts come from the profiled steps (the loop's wait from the timed ones): say so when the
+// step itself is measured, whose change they need not add up to.
+std::string partsTitle(const RunDiff& d) {
+  return d.step_basis.rfind("measured", 0) == 0
+             ? "of the profiled steps, per step (the loop's wait: of the timed steps; the profiler's cost is in the "
+               "others, so they need not add up to the step's change)"
+             : "of the step, per step";
 }
 
 std::string partLabel(const features::PartChange& p) {
   return (p.rank >= 0 ? "rank " + std::to_string(p.rank) + ": " : "") + p.part +
-         (p.line > 0 ? " at " + fs::path(p.path).filename().string() + ":" + std::to_string(p.line) : "");
+         (p.line > 0 ? " at " + inert(fs::path(p.path).filename().string()) + ":" + std::to_string(p.line) : "");
 }
 
 void writeText(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
@@ -298,18 +347,19 @@ void writeText(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
       << signedPercent(d.step.relative()) << "), 95% interval " << interval(d.step) << "\n";
   out << "          " << spreadLine(d) << "\n";
   auto parts = movedParts(d);
-  out << "Parts     " << (parts.empty() ? "no part of the step moved past 2% of it" : "of the step, per step:") << "\n";
+  out << "Parts     " << (parts.empty() ? "no part of the step moved past 2% of it" : partsTitle(d) + ":") << "\n";
   for (const auto* p : parts)
     out << "  " << partLabel(*p) << "  " << signedMs(p->change.delta_ns) << " (" << interval(p->change) << ")  "
         << features::formatMilliseconds(p->change.base_ns) << " -> " << features::formatMilliseconds(p->change.new_ns)
         << " ms" << (p->change.certain() ? "" : ", within noise") << "\n";
   auto lines = shownLines(d, args);
-  out << "Lines     " << (d.step.delta_ns >= 0 ? "increases first" : "decreases first") << " (" << lines.size()
-      << " of " << d.lines_total << "), per step, with their 95% interval:\n";
+  out << "Lines     " << (d.step.delta_ns >= 0 ? "the largest increase first" : "the largest decrease first") << " ("
+      << lines.size() << " of " << d.lines_total << "), per step, with their 95% interval:\n";
   for (const auto* l : lines) {
     out << "  " << lineLabel(*l) << "  " << signedMs(l->change.delta_ns) << " (" << interval(l->change) << ")  "
         << features::formatMilliseconds(l->change.base_ns) << " -> " << features::formatMilliseconds(l->change.new_ns)
-        << " ms" << (l->change.certain() ? "" : ", within noise") << (l->text.empty() ? "" : "   " + l->text) << "\n";
+        << " ms" << (l->change.certain() ? "" : ", within noise") << (l->text.empty() ? "" : "   " + inert(l->text))
+        << "\n";
     if (l->sync_added) out << "      " << syncNote(*l) << "\n";
     if (std::string k = kernelNote(*l); !k.empty()) out << "      " << k << "\n";
   }
@@ -324,8 +374,8 @@ void writeText(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
 }
 
 // Text a profile or a summary gave, made inert in a Markdown table cell.
-std::string markdownCell(const std::string& s) {
-  std::string out;
+std::string markdownCell(const std::string& raw) {
+  std::string out, s = inert(raw);
   for (char c : s) {
     if (c == '\n' || c == '\r') {
       out += ' ';
@@ -340,8 +390,8 @@ std::string markdownCell(const std::string& s) {
 }
 
 // Source text as a code span in a table cell: no backtick can close it, no pipe split the row.
-std::string codeCell(const std::string& s) {
-  std::string out = "`";
+std::string codeCell(const std::string& raw) {
+  std::string out = "`", s = inert(raw);
   for (char c : s) {
     if (c == '`') {
       out += '\'';
@@ -364,12 +414,13 @@ void writeMarkdown(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
                       features::formatMilliseconds(d.step.new_ns) + " ms: " + signedMs(d.step.delta_ns) + " (" +
                       signedPercent(d.step.relative()) + "), 95% interval " + interval(d.step))
       << ".\n\n"
-      << markdownCell("Steps " + d.step_basis + ": " + std::to_string(d.step.base_samples) + " and " +
+      << markdownCell("Step samples: " + d.step_basis + ": " + std::to_string(d.step.base_samples) + " and " +
                       std::to_string(d.step.new_samples) + " samples. The step's change is " + spreadLine(d))
       << ".\n\n";
   if (!d.step_basis_note.empty()) out << markdownCell(d.step_basis_note) << "\n\n";
   if (!d.version_changes.empty()) out << "**Versions** " << markdownCell(versionsLine(d)) << ".\n\n";
   if (auto parts = movedParts(d); !parts.empty()) {
+    out << markdownCell("Parts " + partsTitle(d)) << ":\n\n";
     out << "| part of the step | change per step | 95% interval | base → new (ms) |\n|---|---|---|---|\n";
     for (const auto* p : parts)
       out << "| " << markdownCell(partLabel(*p)) << " | " << markdownCell(signedMs(p->change.delta_ns))
@@ -406,13 +457,19 @@ std::string stepBarsSvg(const RunDiff& d) {
   int64_t top = 1;
   for (const auto& [name, steps] : runs)
     for (int64_t v : *steps) top = std::max(top, v);
-  constexpr int kHeight = 160, kBar = 6, kGap = 1, kGroupGap = 28, kLabel = 34;
-  int width = kGroupGap;
-  for (const auto& [name, steps] : runs) width += static_cast<int>(steps->size()) * (kBar + kGap) + kGroupGap;
+  // A group is at least as wide as its labels; the axis on the left gives the scale.
+  constexpr int kHeight = 160, kBar = 6, kGap = 1, kGroupGap = 28, kLabel = 34, kMinGroup = 110, kAxis = 64;
+  auto groupWidth = [&](size_t steps) { return std::max(kMinGroup, static_cast<int>(steps) * (kBar + kGap)); };
+  int width = kAxis + kGroupGap;
+  for (const auto& [name, steps] : runs) width += groupWidth(steps->size()) + kGroupGap;
   std::ostringstream svg;
   svg << "<svg class=\"steps\" role=\"img\" aria-label=\"each run's steps\" width=\"" << width << "\" height=\""
       << kHeight + kLabel << "\" viewBox=\"0 0 " << width << " " << kHeight + kLabel << "\">";
-  int x = kGroupGap;
+  svg << "<line class=\"axis\" x1=\"" << kAxis << "\" x2=\"" << kAxis << "\" y1=\"0\" y2=\"" << kHeight << "\"/>"
+      << "<text class=\"tick\" x=\"" << kAxis - 4 << "\" y=\"10\">"
+      << features::formatMilliseconds(static_cast<double>(top)) << " ms</text><text class=\"tick\" x=\"" << kAxis - 4
+      << "\" y=\"" << kHeight << "\">0</text>";
+  int x = kAxis + kGroupGap;
   bool grew = d.step.certain() && d.step.delta_ns > 0;
   for (const auto& [name, steps] : runs) {
     bool is_new = steps == &d.new_steps;
@@ -438,20 +495,21 @@ std::string stepBarsSvg(const RunDiff& d) {
     svg << "<text x=\"" << group_x << "\" y=\"" << kHeight + 14 << "\">" << htmlEscape(name) << "</text>";
     svg << "<text x=\"" << group_x << "\" y=\"" << kHeight + 28 << "\">median " << features::formatMilliseconds(median)
         << " ms</text>";
-    x += kGroupGap;
+    x = group_x + groupWidth(steps->size()) + kGroupGap;
   }
   svg << "</svg>";
   return svg.str();
 }
 
 void writeHtml(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
-  auto e = [](const std::string& t) { return htmlEscape(t); };
+  auto e = [](const std::string& t) { return htmlEscape(inert(t)); };
   out << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
       << "<title>Sightline diff: " << e(d.failed() ? "FAIL" : "PASS") << "</title><style>"
       << "body{font:14px system-ui,sans-serif;margin:24px;color:#1f2328}code{font:12px ui-monospace,monospace}"
       << "table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left}"
-      << "td.n{text-align:right;font-variant-numeric:tabular-nums}.noise{color:#656d76}"
+      << "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.noise{color:#656d76}"
+      << "svg.steps line.axis{stroke:#8c959f}svg.steps text.tick{text-anchor:end;fill:#656d76}"
       << "svg.steps rect.base{fill:#8c959f}svg.steps rect.new{fill:#0969da}svg.steps rect.grew{fill:#cf222e}"
       << "svg.steps line.median{stroke:#1f2328;stroke-dasharray:3 2}svg.steps text{font-size:11px;fill:#1f2328}"
       << ".fail{color:#cf222e}.pass{color:#1a7f37}</style></head><body>\n";
@@ -463,11 +521,12 @@ void writeHtml(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
   out << "<p><b>Step</b> " << e(features::formatMilliseconds(d.step.base_ns)) << " ms → "
       << e(features::formatMilliseconds(d.step.new_ns)) << " ms: " << e(signedMs(d.step.delta_ns)) << " ("
       << e(signedPercent(d.step.relative())) << "), 95% interval " << e(interval(d.step)) << ". "
-      << e("Steps " + d.step_basis + ". The step's change is " + spreadLine(d)) << ".</p>\n";
+      << e("Step samples: " + d.step_basis + ". The step's change is " + spreadLine(d)) << ".</p>\n";
   if (!d.step_basis_note.empty()) out << "<p>" << e(d.step_basis_note) << "</p>\n";
   if (!d.version_changes.empty()) out << "<p><b>Versions</b> " << e(versionsLine(d)) << ".</p>\n";
   out << stepBarsSvg(d) << "\n";
   if (auto parts = movedParts(d); !parts.empty()) {
+    out << "<p>Parts " << e(partsTitle(d)) << ":</p>\n";
     out << "<table class=\"parts\"><tr><th>part of the step</th><th>change per step</th><th>95% interval</th>"
         << "<th>base → new (ms)</th></tr>\n";
     for (const auto* p : parts)
@@ -491,9 +550,27 @@ void writeHtml(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
   out << "</table>\n";
   if (d.lines_total > lines.size())
     out << "<p>" << d.lines_total - lines.size() << " more lines: <code>sightline diff --lines 0</code>.</p>\n";
+  out << "<p class=\"noise\">Grey rows: within the runs' spread (their 95% interval holds no change).</p>\n";
   out << "<p><b>Memory</b> " << e(memoryLine(d.memory)) << ".</p>\n<ul>";
   for (const auto& g : d.gate) out << "<li>" << e(gateLine(g)) << "</li>";
   out << "</ul>\n</body></html>\n";
+}
+
+// A relative path as a URI reference: every byte but unreserved ones and `/` percent-encoded.
+std::string uriEscaped(const std::string& path) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (char ch : path) {
+    auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
 }
 
 // SARIF 2.1.0: each line that grew past its own spread, on the local file the profile's path
@@ -526,8 +603,10 @@ json sarifDiff(const RunDiff& d) {
     bool grew = l.change.certain() && l.change.delta_ns >= 10'000;  // 10 µs: not worth a mark
     if ((!grew && !l.sync_added) || l.new_line <= 0) continue;
     auto local = mapper.map(l.path);
+    if (!local) local = uniqueFileNamed(root.string(), fs::path(l.path).filename().string());
     std::string uri = local ? fs::relative(*local, root, ec).generic_string() : fs::path(l.path).filename().string();
     if (ec || uri.empty()) uri = fs::path(l.path).filename().string();
+    uri = uriEscaped(uri);
     bool past_line = line_limit >= 0 && l.change.low_ns > line_limit;
     bool error = past_line || (first && step_exceeded);
     std::string message =
@@ -636,6 +715,36 @@ json diffJson(const RunDiff& d, const DiffArgs& args) {
           {"failed", d.failed()}};
 }
 
+// The runs cannot be compared: each format's document says why, with nothing to gate.
+void writeIncomparable(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
+  std::string why = "the runs cannot be compared: " + d.incomparable;
+  if (args.format == "json") {
+    out << protocol::dumpJson({{"sightline_diff", 1},
+                               {"base", std::vector<std::string>(args.inputs.begin(), args.inputs.end() - 1)},
+                               {"new", args.inputs.back()},
+                               {"incomparable", d.incomparable},
+                               {"failed", false}})
+        << "\n";
+  } else if (args.format == "sarif") {
+    json run = {{"tool", {{"driver", {{"name", "sightline"}, {"version", SIGHTLINE_VERSION}}}}},
+                {"invocations",
+                 {{{"executionSuccessful", false}, {"toolExecutionNotifications", {{{"message", {{"text", why}}}}}}}}},
+                {"results", json::array()}};
+    out << protocol::dumpJson({{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+                               {"version", "2.1.0"},
+                               {"runs", json::array({run})}})
+        << "\n";
+  } else if (args.format == "markdown") {
+    out << "### Sightline: the runs cannot be compared\n\n" << markdownCell(d.incomparable) << ".\n";
+  } else {
+    out << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\">"
+        << "<title>Sightline diff: cannot compare</title></head><body><h1>Sightline: the runs cannot be "
+           "compared</h1><p>"
+        << htmlEscape(inert(d.incomparable)) << ".</p></body></html>\n";
+  }
+}
+
 }  // namespace
 
 int runDiffCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -656,12 +765,13 @@ int runDiffCommand(const std::vector<std::string>& args, std::ostream& out, std:
       return 2;
     }
   RunDiff d = features::diffRuns(bases, *next, parsed.rules);
+  std::ostringstream text;
   if (!d.incomparable.empty()) {
     err << "sightline diff: the runs cannot be compared: " << d.incomparable << "\n";
-    return kDiffIncomparable;
-  }
-  std::ostringstream text;
-  if (parsed.format == "json") {
+    // The documents a CI step reads say so too (text: standard error alone).
+    if (parsed.format == "text") return kDiffIncomparable;
+    writeIncomparable(d, parsed, text);
+  } else if (parsed.format == "json") {
     text << protocol::dumpJson(diffJson(d, parsed)) << "\n";
   } else if (parsed.format == "sarif") {
     text << protocol::dumpJson(sarifDiff(d)) << "\n";
@@ -679,6 +789,7 @@ int runDiffCommand(const std::vector<std::string>& args, std::ostream& out, std:
     err << "sightline diff: " << error << "\n";
     return 2;
   }
+  if (!d.incomparable.empty()) return kDiffIncomparable;
   return d.failed() ? 1 : 0;
 }
 

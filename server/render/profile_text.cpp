@@ -376,10 +376,11 @@ std::string regressionMarkdown(const features::HoverInfo& hover) {
            formatFixed(r.base_syncs, 1) + ") while the step grew " + signedMs(b.step_new_ns - b.step_base_ns) +
            " (95% interval " + signedMs(b.step_low_ns) + " .. " + signedMs(b.step_high_ns) +
            "): the host waits here for the GPU, then the GPU for the host.";
-  out +=
-      "\n\n*Medians of " + std::to_string(b.base_samples) + " and " + std::to_string(b.new_samples) +
-      " steps; the interval is a bootstrap of their difference (2000 resamples). The step: " + md::text(b.step_basis) +
-      ".*";
+  out += "\n\n*Medians of the line's time in " + std::to_string(r.base_samples) + " and " +
+         std::to_string(r.new_samples) +
+         " profiled steps; the interval is a bootstrap of their difference (2000 resamples). The step (" +
+         std::to_string(b.base_samples) + " and " + std::to_string(b.new_samples) +
+         " samples): " + md::text(b.step_basis) + ".*";
   return out;
 }
 

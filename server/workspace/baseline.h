@@ -47,6 +47,7 @@ void attachRegressions(const Regression& r, MapsHere&& maps_here, join::FileCost
     out.sampled = l.change.sampled, out.certain = l.change.certain();
     out.added = l.kind == features::LineChange::Kind::New;
     out.sync_added = l.sync_added, out.base_syncs = l.base_syncs, out.new_syncs = l.new_syncs;
+    out.base_samples = l.change.base_samples, out.new_samples = l.change.new_samples;
     out.regressed = l.sync_added || (out.certain && l.change.low_ns >= r.basis->min_regression_ns);
     costs.regressions[l.new_line + costs.realigned_by] = out;
   }

@@ -68,13 +68,41 @@ join::JoinEnvironment localJoinEnvironment(attribution::PathMapper mapper) {
   return {std::move(mapper), normalPath, [](const std::string& p) { return readTextFile(p, kMaxScriptBytes); }};
 }
 
+std::optional<std::string> uniqueFileNamed(const std::string& root, const std::string& name) {
+  namespace fs = std::filesystem;
+  if (root.empty() || root == "/" || name.empty()) return std::nullopt;
+  std::error_code ec;
+  std::optional<std::string> found;
+  size_t looked = 0;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    if (++looked > 20000) return std::nullopt;
+    std::string entry = it->path().filename().string();
+    if (it->is_directory(ec) && !it->is_symlink(ec)) {
+      bool skip = entry.empty() || entry[0] == '.' || entry == "node_modules" || entry == "build" ||
+                  entry == "__pycache__" || entry == "site-packages" || entry == "dist-packages" || it.depth() >= 8;
+      if (skip) it.disable_recursion_pending();
+      continue;
+    }
+    if (entry != name || !it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    if (found) return std::nullopt;  // two of that name: neither is surely the one
+    found = it->path().string();
+  }
+  return found;
+}
+
 void addLineTexts(std::vector<join::RankSummary>& summaries, const attribution::PathMapper& mapper) {
   std::map<std::string, std::vector<std::string>> files;  // profile path -> its lines ("" unread)
   for (auto& s : summaries)
     for (auto& l : s.lines) {
       auto [it, fresh] = files.try_emplace(l.path);
+      auto local = fresh ? mapper.map(l.path) : std::nullopt;
+      bool installed = l.path.find("-packages") != std::string::npos;  // a module's, never the user's
+      if (fresh && !local && !l.path.empty() && !installed)
+        local = uniqueFileNamed(mapper.root, std::filesystem::path(l.path).filename().string());
+      if (fresh && local && mapper.exists && !mapper.exists(*local)) local.reset();
       if (fresh)
-        if (auto local = mapper.map(l.path))
+        if (local)
           if (auto text = readTextFile(*local, kMaxScriptBytes)) {
             std::string line;
             for (std::istringstream in(*text); std::getline(in, line);) it->second.push_back(line);

@@ -41,9 +41,14 @@ std::function<bool(const std::string&)> existsWithin(LocalScope scope);
 // normalized by normalPath, and sources read from disk up to kMaxScriptBytes.
 join::JoinEnvironment localJoinEnvironment(attribution::PathMapper mapper);
 
+// The one regular file named `name` under `root` (8 folders deep at most, hidden, build and
+// package folders skipped, 20,000 entries looked at), or nullopt when there is none or more
+// than one: the script a profile names from another machine, found in this checkout.
+std::optional<std::string> uniqueFileNamed(const std::string& root, const std::string& name);
+
 // Each summarized line's source text, where its profile path maps onto a file through `mapper`
-// (whose `exists` keeps it in scope): a diff against a later version of the script matches
-// lines by it.
+// (whose `exists` keeps it in scope), else onto the one file of its name under the mapper's
+// root: a diff against a later version of the script matches lines by it.
 void addLineTexts(std::vector<join::RankSummary>& summaries, const attribution::PathMapper& mapper);
 
 }  // namespace sightline::server

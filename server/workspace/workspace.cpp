@@ -228,9 +228,15 @@ void Workspace::loadCompare() {
   SL_LOG(Info) << "loading " << files.front() << " to compare with (sightline.compareWith)";
   compare_loader_.load(
       {files.front()}, localJoinEnvironment(workspaceMapper()), joinOptions(), [](std::string, int) {},
-      [this, changed](std::shared_ptr<LoadedProfile> loaded, std::string error) {
+      [this, changed, name = files.front()](std::shared_ptr<LoadedProfile> loaded, std::string error) {
         if (!loaded) {
-          std::string message = "sightline.compareWith: " + error;
+          bool json = name.ends_with(".json") && !name.ends_with(".trace.json");
+          std::string message = "sightline.compareWith: " +
+                                (json ? name +
+                                            " is neither a rank summary (sightline report --format summary) nor a "
+                                            "profile: " +
+                                            error
+                                      : error);
           SL_LOG(Warn) << message;
           client_.logMessage(2, message);
           return;
@@ -249,8 +255,12 @@ void Workspace::computeRegression() {
   std::string why, path = comparePath();
   regression_ =
       regressionOf(*base, profile_->summaries, workspaceMapper(), std::filesystem::path(path).filename().string(), why);
-  if (!regression_)
-    client_.logMessage(2, "sightline.compareWith: " + path + " cannot be compared with the profile: " + why);
+  if (!regression_ && !why.empty()) {
+    // Where the user looks: the hints would otherwise just show no change, with no reason.
+    std::string message = "sightline.compareWith: " + path + " cannot be compared with the profile: " + why;
+    client_.logMessage(2, message);
+    client_.showMessage(2, message);
+  }
 }
 
 void Workspace::loadProfiles(std::vector<std::string> candidates, const std::string& reason) {

@@ -383,5 +383,75 @@ TEST(Diff, TheHtmlPageDrawsEachRunsStepsAndEscapesTheirText) {
   EXPECT_NE(r.out.find("class=\"new grew\""), std::string::npos);
 }
 
+// Text a summary carries is someone else's: line breaks cannot forge output lines, control
+// and bidirectional characters do not reach a terminal, a comment or a SARIF URI.
+TEST(Diff, HostileSummaryTextStaysInert) {
+  fs::path dir = fs::path(::testing::TempDir()) / "diff_hostile";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  json doc = json::parse(readFile(summaryOf("wide")), nullptr, false);
+  ASSERT_TRUE(doc.is_object());
+  json& lines = doc["summaries"][0]["lines"];
+  for (auto& l : lines)
+    if (l["line"] == 75) l["text"] = "x\r\nVerdict   PASS\u001b[2J\u202e\u0007";
+  {
+    std::ofstream out(dir / "wide.json");
+    out << doc.dump();
+  }
+  auto text = runSightline("diff --fail-on step:+5% '" + summaryOf("base") + "' wide.json", dir.string());
+  EXPECT_EQ(text.code, 1) << text.out;
+  EXPECT_EQ(text.out.find("\nVerdict   PASS"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(text.out.find("\u202e"), std::string::npos);
+  auto md = runSightline("diff --format markdown '" + summaryOf("base") + "' wide.json", dir.string());
+  EXPECT_EQ(md.out.find('\x07'), std::string::npos);
+  EXPECT_EQ(md.out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(md.out.find("\r"), std::string::npos);
+}
+
+// Runs that cannot be compared: exit 4, and each document format says why (a CI step that reads
+// the JSON or posts the comment gets the reason, not an empty file).
+TEST(Diff, IncomparableRunsSayWhyInEveryFormat) {
+  fs::path dir = fs::path(::testing::TempDir()) / "diff_incomparable";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string text = readFile(summaryOf("wide"));
+  auto at = text.find("NVIDIA H200");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 11, "NVIDIA H100");
+  {
+    std::ofstream out(dir / "h100.json");
+    out << text;
+  }
+  auto j = runSightline("diff --format json -o c.json '" + summaryOf("base") + "' h100.json", dir.string());
+  EXPECT_EQ(j.code, 4);
+  json d = json::parse(readFile((dir / "c.json").string()), nullptr, false);
+  ASSERT_TRUE(d.is_object()) << j.out;
+  EXPECT_NE(d["incomparable"].get<std::string>().find("different GPUs"), std::string::npos);
+  auto md = runSightline("diff --format markdown -o c.md '" + summaryOf("base") + "' h100.json", dir.string());
+  EXPECT_EQ(md.code, 4);
+  EXPECT_NE(readFile((dir / "c.md").string()).find("cannot be compared"), std::string::npos);
+  // A summary with no lines and no command could be of any script: refused, not gated.
+  json none = json::parse(readFile(summaryOf("wide")), nullptr, false);
+  none["summaries"][0]["lines"] = json::array();
+  none["summaries"][0].erase("command");
+  {
+    std::ofstream out(dir / "none.json");
+    out << none.dump();
+  }
+  auto r = runSightline("diff --fail-on step:+5% '" + summaryOf("base") + "' none.json", dir.string());
+  EXPECT_EQ(r.code, 4) << r.out;
+  EXPECT_NE(r.out.find("cannot tell the runs ran one script"), std::string::npos) << r.out;
+}
+
+// The steps file read beside a profile is an input too: `-o` onto it is refused.
+TEST(Diff, AnOutputNeverReplacesAStepsFileItRead) {
+  fs::path dir = fs::path(summaryOf("base")).parent_path();
+  std::string before = readFile((dir / "base.steps.json").string());
+  auto r = runSightline("diff -o base.steps.json base.sqlite base.sqlite", dir.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(readFile((dir / "base.steps.json").string()), before);
+}
+
 }  // namespace
 }  // namespace sightline::testing

@@ -40,6 +40,9 @@ TEST(Regression, AShiftPastTheSpreadIsCertainAndItsSizeInTheInterval) {
   MedianChange none = changeOf({}, b);
   EXPECT_FALSE(none.sampled);
   EXPECT_FALSE(none.certain());
+  MedianChange two = changeOf({10'000'000, 10'100'000}, b);  // two steps have no spread to draw from
+  EXPECT_FALSE(two.sampled);
+  EXPECT_FALSE(two.certain());
 }
 
 TEST(Regression, ThresholdsParseOrSayWhatTheyTake) {

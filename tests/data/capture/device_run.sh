@@ -16,6 +16,7 @@
 #   tests/data/capture/device_run.sh regress           # one GPU: ../regress/train.py and one-line variants
 #   tests/data/capture/device_run.sh regress2          # one GPU: ../regress host variants
 #   tests/data/capture/device_run.sh regress2ddp       # one GPU or two: a 2-rank DDP, then one rank slowed
+#   tests/data/capture/device_run.sh regress3          # one GPU: the host variant with SGD, and .item()
 # Needs the stripped binary and its libraries in .dev/ and the libdw1/libelf1 .debs in .debs/
 # (docs/capture.md, "Measured on"). nsys is left off PATH on purpose: the verb finds Nsight
 # Compute's copy under /opt/nvidia itself. Every capture stops after its window (--stop-after).
@@ -52,6 +53,20 @@ row() {  # name plain_runs(a,b,...) plain_last capture
   local plains=$(echo "$2,$3" | sed "s|\([^,]*\)|$W/logs/\1.log|g")
   [ -f "$W/$4.steps.json" ] && python3 compare.py "$1" "$plains" "$W/$4.steps.json" "$W/logs/$4.log" |
     tee -a "$W/logs/table.md"
+}
+regvariant() {  # name budget_s sed_expr: ../regress/train.py changed by sed_expr, captured, then run plain
+  local v=$1 b=$2 e=$3 rg=$PWD/../regress
+  budget "$b" "regress_$v" || return 0
+  mkdir -p /tmp/regress
+  sed "$e" "$rg/train.py" >/tmp/regress/train.py; cp /tmp/regress/train.py "$W/logs/$v.train.py"
+  diff "$rg/train.py" /tmp/regress/train.py
+  echo "=== regress_$v $(date +%T)"
+  (cd /tmp/regress && timeout 150 "$S" capture --profiler nsys --warmup 5 --timed 20 --steps 8 --stop-after \
+    -o "$W/regress_$v" -- python3 train.py --iters 40) >"$W/logs/$v.log" 2>&1
+  echo "rc=$?"; grep -E '^sightline capture' "$W/logs/$v.log" | tail -3
+  echo "=== regress_${v}_plain $(date +%T)"
+  (cd /tmp/regress && timeout 100 python3 train.py --iters 40) >"$W/logs/$v.plain.log" 2>&1
+  echo "rc=$?"; grep -E '^iter ' "$W/logs/$v.plain.log" | tail -1
 }
 TORCHRUN=$(command -v torchrun || echo "python3 -m torch.distributed.run")
 # bigexports*: big whole-run exports for a reading-speed benchmark, sized on the machine from two
@@ -360,16 +375,7 @@ for i in range(64): d[i]
 print(f'vocabulary {v * 1e3:.0f} ms; a sample {(time.perf_counter() - t) / 64 * 1e3:.2f} ms of CPU')") 2>&1 |
       tee "$W/logs/sample_cost.txt"
     for v in base same fp32 workers0 item wide repeat1 repeat2 repeat3 repeat4; do
-      budget 400 "regress_$v" || continue
-      sed "$(rsed $v)" "$RG/train.py" >/tmp/regress/train.py; cp /tmp/regress/train.py "$W/logs/$v.train.py"
-      diff "$RG/train.py" /tmp/regress/train.py
-      echo "=== regress_$v $(date +%T)"
-      (cd /tmp/regress && timeout 150 "$S" capture --profiler nsys --warmup 5 --timed 20 --steps 8 --stop-after \
-        -o "$W/regress_$v" -- python3 train.py --iters 40) >"$W/logs/$v.log" 2>&1
-      echo "rc=$?"; grep -E '^sightline capture' "$W/logs/$v.log" | tail -3
-      echo "=== regress_${v}_plain $(date +%T)"
-      (cd /tmp/regress && timeout 100 python3 train.py --iters 40) >"$W/logs/$v.plain.log" 2>&1
-      echo "rc=$?"; grep -E '^iter ' "$W/logs/$v.plain.log" | tail -1
+      regvariant "$v" 400 "$(rsed $v)"
     done
     # scrubbed and xz'd at once, packed in two halves (each under $OUT's 16 MiB a file)
     (cd "$W" && for f in regress_*.sqlite; do (python3 "$RG/../scrub.py" "$f" && xz -9 "$f") & done; wait
@@ -391,16 +397,18 @@ print(f'vocabulary {v * 1e3:.0f} ms; a sample {(time.perf_counter() - t) / 64 * 
       host_wide) echo "$HOST; s/^        hidden = 4 \* n_embd\$/        hidden = 8 * n_embd/" ;;
     esac; }
     for v in host host_item host_wide host_same; do
-      budget 380 "regress_$v" || continue
-      sed "$(hsed $v)" "$RG/train.py" >/tmp/regress/train.py; cp /tmp/regress/train.py "$W/logs/$v.train.py"
-      diff "$RG/train.py" /tmp/regress/train.py
-      echo "=== regress_$v $(date +%T)"
-      (cd /tmp/regress && timeout 150 "$S" capture --profiler nsys --warmup 5 --timed 20 --steps 8 --stop-after \
-        -o "$W/regress_$v" -- python3 train.py --iters 40) >"$W/logs/$v.log" 2>&1
-      echo "rc=$?"; grep -E '^sightline capture' "$W/logs/$v.log" | tail -3
-      echo "=== regress_${v}_plain $(date +%T)"
-      (cd /tmp/regress && timeout 100 python3 train.py --iters 40) >"$W/logs/$v.plain.log" 2>&1
-      echo "rc=$?"; grep -E '^iter ' "$W/logs/$v.plain.log" | tail -1
+      regvariant "$v" 380 "$(hsed $v)"
+    done
+    ls -la "$W" ;;
+  regress3)
+    # tests/data/regress/sgd: the host variant (regress2) with plain SGD instead of fused AdamW, so
+    # that after a sync the GPU has little left to run while the host tokenizes the next batch:
+    # base, the same again, and `loss.item()` added after `loss.backward()`.
+    nvidia-smi -L; RG=$PWD/../regress; mkdir -p /tmp/regress
+    SGD='s/n_layer=6, n_head=16, n_embd=1024)/n_layer=8, n_head=24, n_embd=3072)/; s/num_workers=4,/num_workers=0,/; s/torch\.optim\.AdamW(model\.parameters(), lr=3e-4, weight_decay=0\.1, fused=True)/torch.optim.SGD(model.parameters(), lr=1e-4)/'
+    for v in sgd sgd_item sgd_same; do
+      e="$SGD"; [ $v = sgd_item ] && e="$SGD; /^        loss\.backward()\$/a\        loss.item()"
+      regvariant "$v" 420 "$e"
     done
     ls -la "$W" ;;
   regress2ddp)
