@@ -447,13 +447,34 @@ void writeMarkdown(const RunDiff& d, const DiffArgs& args, std::ostream& out) {
   out << "\n";
 }
 
-// The step bars side by side: each run's steps in the order they ran, one bar a step, its
-// median dashed across its group; the new run's bars red where the step grew past the spread.
+// The step bars side by side: each run's steps in the order they ran, one bar a step (a run of
+// more than kMaxBars steps through an even kMaxBars of them), its median dashed across its group;
+// the new run's bars red where the step grew past the spread.
 std::string stepBarsSvg(const RunDiff& d) {
+  constexpr size_t kMaxBars = 1500;
+  std::vector<std::vector<int64_t>> drawn;  // each run's bars; the new run's last
+  std::vector<double> medians;              // of all its steps
+  for (const auto* all : [&] {
+         std::vector<const std::vector<int64_t>*> v;
+         for (const auto& b : d.base_steps) v.push_back(&b);
+         v.push_back(&d.new_steps);
+         return v;
+       }()) {
+    std::vector<int64_t> sorted = *all, bars;
+    std::sort(sorted.begin(), sorted.end());
+    size_t half = sorted.size() / 2;
+    medians.push_back(sorted.empty() ? 0
+                      : sorted.size() % 2
+                          ? static_cast<double>(sorted[half])
+                          : (static_cast<double>(sorted[half - 1]) + static_cast<double>(sorted[half])) / 2);
+    size_t n = std::min(all->size(), kMaxBars);
+    for (size_t k = 0; k < n; ++k) bars.push_back((*all)[k * all->size() / n]);
+    drawn.push_back(std::move(bars));
+  }
   std::vector<std::pair<std::string, const std::vector<int64_t>*>> runs;
-  for (size_t i = 0; i < d.base_steps.size(); ++i)
-    runs.emplace_back(d.base_steps.size() > 1 ? "base " + std::to_string(i + 1) : "base", &d.base_steps[i]);
-  runs.emplace_back("new", &d.new_steps);
+  for (size_t i = 0; i + 1 < drawn.size(); ++i)
+    runs.emplace_back(d.base_steps.size() > 1 ? "base " + std::to_string(i + 1) : "base", &drawn[i]);
+  runs.emplace_back("new", &drawn.back());
   int64_t top = 1;
   for (const auto& [name, steps] : runs)
     for (int64_t v : *steps) top = std::max(top, v);
@@ -471,8 +492,9 @@ std::string stepBarsSvg(const RunDiff& d) {
       << "\" y=\"" << kHeight << "\">0</text>";
   int x = kAxis + kGroupGap;
   bool grew = d.step.certain() && d.step.delta_ns > 0;
-  for (const auto& [name, steps] : runs) {
-    bool is_new = steps == &d.new_steps;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const auto& [name, steps] = runs[r];
+    bool is_new = steps == &drawn.back();
     int group_x = x;
     for (size_t k = 0; k < steps->size(); ++k) {
       double ms = static_cast<double>((*steps)[k]) / 1e6;
@@ -482,13 +504,7 @@ std::string stepBarsSvg(const RunDiff& d) {
           << ", step " << k + 1 << ": " << features::formatMilliseconds(ms * 1e6) << " ms</title></rect>";
       x += kBar + kGap;
     }
-    std::vector<int64_t> sorted = *steps;
-    std::sort(sorted.begin(), sorted.end());
-    double median =
-        sorted.empty() ? 0
-        : sorted.size() % 2
-            ? static_cast<double>(sorted[sorted.size() / 2])
-            : (static_cast<double>(sorted[sorted.size() / 2 - 1]) + static_cast<double>(sorted[sorted.size() / 2])) / 2;
+    double median = medians[r];
     int my = kHeight - static_cast<int>(median / static_cast<double>(top) * kHeight);
     svg << "<line class=\"median\" x1=\"" << group_x - 2 << "\" x2=\"" << x + 1 << "\" y1=\"" << my << "\" y2=\"" << my
         << "\"/>";
