@@ -124,3 +124,22 @@ example_profile() {
   fi
   echo "$profile"
 }
+
+# A workspace for the editor's baseline check (tests/data/regress): the script made wider
+# (wide.train.py) with its capture under runs/, and the summary of the run before the change,
+# made where that run's script was, as CI keeps it; compareWith names it.
+baseline_folder() {
+  local dir="$1" base
+  rm -rf "$dir" && mkdir -p "$dir/runs" "$dir/.vscode"
+  base="$(mktemp -d)"
+  xz -dc "$ROOT/tests/data/regress/base.sqlite.xz" > "$base/base.sqlite"
+  cp "$ROOT/tests/data/regress/base.steps.json" "$ROOT/tests/data/regress/train.py" "$base/"
+  (cd "$base" && "$ROOT/build/server/sightline" report --format summary --profile base.sqlite \
+    -o "$dir/base.summary.json" train.py)
+  rm -rf "$base"
+  xz -dc "$ROOT/tests/data/regress/wide.sqlite.xz" > "$dir/runs/wide.sqlite"
+  cp "$ROOT/tests/data/regress/wide.steps.json" "$dir/runs/"
+  cp "$ROOT/tests/data/regress/wide.train.py" "$dir/train.py"
+  printf '{"sightline.profiles": ["runs/wide.sqlite"], "sightline.compareWith": "base.summary.json"}\n' \
+    > "$dir/.vscode/settings.json"
+}

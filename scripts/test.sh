@@ -61,9 +61,12 @@ else
   node "$ROOT/editors/vscode/test/report_html.mjs" --server "$ROOT/build/server/sightline" --root "$ROOT" \
     --out "$ROOT/build/editors/report-html" --images "$ROOT/build/editors/images"
   xz -dc "$ROOT/tests/data/memory/gpt_oom_eval.pickle.xz" > "$ROOT/build/editors/oom_snapshot.pickle"
+  baseline_folder "$ROOT/build/editors/baseline"
   node "$ROOT/editors/vscode/test/e2e.mjs" --vsix "$ROOT/editors/vscode/sightline.vsix" \
     --server "$ROOT/build/server/sightline" --script "$ROOT/examples/train_small.py" \
-    --profile "$(example_profile train_small_naive)" --screenshot "$ROOT/build/editors/vscode.png"
+    --profile "$(example_profile train_small_naive)" --screenshot "$ROOT/build/editors/vscode.png" \
+    --baseline-dir "$ROOT/build/editors/baseline" --baseline-line 75 \
+    --baseline-text "return self.proj(F.gelu(self.fc(x)))"
   node "$ROOT/editors/vscode/test/e2e.mjs" --vsix "$ROOT/editors/vscode/sightline.vsix" \
     --server "$ROOT/build/server/sightline" --script "$ROOT/examples/train_small.py" \
     --profile "$(example_profile train_small_naive)" --screenshot "$ROOT/build/editors/vscode-memory.png" \

@@ -234,7 +234,9 @@ std::string hintLabel(const features::LineHint& h) {
     return label + regressionNote(h) + memory;
   }
   std::string label = "▮ " + formatMilliseconds(h.gpu_ns) + " ms · " + formatShare(h.share);
-  if (h.show_split)
+  // VS Code cuts a hint past 43 characters (editor.inlayHints.maximumLength): with a change from
+  // compareWith to show, the split is left to the hover.
+  if (h.show_split && !h.delta_ns && !h.regression)
     label += " (fwd " + formatMilliseconds(h.forward_ns) + " + bwd " + formatMilliseconds(h.backward_ns) + ")";
   if (h.delta_ns) label += " " + formatDelta(*h.delta_ns);
   return label + regressionNote(h) + memory;

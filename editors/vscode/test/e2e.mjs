@@ -4,11 +4,15 @@
 // inlay hint on the hot line, the hover card, the status bar item. Saves a screenshot. With
 // --memory-script, --memory-snapshot and --memory-only yes, opens instead a folder holding a
 // script and the memory snapshot its run dumped when it ran out of memory: the out-of-memory error in Problems,
-// the bytes held at the peak as a hint, the memory summary in the status bar.
+// the bytes held at the peak as a hint, the memory summary in the status bar. With
+// --baseline-dir (a folder holding train.py, its capture under runs/ and base.summary.json, the
+// summary of the run before the change), opens that folder too with `sightline.compareWith` set:
+// the regressed line in Problems, its hint with the change and its interval.
 //
 // usage: node e2e.mjs --vsix sightline.vsix --server build/server/sightline \
 //          --script examples/train_small.py --profile train_small_naive.sqlite --screenshot out.png \
 //          [--memory-script gpt_mem.py --memory-snapshot oom_snapshot.pickle --memory-only yes]
+//          [--baseline-dir DIR --baseline-line N --baseline-text TEXT]
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, copyFileSync, writeFileSync, chmodSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -161,6 +165,7 @@ async function main() {
     await memoryFolder(page, port);
     if (args["memory-only"] === "yes") return;
   }
+  if (args["baseline-dir"]) await baselineFolder(page, port);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
   await page.locator(".explorer-folders-view").getByText("train_small.py").first().waitFor({ timeout: 60000 });
   log("workbench up");
@@ -457,6 +462,42 @@ async function memoryFolder(page, port) {
   }, 80);
   check(revealed, "a click on a memory band reveals its line", cursor);
   await page.screenshot({ path: shot.replace(/\.png$/, "-stepview.png") });
+}
+
+// A folder whose script changed since the baseline run CI kept as a summary: compareWith names
+// it; the line the change slowed is in Problems (regressed-since-baseline) and its hint ends in
+// the change and its interval's half width.
+async function baselineFolder(page, port) {
+  const folder = resolve(args["baseline-dir"]);
+  const line = Number(args["baseline-line"]);
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`);
+  await page.locator(".explorer-folders-view").getByText("train.py").first().waitFor({ timeout: 60000 });
+  await page.locator(".explorer-folders-view").getByText("train.py").first().click();
+  await page.locator(".monaco-editor .view-lines").first().waitFor({ timeout: 20000 });
+  log("baseline folder open");
+  await page.keyboard.press("Control+Shift+M");
+  const markers = page.locator(".markers-panel");
+  let problems = "";
+  await pollUntil(async () => {
+    problems = (await markers.innerText().catch(() => "")).replace(/\s+/g, " ");
+    return problems.includes("regressed-since-baseline");
+  }, 240);
+  check(problems.includes("regressed-since-baseline") && problems.includes("Regressed since the baseline (base.summary.json)"),
+    "Problems panel lists the line regressed since the baseline", problems.slice(0, 400));
+  check(problems.includes(`[Ln ${line}`), `the regression is on line ${line}`, problems.slice(0, 400));
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").waitFor({ timeout: 20000 });
+  await page.keyboard.type(`:${line}`);
+  await page.keyboard.press("Enter");
+  const changed = page.locator(".monaco-editor .view-line", { hasText: args["baseline-text"] }).first();
+  let lineText = "";
+  await pollUntil(async () => {
+    lineText = ((await changed.textContent().catch(() => "")) ?? "").replace(/\u00a0/g, " ");
+    return lineText.includes("±");
+  }, 120);
+  check(/▲ \+[\d.]+ ms ±[\d.]+/.test(lineText), `the hint on line ${line} gives the change and its interval`, lineText);
+  await page.screenshot({ path: args.screenshot.replace(/\.png$/, "-baseline.png") });
 }
 
 try {
