@@ -2,8 +2,10 @@
 // same file in the same run (the floor users know: HTA's parser is slower than that), with
 // throughput and peak RSS of each. Prints figures; asserts nothing.
 //   kineto_bench TRACE.json[.gz] [SCRIPT.py ...]   (scripts give call sites, matched by file name)
-// KINETO_BENCH_SAX=1 also times nlohmann's SAX parser on the file; KINETO_BENCH_NO_PYTHON=1
-// skips the python3 run.
+// KINETO_BENCH_SAX=1 also times nlohmann's SAX parser on the file; built where Debian's
+// libsimdjson-dev is installed, KINETO_BENCH_SIMDJSON=1 times simdjson's on-demand parser visiting
+// the fields our reader reads (the other candidate); KINETO_BENCH_NO_PYTHON=1 skips the
+// python3 run.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -25,6 +27,10 @@
 #include "analysis/source/source_index.h"
 #include "bench/python_run.h"
 #include "server/platform/allocator.h"
+
+#ifdef SIGHTLINE_HAVE_SIMDJSON
+#include <simdjson.h>
+#endif
 
 namespace {
 
@@ -49,6 +55,57 @@ struct NullSax : nlohmann::json_sax<nlohmann::json> {
   bool end_array() override { return true; }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 };
+
+#ifdef SIGHTLINE_HAVE_SIMDJSON
+// simdjson's on-demand parser over the whole file (it needs it in memory, padded), visiting each
+// event's fields our reader reads: the load and the visit, in seconds; {-1, -1} on an error.
+std::pair<double, double> simdjsonVisit(const std::string& path, size_t& events) {
+  auto t0 = std::chrono::steady_clock::now();
+  simdjson::padded_string json;
+  if (simdjson::padded_string::load(path).get(json)) return {-1, -1};
+  auto t1 = std::chrono::steady_clock::now();
+  simdjson::ondemand::parser parser(json.size() + 64);
+  simdjson::ondemand::document doc;
+  if (parser.iterate(json).get(doc)) return {-1, -1};
+  int64_t sink = 0;
+  simdjson::ondemand::object top;
+  if (doc.get_object().get(top)) return {-1, -1};
+  for (auto field : top) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) || key != "traceEvents") continue;
+    simdjson::ondemand::array list;
+    if (field.value().get_array().get(list)) return {-1, -1};
+    for (auto ev : list) {
+      simdjson::ondemand::object event;
+      if (ev.get_object().get(event)) return {-1, -1};
+      ++events;
+      for (auto f : event) {
+        std::string_view k, text;
+        double number = 0;
+        if (f.unescaped_key().get(k)) return {-1, -1};
+        if (k == "ts" || k == "dur" || k == "pid" || k == "tid") {
+          if (!f.value().get_double().get(number)) sink += static_cast<int64_t>(number);
+        } else if (k == "name" || k == "cat" || k == "ph") {
+          if (!f.value().get_string().get(text)) sink += static_cast<int64_t>(text.size());
+        } else if (k == "args") {
+          simdjson::ondemand::object args;
+          if (f.value().get_object().get(args)) continue;
+          for (auto a : args) {
+            std::string_view ak;
+            int64_t v = 0;
+            if (!a.unescaped_key().get(ak) && (ak == "External id" || ak == "correlation" || ak == "stream") &&
+                !a.value().get_int64().get(v))
+              sink += v;
+          }
+        }
+      }
+    }
+  }
+  auto t2 = std::chrono::steady_clock::now();
+  if (sink == 42) std::printf(" ");  // keeps the visit from being optimized away
+  return {seconds(t0, t1), seconds(t1, t2)};
+}
+#endif
 
 // Runs python3's json.load on the file; returns {seconds, peak RSS in MiB} or {-1, 0}.
 std::pair<double, double> pythonJsonLoad(const std::string& path) {
@@ -131,6 +188,20 @@ int main(int argc, char** argv) {
                 sax_s, mb / sax_s);
     std::fflush(stdout);
   }
+#ifdef SIGHTLINE_HAVE_SIMDJSON
+  if (std::getenv("KINETO_BENCH_SIMDJSON") && !path.ends_with(".gz")) {
+    size_t events = 0;
+    auto [load_s, visit_s] = simdjsonVisit(path, events);
+    if (load_s < 0)
+      std::printf("simdjson       failed to parse the file\n");
+    else
+      std::printf(
+          "simdjson       on-demand, one core: load %.2f s + visit %.2f s = %.0f MB/s, %zu events "
+          "(our load, which builds the model too, is %.2fx its speed)\n",
+          load_s, visit_s, mb / (load_s + visit_s), events, (load_s + visit_s) / load);
+    std::fflush(stdout);
+  }
+#endif
   if (std::getenv("KINETO_BENCH_NO_PYTHON")) return 0;
   auto [py_s, py_rss] = pythonJsonLoad(path);
   if (py_s < 0)
