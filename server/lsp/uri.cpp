@@ -5,9 +5,9 @@
 
 namespace sightline::server {
 
-std::string pathToUri(const std::string& path) {
+std::string percentEncoded(const std::string& path) {
   static const char* const kHex = "0123456789ABCDEF";
-  std::string out = "file://";
+  std::string out;
   for (unsigned char c : path) {
     if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
       out += static_cast<char>(c);
@@ -19,6 +19,8 @@ std::string pathToUri(const std::string& path) {
   }
   return out;
 }
+
+std::string pathToUri(const std::string& path) { return "file://" + percentEncoded(path); }
 
 std::optional<std::string> uriToPath(const std::string& uri) {
   static constexpr std::string_view kPrefix = "file://";

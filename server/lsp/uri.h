@@ -7,6 +7,8 @@
 namespace sightline::server {
 
 std::string pathToUri(const std::string& absolute_path);
+// A path as a URI's path: every byte outside the unreserved set and '/' percent-encoded.
+std::string percentEncoded(const std::string& path);
 // The path of a file:// URI, or nullopt for other schemes.
 std::optional<std::string> uriToPath(const std::string& uri);
 
