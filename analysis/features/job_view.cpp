@@ -215,7 +215,7 @@ void addRanks(const std::vector<RankSummary>& in, const std::vector<size_t>& ord
       if (st.kind != StepKind::Steady) continue;
       // The median over the steps the headline takes: the last, cut short where the loop ends,
       // left out (as attribution's summary does).
-      if (i + 1 < s.steps.size() || s.steps.size() <= 3) walls.push_back(st.wallNs());
+      if (join::countsInMedian(s, i)) walls.push_back(st.wallNs());
       jr.steady_gpu_ns += st.gpu_ns, jr.steady_busy_ns += st.busy_ns, jr.steady_wall_ns += st.wallNs();
     }
     jr.steady_steps = static_cast<int>(

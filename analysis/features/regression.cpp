@@ -89,12 +89,10 @@ std::string whyIncomparable(const std::vector<join::RankSummary>& base, const st
   return "";
 }
 
-// Each step: steady, and not the run's last (of more than 3), cut short where the loop ended:
-// the report's median and the job view leave it out the same way (features/job_view.cpp).
+// Each step: whether it counts in the rank's median (join::countsInMedian: the job view's rule).
 std::vector<char> steadyMask(const join::RankSummary& s) {
   std::vector<char> mask(s.steps.size());
-  for (size_t k = 0; k < s.steps.size(); ++k) mask[k] = s.steps[k].kind == attribution::StepKind::Steady;
-  if (s.steps.size() > 3) mask.back() = 0;
+  for (size_t k = 0; k < s.steps.size(); ++k) mask[k] = join::countsInMedian(s, k);
   return mask;
 }
 

@@ -92,6 +92,13 @@ struct RankSummary {
 };
 
 inline constexpr size_t kMaxStepLines = 64;
+
+// Whether step `k` of `s` counts in the rank's median step: a steady one, and not the last of
+// more than 3 (the loop's last, cut short where it ends). The job view and `diff` read it.
+inline bool countsInMedian(const RankSummary& s, size_t k) {
+  return k < s.steps.size() && s.steps[k].kind == attribution::StepKind::Steady &&
+         (k + 1 < s.steps.size() || s.steps.size() <= 3);
+}
 inline constexpr size_t kMaxLineKernels = 3;
 inline constexpr size_t kMaxKernelName = 160;  // bytes of a kernel's name a summary keeps
 // The capabilities that are options of the profiler (each changes what a profiled step costs),

@@ -16,6 +16,7 @@
 #include "server/cli/report_data.h"
 #include "server/render/job_json.h"
 #include "server/render/story_render.h"
+#include "server/workspace/baseline.h"
 #include "server/workspace/local_files.h"
 
 namespace sightline::server::report {
@@ -106,11 +107,7 @@ std::optional<std::vector<join::RankSummary>> readSummaries(const std::string& p
                "sightline report --format summary --profile " +
                path + " -o " + fs::path(path).stem().string() + ".summary.json [train.py]",
            std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return error = "cannot be read", std::nullopt;
-  json doc = json::parse(in, nullptr, false);
-  if (doc.is_discarded()) return error = "not JSON (cut short?)", std::nullopt;
-  return rankSummariesFromJson(doc, error);
+  return readSummaryFile(path, error);
 }
 
 void writeJobText(const features::JobView& job, const std::vector<join::RankSummary>& ranks, std::ostream& out) {

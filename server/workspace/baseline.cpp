@@ -33,9 +33,7 @@ std::optional<std::vector<join::RankSummary>> readSummaryFile(const std::string&
   if (!text) return error = "cannot be read, or is over 256 MiB", std::nullopt;
   auto doc = nlohmann::json::parse(*text, nullptr, false);
   if (doc.is_discarded()) return error = "not JSON (cut short?)", std::nullopt;
-  auto out = rankSummariesFromJson(doc, error);
-  if (out && out->empty()) return error = "holds no rank summary", std::nullopt;
-  return out;
+  return rankSummariesFromJson(doc, error);
 }
 
 std::shared_ptr<const Regression> regressionOf(const std::vector<join::RankSummary>& base,

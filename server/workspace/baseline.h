@@ -18,7 +18,8 @@ namespace sightline::server {
 // A rank-summary file (`sightline report --format summary`): whether `path` names one, by its
 // name (*.json, not a trace) and its first bytes.
 bool isSummaryFile(const std::string& path);
-// Its summaries; nullopt with `error` set when it cannot be read or is not one.
+// Its summaries (none, for a document of none); nullopt with `error` set when it cannot be read
+// (or is over 256 MiB) or is not one. `report --merge` and `diff` read summaries through it too.
 std::optional<std::vector<join::RankSummary>> readSummaryFile(const std::string& path, std::string& error);
 
 struct Regression {

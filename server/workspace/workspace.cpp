@@ -212,6 +212,7 @@ void Workspace::loadCompare() {
   if (isSummaryFile(files.front())) {
     std::string error;
     auto summaries = readSummaryFile(files.front(), error);
+    if (summaries && summaries->empty()) summaries.reset(), error = "holds no rank summary";
     if (!summaries) {
       std::string message = "sightline.compareWith: " + files.front() + ": " + error;
       SL_LOG(Warn) << message;
