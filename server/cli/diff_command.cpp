@@ -34,7 +34,6 @@ using diff::signedMs;
 using diff::signedPercent;
 using diff::syncNote;
 using features::LineChange;
-using features::MedianChange;
 using features::RunDiff;
 using nlohmann::json;
 
