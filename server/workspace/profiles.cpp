@@ -184,10 +184,9 @@ std::optional<features::StepVerdict> loadVerdict(const join::ProfileJoin* join) 
 void completeLoad(LoadedProfile& loaded) {
   loaded.verdict = loadVerdict(loaded.join.get());
   const auto& info = loaded.profile().info;
-  if (loaded.attr().ranks.size() > 1) {
-    loaded.summaries = join::summarizeRanks(*loaded.join, fs::path(loaded.path).filename().string());
-    if (loaded.summaries.size() > 1) loaded.job = features::buildJob(loaded.summaries);
-  }
+  // Every load's: the job view reads them (two ranks or more), compareWith's regression gate too.
+  loaded.summaries = join::summarizeRanks(*loaded.join, fs::path(loaded.path).filename().string());
+  if (loaded.summaries.size() > 1) loaded.job = features::buildJob(loaded.summaries);
   features::ReportFacts facts;
   facts.profile_path = fs::path(loaded.path).filename().string();
   facts.profile = &loaded.profile();

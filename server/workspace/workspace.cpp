@@ -251,17 +251,11 @@ void Workspace::loadCompare() {
 
 void Workspace::computeRegression() {
   regression_.reset();
-  if (!profile_ || (!compare_ && compare_summaries_.empty())) return;
-  // A load of one rank keeps no summary (the job view needs them from two): made here, once.
-  auto summariesOf = [](const LoadedProfile& p) {
-    return p.summaries.empty() ? join::summarizeRanks(*p.join, std::filesystem::path(p.path).filename().string())
-                               : p.summaries;
-  };
-  std::vector<join::RankSummary> base = compare_ ? summariesOf(*compare_) : compare_summaries_;
-  if (base.empty()) return;
+  const std::vector<join::RankSummary>* base = compare_ ? &compare_->summaries : &compare_summaries_;
+  if (!profile_ || base->empty() || profile_->summaries.empty()) return;
   std::string why, path = comparePath();
-  regression_ = regressionOf(base, summariesOf(*profile_), workspaceMapper(),
-                             std::filesystem::path(path).filename().string(), why);
+  regression_ =
+      regressionOf(*base, profile_->summaries, workspaceMapper(), std::filesystem::path(path).filename().string(), why);
   if (!regression_ && !why.empty()) {
     // Where the user looks: the hints would otherwise just show no change, with no reason.
     std::string message = "sightline.compareWith: " + path + " cannot be compared with the profile: " + why;
