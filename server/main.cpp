@@ -9,6 +9,7 @@
 #include "server/cli/capture_command.h"
 #include "server/cli/check_command.h"
 #include "server/cli/diff_command.h"
+#include "server/cli/mcp_command.h"
 #include "server/cli/report_command.h"
 #include "server/cli/serve_command.h"
 #include "server/platform/allocator.h"
@@ -33,6 +34,7 @@ constexpr const char* kMainUsage =
     "  report   put the GPU time of a profile (nsys export) on the lines of Python files\n"
     "  capture  run a training command, time its steps without a profiler, then profile a few\n"
     "  diff     compare two runs step by step and line by line; --fail-on gates CI\n"
+    "  mcp      serve the joined profile to coding agents (Model Context Protocol over stdio)\n"
     "\n"
     "sightline --version prints the version; sightline <verb> --help explains a verb.\n";
 
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
   std::string verb = args[0];
   args.erase(args.begin());
   if (verb == "serve") return runServeCommand(args, std::cout, std::cerr);
+  if (verb == "mcp") return runMcpCommand(args, std::cout, std::cerr);
   int code = 2;
   {
     // Every message of a verb may quote a profile, a summary or nsys's log: escaped for the

@@ -145,28 +145,6 @@ std::optional<int> parseReportArgs(const std::vector<std::string>& args, ReportA
   return std::nullopt;
 }
 
-void joinNamedFiles(ReportData& data) {
-  for (const auto& [file, lines] : data.main.attribution().files)
-    data.mapped.push_back({file, data.main.localPathOf(file)});
-  for (const auto& src : data.sources) {
-    auto joined = join::joinFile(data.main, data.compare, src.absolute, *src.file, *src.index);
-    data.measured[src.absolute] = joined.measured;
-    if (joined.has_compare && comparesMemory(data)) {
-      auto& memory = data.compare_memory[src.absolute];
-      for (const auto& [line, c] : joined.compare.lines)
-        if (c.memory_peak_bytes > 0 || c.memory_step_bytes > 0) {
-          memory[line].first += c.memory_peak_bytes;
-          memory[line].second += c.memory_step_bytes;
-        }
-    }
-    // A compare profile with nothing on this file says nothing about it.
-    if (!joined.has_compare || (joined.compare.lines.empty() && joined.compare_alignment.empty())) continue;
-    if (!joined.compare_alignment.empty()) data.compare_aligned[src.absolute] = joined.compare_alignment;
-    auto& into = data.compare_lines[src.absolute];
-    for (const auto& [line, c] : joined.compare.lines) into[line] += c.gpu_ns;
-  }
-}
-
 // Why the profiles cannot be compared ("" when they can): one has GPU times and the other none
 // (a memory snapshot) once gave a 100% change on every line. Where both tell memory they are
 // compared on memory alone.

@@ -18,6 +18,7 @@
 #include "analysis/join/profile_join.h"
 #include "server/cli/joined_files.h"
 #include "server/render/step_view_json.h"
+#include "server/workspace/profiles.h"
 
 namespace sightline::server::report {
 
@@ -107,6 +108,28 @@ void writeAnnotatedFile(const ReportData& d, const cli::NamedFile& local, std::o
 // `--format html`: the step view as one self-contained page (server/render/step_view_html.h); 2 when
 // this binary has no renderer.
 int writeHtmlReport(const ReportData& d, std::ostream& out, std::ostream& err);
+// Fills `mapped`, `measured` and the compare profile's lines of `data` from its named files.
+void joinNamedFiles(ReportData& data);
+
+// The report of a profile the server loaded (server/workspace/profiles.h), for the MCP server:
+// the same ReportData `report` builds, from the load's join, verdict, summaries and job (computed
+// once per load), with `sources` as the named files. The JSON is built once, on first use.
+class LoadedReport {
+ public:
+  LoadedReport(const LoadedProfile& loaded, const LoadedProfile* compare, std::vector<cli::NamedFile> sources);
+  LoadedReport(const LoadedReport&) = delete;
+  LoadedReport& operator=(const LoadedReport&) = delete;
+  const nlohmann::json& json();
+  const ReportData& data() const { return data_; }
+  const std::vector<cli::NamedFile>& sources() const { return sources_; }
+
+ private:
+  ReportArgs args_;
+  std::vector<cli::NamedFile> sources_;
+  ReportData data_;
+  std::optional<nlohmann::json> json_;
+};
+
 // --merge: the JSON reports of single ranks added up into one multi-rank report, with the job
 // their rank summaries make.
 int mergeReports(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err);

@@ -210,7 +210,7 @@ void writeDiffText(const RunDiff& d, const DiffPage& args, std::ostream& out) {
     if (l->sync_added) out << "      " << syncNote(*l) << "\n";
     if (std::string k = kernelNote(*l); !k.empty()) out << "      " << k << "\n";
   }
-  if (d.lines_total > lines.size()) out << "  (" << d.lines_total - lines.size() << " more: --lines 0)\n";
+  if (d.lines_total > lines.size()) out << "  (" << d.lines_total - lines.size() << " more: " << args.more << ")\n";
   if (!d.matched_by_number.empty())
     out << "          matched by line number, not text (a summary has no text for them): "
         << d.matched_by_number.front() << (d.matched_by_number.size() > 1 ? ", ..." : "")

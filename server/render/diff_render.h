@@ -17,7 +17,8 @@ namespace sightline::server::diff {
 struct DiffPage {
   std::vector<std::string> inputs;
   std::string format = "text";
-  size_t lines = 10;  // SIZE_MAX: all
+  size_t lines = 10;               // SIZE_MAX: all
+  std::string more = "--lines 0";  // how the reader asks for every line (the MCP tool: its `n`)
 };
 
 void writeDiffText(const features::RunDiff& d, const DiffPage& page, std::ostream& out);

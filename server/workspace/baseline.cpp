@@ -39,14 +39,14 @@ std::optional<std::vector<join::RankSummary>> readSummaryFile(const std::string&
 std::shared_ptr<const Regression> regressionOf(const std::vector<join::RankSummary>& base,
                                                std::vector<join::RankSummary> next,
                                                const attribution::PathMapper& mapper, const std::string& base_name,
-                                               std::string& why) {
+                                               std::string& why, const std::vector<features::GateRule>& rules) {
   bool base_text = std::any_of(base.begin(), base.end(), [](const join::RankSummary& s) {
     return std::any_of(s.lines.begin(), s.lines.end(), [](const join::SummaryLine& l) { return !l.text.empty(); });
   });
   // Text on one side only would match nothing: a baseline without text is matched by number.
   if (base_text) addLineTexts(next, mapper);
   auto out = std::make_shared<Regression>();
-  out->diff = features::diffRuns(base, next, {});
+  out->diff = features::diffRuns(base, next, rules);
   if (!out->diff.incomparable.empty()) {
     why = out->diff.incomparable;
     return nullptr;

@@ -33,7 +33,7 @@ struct Regression {
 std::shared_ptr<const Regression> regressionOf(const std::vector<join::RankSummary>& base,
                                                std::vector<join::RankSummary> next,
                                                const attribution::PathMapper& mapper, const std::string& base_name,
-                                               std::string& why);
+                                               std::string& why, const std::vector<features::GateRule>& rules = {});
 
 // The changes of the lines whose profile path `maps_to(path)` is true, on `costs` (moved by
 // `costs.realigned_by`, as the join moved the profile's lines).

@@ -102,6 +102,20 @@ std::string cacheDirOf(const OpenProfileOptions& options) {
   return (fs::temp_directory_path() / ("sightline-" + std::to_string(::getuid()))).string();
 }
 
+}  // namespace
+
+std::string privateCacheFolder(const std::string& name, std::string& error, const OpenProfileOptions& options) {
+  std::string cache = cacheDirOf(options);
+  for (const std::string& folder : {cache, cache + "/" + name})
+    if (std::string problem = privateFolderProblem(folder); !problem.empty()) {
+      error = problem;
+      return "";
+    }
+  return cache + "/" + name;
+}
+
+namespace {
+
 // One export of a report at a time (a reload while it runs waits for it, then reads its result).
 std::shared_ptr<std::mutex> exportLock(const std::string& out) {
   static std::mutex locks_mutex;

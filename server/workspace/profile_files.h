@@ -35,6 +35,10 @@ struct OpenProfileOptions {
 };
 
 ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions& options = {});
+// A folder of the caches' own private folder (made 0700 where missing), for what the server
+// writes beside its caches (the MCP server's report pages); "" with `error` set when there is
+// no private cache folder to hold it.
+std::string privateCacheFolder(const std::string& name, std::string& error, const OpenProfileOptions& options = {});
 // The reopen cache's store for the attribution of the profile read from `paths` (the same
 // folder and limit; an attribution that took a quarter of `model_cache_min_s` or longer is
 // kept, keyed by the profiles' keys and the attribution's inputs); empty when the cache is off.

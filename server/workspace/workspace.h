@@ -76,6 +76,12 @@ class Workspace {
   // compareWith's file while one is loaded (a profile or a rank-summary file), else "".
   std::string comparePath() const { return compare_ ? compare_->path : compare_summary_path_; }
   const std::string& profileError() const { return profile_error_; }
+  // Whether a load of the profile runs now.
+  bool loading() const { return loader_.busy(); }
+  // The profile's change from compareWith's run (baseline.h); null without one.
+  const Regression* regression() const { return regression_.get(); }
+  // How the profile's paths map onto the workspace (the settings' mappings, then the root).
+  attribution::PathMapper mapper() const { return workspaceMapper(); }
 
   // --- per-document results, cached ---
   // The document's costs from the profile (with the compare profile's), moved through its edits;

@@ -1,0 +1,62 @@
+// The MCP server's tools (docs/agents.md): the joined profile as the LSP has it, told to a coding
+// agent. Each answer is a slice of what the other surfaces render from the same load: the report's
+// JSON (report::LoadedReport, the figures `report --format json` gives, field for field), the
+// story's text, the findings and fixes of the editor, and `diff`'s comparison. Sized for a context
+// window: the top N by default, the total and "N more" said.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/mcp_types.h"
+#include "server/cli/report_data.h"
+#include "server/workspace/workspace.h"
+
+namespace sightline::server::mcp {
+
+// What a tool answers from: the workspace (settings, the loaded profile and compareWith) and
+// the report of its load, made on first use and kept until the next load.
+class ToolContext {
+ public:
+  explicit ToolContext(Workspace& workspace) : workspace_(workspace) {}
+  Workspace& workspace() { return workspace_; }
+  // The loaded profile's report, with the workspace's files it maps onto as its named files;
+  // null when no profile is loaded.
+  report::LoadedReport* report();
+  void loadChanged() { report_.reset(); }
+  // `path` (relative to the workspace root, or absolute) as a file inside the workspace, or a
+  // ToolError: nothing outside the root (after symlinks) is read.
+  std::string workspaceFile(const std::string& path) const;
+  // `absolute` as the agent should name it: relative to the root when under it.
+  std::string shown(const std::string& absolute) const;
+
+ private:
+  Workspace& workspace_;
+  std::unique_ptr<report::LoadedReport> report_;
+  const LoadedProfile* report_loaded_ = nullptr;  // what report_ was made of
+  const LoadedProfile* report_compare_ = nullptr;
+};
+
+// A tool's input that cannot be used, or a question the load cannot answer: told to the model
+// as a tool error (isError), never as a protocol error.
+struct ToolError {
+  std::string message;
+};
+
+const std::vector<protocol::mcp::Tool>& tools();
+// Runs tool `name` with `arguments` (an object); unknown tools and bad arguments are tool errors.
+protocol::mcp::CallToolResult callTool(ToolContext& context, const std::string& name, const nlohmann::json& arguments);
+
+// The resources: each file the profile puts cost on (its annotated text, as `report` prints it)
+// and the report's page (written once per load into the cache, its path given).
+std::vector<protocol::mcp::Resource> resources(ToolContext& context);
+// Nullopt when `uri` names no resource; the text and its MIME type otherwise.
+struct ResourceText {
+  std::string text, mime_type;
+};
+std::optional<ResourceText> readResource(ToolContext& context, const std::string& uri, std::string& error);
+
+}  // namespace sightline::server::mcp
