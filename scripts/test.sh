@@ -50,6 +50,13 @@ log "Neovim plugin in Debian's Neovim (headless)"
 
 log "VS Code extension: packaged, then tested in code-server with headless Chromium (and the HTML report)"
 build_vscode_extension
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 18 ]; then
+  ensure_vscode_test_tools
+  log "sightline mcp through the MCP SDK's own client: every tool on real captures, against report --format json"
+  node "$ROOT/editors/vscode/test/mcp.mjs" --server "$ROOT/build/server/sightline" --root "$ROOT" --out "$ROOT/build/editors/mcp"
+else
+  echo "SKIPPED the MCP client test: the MCP SDK needs Node 18 or newer, this is $(node --version)" >&2
+fi
 if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
   echo "SKIPPED the VS Code test: code-server 4.100 needs Node 20 or newer, this is $(node --version)" >&2
 elif ! try_apt_packages chromium libkrb5-dev ripgrep; then

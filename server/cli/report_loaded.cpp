@@ -32,7 +32,7 @@ LoadedReport::LoadedReport(const LoadedProfile& loaded, const LoadedProfile* com
     : sources_(std::move(sources)),
       data_{args_, *loaded.join, compare ? compare->join.get() : nullptr, sources_, {}, {}, {}, {}, {}, {}, {}} {
   args_.profile_paths = loaded.parts;
-  for (const auto& part : loaded.parts) args_.profile_path += (args_.profile_path.empty() ? "" : " ") + part;
+  for (const auto& part : loaded.parts) args_.profile_path += (args_.profile_path.empty() ? "" : ", ") + part;
   if (compare) args_.compare_path = compare->path;
   args_.format = "json";
   for (const auto& src : sources_) args_.files.push_back(src.path);

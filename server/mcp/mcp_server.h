@@ -34,6 +34,7 @@ class McpServer final : public WorkspaceClient {
   void onLine(std::string line);  // one message, as read
   void onEnd();                   // the input closed: answer what waits, then stop
   bool idle() const { return waiting_.empty(); }
+  const Workspace& workspace() const { return workspace_; }
 
   // WorkspaceClient
   bool serving() const override { return !stopped_; }

@@ -155,12 +155,14 @@ CallToolResult stepVerdict(ToolContext& context, const Args& args) {
   json out = {{"profile", context.shown(rj["profile"]["path"].get<std::string>())}, {"steps", rj["steps"]}};
   if (rj["profile"]["parts"].size() > 1) out["parts"] = rj["profile"]["parts"].size();
   copyFields(v, out,
-             {"bound", "captured_bound", "wall_ns", "unprofiled_wall_ns", "busy_share", "unprofiled_busy_share",
-              "idle_ns_per_step", "confidence", "confidence_reason", "capture_overhead_ns", "late_rank"});
-  if (out["late_rank"].is_object() && out["late_rank"].contains("line"))
+             {"bound", "captured_bound", "wall_ns", "unprofiled_wall_ns", "unprofiled_busy_share", "confidence",
+              "capture_overhead_ns"});
+  if (!v.value("confidence_reason", std::string()).empty()) out["confidence_reason"] = v["confidence_reason"];
+  if (!v["late_rank"].is_null()) out["late_rank"] = v["late_rank"];
+  if (out.contains("late_rank") && out["late_rank"].contains("line"))
     out["late_rank"]["line"]["path"] = context.shown(out["late_rank"]["line"].value("path", std::string()));
   if (v.contains("unprofiled"))
-    copyFields(v["unprofiled"], out["unprofiled"], {"source", "reason", "range_ns", "steps"});
+    copyFields(v["unprofiled"], out["unprofiled"], {"source", "range_ns", "steps"});
   std::string lines_text;
   json causes = json::array();
   for (const auto& c : v["causes"]) {
@@ -172,8 +174,10 @@ CallToolResult stepVerdict(ToolContext& context, const Args& args) {
       const json& l = c["lines"][i];
       json p = place(context, r, l);
       copyFields(l, p, {"ns", "count"});
+      std::string source = p.value("text", std::string());
+      p.erase("text");  // in the answer's text, under Lines
       lines_text += "  " + where(p) + " (" + diff::inert(c.value("cause", "")) + ")" +
-                    (p.contains("text") ? "  " + p["text"].get<std::string>() : "") + "\n";
+                    (source.empty() ? "" : "  " + source) + "\n";
       lines.push_back(std::move(p));
     }
     jc["lines"] = std::move(lines);
@@ -184,10 +188,18 @@ CallToolResult stepVerdict(ToolContext& context, const Args& args) {
   out["changes"] = json::array();
   for (const auto& c : v["changes"]) {
     json jc;
-    copyFields(c, jc, {"change", "text", "ns_per_step"});
+    copyFields(c, jc, {"change", "ns_per_step"});  // its text is the story's "Try" row
     out["changes"].push_back(std::move(jc));
   }
-  std::string text = terminalSafe(terminalText(features::verdictStory(*loaded->verdict)));
+  bool keep = true;
+  // The verdict's story without the rows of the profiler's cost and the one-off work (the step
+  // report tells them): what bounds the step, why, and what to try.
+  features::Story story;
+  for (auto& row : features::verdictStory(*loaded->verdict)) {
+    if (!row.label.empty()) keep = row.label != "Profiler" && row.label != "One-off";
+    if (keep) story.push_back(std::move(row));
+  }
+  std::string text = terminalSafe(terminalText(story));
   if (!lines_text.empty()) text += "Lines\n" + lines_text;
   return {text, out, false};
 }
