@@ -54,6 +54,8 @@ if [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 18 ]; then
   ensure_vscode_test_tools
   log "sightline mcp through the MCP SDK's own client: every tool on real captures, against report --format json"
   node "$ROOT/editors/vscode/test/mcp.mjs" --server "$ROOT/build/server/sightline" --root "$ROOT" --out "$ROOT/build/editors/mcp"
+  log "the extension's MCP server definition provider (src/mcp.ts) against a stand-in for VS Code 1.101's API"
+  node "$ROOT/editors/vscode/test/mcp_provider.mjs" --server "$ROOT/build/server/sightline" --root "$ROOT"
 else
   echo "SKIPPED the MCP client test: the MCP SDK needs Node 18 or newer, this is $(node --version)" >&2
 fi

@@ -10,6 +10,7 @@ import {
   LanguageClientOptions,
   ServerOptions,
 } from "vscode-languageclient/node";
+import { registerMcpServers } from "./mcp";
 import { StepViewPanel } from "./step_view_panel";
 
 // The server's sightline/profileStatus notification (docs/lsp-extensions.md).
@@ -296,6 +297,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (e.document.languageId === "python" && heat.enabled()) heat.schedule();
     }),
   );
+  registerMcpServers(context, serverPath, settingsSection, (line) => output.appendLine(line));
   await startClient(context);
 }
 
