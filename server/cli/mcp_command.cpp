@@ -68,8 +68,18 @@ json sightlineSettingsOf(const std::string& text) {
   json out = json::object();
   if (doc.contains("sightline") && doc["sightline"].is_object()) out = doc["sightline"];
   const std::string prefix = "sightline.";
-  for (const auto& [key, value] : doc.items())
-    if (key.rfind(prefix, 0) == 0 && key.size() > prefix.size()) out[key.substr(prefix.size())] = value;
+  // "sightline.hints.enabled": VS Code's path into the section ({"hints": {"enabled": ...}}).
+  for (const auto& [key, value] : doc.items()) {
+    if (key.rfind(prefix, 0) != 0 || key.size() == prefix.size()) continue;
+    json* at = &out;
+    std::string rest = key.substr(prefix.size());
+    for (size_t dot; (dot = rest.find('.')) != std::string::npos; rest = rest.substr(dot + 1)) {
+      json& next = (*at)[rest.substr(0, dot)];
+      if (!next.is_object()) next = json::object();
+      at = &next;
+    }
+    (*at)[rest] = value;
+  }
   return out.empty() ? json(nullptr) : out;
 }
 

@@ -163,9 +163,15 @@ void McpServer::onEnd() {
   flush();
 }
 
+// The loader counts itself busy until the handler that tells of its end returns: what waits is
+// answered after it.
+void McpServer::flushSoon() {
+  boost::asio::post(io_, [this] { flush(); });
+}
+
 void McpServer::profileStatusChanged() {
   tools_.loadChanged();
-  flush();
+  flushSoon();
 }
 
 void McpServer::logMessage(int type, const std::string& message) {
@@ -183,7 +189,7 @@ std::string McpServer::beginProgress(const std::string& title, const std::string
 void McpServer::endProgress(const std::string&, const std::string& message) {
   if (progress_ > 0) --progress_;
   SL_LOG(Info) << "load: " << message;
-  flush();
+  flushSoon();
 }
 
 }  // namespace sightline::server::mcp

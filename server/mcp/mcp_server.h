@@ -43,7 +43,7 @@ class McpServer final : public WorkspaceClient {
   void hintsChanged() override { tools_.loadChanged(); }
   void findingsChanged() override {
     tools_.loadChanged();
-    flush();
+    flushSoon();
   }
   void logMessage(int type, const std::string& message) override;
   void showMessage(int type, const std::string& message) override;
@@ -55,6 +55,7 @@ class McpServer final : public WorkspaceClient {
   void handle(const protocol::Message& m);
   nlohmann::json answer(const protocol::Message& m);  // a request's result; throws RpcError
   void flush();                                       // answers the tool calls that waited for a load
+  void flushSoon();
   bool loading() const;
   void send(const nlohmann::json& message);
 

@@ -48,8 +48,10 @@ class Args {
     if (!v.is_number_integer() && !v.is_number_unsigned())
       throw ToolError{std::string("\"") + key + "\" must be a whole number from " + std::to_string(lo) + " to " +
                       std::to_string(hi)};
-    if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi)
-                               : v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+    bool outside = v.is_number_unsigned()
+                       ? v.get<uint64_t>() > static_cast<uint64_t>(hi) || v.get<uint64_t>() < static_cast<uint64_t>(lo)
+                       : v.get<int64_t>() < lo || v.get<int64_t>() > hi;
+    if (outside)
       throw ToolError{std::string("\"") + key + "\" must be from " + std::to_string(lo) + " to " + std::to_string(hi) +
                       ", got " + v.dump()};
     return static_cast<int>(v.get<int64_t>());
@@ -83,7 +85,8 @@ class Args {
 report::LoadedReport& needReport(ToolContext& context) {
   if (auto* r = context.report()) return *r;
   const auto& error = context.workspace().profileError();
-  if (!error.empty()) throw ToolError{"no profile is loaded: " + error};
+  // A load that failed says why; none found is said below, with what to do here.
+  if (!error.empty() && error.rfind("no profile found", 0) != 0) throw ToolError{"no profile is loaded: " + error};
   throw ToolError{"no profile is loaded: none was found in the workspace " + context.workspace().root() +
                   " (*.nsys-rep, *.sqlite, *.pt.trace.json[.gz], memory snapshots). Capture one with `sightline "
                   "capture -- python train.py` (the capture_command tool gives the command), or name it in the "
@@ -161,8 +164,7 @@ CallToolResult stepVerdict(ToolContext& context, const Args& args) {
   if (!v["late_rank"].is_null()) out["late_rank"] = v["late_rank"];
   if (out.contains("late_rank") && out["late_rank"].contains("line"))
     out["late_rank"]["line"]["path"] = context.shown(out["late_rank"]["line"].value("path", std::string()));
-  if (v.contains("unprofiled"))
-    copyFields(v["unprofiled"], out["unprofiled"], {"source", "range_ns", "steps"});
+  if (v.contains("unprofiled")) copyFields(v["unprofiled"], out["unprofiled"], {"source", "range_ns", "steps"});
   std::string lines_text;
   json causes = json::array();
   for (const auto& c : v["causes"]) {

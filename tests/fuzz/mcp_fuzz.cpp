@@ -2,6 +2,7 @@
 // an McpServer whose workspace holds the bundled example and its capture, loaded once (the tools
 // then answer from a real profile). Whatever the lines hold, every request gets an answer (a
 // result, an error, or a tool error), every answer is one line of valid JSON, and nothing crashes.
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,8 @@ using namespace sightline::server;
 
 struct World {
   boost::asio::io_context io;
+  // Keeps the context from stopping when it runs out of work (poll) while a load runs.
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work = boost::asio::make_work_guard(io);
   std::unique_ptr<mcp::McpServer> server;
   size_t answers = 0;
 };
