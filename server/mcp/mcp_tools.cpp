@@ -16,6 +16,7 @@
 #include "server/platform/output_file.h"
 #include "server/platform/terminal_text.h"
 #include "server/render/diff_render.h"
+#include "server/render/profile_text.h"
 #include "server/render/story_render.h"
 #include "server/workspace/baseline.h"
 #include "server/workspace/local_files.h"
@@ -338,9 +339,10 @@ CallToolResult lineCost(ToolContext& context, const Args& args) {
       if (l->value("inclusive_shown", false))
         text += "; with what it calls " + ms(l->value("inclusive_ns", 0.0) / divisor);
       text += "\n";
+      std::vector<features::WorkKind> kinds;
       for (const auto& k : l->value("work_by_kind", json::array()))
-        text += "  " + diff::inert(k.value("kind", "")) + " " + features::formatShare(k.value("share", 0.0)) + " (" +
-                std::to_string(k.value("count", 0)) + ")\n";
+        kinds.push_back({k.value("kind", ""), k.value("ns", int64_t{0}), k.value("count", 0u), k.value("share", 0.0)});
+      if (!kinds.empty()) text += "  by kind: " + terminalSafe(workKindsText(kinds)) + "\n";
     } else {
       text += "  no GPU time measured on this line\n";
     }
