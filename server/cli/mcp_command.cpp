@@ -108,6 +108,7 @@ int runMcpCommand(const std::vector<std::string>& args, std::ostream& out, std::
   }
   mcp::McpOptions options;
   options.root = normalPath(root);
+  json settings;
   if (!settings_arg.empty()) {
     std::string text = settings_arg;
     if (settings_arg.front() != '{') {
@@ -118,21 +119,21 @@ int runMcpCommand(const std::vector<std::string>& args, std::ostream& out, std::
       }
       text = *read;
     }
-    options.settings = json::parse(text, nullptr, false, true);
-    if (options.settings.is_discarded() || !options.settings.is_object()) {
+    settings = json::parse(text, nullptr, false, true);
+    if (settings.is_discarded() || !settings.is_object()) {
       err << "sightline mcp: --settings: not a JSON object\n";
       return 2;
     }
     // A whole settings file (keys "sightline.x") is read as VS Code's.
-    if (json section = sightlineSettingsOf(text); !section.is_null()) options.settings = section;
+    if (json section = sightlineSettingsOf(text); !section.is_null()) settings = section;
   } else if (auto text = readTextFile(options.root + "/.vscode/settings.json", 16u << 20)) {
-    options.settings = sightlineSettingsOf(*text);
+    settings = sightlineSettingsOf(*text);
   }
   if (!profiles.empty()) {
-    if (!options.settings.is_object()) options.settings = json::object();
+    if (!settings.is_object()) settings = json::object();
     json list = json::array();
     for (const auto& p : profiles) list.push_back(fs::absolute(p, ec).string());
-    options.settings["profiles"] = list;
+    settings["profiles"] = list;
   }
 
   std::signal(SIGPIPE, SIG_IGN);
@@ -149,7 +150,7 @@ int runMcpCommand(const std::vector<std::string>& args, std::ostream& out, std::
           io.stop();
         }
       },
-      options);
+      options, settings);
   server.start();
   std::thread reader(readLines, std::ref(io), std::ref(server), options.max_message_bytes);
   reader.detach();  // blocked in read() until the client closes its end; the process exits anyway

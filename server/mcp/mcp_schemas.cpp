@@ -8,17 +8,17 @@ using nlohmann::json;
 json integer(const char* description, int lo, int hi, int fallback) {
   return {{"type", "integer"}, {"minimum", lo}, {"maximum", hi}, {"default", fallback}, {"description", description}};
 }
-json choice(const char* description, std::vector<std::string> values, const char* fallback) {
+json choice(const char* description, const std::vector<std::string>& values, const char* fallback) {
   return {{"type", "string"}, {"enum", values}, {"default", fallback}, {"description", description}};
 }
-json input(json properties, std::vector<std::string> required = {}) {
+json input(json properties, const std::vector<std::string>& required = {}) {
   json out = {{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
   if (!required.empty()) out["required"] = required;
   return out;
 }
 // Outputs: the keys every answer has, typed; the rest as the report's JSON has them
 // (docs/report-json.md), which the schema leaves open.
-json output(json properties, std::vector<std::string> required) {
+json output(json properties, const std::vector<std::string>& required) {
   return {{"type", "object"}, {"properties", std::move(properties)}, {"required", required}};
 }
 const json kNumber = {{"type", "number"}};

@@ -37,10 +37,11 @@ constexpr const char* kInstructions =
 
 }  // namespace
 
-McpServer::McpServer(boost::asio::io_context& io, Send send, McpOptions options)
+McpServer::McpServer(boost::asio::io_context& io, Send send, McpOptions options, nlohmann::json settings)
     : io_(io),
       send_(std::move(send)),
       options_(std::move(options)),
+      settings_(std::move(settings)),
       workspace_(io, *this, std::chrono::milliseconds(1000)),
       tools_(workspace_) {}
 
@@ -48,7 +49,7 @@ McpServer::~McpServer() { workspace_.stop(); }
 
 void McpServer::start() {
   if (!options_.root.empty()) workspace_.setRoot(options_.root);
-  workspace_.applySettings(options_.settings);
+  workspace_.applySettings(settings_);
   // applySettings posts the load; this runs after it, once the loader has started or found none.
   boost::asio::post(io_, [this] {
     started_ = true;
@@ -97,7 +98,8 @@ void McpServer::handle(const protocol::Message& m) {
     if (m.method == "notifications/initialized") SL_LOG(Debug) << "mcp: client initialized";
     return;  // cancelled, roots changed, progress: nothing to do
   }
-  if (m.method == "tools/call" && initialized_ && loading()) {
+  bool needs_load = m.method == "tools/call" || m.method == "resources/list" || m.method == "resources/read";
+  if (needs_load && initialized_ && loading()) {
     waiting_.push_back(m);
     return;
   }

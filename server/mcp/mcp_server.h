@@ -1,8 +1,8 @@
 // The MCP server (`sightline mcp`, docs/agents.md): the Model Context Protocol over the
 // workspace as the LSP has it (settings, the profile found or named and its multi-rank loading,
 // the reopen cache), for coding agents. One JSON-RPC message per line in, one per line out;
-// lifecycle (initialize, ping), tools (mcp_tools.h) and resources. A tool call that arrives while
-// the profile loads waits for the load. Runs on one io_context thread, as the LSP session does.
+// lifecycle (initialize, ping), tools (mcp_tools.h) and resources. A tool call or resource read that
+// arrives while the profile loads waits for the load. Runs on one io_context thread, as the LSP session does.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -19,8 +19,7 @@
 namespace sightline::server::mcp {
 
 struct McpOptions {
-  std::string root;         // the workspace folder (normalized)
-  nlohmann::json settings;  // the `sightline` settings section (null: defaults)
+  std::string root;  // the workspace folder (normalized)
   size_t max_message_bytes = 4u << 20;
 };
 
@@ -28,7 +27,8 @@ class McpServer final : public WorkspaceClient {
  public:
   // `send` writes one message (a line without its newline).
   using Send = std::function<void(const std::string& line)>;
-  McpServer(boost::asio::io_context& io, Send send, McpOptions options);
+  // `settings`: the `sightline` settings section (null: defaults).
+  McpServer(boost::asio::io_context& io, Send send, McpOptions options, nlohmann::json settings = nullptr);
   ~McpServer() override;
   void start();                   // the root and settings: the profile starts loading
   void onLine(std::string line);  // one message, as read
@@ -62,6 +62,7 @@ class McpServer final : public WorkspaceClient {
   boost::asio::io_context& io_;
   Send send_;
   McpOptions options_;
+  nlohmann::json settings_;
   bool initialized_ = false, stopped_ = false, ended_ = false, started_ = false;
   int progress_ = 0;
   std::deque<protocol::Message> waiting_;  // tool calls made while the profile loads

@@ -134,6 +134,21 @@ void copyFields(const json& from, json& to, std::initializer_list<const char*> k
 
 std::string ms(double ns) { return features::formatMilliseconds(ns) + " ms"; }
 
+// The rows of the load's story (the report's header) under `labels`, with the rows that continue
+// them: the words every other surface uses.
+std::string storyText(ToolContext& context, std::initializer_list<const char*> labels) {
+  const LoadedProfile* loaded = context.workspace().profile();
+  if (!loaded) return "";
+  features::Story rows;
+  bool keep = false;
+  for (const auto& row : loaded->story) {
+    if (!row.label.empty())
+      keep = std::any_of(labels.begin(), labels.end(), [&](const char* l) { return row.label == l; });
+    if (keep) rows.push_back(row);
+  }
+  return terminalSafe(terminalText(rows));
+}
+
 // "N more" for a list cut to `shown` of `total`.
 void sayMore(json& out, const char* key, size_t total, size_t shown) {
   out[std::string(key) + "_total"] = total;
@@ -392,7 +407,8 @@ json memoryLines(ToolContext& context, const report::LoadedReport& r, const json
   for (size_t i = 0; i < from.size() && static_cast<int>(i) < n; ++i) {
     json p = place(context, r, from[i]);
     copyFields(from[i], p, {"function", "bytes"});
-    text += "  " + where(p) + "  " + features::formatBytes(from[i].value("bytes", int64_t{0})) +
+    text += "  " + where(p) +
+            (from[i].contains("bytes") ? "  " + features::formatBytes(from[i]["bytes"].get<int64_t>()) : "") +
             (p.contains("text") ? "  " + p["text"].get<std::string>() : "") + "\n";
     out.push_back(std::move(p));
   }
@@ -417,12 +433,7 @@ CallToolResult memoryAtPeak(ToolContext& context, const Args& args) {
   copyFields(m, out,
              {"source", "device", "devices", "peak_allocated_bytes", "peak_reserved_bytes", "peak_phase", "peak_step",
               "unattributed_at_peak_bytes", "allocated_before_trace_bytes", "pool_growth_bytes"});
-  std::string text = "Memory at the peak: ";
-  text += m["peak_allocated_bytes"].is_number() ? features::formatBytes(m["peak_allocated_bytes"].get<int64_t>())
-                                                : std::string("not known");
-  text += " allocated, " + features::formatBytes(m.value("peak_reserved_bytes", int64_t{0})) + " reserved";
-  if (m["peak_phase"].is_string()) text += ", in the " + m["peak_phase"].get<std::string>();
-  text += "\n";
+  std::string text = storyText(context, {"Memory"}) + "Lines holding memory at the peak\n";
   out["top_lines"] = memoryLines(context, r, m["top_lines"], n, text);
   sayMore(out, "top_lines", m["top_lines"].size(), out["top_lines"].size());
   if (!m["pool_growth_lines"].empty()) {
@@ -442,14 +453,13 @@ CallToolResult outOfMemory(ToolContext& context, const Args& args) {
   const json& o = m["oom"];
   json out = {{"oom", json::object()}};
   json& jo = out["oom"];
-  std::string text = "Out of memory";
+  std::string text = storyText(context, {"Out of memory"});
   if (o["path"].is_string()) {
     jo = place(context, r, o);
-    text += " at " + where(jo) + (jo.contains("text") ? "  " + jo["text"].get<std::string>() : "");
+    if (jo.contains("text")) text += "  " + where(jo) + "  " + jo["text"].get<std::string>() + "\n";
   }
   copyFields(o, jo, {"requested_bytes", "free_bytes"});
-  text += ": asked for " + features::formatBytes(o.value("requested_bytes", int64_t{0})) + " with " +
-          features::formatBytes(o.value("free_bytes", int64_t{0})) + " free\nCalled from\n";
+  text += "Called from\n";
   jo["stack"] = memoryLines(context, r, o["stack"], n, text);
   sayMore(jo, "stack", o["stack"].size(), jo["stack"].size());
   text += "Holding memory\n";
@@ -491,18 +501,7 @@ CallToolResult ranks(ToolContext& context, const Args& args) {
       }
     out["job"] = std::move(j);
   }
-  if (auto* loaded = context.workspace().profile(); loaded && loaded->job) {
-    // The story's rows about the job (a row continues under an empty label).
-    features::Story rows;
-    bool keep = false;
-    for (const auto& row : loaded->story) {
-      if (!row.label.empty())
-        keep = row.label == "Ranks" || row.label == "Job" || row.label == "Straggler" || row.label == "Spread" ||
-               row.label == "Comm";
-      if (keep) rows.push_back(row);
-    }
-    text += terminalSafe(terminalText(rows));
-  }
+  if (rj.contains("job")) text += storyText(context, {"Ranks", "Job", "Straggler", "Spread", "Comm"});
   return {text, out, false};
 }
 

@@ -31,10 +31,9 @@ class Harness {
   explicit Harness(const std::string& root, json settings = nullptr) {
     McpOptions options;
     options.root = root;
-    options.settings = std::move(settings);
     options.max_message_bytes = 1 << 16;
     server_ = std::make_unique<McpServer>(
-        io_, [this](const std::string& line) { answers_.push_back(line); }, options);
+        io_, [this](const std::string& line) { answers_.push_back(line); }, options, std::move(settings));
     server_->start();
   }
   // Sends `line` and runs until `expected` more answers came (or 120 s passed).
