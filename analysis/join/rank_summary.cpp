@@ -111,17 +111,29 @@ std::vector<std::map<LineKey, SummaryLine>> tallyLines(const ProfileJoin& join, 
   const model::Profile& p = join.profile();
   const attribution::Attribution& attr = join.attribution();
   std::vector<std::map<LineKey, SummaryLine>> lines(out.size());
+  // Runs of activities share a process and a line: the last lookups are kept (a million rows).
+  uint32_t last_pid = UINT32_MAX;
+  size_t rank = SIZE_MAX;
+  LineKey last_key{};
+  SummaryLine* last_line = nullptr;
   for (size_t i = 0; i < p.activities.size(); ++i) {
     const auto& a = p.activities[i];
-    auto r = rank_of.find(a.pid);
-    if (r == rank_of.end()) continue;
-    const RankSummary& s = out[r->second];
+    if (a.pid != last_pid) {
+      auto r = rank_of.find(a.pid);
+      last_pid = a.pid, rank = r == rank_of.end() ? SIZE_MAX : r->second, last_line = nullptr;
+    }
+    if (rank == SIZE_MAX) continue;
+    const RankSummary& s = out[rank];
     // Its step, as attribution counted it (by the host time of its launch).
     int32_t step = i < attr.activity_steps.size() ? attr.activity_steps[i] : -1;
     if (step >= static_cast<int32_t>(s.steps.size())) step = -1;
     const auto& ref = i < attr.activity_lines.size() ? attr.activity_lines[i] : attribution::LineRef{};
     if (ref.file == 0) continue;
-    auto& l = lines[r->second][{ref.file, ref.line}];
+    if (!last_line || last_key != LineKey{ref.file, ref.line}) {
+      last_key = {ref.file, ref.line};
+      last_line = &lines[rank][last_key];
+    }
+    auto& l = *last_line;
     if (l.step_ns.empty()) l.step_ns.assign(s.steps.size(), 0);
     if (step >= 0) l.step_ns[static_cast<size_t>(step)] += a.duration();
     bool steady =
