@@ -28,8 +28,8 @@ constexpr const char* kUsage =
     "\n"
     "Runs the Model Context Protocol server for coding agents over stdin/stdout (one JSON-RPC\n"
     "message per line; logs on stderr). It loads the workspace's profile as the language server\n"
-    "does: the newest one under --root (default: the current directory), or --profile's (given\n"
-    "once per rank of a run), with the `sightline` settings from --settings (a JSON object, or a\n"
+    "does: the newest one under --root (default: the current directory), or --profile's (relative\n"
+    "to --root; given once per rank of a run), with the `sightline` settings from --settings (a JSON object, or a\n"
     "file holding one) or else from DIR/.vscode/settings.json. Tools: step_verdict, top_lines,\n"
     "line_cost, memory_at_peak, oom, ranks, compare, capture_command (docs/agents.md).\n";
 
@@ -132,7 +132,9 @@ int runMcpCommand(const std::vector<std::string>& args, std::ostream& out, std::
   if (!profiles.empty()) {
     if (!settings.is_object()) settings = json::object();
     json list = json::array();
-    for (const auto& p : profiles) list.push_back(fs::absolute(p, ec).string());
+    // Relative to the workspace: MCP clients start servers from anywhere.
+    for (const auto& p : profiles)
+      list.push_back(fs::path(p).is_absolute() ? p : (fs::path(options.root) / p).string());
     settings["profiles"] = list;
   }
 

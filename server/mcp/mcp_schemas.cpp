@@ -90,7 +90,10 @@ std::vector<protocol::mcp::Tool> build() {
                "`nproc` (torchrun) make one. Show it or run it in the workspace.",
                input({{"script", {{"type", "string"}, {"description", "the training script, in the workspace"}}},
                       {"nproc", integer("processes per node (torchrun); 0: as the loaded profile ran", 0, 1024, 0)},
-                      {"profiler", choice("the profiler of the window", {"nsys", "torch"}, "nsys")}}),
+                      {"profiler",
+                       {{"type", "string"},
+                        {"enum", {"nsys", "torch"}},
+                        {"description", "the profiler of the window (default: the loaded capture's)"}}}}),
                output({{"command", kString}, {"argv", kArray}}, {"command", "argv"})});
   return t;
 }

@@ -57,7 +57,7 @@ void McpServer::start() {
   });
 }
 
-bool McpServer::loading() const { return !started_ || workspace_.loading() || progress_ > 0; }
+bool McpServer::loading() const { return !started_ || after_load_ || workspace_.loading() || progress_ > 0; }
 
 void McpServer::send(const json& message) { send_(protocol::dumpJson(message)); }
 
@@ -99,9 +99,18 @@ void McpServer::handle(const protocol::Message& m) {
     return;  // cancelled, roots changed, progress: nothing to do
   }
   bool needs_load = m.method == "tools/call" || m.method == "resources/list" || m.method == "resources/read";
-  if (needs_load && initialized_ && loading()) {
-    waiting_.push_back(m);
-    return;
+  if (needs_load && initialized_) {
+    // A capture made since the load (the agent ran capture_command) is loaded before the answer;
+    // the workspace is walked at most once every two seconds.
+    auto now = std::chrono::steady_clock::now();
+    if (!loading() && now - last_rescan_ >= std::chrono::seconds(2)) {
+      last_rescan_ = now;
+      workspace_.reloadIfNewer();
+    }
+    if (loading()) {
+      waiting_.push_back(m);
+      return;
+    }
   }
   try {
     send(protocol::makeResponse(*m.id, answer(m)));
@@ -173,7 +182,16 @@ void McpServer::flushSoon() {
 
 void McpServer::profileStatusChanged() {
   tools_.loadChanged();
-  flushSoon();
+  after_load_ = true;  // what waits is answered after this
+  boost::asio::post(io_, [this] {
+    after_load_ = false;
+    // The scripts the profile names but the workspace holds elsewhere (`train/train.py` for a
+    // profile's `/scratch/u/train.py`): opened, as an editor would, and the profile loaded
+    // again onto them.
+    if (!stopped_ && !workspace_.loading() && tools_.openScriptsOfProfile())
+      workspace_.reloadProfiles("its scripts, found in the workspace");
+    flush();
+  });
 }
 
 void McpServer::logMessage(int type, const std::string& message) {

@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <string>
@@ -65,7 +66,9 @@ class McpServer final : public WorkspaceClient {
   nlohmann::json settings_;
   bool initialized_ = false, stopped_ = false, ended_ = false, started_ = false;
   int progress_ = 0;
+  bool after_load_ = false;                // a load ended: its scripts are looked for before anything is answered
   std::deque<protocol::Message> waiting_;  // tool calls made while the profile loads
+  std::chrono::steady_clock::time_point last_rescan_{};  // the workspace last walked for a newer profile
   Workspace workspace_;
   ToolContext tools_;
 };

@@ -89,9 +89,35 @@ report::LoadedReport& needReport(ToolContext& context) {
   // A load that failed says why; none found is said below, with what to do here.
   if (!error.empty() && error.rfind("no profile found", 0) != 0) throw ToolError{"no profile is loaded: " + error};
   throw ToolError{"no profile is loaded: none was found in the workspace " + context.workspace().root() +
-                  " (*.nsys-rep, *.sqlite, *.pt.trace.json[.gz], memory snapshots). Capture one with `sightline "
-                  "capture -- python train.py` (the capture_command tool gives the command), or name it in the "
-                  "sightline.profiles setting"};
+                  " (*.nsys-rep, *.sqlite, *.pt.trace.json[.gz], and *.pickle memory snapshots named with "
+                  "\"snapshot\", \"memory\" or \"oom\"). Capture one with `sightline capture -- python train.py` (the "
+                  "capture_command tool gives the command; the next call loads it), or start the server with "
+                  "--profile FILE"};
+}
+
+// A memory snapshot has no GPU times: the tools of time say which tools read it.
+void needTimes(const json& rj) {
+  if (rj.value("total_gpu_ns", int64_t{0}) == 0 && rj.contains("memory"))
+    throw ToolError{"the profile is a memory snapshot, with no GPU times: the memory_at_peak and oom tools read it"};
+}
+
+// A line of source as the answers quote it: trimmed, cut at kMaxLineText, inert.
+std::string quotedSource(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  size_t first = s.find_first_not_of(" \t");
+  s = first == std::string::npos ? "" : s.substr(first);
+  if (s.size() > kMaxLineText) s = s.substr(0, kMaxLineText) + "...";
+  return diff::inert(s);
+}
+
+// Line `line` (1-based) of `file`, as it is.
+std::string_view lineSource(const source::SourceFile& file, int64_t line) {
+  const auto& lines = file.lines();
+  if (line < 1 || line > static_cast<int64_t>(lines.lineCount())) return {};
+  uint32_t begin = lines.lineStart(static_cast<uint32_t>(line - 1));
+  uint32_t end = line < static_cast<int64_t>(lines.lineCount()) ? lines.lineStart(static_cast<uint32_t>(line))
+                                                                : static_cast<uint32_t>(file.text().size());
+  return std::string_view(file.text()).substr(begin, end - begin);
 }
 
 // The source text of `line` of a named file ("" when not named or out of range).
@@ -104,12 +130,7 @@ std::string lineText(const report::LoadedReport& r, const std::string& absolute,
     uint32_t begin = lines.lineStart(static_cast<uint32_t>(line - 1));
     uint32_t end = line < static_cast<int64_t>(lines.lineCount()) ? lines.lineStart(static_cast<uint32_t>(line))
                                                                   : static_cast<uint32_t>(text.size());
-    std::string s = text.substr(begin, end - begin);
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-    size_t first = s.find_first_not_of(" \t");
-    s = first == std::string::npos ? "" : s.substr(first);
-    if (s.size() > kMaxLineText) s = s.substr(0, kMaxLineText) + "...";
-    return diff::inert(s);
+    return quotedSource(text.substr(begin, end - begin));
   }
   return "";
 }
@@ -117,9 +138,20 @@ std::string lineText(const report::LoadedReport& r, const std::string& absolute,
 // A place the report names (`path` a local path or a profile path), as the agent reads it.
 json place(ToolContext& context, const report::LoadedReport& r, const json& from) {
   std::string path = from.value("path", std::string());
-  int64_t line = from.value("line", int64_t{0});
-  json out = {{"path", context.shown(path)}, {"line", line}};
-  if (std::string text = lineText(r, path, line); !text.empty()) out["text"] = text;
+  int64_t profiled = from.value("line", int64_t{0});
+  int64_t line = context.currentLine(path, profiled);
+  json out = {{"path", context.shown(path)}, {"line", line > 0 ? line : profiled}};
+  // The file changed since the profile's report read it: the line where it is now, or marked
+  // as one the edit changed.
+  if (line != profiled) out["profiled_line"] = profiled;
+  if (line == 0) out["changed"] = true;
+  std::string text;
+  if (auto now = context.currentText(path, line > 0 ? line : profiled)) {
+    if (line > 0) text = quotedSource(*now);
+  } else {
+    text = lineText(r, path, profiled);
+  }
+  if (!text.empty()) out["text"] = text;
   return out;
 }
 
@@ -155,6 +187,29 @@ void sayMore(json& out, const char* key, size_t total, size_t shown) {
   out[std::string(key) + "_more"] = total > shown ? total - shown : 0;
 }
 
+// The `n` lines with the most GPU time of their own, per step, as top_lines lists them.
+std::string costliestLines(ToolContext& context, const report::LoadedReport& r, size_t n) {
+  const json& rj = const_cast<report::LoadedReport&>(r).json();
+  std::vector<std::pair<int64_t, std::pair<const json*, const json*>>> rows;
+  for (const auto& f : rj["files"])
+    for (const auto& l : f["lines"])
+      if (int64_t v = l.value("gpu_ns", int64_t{0}); v > 0) rows.push_back({v, {&f, &l}});
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  int64_t steps = rj.value("steps", int64_t{0});
+  double divisor = steps > 0 ? static_cast<double>(steps) : 1.0;
+  std::string text;
+  for (size_t i = 0; i < rows.size() && i < n; ++i) {
+    const json& f = *rows[i].second.first;
+    const json& l = *rows[i].second.second;
+    json p =
+        place(context, r, {{"path", f["local_path"].is_string() ? f["local_path"] : f["path"]}, {"line", l["line"]}});
+    text += "  " + where(p) + "  " + ms(static_cast<double>(rows[i].first) / divisor) + (steps > 0 ? "/step" : "") +
+            "  " + features::formatShare(l.value("share", 0.0)) +
+            (p.contains("text") ? "  " + p["text"].get<std::string>() : "") + "\n";
+  }
+  return text;
+}
+
 // --- the tools ----------------------------------------------------------------------------------
 
 CallToolResult stepVerdict(ToolContext& context, const Args& args) {
@@ -162,10 +217,7 @@ CallToolResult stepVerdict(ToolContext& context, const Args& args) {
   auto& r = needReport(context);
   const json& rj = r.json();
   const LoadedProfile* loaded = context.workspace().profile();
-  if (rj.value("total_gpu_ns", int64_t{0}) == 0 && rj.contains("memory"))
-    throw ToolError{
-        "no step verdict: the profile is a memory snapshot, with no GPU times; the memory_at_peak and "
-        "oom tools read it"};
+  needTimes(rj);
   if (!loaded->verdict || !rj.contains("verdict"))
     throw ToolError{"no step verdict: the profile has no training steps (" +
                     diff::inert(rj.value("steps_source", std::string("no steps found"))) +
@@ -182,6 +234,7 @@ CallToolResult stepVerdict(ToolContext& context, const Args& args) {
     out["late_rank"]["line"]["path"] = context.shown(out["late_rank"]["line"].value("path", std::string()));
   if (v.contains("unprofiled")) copyFields(v["unprofiled"], out["unprofiled"], {"source", "range_ns", "steps"});
   std::string lines_text;
+  std::set<std::string> listed;  // a line is listed once, under its first cause
   json causes = json::array();
   for (const auto& c : v["causes"]) {
     json jc;
@@ -194,8 +247,9 @@ CallToolResult stepVerdict(ToolContext& context, const Args& args) {
       copyFields(l, p, {"ns", "count"});
       std::string source = p.value("text", std::string());
       p.erase("text");  // in the answer's text, under Lines
-      lines_text += "  " + where(p) + " (" + diff::inert(c.value("cause", "")) + ")" +
-                    (source.empty() ? "" : "  " + source) + "\n";
+      if (listed.insert(where(p)).second)
+        lines_text += "  " + where(p) + " (" + diff::inert(c.value("cause", "")) + ")" +
+                      (source.empty() ? "" : "  " + source) + "\n";
       lines.push_back(std::move(p));
     }
     jc["lines"] = std::move(lines);
@@ -217,8 +271,17 @@ CallToolResult stepVerdict(ToolContext& context, const Args& args) {
     if (!row.label.empty()) keep = row.label != "Profiler" && row.label != "One-off";
     if (keep) story.push_back(std::move(row));
   }
-  std::string text = terminalSafe(terminalText(story));
-  if (!lines_text.empty()) text += "Lines\n" + lines_text;
+  std::string text = "Profile   " + terminalSafe(context.shown(rj["profile"]["path"].get<std::string>())) + "\n" +
+                     terminalSafe(terminalText(story));
+  if (!lines_text.empty()) {
+    text += "Lines\n" + lines_text;
+  } else if (!rj["files"].empty()) {
+    // No cause names a line (a GPU-bound step): its costliest lines are where to look.
+    text += "Costliest lines (top_lines)\n" + costliestLines(context, r, 3);
+  }
+  text += storyText(context, {"Warning"});
+  if (!rj["warnings"].empty()) out["warnings"] = rj["warnings"];
+  if (rj.contains("advice")) out["advice"] = rj["advice"];
   return {text, out, false};
 }
 
@@ -244,6 +307,7 @@ CallToolResult topLines(ToolContext& context, const Args& args) {
   std::string only = args.has("path") ? context.workspaceFile(args.text("path")) : "";
   auto& r = needReport(context);
   const json& rj = r.json();
+  needTimes(rj);
   LineKey key = lineKey(by, pass);
   struct Row {
     const json* file;
@@ -279,14 +343,26 @@ CallToolResult topLines(ToolContext& context, const Args& args) {
     copyFields(l, p,
                {"gpu_ns", "forward_ns", "backward_ns", "inclusive_ns", "share", "inclusive_share", "syncs", "sync_ns",
                 "idle_ns", "comm_exposed_ns", "slowest_rank", "rank_ns"});
-    text += "  " + where(p) + "  " + ms(static_cast<double>(rows[i].value) / divisor) + "  " +
-            features::formatShare(l.value(by == "self" ? "share" : "inclusive_share", 0.0)) +
+    p[key.field] = l[key.field];  // the figure the list is ordered by
+    // A share of the step only for both passes: the report gives no share of one pass.
+    std::string share =
+        pass == "all" ? "  " + features::formatShare(l.value(by == "self" ? "share" : "inclusive_share", 0.0)) : "";
+    std::string slowest;
+    if (l.contains("slowest_rank") && l["slowest_rank"].value("shown", false))
+      slowest = "  (slowest: " + diff::inert(l["slowest_rank"].value("rank", "")) + ", " +
+                features::formatFixed(l["slowest_rank"].value("ratio", 1.0), 1) + "x the others)";
+    text += "  " + where(p) + "  " + ms(static_cast<double>(rows[i].value) / divisor) + share + slowest +
             (p.contains("text") ? "  " + p["text"].get<std::string>() : "") + "\n";
     lines.push_back(std::move(p));
   }
   sayMore(out, "lines", rows.size(), lines.size());
-  if (rows.size() > lines.size()) text += "  (" + std::to_string(rows.size() - lines.size()) + " more lines)\n";
-  if (rows.empty()) text += "  none: the profile puts no such time on the workspace's lines\n";
+  if (size_t more = rows.size() - lines.size(); more > 0)
+    text += "  (" + std::to_string(more) + (more == 1 ? " more line)\n" : " more lines)\n");
+  if (rows.empty()) {
+    text += "  none: the profile puts no such time on the workspace's lines\n" + storyText(context, {"Warning"});
+    out["warnings"] = rj["warnings"];
+    if (rj.contains("advice")) out["advice"] = rj["advice"];
+  }
   out["lines"] = std::move(lines);
   return {text, out, false};
 }
@@ -313,37 +389,63 @@ Document& documentOf(ToolContext& context, const std::string& absolute) {
   return ws.open(uri, 0, std::move(*text));
 }
 
+// An edit as whole lines: `old_text` the lines it touches as they are (never empty, unless the
+// file is), `new_text` the same lines after it, so an agent's find-and-replace applies it.
 json editJson(const source::SourceFile& file, const features::TextEdit& e) {
-  auto at = file.lines().pointAt(e.range.begin);
-  auto end = file.lines().pointAt(e.range.end);
+  const std::string& text = file.text();
+  const auto& lines = file.lines();
+  auto at = lines.pointAt(e.range.begin), last = lines.pointAt(e.range.end);
+  uint32_t begin = lines.lineStart(at.line);
+  // Through the end of the line the edit ends on (the line after an insertion at a line's start).
+  uint32_t end_line = last.line + (e.range.end > e.range.begin && last.column == 0 && last.line > at.line ? 0 : 1);
+  uint32_t end = end_line < lines.lineCount() ? lines.lineStart(end_line) : static_cast<uint32_t>(text.size());
+  if (end < e.range.end) end = static_cast<uint32_t>(text.size());
+  std::string old_text = text.substr(begin, end - begin);
+  std::string new_text =
+      text.substr(begin, e.range.begin - begin) + e.new_text + text.substr(e.range.end, end - e.range.end);
   return {{"line", at.line + 1},
-          {"end_line", end.line + 1},
-          {"old_text", file.text().substr(e.range.begin, e.range.end - e.range.begin)},
-          {"new_text", e.new_text}};
+          {"end_line", std::max(at.line + 1, end_line)},
+          {"old_text", old_text},
+          {"new_text", new_text}};
 }
 
 CallToolResult lineCost(ToolContext& context, const Args& args) {
   std::string path = args.text("path");
   int64_t line = args.count("line", 0, 1, 10'000'000);
-  if (auto colon = path.rfind(':'); !args.has("line") && colon != std::string::npos) {
-    std::string digits = path.substr(colon + 1);
-    if (!digits.empty() && digits.size() < 9 && std::all_of(digits.begin(), digits.end(), ::isdigit)) {
-      line = std::stoll(digits);
-      path = path.substr(0, colon);
-    }
+  // "train.py:42" or "train.py:42:5" (a column, as compilers print places), unless a file of the
+  // workspace has that very name.
+  auto numberAfter = [](const std::string& p, size_t colon) {
+    std::string d = colon == std::string::npos ? "" : p.substr(colon + 1);
+    return !d.empty() && d.size() < 9 && std::all_of(d.begin(), d.end(), ::isdigit) ? std::stoll(d) : int64_t{-1};
+  };
+  std::error_code ec;
+  if (int64_t last = numberAfter(path, path.rfind(':'));
+      last >= 0 && !fs::exists(fs::path(context.workspace().root()) / path, ec)) {
+    std::string rest = path.substr(0, path.rfind(':'));
+    int64_t before = numberAfter(rest, rest.rfind(':'));
+    path = before >= 0 ? rest.substr(0, rest.rfind(':')) : rest;
+    if (!args.has("line")) line = before >= 0 ? before : last;
   }
   if (line < 1) throw ToolError{"give the line: \"line\": N, or \"path\": \"train.py:N\""};
   std::string absolute = context.workspaceFile(path);
   Document& doc = documentOf(context, absolute);
-  if (line > static_cast<int64_t>(doc.file().lines().lineCount()))
-    throw ToolError{context.shown(absolute) + " has " + std::to_string(doc.file().lines().lineCount()) + " lines"};
+  // Lines as an editor counts them: a final newline ends the last line, it starts none.
+  const std::string& body = doc.file().text();
+  auto lines = static_cast<int64_t>(doc.file().lines().lineCount()) - (!body.empty() && body.back() == '\n' ? 1 : 0);
+  if (line > std::max<int64_t>(lines, 1))
+    throw ToolError{context.shown(absolute) + " has " + std::to_string(lines) + " lines"};
   json out = {{"path", context.shown(absolute)}, {"line", line}};
   std::string text = context.shown(absolute) + ":" + std::to_string(line);
   auto* r = context.report();
   if (r) {
-    if (std::string t = lineText(*r, absolute, line); !t.empty()) out["text"] = t;
-    const json* l = reportLine(r->json(), absolute, line);
+    out["text"] = quotedSource(std::string(lineSource(doc.file(), line)));
+    // The figures of the line the profile measured where this one is now (none for a line the
+    // agent's edit changed since).
+    int64_t profiled = context.profiledLine(absolute, line);
+    const json* l = profiled > 0 ? reportLine(r->json(), absolute, profiled) : nullptr;
     out["cost"] = l ? *l : json(nullptr);
+    if (profiled != line) out["profiled_line"] = profiled > 0 ? json(profiled) : json(nullptr);
+    if (profiled == 0) text += "  changed since the profile: it has no figure of its own yet\n";
     out["steps"] = r->json()["steps"];
     if (l && (l->value("gpu_ns", int64_t{0}) > 0 || l->value("inclusive_ns", int64_t{0}) > 0)) {
       int64_t steps = r->json().value("steps", int64_t{0});
@@ -358,7 +460,7 @@ CallToolResult lineCost(ToolContext& context, const Args& args) {
       for (const auto& k : l->value("work_by_kind", json::array()))
         kinds.push_back({k.value("kind", ""), k.value("ns", int64_t{0}), k.value("count", 0u), k.value("share", 0.0)});
       if (!kinds.empty()) text += "  by kind: " + terminalSafe(workKindsText(kinds)) + "\n";
-    } else {
+    } else if (profiled != 0) {
       text += "  no GPU time measured on this line\n";
     }
     if (l && l->value("memory_at_peak_bytes", int64_t{0}) > 0)
@@ -472,21 +574,24 @@ CallToolResult ranks(ToolContext& context, const Args& args) {
   int n = args.count("n", 8, 1, 1000);
   auto& r = needReport(context);
   const json& rj = r.json();
+  needTimes(rj);
   json out = {{"ranks", json::array()}};
-  std::string text;
   for (size_t i = 0; i < rj["ranks"].size() && static_cast<int>(i) < n; ++i) {
-    const json& k = rj["ranks"][i];
     json row;
-    copyFields(k, row,
+    copyFields(rj["ranks"][i], row,
                {"label", "rank", "host", "gpu_ns", "busy_ns", "comm_ns", "comm_exposed_ns", "steps", "median_step_ns"});
-    text += "  " + diff::inert(k.value("label", "")) + "  step " + ms(k.value("median_step_ns", 0.0)) + ", busy " +
-            ms(k.value("busy_ns", 0.0)) + ", communication exposed " + ms(k.value("comm_exposed_ns", 0.0)) + "\n";
     out["ranks"].push_back(std::move(row));
   }
   sayMore(out, "ranks", rj["ranks"].size(), out["ranks"].size());
-  text = std::to_string(rj["ranks"].size()) + (rj["ranks"].size() == 1 ? " rank" : " ranks") + "\n" + text;
+  // The rank table as the report words it (per step); one rank has none.
+  std::string text = rj["ranks"].size() == 1
+                         ? "1 rank: " + diff::inert(rj["ranks"][0].value("label", "")) + ", its median step " +
+                               ms(rj["ranks"][0].value("median_step_ns", 0.0)) + "\n"
+                         : std::to_string(rj["ranks"].size()) + " ranks\n";
   if (rj.contains("verdict") && !rj["verdict"]["late_rank"].is_null()) {
     out["late_rank"] = rj["verdict"]["late_rank"];
+    if (out["late_rank"].contains("line"))
+      out["late_rank"]["line"]["path"] = context.shown(out["late_rank"]["line"].value("path", std::string()));
     text += "The others wait for " + diff::inert(out["late_rank"].value("label", "")) + "\n";
   }
   if (rj.contains("job")) {
@@ -499,6 +604,16 @@ CallToolResult ranks(ToolContext& context, const Args& args) {
         j[key] = json(value.begin(), value.begin() + n);
         j[key + "_more"] = value.size() - n;
       }
+    // The lines' paths as the workspace has them (a summary keeps the profile's).
+    if (j.contains("lines"))
+      for (auto& l : j["lines"])
+        if (l.contains("path") && l["path"].is_string()) l["path"] = context.localShown(l["path"].get<std::string>());
+    if (j.contains("late_ranks"))
+      for (auto& late : j["late_ranks"])
+        if (late.contains("only_lines"))
+          for (auto& l : late["only_lines"])
+            if (l.contains("path") && l["path"].is_string())
+              l["path"] = context.localShown(l["path"].get<std::string>());
     out["job"] = std::move(j);
   }
   if (rj.contains("job")) text += storyText(context, {"Ranks", "Job", "Straggler", "Spread", "Comm"});
@@ -536,6 +651,8 @@ CallToolResult compare(ToolContext& context, const Args& args) {
       auto joined = cli::loadJoinedProfile({base_path}, context.workspace().mapper(), r.sources(), request, error);
       if (!joined) throw ToolError{context.shown(base_path) + ": " + error};
       base = join::summarizeRanks(*joined, fs::path(base_path).filename().string());
+      // The lines' text, as `sightline diff` reads a profile: lines are matched by it.
+      addLineTexts(base, context.workspace().mapper());
     }
   } else if (const Regression* reg = context.workspace().regression(); reg && rules.empty()) {
     base_path = context.workspace().comparePath();
@@ -571,44 +688,63 @@ CallToolResult compare(ToolContext& context, const Args& args) {
   page.format = "json";
   page.lines = static_cast<size_t>(n);
   page.more = "call compare with a larger n (at most 200)";
+  page.gate_hint = "call compare with fail_on (\"step:+5%,line:+1ms\", say) to gate";
+  page.several_hint = "`sightline diff BASE1.json BASE2.json ... NEW` takes several (docs/ci.md)";
   std::ostringstream text;
   diff::writeDiffText(reg->diff, page, text);
-  return {terminalSafe(text.str()), diff::diffJson(reg->diff, page), false};
+  json out = diff::diffJson(reg->diff, page);
+  for (auto& l : out["lines"])
+    if (l.contains("path") && l["path"].is_string()) l["path"] = context.localShown(l["path"].get<std::string>());
+  return {terminalSafe(text.str()), out, false};
+}
+
+// The profiler of the loaded capture's window: its steps file's, else its format's.
+std::string loadedProfiler(const LoadedProfile* loaded) {
+  if (!loaded) return "nsys";
+  if (const auto& m = loaded->join->measured(); m && (m->profiler == "torch" || m->profiler == "nsys"))
+    return m->profiler;
+  return loaded->profile().info.format == "kineto-json" ? "torch" : "nsys";
 }
 
 CallToolResult captureCommand(ToolContext& context, const Args& args) {
-  std::string profiler = args.choice("profiler", "nsys", {"nsys", "torch"});
-  int nproc = args.count("nproc", 0, 0, 1024);
   const LoadedProfile* loaded = context.workspace().profile();
+  std::string profiler = args.choice("profiler", loadedProfiler(loaded), {"nsys", "torch"});
+  int nproc = args.count("nproc", 0, 0, 1024);
   std::vector<std::string> argv = {"sightline", "capture"};
   if (profiler == "torch") argv.insert(argv.end(), {"--profiler", "torch"});
   argv.push_back("--");
+  const auto* measured = loaded && loaded->join->measured() ? &*loaded->join->measured() : nullptr;
   std::string script, from;
-  if (args.has("script")) {
-    script = context.shown(context.workspaceFile(args.text("script")));
-  } else if (loaded && loaded->join->measured() && !loaded->join->measured()->command.empty() && nproc == 0) {
-    // The command the loaded capture ran, run again.
-    for (const auto& word : loaded->join->measured()->command) argv.push_back(word);
-    from = "the command the loaded capture ran (" + loaded->join->measured()->from + ")";
-  } else if (loaded && loaded->verdict && !loaded->verdict->script.empty()) {
-    script = loaded->verdict->script;
+  if (args.has("script")) script = context.shown(context.workspaceFile(args.text("script")));
+  bool same_script = measured && !measured->command.empty() &&
+                     (script.empty() || std::any_of(measured->command.begin(), measured->command.end(),
+                                                    [&](const std::string& w) { return w == script; }));
+  if (same_script && nproc == 0) {
+    // The command the loaded capture ran, run again: its arguments as they were.
+    for (const auto& word : measured->command) argv.push_back(word);
+    from = "the command the loaded capture ran (" + measured->from + ")";
   } else {
-    throw ToolError{"name the training script: \"script\": \"train.py\" (no loaded capture names one)"};
-  }
-  if (from.empty()) {
-    int ranks = nproc > 0 ? nproc : loaded ? std::max(1, loaded->verdict ? loaded->verdict->ranks : 1) : 1;
+    if (script.empty() && loaded && loaded->verdict && !loaded->verdict->script.empty()) {
+      // The training script by its name: where the workspace holds it.
+      script = loaded->verdict->script;
+      if (auto found = uniqueFileNamed(context.workspace().root(), script)) script = context.shown(*found);
+    }
+    if (script.empty())
+      throw ToolError{"name the training script: \"script\": \"train.py\" (no loaded capture names one)"};
+    int ranks = nproc > 0 ? nproc : loaded && loaded->verdict ? std::max(1, loaded->verdict->ranks) : 1;
     if (ranks > 1)
       argv.insert(argv.end(), {"torchrun", "--nproc_per_node=" + std::to_string(ranks), script});
     else
       argv.insert(argv.end(), {"python", script});
-    from = args.has("script") ? "the script named" : "the loaded profile's training script";
+    from = std::string(args.has("script") ? "the script named" : "the loaded profile's training script") +
+           "; add the arguments your run takes (the profile does not record them)";
   }
   std::string command;
   for (const auto& word : argv) command += (command.empty() ? "" : " ") + features::shellWord(word);
   json out = {{"command", command}, {"argv", argv}, {"cwd", context.workspace().root()}, {"from", from}};
   std::string why =
-      "it times the steps with no profiler recording, then profiles a few in the same run, and writes "
-      "the profile and its steps file where the editor and this server find them (docs/capture.md)";
+      "it times the steps with no profiler recording, then profiles a few in the same run; the next tool call "
+      "here loads the capture it writes (docs/capture.md)";
   out["why"] = why;
   return {terminalSafe(command) + "\n(run in " + terminalSafe(context.workspace().root()) + "; from " +
               terminalSafe(from) + ": " + why + ")",
@@ -649,6 +785,26 @@ report::LoadedReport* ToolContext::report() {
   return report_.get();
 }
 
+bool ToolContext::openScriptsOfProfile() {
+  const LoadedProfile* loaded = workspace_.profile();
+  if (!loaded || workspace_.root().empty()) return false;
+  bool opened = false;
+  for (const auto& [file, lines] : loaded->attr().files) {
+    if (loaded->join->localPathOf(file)) continue;
+    std::string_view path = loaded->profile().strings[file];
+    std::string name = fs::path(path).filename().string();
+    if (!name.ends_with(".py") || path.find("-packages/") != std::string_view::npos) continue;
+    if (looked_for_.size() >= 32 || !looked_for_.insert(name).second) continue;
+    auto found = uniqueFileNamed(workspace_.root(), name);
+    if (!found) continue;
+    auto text = readTextFile(*found, kMaxScriptBytes);
+    if (!text || workspace_.find(pathToUri(*found))) continue;
+    workspace_.open(pathToUri(*found), 0, std::move(*text));
+    opened = true;
+  }
+  return opened;
+}
+
 std::string ToolContext::workspaceFile(const std::string& path) const {
   if (path.empty()) throw ToolError{"the path is empty"};
   const std::string& root = workspace_.root();
@@ -661,6 +817,84 @@ std::string ToolContext::workspaceFile(const std::string& path) const {
   std::error_code ec;
   if (!fs::is_regular_file(absolute, ec)) throw ToolError{"no such file in the workspace: " + diff::inert(path)};
   return absolute;
+}
+
+namespace {
+
+std::vector<std::string> splitLines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void ToolContext::refresh() {
+  edited_.clear();
+  auto* r = report();
+  if (!r) return;
+  for (const auto& src : r->sources()) {
+    auto now = readTextFile(src.absolute, kMaxScriptBytes);
+    if (!now || *now == src.file->text()) continue;
+    // One changed region between the lines both texts share at their start and at their end:
+    // an agent's edit, or several near each other.
+    auto before = splitLines(src.file->text());
+    Edited e;
+    e.lines = splitLines(*now);
+    auto n_old = static_cast<int64_t>(before.size()), n_new = static_cast<int64_t>(e.lines.size());
+    int64_t head = 0, tail = 0;
+    while (head < std::min(n_old, n_new) && before[head] == e.lines[head]) ++head;
+    while (tail < std::min(n_old, n_new) - head && before[n_old - 1 - tail] == e.lines[n_new - 1 - tail]) ++tail;
+    e.same_before = head;
+    e.old_after = n_old - tail + 1, e.new_after = n_new - tail + 1;
+    edited_[src.absolute] = std::move(e);
+  }
+}
+
+int64_t ToolContext::currentLine(const std::string& absolute, int64_t profiled) const {
+  auto it = edited_.find(absolute);
+  if (it == edited_.end()) return profiled;
+  const Edited& e = it->second;
+  if (profiled <= e.same_before) return profiled;
+  if (profiled >= e.old_after) return profiled - e.old_after + e.new_after;
+  return 0;
+}
+
+int64_t ToolContext::profiledLine(const std::string& absolute, int64_t current) const {
+  auto it = edited_.find(absolute);
+  if (it == edited_.end()) return current;
+  const Edited& e = it->second;
+  if (current <= e.same_before) return current;
+  if (current >= e.new_after) return current - e.new_after + e.old_after;
+  return 0;
+}
+
+std::optional<std::string> ToolContext::currentText(const std::string& absolute, int64_t current) const {
+  auto it = edited_.find(absolute);
+  if (it == edited_.end()) return std::nullopt;
+  const auto& lines = it->second.lines;
+  if (current < 1 || current > static_cast<int64_t>(lines.size())) return std::string();
+  return lines[static_cast<size_t>(current - 1)];
+}
+
+std::vector<std::string> ToolContext::changedFiles() const {
+  std::vector<std::string> out;
+  for (const auto& [path, e] : edited_) out.push_back(path);
+  return out;
+}
+
+std::string ToolContext::localShown(const std::string& recorded) {
+  attribution::PathMapper mapper = workspace_.mapper();
+  for (Document* doc : workspace_.documents())
+    if (auto local = uriToPath(doc->uri())) mapper.candidates.push_back(normalPath(*local));
+  if (auto local = mapper.map(recorded)) return shown(normalPath(*local));
+  return recorded;
 }
 
 std::string ToolContext::shown(const std::string& absolute) const {
@@ -678,8 +912,24 @@ CallToolResult callTool(ToolContext& context, const std::string& name, const jso
   for (size_t i = 0; i < defs.size(); ++i) {
     if (defs[i].name != name) continue;
     try {
-      for (const auto& e : kHandlers)
-        if (name == e.name) return e.handler(context, Args(arguments, defs[i].input_schema));
+      context.refresh();
+      for (const auto& e : kHandlers) {
+        if (name != e.name) continue;
+        CallToolResult result = e.handler(context, Args(arguments, defs[i].input_schema));
+        // Files the agent edited since the load: lines are given where they are now.
+        std::vector<std::string> changed = context.changedFiles();
+        if (!changed.empty() && result.structured.is_object()) {
+          json shown = json::array();
+          for (const auto& c : changed) shown.push_back(context.shown(c));
+          result.structured["changed_since_profile"] = shown;
+          std::string names;
+          for (const auto& c : shown) names += (names.empty() ? "" : ", ") + diff::inert(c.get<std::string>());
+          result.text += "(" + names + " changed since the profile: the lines listed are where they are now, " +
+                         "`profiled_line` where the profile saw them; the story's rows name them as profiled. " +
+                         "Capture again to measure the change.)\n";
+        }
+        return result;
+      }
     } catch (const ToolError& e) {
       return {e.message, nullptr, true};
     }

@@ -7,7 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,17 +30,43 @@ class ToolContext {
   // null when no profile is loaded.
   report::LoadedReport* report();
   void loadChanged() { report_.reset(); }
+  // Opens (in the workspace) the scripts the loaded profile names that its paths do not reach,
+  // where the workspace holds one file of that name; true when it opened any (load again).
+  bool openScriptsOfProfile();
   // `path` (relative to the workspace root, or absolute) as a file inside the workspace, or a
   // ToolError: nothing outside the root (after symlinks) is read.
   std::string workspaceFile(const std::string& path) const;
   // `absolute` as the agent should name it: relative to the root when under it.
   std::string shown(const std::string& absolute) const;
+  // A path a profile or a summary recorded, as the agent should name it: the workspace's file it
+  // maps onto (as the load maps them: the settings' mappings, the open scripts, the root), shown;
+  // else as recorded.
+  std::string localShown(const std::string& recorded);
+
+  // The scripts as they are on disk now, against the text the report was joined to: an agent
+  // edits them between calls. `refresh` reads them again (each call does); a line of the report
+  // is then where it is now (currentLine; 0 where the edit changed it) and back (profiledLine).
+  void refresh();
+  int64_t currentLine(const std::string& absolute, int64_t profiled) const;
+  int64_t profiledLine(const std::string& absolute, int64_t current) const;
+  // The source text of a line as the file is now ("" when out of range); nullopt when the file is
+  // as the report read it.
+  std::optional<std::string> currentText(const std::string& absolute, int64_t current) const;
+  // The files that changed since the report read them.
+  std::vector<std::string> changedFiles() const;
 
  private:
   Workspace& workspace_;
   std::unique_ptr<report::LoadedReport> report_;
   const LoadedProfile* report_loaded_ = nullptr;  // what report_ was made of
   const LoadedProfile* report_compare_ = nullptr;
+  std::set<std::string> looked_for_;  // script names openScriptsOfProfile looked for
+  struct Edited {
+    std::vector<std::string> lines;        // the file's lines now
+    int64_t same_before = 0;               // lines unchanged at its start
+    int64_t old_after = 0, new_after = 0;  // the first line of the unchanged end, before and now
+  };
+  std::map<std::string, Edited> edited_;  // absolute path -> how it changed
 };
 
 // A tool's input that cannot be used, or a question the load cannot answer: told to the model

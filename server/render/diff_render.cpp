@@ -121,8 +121,8 @@ std::string gateLine(const features::GateResult& g) {
          " with 95% confidence)";
 }
 
-std::string verdictLine(const RunDiff& d) {
-  if (d.gate.empty()) return "no thresholds: add --fail-on (step:+5%,line:+1ms, say) to gate";
+std::string verdictLine(const RunDiff& d, const DiffPage& page) {
+  if (d.gate.empty()) return "no thresholds: " + page.gate_hint;
   if (d.failed()) return "FAIL: a threshold is exceeded with confidence";
   std::string noise = d.step.certain() ? "" : ", the step's change within the spread";
   return "PASS: every threshold holds" + noise;
@@ -156,10 +156,10 @@ std::vector<const features::PartChange*> movedParts(const RunDiff& d) {
 }
 
 // "within the spread": the interval holds no change; the sentence says how wide it is.
-std::string spreadLine(const RunDiff& d) {
+std::string spreadLine(const RunDiff& d, const DiffPage& page) {
   std::string of = d.base_runs > 1 ? "the runs and their steps" : "the runs' steps";
   std::string width = features::formatFixed(d.detectable * 100, 1);
-  std::string one = d.base_runs > 1 ? "" : "; one base run hides the spread from run to run: give several (docs/ci.md)";
+  std::string one = d.base_runs > 1 ? "" : "; one base run hides the spread from run to run: " + page.several_hint;
   if (!d.step.sampled) return "no interval: too few step samples (at least 3 a side)";
   if (d.step.certain())
     return "past the spread of " + of + ": the 95% interval holds no change (it is ±" + width + "% of the step wide)" +
@@ -192,7 +192,7 @@ void writeDiffText(const RunDiff& d, const DiffPage& args, std::ostream& out) {
   out << "Step      " << features::formatMilliseconds(d.step.base_ns) << " ms -> "
       << features::formatMilliseconds(d.step.new_ns) << " ms: " << signedMs(d.step.delta_ns) << " ("
       << signedPercent(d.step.relative()) << "), 95% interval " << interval(d.step) << "\n";
-  out << "          " << spreadLine(d) << "\n";
+  out << "          " << spreadLine(d, args) << "\n";
   auto parts = movedParts(d);
   out << "Parts     " << (parts.empty() ? "no part of the step moved past 2% of it" : partsTitle(d) + ":") << "\n";
   for (const auto* p : parts)
@@ -217,7 +217,7 @@ void writeDiffText(const RunDiff& d, const DiffPage& args, std::ostream& out) {
         << "; make summaries where the script is\n";
   out << "Memory    " << memoryLine(d.memory) << "\n";
   for (const auto& g : d.gate) out << "Gate      " << gateLine(g) << "\n";
-  out << "Verdict   " << verdictLine(d) << "\n";
+  out << "Verdict   " << verdictLine(d, args) << "\n";
 }
 
 // Text a profile or a summary gave, made inert in a Markdown table cell (render/markdown.h).
@@ -227,7 +227,7 @@ std::string markdownCell(const std::string& raw) { return md::text(inert(raw)); 
 std::string codeCell(const std::string& raw) { return md::cell(inert(raw)); }
 
 void writeDiffMarkdown(const RunDiff& d, const DiffPage& args, std::ostream& out) {
-  out << "### Sightline: " << markdownCell(verdictLine(d)) << "\n\n";
+  out << "### Sightline: " << markdownCell(verdictLine(d, args)) << "\n\n";
   std::string bases;
   for (size_t i = 0; i + 1 < args.inputs.size(); ++i) bases += (i ? ", " : "") + codeCell(args.inputs[i]);
   out << "New " << codeCell(args.inputs.back()) << " against " << bases << ".\n\n";
@@ -237,7 +237,7 @@ void writeDiffMarkdown(const RunDiff& d, const DiffPage& args, std::ostream& out
                       signedPercent(d.step.relative()) + "), 95% interval " + interval(d.step))
       << ".\n\n"
       << markdownCell("Step samples: " + d.step_basis + ": " + std::to_string(d.step.base_samples) + " and " +
-                      std::to_string(d.step.new_samples) + " samples. The step's change is " + spreadLine(d))
+                      std::to_string(d.step.new_samples) + " samples. The step's change is " + spreadLine(d, args))
       << ".\n\n";
   if (!d.step_basis_note.empty()) out << markdownCell(d.step_basis_note) << "\n\n";
   if (!d.version_changes.empty()) out << "**Versions** " << markdownCell(versionsLine(d)) << ".\n\n";
@@ -351,7 +351,7 @@ void writeDiffHtml(const RunDiff& d, const DiffPage& args, std::ostream& out) {
       << "svg.steps rect.base{fill:#8c959f}svg.steps rect.new{fill:#0969da}svg.steps rect.grew{fill:#cf222e}"
       << "svg.steps line.median{stroke:#1f2328;stroke-dasharray:3 2}svg.steps text{font-size:11px;fill:#1f2328}"
       << ".fail{color:#cf222e}.pass{color:#1a7f37}</style></head><body>\n";
-  out << "<h1 class=\"" << (d.failed() ? "fail" : "pass") << "\">Sightline: " << e(verdictLine(d)) << "</h1>\n";
+  out << "<h1 class=\"" << (d.failed() ? "fail" : "pass") << "\">Sightline: " << e(verdictLine(d, args)) << "</h1>\n";
   std::string bases;
   for (size_t i = 0; i + 1 < args.inputs.size(); ++i)
     bases += (i ? ", " : "") + ("<code>" + e(args.inputs[i]) + "</code>");
@@ -359,7 +359,7 @@ void writeDiffHtml(const RunDiff& d, const DiffPage& args, std::ostream& out) {
   out << "<p><b>Step</b> " << e(features::formatMilliseconds(d.step.base_ns)) << " ms → "
       << e(features::formatMilliseconds(d.step.new_ns)) << " ms: " << e(signedMs(d.step.delta_ns)) << " ("
       << e(signedPercent(d.step.relative())) << "), 95% interval " << e(interval(d.step)) << ". "
-      << e("Step samples: " + d.step_basis + ". The step's change is " + spreadLine(d)) << ".</p>\n";
+      << e("Step samples: " + d.step_basis + ". The step's change is " + spreadLine(d, args)) << ".</p>\n";
   if (!d.step_basis_note.empty()) out << "<p>" << e(d.step_basis_note) << "</p>\n";
   if (!d.version_changes.empty()) out << "<p><b>Versions</b> " << e(versionsLine(d)) << ".</p>\n";
   out << stepBarsSvg(d) << "\n";

@@ -17,8 +17,12 @@ namespace sightline::server::diff {
 struct DiffPage {
   std::vector<std::string> inputs;
   std::string format = "text";
-  size_t lines = 10;               // SIZE_MAX: all
-  std::string more = "--lines 0";  // how the reader asks for every line (the MCP tool: its `n`)
+  size_t lines = 10;  // SIZE_MAX: all
+  // How the reader asks for every line, for a gate, and compares with several base runs (the
+  // MCP tool words them by its arguments).
+  std::string more = "--lines 0";
+  std::string gate_hint = "add --fail-on (step:+5%,line:+1ms, say) to gate";
+  std::string several_hint = "give several (docs/ci.md)";
 };
 
 void writeDiffText(const features::RunDiff& d, const DiffPage& page, std::ostream& out);

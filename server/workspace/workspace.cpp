@@ -101,6 +101,21 @@ void Workspace::reloadProfiles(const std::string& reason) {
   loadProfiles(profile_ ? profile_->parts : profileCandidates(), reason);
 }
 
+namespace {
+
+std::string loadKey(const std::string& path) { return path + "|" + std::to_string(fileMtimeNs(path)); }
+
+}  // namespace
+
+bool Workspace::reloadIfNewer() {
+  if (stopped_ || loader_.busy() || !loads_started_) return false;
+  auto candidates = profileCandidates();
+  // The newest as the last load found it (loaded, or failed: not read again until it changes).
+  if (candidates.empty() || loadKey(candidates.front()) == last_load_key_) return false;
+  loadProfiles(std::move(candidates), profile_ ? "a newer profile in the workspace" : "a profile in the workspace");
+  return true;
+}
+
 void Workspace::cancelLoad(const std::string& progress_token) {
   if (progress_token_.empty() || progress_token != progress_token_) return;
   loader_.cancel();
@@ -163,7 +178,7 @@ void Workspace::applySettings(const json& section) {
   asio::post(io_, [this] {
     if (!client_.serving() || stopped_) return;
     loadCompare();
-    if (profile_generation_ > 0 || loader_.busy() || !progress_token_.empty()) {
+    if (loads_started_ || loader_.busy() || !progress_token_.empty()) {
       if (settings_.profiles == loaded_setting_ && !reload_profiles_) return;
     }
     reload_profiles_ = false;
@@ -266,6 +281,7 @@ void Workspace::computeRegression() {
 
 void Workspace::loadProfiles(std::vector<std::string> candidates, const std::string& reason) {
   ++profile_generation_;  // a load is under way: earlier settings no longer apply
+  loads_started_ = true;
   if (candidates.empty()) {
     profile_error_ = settings_.profiles.empty()
                          ? "no profile found in the workspace (*.nsys-rep, *.sqlite, *.pt.trace.json[.gz]); "
@@ -279,6 +295,7 @@ void Workspace::loadProfiles(std::vector<std::string> candidates, const std::str
   // in the workspace, `*rank<N>*` files beside it.
   std::vector<std::string> paths = sameRun(candidates.front(), candidates, settings_.profiles.empty());
   std::string path = paths.front();
+  last_load_key_ = loadKey(path);
   candidates.erase(
       std::remove_if(candidates.begin(), candidates.end(),
                      [&](const std::string& c) { return std::find(paths.begin(), paths.end(), c) != paths.end(); }),

@@ -69,6 +69,11 @@ class Workspace {
   // Loads `path` (sightline.loadProfile); reloads the current profile or the settings' ones.
   void loadProfile(const std::string& path, const std::string& reason);
   void reloadProfiles(const std::string& reason);
+  // Loads the profiles again when they are no longer those loaded: a newer capture in the
+  // workspace (or none loaded and one there now), or the loaded file changed. False when
+  // nothing changed or a load runs. (The MCP server asks before it answers; the LSP is told by
+  // its client's file events.)
+  bool reloadIfNewer();
   void cancelLoad(const std::string& progress_token);  // a client's cancel of that load
   void profileFileChanged(const std::string& path);    // the client saw a file change on disk
   const LoadedProfile* profile() const { return profile_.get(); }
@@ -129,7 +134,9 @@ class Workspace {
   std::shared_ptr<const Regression> regression_;
   void computeRegression();
   std::string profile_error_;
-  uint64_t profile_generation_ = 0;          // bumps on every (re)load
+  uint64_t profile_generation_ = 0;          // bumps on every (re)load, and when compareWith's run changes
+  bool loads_started_ = false;               // a load of the profiles has been asked for (loadProfiles)
+  std::string last_load_key_;                // the first file the last load read: its path and mtime
   std::vector<std::string> loaded_setting_;  // the `profiles` setting the last load used
   bool reload_profiles_ = false;             // a setting the loads depend on changed
   std::string progress_token_;               // of the running load, "" when none

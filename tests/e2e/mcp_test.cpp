@@ -9,8 +9,11 @@
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/cli/mcp_command.h"
@@ -224,6 +227,70 @@ TEST(Mcp, SettingsComeFromTheFoldersVsCodeSettings) {
   json verdict = h.tool("step_verdict");
   EXPECT_TRUE(verdict["isError"]) << verdict;
   EXPECT_EQ(h.server().workspace().profile(), nullptr);
+}
+
+TEST(Mcp, ACompareWithSummarySettingStillLoadsTheProfile) {
+  // compareWith naming a rank summary (the CI artifact) once stopped the profile's own load.
+  ScratchDir dir("mcp_compare_setting");
+  exampleWorkspace(dir);
+  auto made = testing::runSightline(
+      "report --format summary --profile train_small_capture.sqlite -o base.summary.json train_small.py",
+      dir.path().string());
+  ASSERT_EQ(made.code, 0) << made.out;
+  Harness h(dir.path().string(), {{"compareWith", "base.summary.json"}});
+  h.initialize();
+  json verdict = h.tool("step_verdict");
+  ASSERT_FALSE(verdict["isError"]) << verdict;
+  json cmp = h.tool("compare");
+  ASSERT_FALSE(cmp["isError"]) << cmp;
+  EXPECT_EQ(cmp["structuredContent"]["step"]["delta_ns"], 0) << "the same run: no change";
+}
+
+TEST(Mcp, ANewerCaptureIsLoadedBeforeTheNextAnswer) {
+  ScratchDir dir("mcp_newer");
+  exampleWorkspace(dir);
+  Harness h(dir.path().string());
+  h.initialize();
+  json first = h.tool("step_verdict");
+  ASSERT_FALSE(first["isError"]);
+  EXPECT_EQ(first["structuredContent"]["profile"], "train_small_capture.sqlite");
+  // The agent ran capture_command: a newer profile is in the workspace (the naive variant's).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // the walk runs once every 2 s at most
+  fs::copy_file(testing::repoProfile("examples/train_small_naive.sqlite.xz"), dir / "newer.sqlite");
+  json second = h.tool("step_verdict");
+  ASSERT_FALSE(second["isError"]) << second;
+  EXPECT_EQ(second["structuredContent"]["profile"], "newer.sqlite");
+}
+
+TEST(Mcp, AScriptInASubfolderIsFoundAndEditsMoveItsLines) {
+  ScratchDir dir("mcp_subfolder");
+  fs::create_directories(dir.path() / "train");
+  fs::create_directories(dir.path() / "runs");
+  fs::copy_file(testing::sourcePath("examples/train_small.py"), dir / "train/train_small.py");
+  fs::copy_file(testing::repoProfile("examples/train_small_capture.sqlite.xz"), dir / "runs/capture.sqlite");
+  Harness h(dir.path().string());
+  h.initialize();
+  json top = h.tool("top_lines", {{"n", 1}});
+  ASSERT_FALSE(top["isError"]) << top;
+  const json& line = top["structuredContent"]["lines"][0];
+  EXPECT_EQ(line["path"], "train/train_small.py") << "the profile's path, mapped onto the workspace's file";
+  EXPECT_EQ(line["text"], "return F.relu(self.bn(self.conv(x)))");
+  int64_t at = line["line"];
+  // The agent inserts a line above it: the same line is one further down, its figures with it.
+  std::string text = testing::readFile(dir / "train/train_small.py");
+  text.insert(0, "import math  # an agent's edit\n");
+  std::ofstream(dir / "train/train_small.py", std::ios::binary) << text;
+  json cost = h.tool("line_cost", {{"path", "train/train_small.py"}, {"line", at + 1}});
+  ASSERT_FALSE(cost["isError"]) << cost;
+  EXPECT_EQ(cost["structuredContent"]["profiled_line"], at);
+  EXPECT_EQ(cost["structuredContent"]["cost"]["gpu_ns"], line["gpu_ns"]);
+  json added = h.tool("line_cost", {{"path", "train/train_small.py:1"}});
+  EXPECT_TRUE(added["structuredContent"]["cost"].is_null()) << "the edited line has no figure";
+  json moved = h.tool("top_lines", {{"n", 1}});
+  EXPECT_EQ(moved["structuredContent"]["lines"][0]["line"], at + 1);
+  EXPECT_EQ(moved["structuredContent"]["changed_since_profile"], json::array({"train/train_small.py"}));
+  json command = h.tool("capture_command");
+  EXPECT_EQ(command["structuredContent"]["command"], "sightline capture -- python train/train_small.py");
 }
 
 }  // namespace
