@@ -56,7 +56,7 @@ std::vector<protocol::mcp::Tool> build() {
                "kind, syncs, memory, the rules that fire on it (confirmed by the profile where it measured them) and "
                "their quick fixes as edits (old_text -> new_text).",
                input({{"path", {{"type", "string"}, {"description", "the file, relative to the workspace"}}},
-                      {"line", integer("1-based line", 1, 10000000, 1)}},
+                      {"line", {{"type", "integer"}, {"minimum", 1}, {"description", "1-based line"}}}},
                      {"path"}),
                output({{"path", kString}, {"line", kNumber}, {"rules", kArray}, {"fixes", kArray}},
                       {"path", "line", "rules", "fixes"})});
@@ -82,7 +82,7 @@ std::vector<protocol::mcp::Tool> build() {
                "diff` gives it; with fail_on (step:+5%,line:+1ms,memory:+10%) the gate's verdict.",
                input({{"baseline", {{"type", "string"}, {"description", "the baseline file, in the workspace"}}},
                       {"fail_on", {{"type", "string"}, {"description", "gate rules, as diff --fail-on takes them"}}},
-                      {"n", integer("lines shown", 1, 200, 10)}}),
+                      {"n", integer("lines shown (200: every line)", 1, 200, 10)}}),
                output({{"step", {{"type", "object"}}}, {"lines", kArray}}, {"step", "lines"})});
   t.push_back({"capture_command", "The command that measures this script",
                "The exact `sightline capture` command for the training script: it times steps without the profiler, "

@@ -400,6 +400,12 @@ json editJson(const source::SourceFile& file, const features::TextEdit& e) {
   uint32_t end_line = last.line + (e.range.end > e.range.begin && last.column == 0 && last.line > at.line ? 0 : 1);
   uint32_t end = end_line < lines.lineCount() ? lines.lineStart(end_line) : static_cast<uint32_t>(text.size());
   if (end < e.range.end) end = static_cast<uint32_t>(text.size());
+  // An insertion among blank lines: the next line with text anchors it (a blank line is no place).
+  while (end < text.size() && text.substr(begin, end - begin).find_first_not_of(" \t\r\n") == std::string::npos) {
+    size_t next = text.find('\n', end);
+    end = next == std::string::npos ? static_cast<uint32_t>(text.size()) : static_cast<uint32_t>(next + 1);
+    end_line = lines.pointAt(end > 0 ? end - 1 : 0).line + 1;
+  }
   std::string old_text = text.substr(begin, end - begin);
   std::string new_text =
       text.substr(begin, e.range.begin - begin) + e.new_text + text.substr(e.range.end, end - e.range.end);
@@ -686,8 +692,9 @@ CallToolResult compare(ToolContext& context, const Args& args) {
   diff::DiffPage page;
   page.inputs = {context.shown(base_path), context.shown(loaded->path)};
   page.format = "json";
-  page.lines = static_cast<size_t>(n);
-  page.more = "call compare with a larger n (at most 200)";
+  // n 200 lists every line; below it, lines under 10 µs per step in both runs are left out.
+  page.lines = n >= 200 ? SIZE_MAX : static_cast<size_t>(n);
+  page.more = "call compare with n 200 for every line (lines under 10 µs per step in both runs are left out)";
   page.gate_hint = "call compare with fail_on (\"step:+5%,line:+1ms\", say) to gate";
   page.several_hint = "`sightline diff BASE1.json BASE2.json ... NEW` takes several (docs/ci.md)";
   std::ostringstream text;
@@ -712,7 +719,17 @@ CallToolResult captureCommand(ToolContext& context, const Args& args) {
   int nproc = args.count("nproc", 0, 0, 1024);
   std::vector<std::string> argv = {"sightline", "capture"};
   if (profiler == "torch") argv.insert(argv.end(), {"--profiler", "torch"});
-  argv.push_back("--");
+  // A name no capture in the workspace has: the run it follows stays, to compare with.
+  const std::string& root = context.workspace().root();
+  std::string name = "sightline-capture";
+  auto taken = [&](const std::string& n) {
+    std::error_code ec;
+    for (const char* ext : {".sqlite", ".nsys-rep", ".steps.json", ".rank0.pt.trace.json.gz"})
+      if (fs::exists(fs::path(root) / (n + ext), ec)) return true;
+    return false;
+  };
+  for (int i = 2; taken(name) && i < 1000; ++i) name = "sightline-capture-" + std::to_string(i);
+  argv.insert(argv.end(), {"-o", name, "--"});
   const auto* measured = loaded && loaded->join->measured() ? &*loaded->join->measured() : nullptr;
   std::string script, from;
   if (args.has("script")) script = context.shown(context.workspaceFile(args.text("script")));
@@ -743,11 +760,17 @@ CallToolResult captureCommand(ToolContext& context, const Args& args) {
   for (const auto& word : argv) command += (command.empty() ? "" : " ") + features::shellWord(word);
   json out = {{"command", command}, {"argv", argv}, {"cwd", context.workspace().root()}, {"from", from}};
   std::string why =
-      "it times the steps with no profiler recording, then profiles a few in the same run; the next tool call "
-      "here loads the capture it writes (docs/capture.md)";
+      "it times the steps with no profiler recording, then profiles a few in the same run "
+      "(docs/capture.md)";
+  std::string next = context.workspace().settings().profiles.empty()
+                         ? "the next tool call here answers from " + name + " (the newest profile)"
+                         : "name " + name + " in --profile (the server's profiles setting names another)";
+  if (loaded) next += "; compare {\"baseline\": \"" + context.shown(loaded->path) + "\"} then gives the change";
   out["why"] = why;
-  return {terminalSafe(command) + "\n(run in " + terminalSafe(context.workspace().root()) + "; from " +
-              terminalSafe(from) + ": " + why + ")",
+  out["next"] = next;
+  out["output"] = name;
+  return {terminalSafe(command) + "\n(run in " + terminalSafe(root) + "; from " + terminalSafe(from) + ": " + why +
+              ")\nAfterwards " + terminalSafe(next) + "\n",
           out, false};
 }
 
@@ -821,16 +844,54 @@ std::string ToolContext::workspaceFile(const std::string& path) const {
 
 namespace {
 
+// A file's lines, each without its line ending ("\r\n" or "\n": an editor that changes only
+// the endings changes no line).
 std::vector<std::string> splitLines(const std::string& text) {
   std::vector<std::string> out;
   size_t at = 0;
   while (at < text.size()) {
     size_t end = text.find('\n', at);
     if (end == std::string::npos) end = text.size();
-    out.push_back(text.substr(at, end - at));
+    size_t stop = end > at && text[end - 1] == '\r' ? end - 1 : end;
+    out.push_back(text.substr(at, stop - at));
     at = end + 1;
   }
   return out;
+}
+
+// Which lines of `before` are still in `after`, and where: a longest common subsequence of lines
+// between the lines both share at their start and end (an agent's edits, however many). Past
+// 4,000,000 cells of the middle the middle counts as changed.
+void matchLines(const std::vector<std::string>& before, const std::vector<std::string>& after,
+                std::vector<int64_t>& old_to_new, std::vector<int64_t>& new_to_old) {
+  auto n_old = before.size(), n_new = after.size();
+  old_to_new.assign(n_old + 1, 0), new_to_old.assign(n_new + 1, 0);
+  size_t head = 0, tail = 0;
+  while (head < std::min(n_old, n_new) && before[head] == after[head]) ++head;
+  while (tail < std::min(n_old, n_new) - head && before[n_old - 1 - tail] == after[n_new - 1 - tail]) ++tail;
+  auto pair = [&](size_t o, size_t n) {  // 0-based
+    old_to_new[o + 1] = static_cast<int64_t>(n + 1), new_to_old[n + 1] = static_cast<int64_t>(o + 1);
+  };
+  for (size_t i = 0; i < head; ++i) pair(i, i);
+  for (size_t i = 0; i < tail; ++i) pair(n_old - 1 - i, n_new - 1 - i);
+  size_t a = n_old - head - tail, b = n_new - head - tail;
+  if (a == 0 || b == 0 || a * b > 4'000'000) return;
+  // lcs[i][j]: the longest common subsequence of before[head+i..] and after[head+j..].
+  std::vector<uint32_t> lcs((a + 1) * (b + 1), 0);
+  auto at = [&](size_t i, size_t j) -> uint32_t& { return lcs[i * (b + 1) + j]; };
+  for (size_t i = a; i-- > 0;)
+    for (size_t j = b; j-- > 0;)
+      at(i, j) = before[head + i] == after[head + j] ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
+  for (size_t i = 0, j = 0; i < a && j < b;) {
+    if (before[head + i] == after[head + j]) {
+      pair(head + i, head + j);
+      ++i, ++j;
+    } else if (at(i + 1, j) >= at(i, j + 1)) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
 }
 
 }  // namespace
@@ -842,37 +903,27 @@ void ToolContext::refresh() {
   for (const auto& src : r->sources()) {
     auto now = readTextFile(src.absolute, kMaxScriptBytes);
     if (!now || *now == src.file->text()) continue;
-    // One changed region between the lines both texts share at their start and at their end:
-    // an agent's edit, or several near each other.
-    auto before = splitLines(src.file->text());
     Edited e;
     e.lines = splitLines(*now);
-    auto n_old = static_cast<int64_t>(before.size()), n_new = static_cast<int64_t>(e.lines.size());
-    int64_t head = 0, tail = 0;
-    while (head < std::min(n_old, n_new) && before[head] == e.lines[head]) ++head;
-    while (tail < std::min(n_old, n_new) - head && before[n_old - 1 - tail] == e.lines[n_new - 1 - tail]) ++tail;
-    e.same_before = head;
-    e.old_after = n_old - tail + 1, e.new_after = n_new - tail + 1;
-    edited_[src.absolute] = std::move(e);
+    matchLines(splitLines(src.file->text()), e.lines, e.old_to_new, e.new_to_old);
+    bool moved = e.old_to_new.size() != e.new_to_old.size();
+    for (size_t i = 1; i < e.old_to_new.size() && !moved; ++i) moved = e.old_to_new[i] != static_cast<int64_t>(i);
+    if (moved) edited_[src.absolute] = std::move(e);  // (line endings alone move no line)
   }
 }
 
 int64_t ToolContext::currentLine(const std::string& absolute, int64_t profiled) const {
   auto it = edited_.find(absolute);
   if (it == edited_.end()) return profiled;
-  const Edited& e = it->second;
-  if (profiled <= e.same_before) return profiled;
-  if (profiled >= e.old_after) return profiled - e.old_after + e.new_after;
-  return 0;
+  const auto& map = it->second.old_to_new;
+  return profiled >= 1 && profiled < static_cast<int64_t>(map.size()) ? map[static_cast<size_t>(profiled)] : 0;
 }
 
 int64_t ToolContext::profiledLine(const std::string& absolute, int64_t current) const {
   auto it = edited_.find(absolute);
   if (it == edited_.end()) return current;
-  const Edited& e = it->second;
-  if (current <= e.same_before) return current;
-  if (current >= e.new_after) return current - e.new_after + e.old_after;
-  return 0;
+  const auto& map = it->second.new_to_old;
+  return current >= 1 && current < static_cast<int64_t>(map.size()) ? map[static_cast<size_t>(current)] : 0;
 }
 
 std::optional<std::string> ToolContext::currentText(const std::string& absolute, int64_t current) const {
@@ -916,6 +967,17 @@ CallToolResult callTool(ToolContext& context, const std::string& name, const jso
       for (const auto& e : kHandlers) {
         if (name != e.name) continue;
         CallToolResult result = e.handler(context, Args(arguments, defs[i].input_schema));
+        // Scripts that changed before the load, which the join realigned (as `report` says).
+        if (auto* r = context.report(); r && result.structured.is_object())
+          for (const auto& f : r->json()["files"]) {
+            int64_t by = f.value("realigned_by", int64_t{0});
+            if (by == 0 || !f["local_path"].is_string()) continue;
+            std::string shown = context.shown(f["local_path"].get<std::string>());
+            result.structured["realigned"].push_back({{"path", shown}, {"by", by}});
+            result.text += "(" + diff::inert(shown) + " changed before the profile was loaded: its lines were moved " +
+                           (by > 0 ? "down " : "up ") + std::to_string(by > 0 ? by : -by) +
+                           " to match the text, as `sightline report` does; capture again for figures of this text)\n";
+          }
         // Files the agent edited since the load: lines are given where they are now.
         std::vector<std::string> changed = context.changedFiles();
         if (!changed.empty() && result.structured.is_object()) {

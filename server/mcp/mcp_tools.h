@@ -62,9 +62,9 @@ class ToolContext {
   const LoadedProfile* report_compare_ = nullptr;
   std::set<std::string> looked_for_;  // script names openScriptsOfProfile looked for
   struct Edited {
-    std::vector<std::string> lines;        // the file's lines now
-    int64_t same_before = 0;               // lines unchanged at its start
-    int64_t old_after = 0, new_after = 0;  // the first line of the unchanged end, before and now
+    std::vector<std::string> lines;   // the file's lines now
+    std::vector<int64_t> old_to_new;  // by line the report read (1-based; [0] unused): where it is now, 0 changed
+    std::vector<int64_t> new_to_old;  // by line now: the line the report read, 0 a changed one
   };
   std::map<std::string, Edited> edited_;  // absolute path -> how it changed
 };

@@ -286,11 +286,18 @@ TEST(Mcp, AScriptInASubfolderIsFoundAndEditsMoveItsLines) {
   EXPECT_EQ(cost["structuredContent"]["cost"]["gpu_ns"], line["gpu_ns"]);
   json added = h.tool("line_cost", {{"path", "train/train_small.py:1"}});
   EXPECT_TRUE(added["structuredContent"]["cost"].is_null()) << "the edited line has no figure";
+  // A second edit further down, and Windows line endings: still one line further down.
+  text = testing::readFile(dir / "train/train_small.py");
+  text += "# a second edit at the end\n";
+  std::string crlf;
+  for (char c : text) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  std::ofstream(dir / "train/train_small.py", std::ios::binary | std::ios::trunc) << crlf;
   json moved = h.tool("top_lines", {{"n", 1}});
   EXPECT_EQ(moved["structuredContent"]["lines"][0]["line"], at + 1);
   EXPECT_EQ(moved["structuredContent"]["changed_since_profile"], json::array({"train/train_small.py"}));
   json command = h.tool("capture_command");
-  EXPECT_EQ(command["structuredContent"]["command"], "sightline capture -- python train/train_small.py");
+  EXPECT_EQ(command["structuredContent"]["command"],
+            "sightline capture -o sightline-capture -- python train/train_small.py");
 }
 
 }  // namespace

@@ -153,9 +153,11 @@ async function checkEager() {
 
   const command = await call(client, "capture_command");
   const steps = JSON.parse(readFileSync(join(eager, "gpt_nsys.steps.json"), "utf8"));
-  same(command.data.argv, ["sightline", "capture", "--", ...steps.command], "capture_command: the capture's own command");
+  same(command.data.argv, ["sightline", "capture", "-o", "sightline-capture", "--", ...steps.command],
+    "capture_command: the capture's own command, into a name no capture here has");
+  check(command.data.next.includes('compare {"baseline": "gpt_nsys.sqlite"}'), "capture_command: how to compare after", command.data.next);
   const mine = await call(client, "capture_command", { script: "gpt.py", nproc: 2, profiler: "torch" });
-  same(mine.data.command, "sightline capture --profiler torch -- torchrun --nproc_per_node=2 gpt.py", "capture_command for a script");
+  same(mine.data.command, "sightline capture --profiler torch -o sightline-capture -- torchrun --nproc_per_node=2 gpt.py", "capture_command for a script");
 
   const mem = await call(client, "memory_at_peak");
   check(mem.result.isError && /no GPU memory/.test(mem.text), "memory_at_peak without memory records: a tool error that says how to get them", mem.text);
