@@ -29,9 +29,10 @@ constexpr const char* kUsage =
     "Runs the Model Context Protocol server for coding agents over stdin/stdout (one JSON-RPC\n"
     "message per line; logs on stderr). It loads the workspace's profile as the language server\n"
     "does: the newest one under --root (default: the current directory), or --profile's (relative\n"
-    "to --root; given once per rank of a run), with the `sightline` settings from --settings (a JSON object, or a\n"
-    "file holding one) or else from DIR/.vscode/settings.json. Tools: step_verdict, top_lines,\n"
-    "line_cost, memory_at_peak, oom, ranks, compare, capture_command (docs/agents.md).\n";
+    "to --root; given once per rank of a run), with the `sightline` settings from --settings (a\n"
+    "JSON object, or a file holding one) or else from DIR/.vscode/settings.json. Tools:\n"
+    "step_verdict, top_lines, line_cost, memory_at_peak, oom, ranks, compare, capture_command\n"
+    "(docs/agents.md).\n";
 
 // Reads standard input in blocks and posts each line to the server; a line past the limit is
 // posted cut to the limit plus one byte (refused there), the rest of it dropped unread.
@@ -114,7 +115,7 @@ int runMcpCommand(const std::vector<std::string>& args, std::ostream& out, std::
     if (settings_arg.front() != '{') {
       auto read = readTextFile(settings_arg, 16u << 20);
       if (!read) {
-        err << "sightline mcp: --settings: cannot read " << settings_arg << "\n";
+        err << "sightline mcp: --settings: " << settings_arg << " is neither a JSON object nor a file it can read\n";
         return 2;
       }
       text = *read;
