@@ -297,8 +297,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (e.document.languageId === "python" && heat.enabled()) heat.schedule();
     }),
   );
-  registerMcpServers(context, serverPath, settingsSection, (line) => output.appendLine(line));
+  // The language server first: nothing the agent's registration does may keep it from starting.
   await startClient(context);
+  try {
+    registerMcpServers(context, serverPath, settingsSection, (line) => output.appendLine(line));
+  } catch (e) {
+    output.appendLine(`The MCP server was not registered: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }
 
 export async function deactivate(): Promise<void> {

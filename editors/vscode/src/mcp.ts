@@ -48,6 +48,8 @@ export function registerMcpServers(
     );
     return false;
   }
+  const byHand =
+    "add `sightline mcp --root FOLDER` to your agent's MCP servers by hand (docs/agents.md).";
   const changed = new vscode.EventEmitter<void>();
   const version = (context.extension?.packageJSON as { version?: string } | undefined)?.version;
   const provider: McpServerDefinitionProvider = {
@@ -62,9 +64,22 @@ export function registerMcpServers(
           return definition;
         }),
   };
+  // VS Code 1.100 has the function as a proposed API, which throws for an extension that did not
+  // ask for the proposal: the language server must start all the same.
+  let registration: vscode.Disposable;
+  try {
+    registration = api.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, provider);
+  } catch (e) {
+    changed.dispose();
+    log(
+      `This editor (VS Code ${vscode.version}) did not register the MCP server ` +
+        `(${e instanceof Error ? e.message : String(e)}): ${byHand}`,
+    );
+    return false;
+  }
   context.subscriptions.push(
     changed,
-    api.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, provider),
+    registration,
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("sightline")) changed.fire();
     }),

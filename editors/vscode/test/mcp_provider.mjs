@@ -39,7 +39,9 @@ const api = {
   },
   __state: state,
 };
-Object.defineProperty(api, "lm", { get: () => state.withApi ? { registerMcpServerDefinitionProvider: (id, p) => { state.providers.push({ id, p }); return { dispose() {} }; } } : undefined });
+Object.defineProperty(api, "lm", { get: () => state.withApi ? { registerMcpServerDefinitionProvider: (id, p) => {
+  if (state.throws) throw new Error("Extension 'sightline' CANNOT use API proposal: mcpConfigurationProvider.");
+  state.providers.push({ id, p }); return { dispose() {} }; } } : undefined });
 Object.defineProperty(api, "McpStdioServerDefinition", { get: () => state.withApi ? McpStdioServerDefinition : undefined });
 module.exports = api;
 `);
@@ -80,10 +82,19 @@ try { answer = JSON.parse(ran.stdout.toString().split("\n")[0]); } catch {}
 check(answer.result?.serverInfo?.name === "sightline" && answer.result?.protocolVersion === "2025-11-25",
   "the registered command answers initialize", ran.stdout.toString().slice(0, 200) + ran.stderr.toString().slice(0, 300));
 
+// VS Code 1.100: the function is there, as a proposed API that throws for this extension.
+vscode.__state.throws = true;
+const throwing = [];
+check(mcp.registerMcpServers({ subscriptions: [] }, () => server, () => ({}), (l) => throwing.push(l)) === false,
+  "an API that throws (1.100's proposal) registers nothing and does not throw");
+check(/did not register the MCP server .*proposal/.test(throwing.at(-1) ?? ""), "and says why, and how to add it by hand",
+  throwing.at(-1));
+vscode.__state.throws = false;
+
 vscode.__state.withApi = false;
 const before = logged.length;
 check(mcp.registerMcpServers({ subscriptions: [] }, () => server, () => ({}), (l) => logged.push(l)) === false,
-  "registers nothing without the API (VS Code 1.100)");
+  "registers nothing in an editor without the API");
 check(logged.length === before + 1 && /sightline mcp --root/.test(logged.at(-1)), "and says how to add it by hand", logged.at(-1));
 console.log(failures ? `${failures} check(s) failed` : "all MCP provider checks passed");
 process.exit(failures ? 1 : 0);
