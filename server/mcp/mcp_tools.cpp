@@ -187,23 +187,41 @@ void sayMore(json& out, const char* key, size_t total, size_t shown) {
   out[std::string(key) + "_more"] = total > shown ? total - shown : 0;
 }
 
-// The `n` lines with the most GPU time of their own, per step, as top_lines lists them.
-std::string costliestLines(ToolContext& context, const report::LoadedReport& r, size_t n) {
-  const json& rj = const_cast<report::LoadedReport&>(r).json();
-  std::vector<std::pair<int64_t, std::pair<const json*, const json*>>> rows;
-  for (const auto& f : rj["files"])
+// A line of the report, with the figure lines are ranked by.
+struct RankedLine {
+  const json* file;
+  const json* line;
+  int64_t value;
+};
+// The report's lines with `field` above 0, most first; only those of `only` (a local path) when
+// given.
+std::vector<RankedLine> linesBy(const json& rj, const char* field, const std::string& only = "") {
+  std::vector<RankedLine> rows;
+  for (const auto& f : rj["files"]) {
+    if (!only.empty() && (!f["local_path"].is_string() || f["local_path"] != only)) continue;
     for (const auto& l : f["lines"])
-      if (int64_t v = l.value("gpu_ns", int64_t{0}); v > 0) rows.push_back({v, {&f, &l}});
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      if (int64_t v = l.value(field, int64_t{0}); v > 0) rows.push_back({&f, &l, v});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.value > y.value; });
+  return rows;
+}
+
+// The local path of a report's file, else the profile's.
+std::string pathOf(const json& file) {
+  return file["local_path"].is_string() ? file["local_path"].get<std::string>() : file["path"].get<std::string>();
+}
+
+// The `n` lines with the most GPU time of their own, per step, as top_lines lists them.
+std::string costliestLines(ToolContext& context, report::LoadedReport& r, size_t n) {
+  const json& rj = r.json();
+  auto rows = linesBy(rj, "gpu_ns");
   int64_t steps = rj.value("steps", int64_t{0});
   double divisor = steps > 0 ? static_cast<double>(steps) : 1.0;
   std::string text;
   for (size_t i = 0; i < rows.size() && i < n; ++i) {
-    const json& f = *rows[i].second.first;
-    const json& l = *rows[i].second.second;
-    json p =
-        place(context, r, {{"path", f["local_path"].is_string() ? f["local_path"] : f["path"]}, {"line", l["line"]}});
-    text += "  " + where(p) + "  " + ms(static_cast<double>(rows[i].first) / divisor) + (steps > 0 ? "/step" : "") +
+    const json& l = *rows[i].line;
+    json p = place(context, r, {{"path", pathOf(*rows[i].file)}, {"line", l["line"]}});
+    text += "  " + where(p) + "  " + ms(static_cast<double>(rows[i].value) / divisor) + (steps > 0 ? "/step" : "") +
             "  " + features::formatShare(l.value("share", 0.0)) +
             (p.contains("text") ? "  " + p["text"].get<std::string>() : "") + "\n";
   }
@@ -309,19 +327,7 @@ CallToolResult topLines(ToolContext& context, const Args& args) {
   const json& rj = r.json();
   needTimes(rj);
   LineKey key = lineKey(by, pass);
-  struct Row {
-    const json* file;
-    const json* line;
-    int64_t value;
-  };
-  std::vector<Row> rows;
-  for (const auto& f : rj["files"]) {
-    if (!only.empty() && f.value("local_path", json()).is_string() && f["local_path"] != only) continue;
-    if (!only.empty() && !f["local_path"].is_string()) continue;
-    for (const auto& l : f["lines"])
-      if (int64_t v = l.value(key.field, int64_t{0}); v > 0) rows.push_back({&f, &l, v});
-  }
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.value > b.value; });
+  auto rows = linesBy(rj, key.field, only);
   int64_t steps = rj.value("steps", int64_t{0});
   double divisor = per == "step" && steps > 0 ? static_cast<double>(steps) : 1.0;
   json out = {{"by", by},
@@ -337,9 +343,7 @@ CallToolResult topLines(ToolContext& context, const Args& args) {
                      (divisor > 1 ? " (over " + std::to_string(steps) + " steps)" : "") + "\n";
   for (size_t i = 0; i < rows.size() && static_cast<int>(i) < n; ++i) {
     const json& l = *rows[i].line;
-    std::string path = (*rows[i].file)["local_path"].is_string() ? (*rows[i].file)["local_path"].get<std::string>()
-                                                                 : (*rows[i].file)["path"].get<std::string>();
-    json p = place(context, r, {{"path", path}, {"line", l["line"]}});
+    json p = place(context, r, {{"path", pathOf(*rows[i].file)}, {"line", l["line"]}});
     copyFields(l, p,
                {"gpu_ns", "forward_ns", "backward_ns", "inclusive_ns", "share", "inclusive_share", "syncs", "sync_ns",
                 "idle_ns", "comm_exposed_ns", "slowest_rank", "rank_ns"});
