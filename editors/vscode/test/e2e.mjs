@@ -12,7 +12,7 @@
 // usage: node e2e.mjs --vsix sightline.vsix --server build/server/sightline \
 //          --script examples/train_small.py --profile train_small_naive.sqlite --screenshot out.png \
 //          [--memory-script gpt_mem.py --memory-snapshot oom_snapshot.pickle --memory-only yes]
-//          [--baseline-dir DIR --baseline-line N --baseline-text TEXT]
+//          [--baseline-dir DIR --baseline-line N --baseline-text TEXT --baseline-only yes]
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, copyFileSync, writeFileSync, chmodSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -165,7 +165,11 @@ async function main() {
     await memoryFolder(page, port);
     if (args["memory-only"] === "yes") return;
   }
-  if (args["baseline-dir"]) await baselineFolder(page, port);
+  // The baseline folder too (--baseline-only yes), for the same reason.
+  if (args["baseline-dir"]) {
+    await baselineFolder(page, port);
+    if (args["baseline-only"] === "yes") return;
+  }
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
   await page.locator(".explorer-folders-view").getByText("train_small.py").first().waitFor({ timeout: 60000 });
   log("workbench up");
