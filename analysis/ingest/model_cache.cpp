@@ -37,12 +37,14 @@ constexpr size_t kHalvedFrom = size_t{32} << 20;
 // Tables of this size or more have their memory mapped on two cores before they are read (prefault).
 constexpr size_t kPrefaultFrom = size_t{4} << 20;
 
-class Writer {
+// Records what encodeModelCache says in order, each piece as the checksum takes it: small
+// ones copied, a table of kReferencedFrom bytes or more by where its rows are (ModelCacheImage).
+class Recorder {
  public:
-  explicit Writer(const ByteSink& sink) : sink_(sink) {}
+  Recorder(std::string& copied, std::vector<ModelCacheImage::Piece>& pieces) : copied_(copied), pieces_(pieces) {}
   void bytes(const void* data, size_t n) {
-    h_ = model::checksum(h_, data, n);
-    raw(data, n);
+    pieces_.push_back({nullptr, n, copied_.size(), false});
+    copied_.append(static_cast<const char*>(data), n);
   }
   template <class T>
   void pod(const T& v) {
@@ -58,16 +60,30 @@ class Writer {
     static_assert(std::is_trivially_copyable_v<T>);
     pod<uint64_t>(v.size());
     size_t n = v.size() * sizeof(T);
-    if (n < kHalvedFrom) return bytes(v.data(), n);
+    if (n < kReferencedFrom) return bytes(v.data(), n);
     // The reader takes a large table's halves on two cores: each half has its own checksum.
-    const auto* data = reinterpret_cast<const char*>(v.data());
-    h_ = model::mixWord(model::checksum(h_, data, n / 2),
-                        model::checksum(model::kChecksumSeed, data + n / 2, n - n / 2));
-    raw(data, n);
+    pieces_.push_back({reinterpret_cast<const char*>(v.data()), n, 0, n >= kHalvedFrom});
   }
   void strs(const std::vector<std::string>& v) {
     pod<uint64_t>(v.size());
     for (const auto& s : v) str(s);
+  }
+
+ private:
+  static constexpr size_t kReferencedFrom = 4096;
+  std::string& copied_;
+  std::vector<ModelCacheImage::Piece>& pieces_;
+};
+
+// The bytes to a sink in blocks of a megabyte (a large table in one call), the checksum last.
+class Writer {
+ public:
+  explicit Writer(const ByteSink& sink) : sink_(sink) {}
+  void piece(const char* data, size_t n, bool halved) {
+    h_ = halved ? model::mixWord(model::checksum(h_, data, n / 2),
+                                 model::checksum(model::kChecksumSeed, data + n / 2, n - n / 2))
+                : model::checksum(h_, data, n);
+    raw(data, n);
   }
   bool finish() {
     uint64_t h = h_;
@@ -197,8 +213,8 @@ class Reader {
 
 }  // namespace
 
-bool encodeModelCache(const model::Profile& p, const std::string& key, const ByteSink& sink) {
-  Writer w(sink);
+ModelCacheImage::ModelCacheImage(const model::Profile& p, const std::string& key) {
+  Recorder w(copied_, pieces_);
   w.bytes(kMagic, sizeof kMagic);
   w.pod(kFormat);
   w.str(layout());
@@ -228,7 +244,17 @@ bool encodeModelCache(const model::Profile& p, const std::string& key, const Byt
   w.pod(static_cast<uint64_t>(m.stacks.size()));
   for (const auto& s : m.stacks) w.rows(s);
   w.rows(m.events), w.rows(m.blocks), w.rows(m.reserved_at_dump), w.strs(m.warnings);
+}
+
+bool ModelCacheImage::write(const ByteSink& sink) const {
+  Writer w(sink);
+  for (const auto& piece : pieces_)
+    w.piece(piece.data ? piece.data : copied_.data() + piece.at, piece.size, piece.halved);
   return w.finish();
+}
+
+bool encodeModelCache(const model::Profile& profile, const std::string& key, const ByteSink& sink) {
+  return ModelCacheImage(profile, key).write(sink);
 }
 
 namespace {

@@ -18,6 +18,7 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
     : profile_(std::move(profile)), env_(std::move(env)) {
   if (!env_.normalize) env_.normalize = [](const std::string& p) { return p; };
   compiled_code_ = options.compiled;
+  if (options.compiled && options.before_tables_change) options.before_tables_change();
   compiled_ = attribution::mapCompiledFrames(profile_, options.compiled.get());
   attribution::Options attribution_options;
   attribution_options.fused_lines = &compiled_.fused;

@@ -68,6 +68,10 @@ struct JoinOptions {
   // its wrappers go to the model lines they compute. Null: they stay on the compiled function.
   std::shared_ptr<const model::CompiledCode> compiled;
   AttributionStore attribution_store;
+  // Called before the join changes a table of the profile (mapping compiled frames rewrites
+  // marks and adds frames); its info and names may change at any time. The server's reopen
+  // cache write, still reading the tables beside the join, is waited for here.
+  std::function<void()> before_tables_change;
 };
 
 class ProfileJoin {

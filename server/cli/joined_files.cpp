@@ -42,7 +42,10 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   CompiledCodeReader compiled_reader(std::move(search));  // reads while the profile loads
   OpenProfileOptions open_options;
   open_options.names_read = compiled_reader.namesRead();
-  auto loaded = openProfiles(profile_paths, open_options);
+  ingest::LoadResult loaded;
+  ModelStoreBeside store;  // after `loaded`: it waits before the profile's tables go
+  open_options.store_beside = &store;
+  loaded = openProfiles(profile_paths, open_options);
   markPhase("open: read and intern, or the model cache");
   const std::string& profile_path = profile_paths.front();
   if (!loaded.profile) {
@@ -71,8 +74,11 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   for (const auto& f : named) options.named.push_back({f.absolute, f.file, f.index});
   options.compiled = compiled_reader.finish(*loaded.profile);
   options.attribution_store = attributionStore(profile_paths, open_options);
+  options.before_tables_change = [&store] { store.wait(); };
   auto join = std::make_unique<join::ProfileJoin>(std::move(*loaded.profile), localJoinEnvironment(mapper), options);
   markPhase("join: attribution, or its cache");
+  store.wait();
+  markPhase("open: the model cache written beside the join");
   return join;
 }
 

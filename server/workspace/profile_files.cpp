@@ -203,11 +203,10 @@ bool storePrivately(const std::string& file, const std::function<bool(std::FILE*
 }
 
 // Writes the model under a private temporary name, then renames it into place.
-void storeModel(const model::Profile& profile, const std::string& key, const std::string& file) {
+void storeModel(const ingest::ModelCacheImage& image, const std::string& file) {
   storePrivately(file, [&](std::FILE* out) {
-    return ingest::encodeModelCache(profile, key, [out](std::string_view bytes) {
-      return std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
-    });
+    return image.write(
+        [out](std::string_view bytes) { return std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size(); });
   });
 }
 
@@ -238,8 +237,16 @@ ingest::LoadResult loadCached(const std::string& path, const ingest::LoadOptions
   auto loaded = ingest::loadProfile(path, load);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   if (loaded.profile && seconds >= options.model_cache_min_s && modelKey(path) == key) {
-    storeModel(*loaded.profile, key, file);
-    pruneModels(cache, options.model_cache_limit);
+    if (options.store_beside) {
+      options.store_beside->start([image = std::make_shared<ingest::ModelCacheImage>(*loaded.profile, key), file, cache,
+                                   limit = options.model_cache_limit] {
+        storeModel(*image, file);
+        pruneModels(cache, limit);
+      });
+    } else {
+      storeModel(ingest::ModelCacheImage(*loaded.profile, key), file);
+      pruneModels(cache, options.model_cache_limit);
+    }
   }
   return loaded;
 }
@@ -292,10 +299,12 @@ ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions
 
 ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const OpenProfileOptions& options) {
   if (paths.size() == 1) return openProfile(paths.front(), options);
+  OpenProfileOptions each = options;
+  each.store_beside = nullptr;  // a part's tables go into the merge: stored before that
   std::vector<model::Profile> parts;
   std::vector<std::string> names;
   for (const auto& path : paths) {
-    auto result = openProfile(path, options);
+    auto result = openProfile(path, each);
     if (!result.profile) return result;
     parts.push_back(std::move(*result.profile));
     names.push_back(std::filesystem::path(path).filename().string());

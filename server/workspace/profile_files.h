@@ -6,12 +6,36 @@
 
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/join/profile_join.h"
 
 namespace sightline::server {
+
+// The reopen cache's write of a model just read, on a thread of its own beside the caller's
+// join (OpenProfileOptions::store_beside): at the first open of a large export it is a tenth of
+// the time, and the join (one thread) leaves the second core free. The write reads the loaded
+// profile's tables (ingest::ModelCacheImage): wait() before a table changes or goes, which the
+// destructor does too, so hold it after the load result.
+class ModelStoreBeside {
+ public:
+  ModelStoreBeside() = default;
+  ModelStoreBeside(const ModelStoreBeside&) = delete;
+  ModelStoreBeside& operator=(const ModelStoreBeside&) = delete;
+  ~ModelStoreBeside() { wait(); }
+  void start(std::function<void()> write) {
+    wait();
+    thread_ = std::thread(std::move(write));
+  }
+  void wait() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+};
 
 struct OpenProfileOptions {
   // Where .nsys-rep exports go; "" = $XDG_CACHE_HOME/sightline, ~/.cache/sightline, or without
@@ -32,6 +56,9 @@ struct OpenProfileOptions {
   bool model_cache = true;
   double model_cache_min_s = 1.0;
   uint64_t model_cache_limit = uint64_t{2} << 30;
+  // Where set, a model is stored on that thread rather than before openProfile returns (one
+  // profile: a merge of several stores each part first).
+  ModelStoreBeside* store_beside = nullptr;
 };
 
 ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions& options = {});

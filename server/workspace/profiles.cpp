@@ -300,7 +300,10 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
     compiled.mapper = &env.mapper;
     CompiledCodeReader compiled_code(std::move(compiled));  // reads while the profile loads
     open_options.names_read = compiled_code.namesRead();
-    auto result = openProfiles(paths, open_options);
+    ingest::LoadResult result;
+    ModelStoreBeside store;  // after `result`: it waits before the profile's tables go
+    open_options.store_beside = &store;
+    result = openProfiles(paths, open_options);
     std::string error;
     if (result.profile) {
       std::string rows =
@@ -316,8 +319,10 @@ void ProfileLoader::load(const std::vector<std::string>& paths, join::JoinEnviro
       }
       options.compiled = compiled_code.finish(*result.profile);
       options.attribution_store = attributionStore(paths, open_options);
+      options.before_tables_change = [&store] { store.wait(); };
       for (const auto& input : options.named) loaded->named.push_back(input.path);
       loaded->join = std::make_unique<join::ProfileJoin>(std::move(*result.profile), std::move(env), options);
+      store.wait();  // the cache holds the model before anyone is told it loaded
       completeLoad(*loaded);
       releaseFreeMemory();  // what the readers and attribution grew and freed (allocator.h)
     } else {

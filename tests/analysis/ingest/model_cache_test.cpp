@@ -123,5 +123,34 @@ TEST_F(ModelCache, ALargeTableReadInHalvesIsWholeAndChecked) {
   }
 }
 
+// Taken at the load and written later (beside the join): the profile moved meanwhile and its
+// info and names changed, the bytes are those of the profile as it was taken; a table past the
+// size kept by reference is read from the profile's own rows.
+TEST_F(ModelCache, AnImageTakenBeforeTheJoinWritesTheProfileAsTaken) {
+  auto loaded = loadProfile(testing::dataProfile("multi/ddp/ddp_one.sqlite.xz"));
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  model::Profile p = std::move(*loaded.profile);
+  p.ranges.resize(p.ranges.size() + (size_t{40} << 20) / sizeof(model::NvtxRange));  // halved, by reference
+  p.ranges.back().start_ns = 12345;
+  std::string taken = encode(p, "key");
+  ModelCacheImage image(p, "key");
+  model::Profile moved = std::move(p);
+  for (int i = 0; i < 5000; ++i) moved.strings.intern("a name the join interned " + std::to_string(i));
+  moved.info.warnings.push_back("a warning the server added after the load");
+  moved.info.processes.push_back({});
+  std::string later;
+  ASSERT_TRUE(image.write([&](std::string_view b) {
+    later += b;
+    return true;
+  }));
+  EXPECT_EQ(later, taken);
+  std::string error;
+  auto back = readBack(later, "key", error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->ranges.back().start_ns, 12345);
+  EXPECT_EQ(back->info.warnings.size() + 1, moved.info.warnings.size());
+  EXPECT_EQ(back->strings.size() + 5000, moved.strings.size());
+}
+
 }  // namespace
 }  // namespace sightline::ingest

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "analysis/ingest/inductor_reader.h"
+#include "analysis/ingest/model_cache.h"
 #include "analysis/ingest/profile_loader.h"
 #include "analysis/join/profile_join.h"
 #include "tests/support/test_paths.h"
@@ -187,6 +188,36 @@ TEST(CompiledJoin, ALibraryModelStaysOnTheLineThatCallsIt) {
   EXPECT_FALSE(attr.step_summary.all_steps);
   for (const auto& w : attr.step_summary.wait_lines[static_cast<size_t>(attribution::Wait::Input)])
     EXPECT_NE(w.line.line, 42) << "the model's call line is no input pipeline";
+}
+
+// Mapping compiled frames rewrites marks and adds frames: only after before_tables_change,
+// where the server waits for its reopen cache write (which reads the tables as loaded).
+TEST(CompiledJoin, TablesChangeOnlyAfterBeforeTablesChange) {
+  auto loaded = ingest::loadProfile(dataProfile("compile/compiled_run.sqlite.xz"));
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  model::Profile p = std::move(*loaded.profile);
+  auto encode = [](const ingest::ModelCacheImage& image) {
+    std::string bytes;
+    EXPECT_TRUE(image.write([&](std::string_view b) {
+      bytes += b;
+      return true;
+    }));
+    return bytes;
+  };
+  std::string as_loaded = encode(ingest::ModelCacheImage(p, "key"));
+  ingest::ModelCacheImage image(p, "key");
+  std::string written;
+  JoinEnvironment env;
+  env.mapper.candidates = {testDataPath(kScript)};
+  env.mapper.exists = [](const std::string& path) { return std::filesystem::exists(path); };
+  JoinOptions options;
+  auto code = ingest::readCompiledCode({dataTree("compile/inductor_cache.tar.xz") + "/inductor_cache"});
+  options.compiled = std::make_shared<model::CompiledCode>(std::move(code));
+  options.before_tables_change = [&] { written = encode(image); };
+  ProfileJoin j(std::move(p), std::move(env), options);
+  EXPECT_GT(j.compiled().mapped_marks, 0u) << "the join changed the marks";
+  EXPECT_EQ(written, as_loaded);
+  EXPECT_NE(encode(ingest::ModelCacheImage(j.profile(), "key")), as_loaded);
 }
 
 TEST(CompiledJoin, WithoutTheCodeTheCompiledFunctionCarriesTheWork) {

@@ -250,6 +250,35 @@ TEST_F(ReopenCache, TheSecondOpenReadsTheSameProfileFromTheCache) {
   EXPECT_EQ(a.strings[a.activities[7].name], b.strings[b.activities[7].name]);
 }
 
+// Written on a thread beside the caller (OpenProfileOptions::store_beside): the entry is there
+// once the store is waited for, and reads back as the same profile while the first is joined.
+TEST_F(ReopenCache, AModelStoredBesideTheJoinIsTheSameProfile) {
+  ingest::LoadResult fresh;
+  std::unique_ptr<join::ProfileJoin> joined;
+  {
+    ModelStoreBeside store;
+    options_.store_beside = &store;
+    fresh = openProfile(profile(), options_);
+    ASSERT_TRUE(fresh.profile) << fresh.error;
+    join::JoinOptions options;
+    options.before_tables_change = [&store] { store.wait(); };
+    joined = std::make_unique<join::ProfileJoin>(std::move(*fresh.profile), join::JoinEnvironment{}, options);
+    store.wait();
+    ASSERT_EQ(models().size(), 1u);
+  }
+  options_.store_beside = nullptr;
+  ingest::LoadResult again;
+  EXPECT_TRUE(openedFromCache(&again));
+  ASSERT_TRUE(again.profile);
+  const auto& a = joined->profile();
+  const auto& b = *again.profile;
+  EXPECT_EQ(a.activities.size(), b.activities.size());
+  EXPECT_EQ(a.marks.size(), b.marks.size());
+  EXPECT_EQ(a.totalGpuNs(), b.totalGpuNs());
+  ASSERT_FALSE(b.activities.empty());
+  EXPECT_EQ(a.strings[a.activities[7].name], b.strings[b.activities[7].name]);
+}
+
 TEST_F(ReopenCache, AFolderOpenToOthersIsNeitherChangedNorUsed) {
   fs::create_directories(dir_ / "cache");
   ASSERT_EQ(::chmod((dir_ / "cache").c_str(), 0755), 0);
