@@ -71,7 +71,6 @@ class ActivityReader : Reader {
     readCopies();
     readMemsets();
     readGraphs();
-    readNvtxDomains();
   }
 
  private:
@@ -160,17 +159,6 @@ class ActivityReader : Reader {
                    });
   }
 
-  // The domain rows may come after the events that use them, so they take a scan of the whole
-  // table of their own: here, while the other thread still reads CUDA API calls.
-  void readNvtxDomains() {
-    std::string missing;
-    std::string sql = nsys_sql::selectColumns(db_, "NVTX_EVENTS", nsys_sql::kNvtx, "", missing);
-    if (sql.empty()) return;
-    forEachRow(sql + nsys_sql::kNvtxDomainRows, missing, "NVTX domains", false, [&](Statement& s) {
-      out_.domains.push_back({s.isNull(3) ? -1 : pidOf(s.int64(3)), s.int64(6), std::string(s.text(4)), str(s, 5)});
-    });
-  }
-
   struct ConfigHash {
     size_t operator()(const model::LaunchConfig& c) const {
       size_t h = 0;
@@ -187,7 +175,32 @@ class ActivityReader : Reader {
   std::unordered_map<model::LaunchConfig, uint32_t, ConfigHash> config_ids_;
 };
 
+// The NVTX domains' rows.
+class DomainReader : Reader {
+ public:
+  DomainReader(Database& db, std::vector<DomainRow>& out, std::vector<std::string>& warnings,
+               const std::unordered_map<int64_t, model::StringId>& strings)
+      : Reader(db, warnings, strings), out_(out) {}
+
+  void run() {
+    std::string missing;
+    std::string sql = nsys_sql::selectColumns(db_, "NVTX_EVENTS", nsys_sql::kNvtx, "", missing);
+    if (sql.empty()) return;
+    forEachRow(sql + nsys_sql::kNvtxDomainRows, missing, "NVTX domains", false, [&](Statement& s) {
+      out_.push_back({s.isNull(3) ? -1 : pidOf(s.int64(3)), s.int64(6), std::string(s.text(4)), str(s, 5)});
+    });
+  }
+
+ private:
+  std::vector<DomainRow>& out_;
+};
+
 }  // namespace
+
+void readNvtxDomainRows(Database& db, std::vector<DomainRow>& out, std::vector<std::string>& warnings,
+                        const std::unordered_map<int64_t, model::StringId>& strings) {
+  DomainReader(db, out, warnings, strings).run();
+}
 
 void readActivityTables(Database& db, ActivityTables& out, const std::unordered_map<int64_t, model::StringId>& strings,
                         const std::array<model::StringId, 6>& copy_names, model::StringId memset_name,

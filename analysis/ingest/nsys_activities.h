@@ -1,6 +1,6 @@
 // The GPU-activity tables of an nsys export (internal to analysis/ingest): kernels, copies,
-// memsets, CUDA graph launches and the NVTX domains' rows, read on a connection and thread of
-// their own while the main reader reads the CUDA API calls.
+// memsets and CUDA graph launches, read on a connection and thread of their own while the main
+// reader reads the CUDA API calls; and the NVTX domains' rows, read by whichever finishes first.
 #pragma once
 
 #include <array>
@@ -25,7 +25,6 @@ struct DomainRow {
 };
 
 struct ActivityTables {
-  std::vector<DomainRow> domains;
   std::vector<model::GpuActivity> activities;
   std::vector<model::LaunchConfig> launch_configs{model::LaunchConfig{}};
   std::vector<std::pair<size_t, int64_t>> graphs;  // activity index -> graphId, named afterwards
@@ -38,5 +37,10 @@ struct ActivityTables {
 void readActivityTables(Database& db, ActivityTables& out, const std::unordered_map<int64_t, model::StringId>& strings,
                         const std::array<model::StringId, 6>& copy_names, model::StringId memset_name,
                         std::array<model::StringId, 2> generic_kernels);
+
+// The NVTX domains' rows (eventType 75) into `out`. They may come after the events that use
+// them, so they take a scan of the whole table of their own. Interns nothing, like the above.
+void readNvtxDomainRows(Database& db, std::vector<DomainRow>& out, std::vector<std::string>& warnings,
+                        const std::unordered_map<int64_t, model::StringId>& strings);
 
 }  // namespace sightline::ingest::nsys

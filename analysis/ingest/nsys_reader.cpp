@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -333,22 +334,40 @@ class ProfileReader : Reader {
     std::array<model::StringId, 2> generic_kernels = {p_.strings.intern("Kernel"), p_.strings.intern("Kernel2")};
 
     ActivityTables tables;
+    std::vector<uint64_t> launched;  // (pid, correlation) of the GPU activities, sorted
     std::string error;
     auto second = Database::openReadOnly(path_, error);
     std::thread worker;
     if (second) {
-      worker = std::thread(
-          [&] { nsys::readActivityTables(*second, tables, string_ids_, copy_names, memset_name, generic_kernels); });
+      worker = std::thread([&] {
+        nsys::readActivityTables(*second, tables, string_ids_, copy_names, memset_name, generic_kernels);
+        launched = launchedKeys(tables.activities);
+      });
     }
+    // The NVTX domains take a scan of the whole NVTX table: on a third connection and thread, which
+    // fills whatever the other two leave of both cores.
+    std::vector<std::string> domain_warnings;
+    std::optional<Database> third = second ? Database::openReadOnly(path_, error) : std::nullopt;
+    std::thread domains;
+    if (third)
+      domains = std::thread([&] { nsys::readNvtxDomainRows(*third, domain_rows_, domain_warnings, string_ids_); });
     readApiCalls();
-    if (worker.joinable())
+    readMemoryUsage();
+    orderCallsByCorrelation();
+    if (worker.joinable()) {
       worker.join();
-    else
+    } else {
       nsys::readActivityTables(db_, tables, string_ids_, copy_names, memset_name, generic_kernels);
+      launched = launchedKeys(tables.activities);
+    }
+    if (domains.joinable())
+      domains.join();
+    else
+      nsys::readNvtxDomainRows(db_, domain_rows_, domain_warnings, string_ids_);
     p_.activities = std::move(tables.activities);
     p_.launch_configs = std::move(tables.launch_configs);
-    domain_rows_ = std::move(tables.domains);
     for (auto& w : tables.warnings) warn(std::move(w));
+    for (auto& w : domain_warnings) warn(std::move(w));
     for (const auto& [index, graph] : tables.graphs)
       p_.activities[index].name = p_.strings.intern("[CUDA graph " + std::to_string(graph) + "]");
     if (db_.hasTable("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")) p_.info.capabilities.push_back("cuda-graphs");
@@ -364,8 +383,7 @@ class ProfileReader : Reader {
     report(std::to_string(p_.activities.size()) + " GPU activities, " + std::to_string(p_.api_calls.size()) +
                " CUDA API calls read; reading NVTX ranges",
            40);
-    readMemoryUsage();
-    keepCostlyApiCalls();
+    keepCostlyApiCalls(launched);
     readNvtx();
     report(std::to_string(p_.ranges.size()) + " NVTX ranges, " + std::to_string(p_.marks.size()) +
                " Python backtraces and samples read",
@@ -505,19 +523,30 @@ class ProfileReader : Reader {
     if (!p_.memory_uses.empty()) p_.info.capabilities.push_back("cuda-memory-usage");
   }
 
-  void keepCostlyApiCalls() {
-    std::vector<uint64_t> launched;
-    launched.reserve(p_.activities.size());
-    for (const auto& a : p_.activities)
-      if (a.correlation > 0) launched.push_back(model::correlationKey(a.pid, a.correlation));
-    std::sort(launched.begin(), launched.end());
-    auto& calls = p_.api_calls;
-    std::stable_sort(calls.begin(), calls.end(), [](const model::ApiCall& a, const model::ApiCall& b) {
+  static std::vector<uint64_t> launchedKeys(const std::vector<model::GpuActivity>& activities) {
+    std::vector<uint64_t> out;
+    out.reserve(activities.size());
+    for (const auto& a : activities)
+      if (a.correlation > 0) out.push_back(model::correlationKey(a.pid, a.correlation));
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // The calls with a correlation id by (process, id), the others first in their order: the
+  // records of one call (nsys may split one) come together.
+  void orderCallsByCorrelation() {
+    std::stable_sort(p_.api_calls.begin(), p_.api_calls.end(), [](const model::ApiCall& a, const model::ApiCall& b) {
       bool ca = a.correlation > 0, cb = b.correlation > 0;
       if (ca != cb) return ca < cb;
       if (!ca) return false;
       return std::tie(a.pid, a.correlation) < std::tie(b.pid, b.correlation);
     });
+  }
+
+  // The calls that launched GPU work (`launched`, sorted), synchronized or allocated, each one
+  // record; the calls in orderCallsByCorrelation's order.
+  void keepCostlyApiCalls(const std::vector<uint64_t>& launched) {
+    auto& calls = p_.api_calls;
     StreamCaptures captures(calls, p_.strings);
     size_t out = 0;
     for (size_t i = 0; i < calls.size(); ++i) {
@@ -776,7 +805,7 @@ class ProfileReader : Reader {
   const LoadProgress& progress_;
   const NamesRead& names_read_;
   std::vector<uint64_t> allocating_;    // correlation keys of CUDA calls that allocated or freed device memory
-  std::vector<DomainRow> domain_rows_;  // NVTX domains, read by the activity thread
+  std::vector<DomainRow> domain_rows_;  // NVTX domains, read on a thread of their own
   std::map<uint32_t, std::pair<int32_t, int32_t>> ranks_;  // pid -> (rank, world size)
 };
 
