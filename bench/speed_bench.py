@@ -3,11 +3,12 @@
 same run on the same file (bench/README.md, "Speed on the build machine"). Prints figures;
 asserts nothing.
 
-  python3 bench/speed_bench.py [--runs N] [--nsys EXPORT.sqlite ...] [--trace TRACE.json ...]
+  python3 bench/speed_bench.py [--runs N] [--nsys EXPORT.sqlite[,RANK1.sqlite...] ...] [--trace TRACE.json ...]
 
 For an nsys export: `report --format json` with an empty cache (the first open) against
 `profile_bench --scan` (SQLite reading the columns the reader needs, nothing done with them),
-then the same report again with the cache its first run wrote (the reopen). For a Kineto
+then the same report again with the cache its first run wrote (the reopen). Exports joined by
+commas are one job's reports, one per rank, loaded together (the scan: each file's, added). For a Kineto
 trace: `report --format json` against a plain read() of the file (MB/s both), then the trace
 gzipped (gzip -1) against `zcat` alone. Each figure is the best of N runs, baseline and
 report in turn. With SIGHTLINE_PHASES=1 the binary prints its phases (server/platform/
@@ -51,7 +52,10 @@ def phases(stderr):
 
 def report(path, cache):
     env = dict(os.environ, XDG_CACHE_HOME=cache, SIGHTLINE_PHASES="1")
-    return timed([BINARY, "report", "--format", "json", "--profile", path], env)
+    argv = [BINARY, "report", "--format", "json"]
+    for part in path.split(","):
+        argv += ["--profile", part]
+    return timed(argv, env)
 
 
 def read_plain(path):
@@ -72,7 +76,8 @@ def bench_nsys(path, runs):
     scans, firsts, reopens, rss = [], [], [], 0.0
     first_phases = reopen_phases = []
     for _ in range(runs):
-        scans.append(float(subprocess.check_output([PROFILE_BENCH, "--scan", path]).decode().split()[0]))
+        scans.append(sum(float(subprocess.check_output([PROFILE_BENCH, "--scan", part]).decode().split()[0])
+                         for part in path.split(",")))
         cache = tempfile.mkdtemp(prefix="sightline-speed-")
         try:
             s, r, err = report(path, cache)
@@ -87,7 +92,7 @@ def bench_nsys(path, runs):
                 reopen_phases = phases(err)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
-    size = os.path.getsize(path) / 1e6
+    size = sum(os.path.getsize(part) for part in path.split(",")) / 1e6
     print("%s (%.0f MB), best of %d" % (path, size, runs))
     print("  report, first open      %7.3f s = %.2fx the SQLite scan (%.3f s); peak RSS %.0f MiB"
           % (min(firsts), min(firsts) / min(scans), min(scans), rss))
