@@ -138,6 +138,40 @@ void mergeAt(std::vector<T>& rows, size_t at, Less less) {
     std::inplace_merge(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(at), rows.end(), less);
 }
 
+// `rows` as runs, one per part, starting at `starts` (ascending, the first 0): each run sorted
+// where it is not yet, then neighbours merged in pairs until one is left. The order is one
+// stable sort's of the whole, in O(n log runs) rather than O(n log n).
+template <class T, class Less>
+void mergeRuns(std::vector<T>& rows, std::vector<size_t> starts, Less less) {
+  starts.push_back(rows.size());
+  auto at = [&](size_t i) { return rows.begin() + static_cast<std::ptrdiff_t>(i); };
+  for (size_t r = 0; r + 1 < starts.size(); ++r)
+    if (!std::is_sorted(at(starts[r]), at(starts[r + 1]), less))
+      std::stable_sort(at(starts[r]), at(starts[r + 1]), less);
+  while (starts.size() > 2) {
+    std::vector<size_t> merged{starts[0]};
+    for (size_t r = 0; r + 1 < starts.size(); r += 2) {
+      if (r + 2 < starts.size()) std::inplace_merge(at(starts[r]), at(starts[r + 1]), at(starts[r + 2]), less);
+      merged.push_back(starts[std::min(r + 2, starts.size() - 1)]);
+    }
+    starts = std::move(merged);
+  }
+}
+
+// `get` of each row into `out`, a run of rows with the same value once (rows come in long runs
+// of one pid).
+template <class Rows, class Get>
+void addDistinct(const Rows& rows, Get get, std::vector<uint32_t>& out) {
+  uint32_t last = 0;
+  bool any = false;
+  for (const auto& row : rows) {
+    uint32_t v = get(row);
+    if (any && v == last) continue;
+    out.push_back(last = v);
+    any = true;
+  }
+}
+
 }  // namespace
 
 void Profile::sortRows() {
@@ -159,7 +193,18 @@ void Profile::mergeSortedRanges(size_t at) { mergeAt(ranges, at, rangeBefore); }
 Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>& names) {
   if (parts.size() == 1) return std::move(parts.front());
   Profile out;
-  std::vector<uint32_t> used;  // pids taken so far
+  size_t activities = 0, api_calls = 0, ranges = 0, frames_in_all = 0, marks = 0, calls_in_all = 0, uses = 0;
+  for (const auto& p : parts) {
+    activities += p.activities.size(), api_calls += p.api_calls.size(), ranges += p.ranges.size();
+    frames_in_all += p.frames.size(), marks += p.marks.size(), calls_in_all += p.calls.size();
+    uses += p.memory_uses.size();
+  }
+  // Grown once: a doubling takes fresh pages for the whole table again.
+  out.activities.reserve(activities), out.api_calls.reserve(api_calls), out.ranges.reserve(ranges);
+  out.frames.reserve(frames_in_all), out.marks.reserve(marks), out.calls.reserve(calls_in_all);
+  out.memory_uses.reserve(uses);
+  std::vector<size_t> activity_runs, call_runs, range_runs, mark_runs;  // where each part's rows start
+  std::vector<uint32_t> used;                                           // pids taken so far
   for (size_t k = 0; k < parts.size(); ++k) {
     Profile& p = parts[k];
     std::string name = k < names.size() ? names[k] : "part " + std::to_string(k + 1);
@@ -167,41 +212,54 @@ Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>
     for (StringId i = 0; i < p.strings.size(); ++i) id[i] = out.strings.intern(p.strings[i]);
     // Pids of this part, renumbered where an earlier part has them.
     std::vector<uint32_t> mine;
-    for (const auto& a : p.activities) mine.push_back(a.pid);
-    for (const auto& c : p.api_calls) mine.push_back(c.pid);
-    for (const auto& r : p.ranges) mine.push_back(r.pid);
-    for (const auto& m : p.marks) mine.push_back(m.pid);
-    for (const auto& c : p.calls) mine.push_back(c.pid);
-    for (const auto& pr : p.info.processes) mine.push_back(pr.pid);
+    auto pidOfRow = [](const auto& row) { return row.pid; };
+    addDistinct(p.activities, pidOfRow, mine);
+    addDistinct(p.api_calls, pidOfRow, mine);
+    addDistinct(p.ranges, pidOfRow, mine);
+    addDistinct(p.marks, pidOfRow, mine);
+    addDistinct(p.calls, pidOfRow, mine);
+    addDistinct(p.info.processes, pidOfRow, mine);
     std::sort(mine.begin(), mine.end());
     mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    std::unordered_map<uint32_t, uint32_t> pid;
+    std::vector<std::pair<uint32_t, uint32_t>> renumbered;  // (old, new), by old
     uint32_t next = used.empty() ? 0 : *std::max_element(used.begin(), used.end());
     for (uint32_t old : mine) {
       bool taken = std::find(used.begin(), used.end(), old) != used.end();
-      pid[old] = taken ? ++next : old;
-      next = std::max(next, pid[old]);
+      uint32_t now = taken ? ++next : old;
+      next = std::max(next, now);
+      renumbered.emplace_back(old, now);
     }
-    for (const auto& [old, now] : pid) used.push_back(now);
+    for (const auto& [old, now] : renumbered) used.push_back(now);
+    // A pid no row of the part names (a capture's or memory use's alone) reads as 0.
+    uint32_t last_old = UINT32_MAX, last_new = 0;
+    auto pid = [&](uint32_t old) {
+      if (old == last_old) return last_new;
+      auto it = std::lower_bound(renumbered.begin(), renumbered.end(), std::make_pair(old, 0u));
+      last_old = old;
+      last_new = it != renumbered.end() && it->first == old ? it->second : 0;
+      return last_new;
+    };
+    activity_runs.push_back(out.activities.size()), call_runs.push_back(out.api_calls.size());
+    range_runs.push_back(out.ranges.size()), mark_runs.push_back(out.marks.size());
     auto configs = static_cast<uint32_t>(out.launch_configs.size());
     for (size_t i = 1; i < p.launch_configs.size(); ++i) out.launch_configs.push_back(p.launch_configs[i]);
     for (auto a : p.activities) {
-      a.pid = pid[a.pid], a.name = id[a.name];
+      a.pid = pid(a.pid), a.name = id[a.name];
       if (a.launch_config != 0) a.launch_config += configs - 1;
       out.activities.push_back(a);
     }
-    for (auto c : p.api_calls) c.pid = pid[c.pid], c.name = id[c.name], out.api_calls.push_back(c);
+    for (auto c : p.api_calls) c.pid = pid(c.pid), c.name = id[c.name], out.api_calls.push_back(c);
     for (auto r : p.ranges) {
-      r.pid = pid[r.pid], r.text = id[r.text], r.domain = id[r.domain], r.op = id[r.op];
+      r.pid = pid(r.pid), r.text = id[r.text], r.domain = id[r.domain], r.op = id[r.op];
       out.ranges.push_back(r);
     }
     auto frames = static_cast<uint32_t>(out.frames.size());
     for (auto f : p.frames) f.function = id[f.function], f.file = id[f.file], out.frames.push_back(f);
-    for (auto m : p.marks) m.pid = pid[m.pid], m.first_frame += frames, out.marks.push_back(m);
-    out.capture.addAll(p.capture, [&](uint32_t old) { return pid[old]; });
+    for (auto m : p.marks) m.pid = pid(m.pid), m.first_frame += frames, out.marks.push_back(m);
+    out.capture.addAll(p.capture, [&](uint32_t old) { return pid(old); });
     auto calls = static_cast<int32_t>(out.calls.size());
     for (auto c : p.calls) {
-      c.pid = pid[c.pid], c.file = id[c.file], c.function = id[c.function];
+      c.pid = pid(c.pid), c.file = id[c.file], c.function = id[c.function];
       if (c.parent >= 0) c.parent += calls;
       out.calls.push_back(c);
     }
@@ -218,15 +276,23 @@ Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>
       if (std::find(info.capabilities.begin(), info.capabilities.end(), c) == info.capabilities.end())
         info.capabilities.push_back(c);
     info.has_blobs = info.has_blobs && p.info.has_blobs;
-    for (auto pr : p.info.processes) pr.pid = pid[pr.pid], info.processes.push_back(pr);
-    for (auto u : p.memory_uses) u.pid = pid[u.pid], out.memory_uses.push_back(u);
+    for (auto pr : p.info.processes) pr.pid = pid(pr.pid), info.processes.push_back(pr);
+    for (auto u : p.memory_uses) u.pid = pid(u.pid), out.memory_uses.push_back(u);
+    std::vector<GpuActivity>().swap(p.activities);  // the part's rows are in `out`: their memory goes back now
+    std::vector<ApiCall>().swap(p.api_calls);
+    std::vector<NvtxRange>().swap(p.ranges);
+    std::vector<PythonMark>().swap(p.marks);
     if (p.memory.empty()) continue;
     if (out.memory.empty())
       out.memory = std::move(p.memory);
     else
       info.warnings.push_back(name + ": a second memory snapshot in one profile: only the first one's memory is shown");
   }
-  out.sortAll();
+  // As sortAll() would order them: each part's rows are (mostly) in that order already.
+  mergeRuns(out.activities, activity_runs, activityBefore);
+  mergeRuns(out.api_calls, call_runs, apiCallBefore);
+  mergeRuns(out.marks, mark_runs, markBefore);
+  mergeRuns(out.ranges, range_runs, rangeBefore);
   // Python calls in (pid, tid, start, longest first) order, parents renumbered to follow.
   std::vector<uint32_t> order(out.calls.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -301,13 +301,24 @@ ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const Ope
   if (paths.size() == 1) return openProfile(paths.front(), options);
   OpenProfileOptions each = options;
   each.store_beside = nullptr;  // a part's tables go into the merge: stored before that
+  // The parts at once, one per core: a reader fills both cores only while SQLite reads, and one
+  // read from the reopen cache, or a trace's serial end, leaves the other core free.
+  std::vector<ingest::LoadResult> results(paths.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < paths.size(); i = next++) results[i] = openProfile(paths[i], each);
+  };
+  size_t workers = std::min<size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
   std::vector<model::Profile> parts;
   std::vector<std::string> names;
-  for (const auto& path : paths) {
-    auto result = openProfile(path, each);
-    if (!result.profile) return result;
-    parts.push_back(std::move(*result.profile));
-    names.push_back(std::filesystem::path(path).filename().string());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (!results[i].profile) return std::move(results[i]);
+    parts.push_back(std::move(*results[i].profile));
+    names.push_back(std::filesystem::path(paths[i]).filename().string());
   }
   ingest::LoadResult merged;
   merged.profile = model::mergeProfiles(std::move(parts), names);

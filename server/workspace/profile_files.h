@@ -70,8 +70,9 @@ std::string privateCacheFolder(const std::string& name, std::string& error, cons
 // folder and limit; an attribution that took a quarter of `model_cache_min_s` or longer is
 // kept, keyed by the profiles' keys and the attribution's inputs); empty when the cache is off.
 join::AttributionStore attributionStore(const std::vector<std::string>& paths, const OpenProfileOptions& options = {});
-// Several reports of one run (one per rank) as one profile (model::mergeProfiles); one path is
-// openProfile. Fails with the first part that cannot be read.
+// Several reports of one run (one per rank) as one profile (model::mergeProfiles), read on as
+// many threads at once as there are cores; one path is openProfile. Fails with the first part,
+// in the order given, that cannot be read.
 ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const OpenProfileOptions& options = {});
 // The reports among `candidates` that are other ranks of the same run as `first`: files of its
 // folder whose names differ from its name only in their digits (run_0.sqlite, run_1.sqlite),

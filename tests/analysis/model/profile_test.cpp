@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <limits>
 
+#include "analysis/ingest/profile_loader.h"
+#include "tests/support/test_paths.h"
+
 namespace sightline::model {
 namespace {
 
@@ -73,6 +76,50 @@ TEST(Profile, MergesReportsOfRanksKeepingEachJoinable) {
     EXPECT_EQ(parent.pid, c.pid);
     EXPECT_LE(parent.start_ns, c.start_ns);
     EXPECT_EQ(m.strings[parent.file], "train.py");
+  }
+}
+
+// A real report merged with itself: every activity ties with its copy. The merge keeps the
+// order one stable sort of the parts' rows, one after the other, would give: by time, each
+// part's rows in their own order, the first part's before the second's on a tie.
+TEST(Profile, AMergeOrdersRowsAsOneStableSortOfThePartsWould) {
+  auto loaded = ingest::loadProfile(testing::dataProfile("multi/fsdp/fsdp_rank0.sqlite.xz"));
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  const Profile& one = *loaded.profile;
+  ASSERT_GT(one.activities.size(), 100u);
+  std::vector<Profile> parts{one, one};
+  Profile m = mergeProfiles(std::move(parts), {"a.sqlite", "b.sqlite"});
+  ASSERT_EQ(m.activities.size(), 2 * one.activities.size());
+  ASSERT_EQ(m.ranges.size(), 2 * one.ranges.size());
+  ASSERT_EQ(m.marks.size(), 2 * one.marks.size());
+  uint32_t first_pid = one.activities.front().pid;
+  std::vector<const GpuActivity*> from_first, from_second;
+  for (size_t i = 0; i < m.activities.size(); ++i) {
+    const auto& a = m.activities[i];
+    if (i > 0) {
+      ASSERT_LE(m.activities[i - 1].start_ns, a.start_ns) << i;
+    }
+    (a.pid == first_pid ? from_first : from_second).push_back(&a);
+    if (i + 1 < m.activities.size() && m.activities[i + 1].start_ns == a.start_ns && a.pid != first_pid) {
+      EXPECT_NE(m.activities[i + 1].pid, first_pid) << "on a tie, the first part's rows come first (" << i << ")";
+    }
+  }
+  ASSERT_EQ(from_first.size(), one.activities.size());
+  ASSERT_EQ(from_second.size(), one.activities.size());
+  for (size_t i = 0; i < one.activities.size(); ++i) {
+    EXPECT_EQ(from_first[i]->correlation, one.activities[i].correlation) << i;
+    EXPECT_EQ(from_second[i]->correlation, one.activities[i].correlation) << i;
+  }
+  // The second part's pids were renumbered past the first's: its ranges and marks follow.
+  for (size_t i = 1; i < m.ranges.size(); ++i) {
+    ASSERT_LE(std::tie(m.ranges[i - 1].pid, m.ranges[i - 1].tid, m.ranges[i - 1].start_ns),
+              std::tie(m.ranges[i].pid, m.ranges[i].tid, m.ranges[i].start_ns))
+        << i;
+  }
+  for (size_t i = 1; i < m.marks.size(); ++i) {
+    ASSERT_LE(std::tie(m.marks[i - 1].pid, m.marks[i - 1].tid, m.marks[i - 1].time_ns),
+              std::tie(m.marks[i].pid, m.marks[i].tid, m.marks[i].time_ns))
+        << i;
   }
 }
 
