@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -760,9 +761,14 @@ void estimateWithoutProfiler(const ReplayInput& in, const Options& options, Attr
 
 Attribution attribute(const model::Profile& profile, const Options& options) {
   Attribution out;
+  // The ranks' table (collectives paired across ranks) needs the profile alone: it is built on a
+  // second core while this one indexes the calls, the stacks and the ranges.
+  RankTable ranks;
+  std::thread rank_table([&] { ranks = buildRanks(profile); });
   CallsByCorrelation calls(profile);
   LineResolver resolver(profile, options);
-  RankTable ranks = buildRanks(profile);
+  LaunchLinks links(profile, calls);
+  rank_table.join();
   out.ranks = ranks.ranks;
   for (const auto& r : out.ranks) out.comm_ns += r.comm_ns, out.comm_exposed_ns += r.comm_exposed_ns;
   std::set<uint32_t> pids;  // calls come in long runs of one process: insert on a change only
@@ -771,7 +777,6 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   for (const auto& c : profile.api_calls)
     if (c.pid != last) pids.insert(last = c.pid);
   out.processes = static_cast<uint32_t>(pids.size());
-  LaunchLinks links(profile, calls);
   detectSteps(profile, options, resolver.backtraces(), links.call_of, out);
   markLostSteps(profile, links, out);
   countSteadySteps(out);
