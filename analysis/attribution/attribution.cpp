@@ -709,56 +709,6 @@ void addCost(LineCost& into, const LineCost& from) {
   into.oneoff_inclusive_ns += from.oneoff_inclusive_ns;
 }
 
-// Of the waits in collectives, the share the late rank's own extra GPU work explains (per step,
-// beyond the other ranks' median; communication left out): a profiler slows the GPU's work next
-// to nothing, so those waits remain without it, and the rest do not. 1 where nothing was paired.
-double waitExplained(const Attribution& out) {
-  size_t late = out.ranks.size();
-  for (size_t r = 0; r < out.ranks.size(); ++r)
-    if (out.ranks[r].steady_caused_wait_ns > 0 &&
-        (late == out.ranks.size() || out.ranks[r].steady_caused_wait_ns > out.ranks[late].steady_caused_wait_ns))
-      late = r;
-  if (late == out.ranks.size()) return 1;
-  auto perStep = [](const RankInfo& r, int64_t ns) {
-    return r.steady_steps > 0 ? static_cast<double>(ns) / r.steady_steps : 0;
-  };
-  std::vector<double> others;
-  double waits = 0;
-  for (size_t r = 0; r < out.ranks.size(); ++r) {
-    if (r == late) continue;
-    others.push_back(perStep(out.ranks[r], out.ranks[r].steady_gpu_ns - out.ranks[r].steady_comm_ns));
-    waits += perStep(out.ranks[r], out.ranks[r].steady_comm_wait_ns);
-  }
-  if (others.empty() || waits <= 0) return 1;
-  std::sort(others.begin(), others.end());
-  double extra = perStep(out.ranks[late], out.ranks[late].steady_gpu_ns - out.ranks[late].steady_comm_ns) -
-                 others[others.size() / 2];
-  return std::clamp(extra / (waits / static_cast<double>(others.size())), 0.0, 1.0);
-}
-
-// The steady steps without the profiler (capture_overhead.h), with the measured costs, or
-// scaled so the replay takes as long as the step the script's own log gives.
-void estimateWithoutProfiler(const ReplayInput& in, const Options& options, Attribution& out) {
-  const CaptureCosts& costs = options.capture_costs ? *options.capture_costs : measuredCaptureCosts();
-  estimateUnprofiled(in, costs, 1.0, out);
-  auto& u = out.step_summary.unprofiled;
-  if (u.estimated) chargeCaptureToSteps(in.profile, costs, 1.0, out);
-  if (!u.estimated || options.logged_step_ns <= 0) return;
-  // Fewer costs, longer steps: bisect the factor (0 keeps the capture's own steps).
-  double lo = 0, hi = 4;
-  estimateUnprofiled(in, costs, hi, out);
-  if (u.wall_ns > options.logged_step_ns) lo = hi;
-  for (int i = 0; i < 14 && hi - lo > 1e-3; ++i) {
-    double mid = (lo + hi) / 2;
-    estimateUnprofiled(in, costs, mid, out);
-    (u.wall_ns > options.logged_step_ns ? lo : hi) = mid;
-  }
-  estimateUnprofiled(in, costs, (lo + hi) / 2, out);
-  u.calibrated = true;
-  u.logged_step_ns = options.logged_step_ns;
-  chargeCaptureToSteps(in.profile, costs, u.scale, out);
-}
-
 Attribution attribute(const model::Profile& profile, const Options& options) {
   Attribution out;
   // The ranks' table (collectives paired across ranks) needs the profile alone: it is built on a

@@ -46,4 +46,13 @@ struct ReplayInput {
 // steps replayed without it, with every cost multiplied by `scale`.
 void estimateUnprofiled(const ReplayInput& in, const CaptureCosts& costs, double scale, Attribution& out);
 
+// Of the waits in collectives, the share the late rank's own extra GPU work explains
+// (ReplayInput::wait_kept).
+double waitExplained(const Attribution& out);
+
+// The steady steps without the profiler: estimateUnprofiled with the measured costs, or scaled
+// so the replay takes as long as the step the script's own log gives; the capture's cost charged
+// to each step.
+void estimateWithoutProfiler(const ReplayInput& in, const Options& options, Attribution& out);
+
 }  // namespace sightline::attribution
