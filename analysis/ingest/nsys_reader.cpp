@@ -195,9 +195,14 @@ class NvtxPass : Reader {
   void row(Statement& s) {
     int64_t type = s.int64(2);
     int64_t g = s.int64(3);
-    auto domain_it = c_.domains.find({pidOf(g), s.int64(6)});
-    if (domain_it == c_.domains.end()) domain_it = c_.domains.find({-1, s.int64(6)});
-    NvtxDomain domain = domain_it == c_.domains.end() ? NvtxDomain{} : domain_it->second;
+    // Rows come in long runs of one process and domain: the last one's found once.
+    if (int64_t pid = pidOf(g), id = s.int64(6); pid != domain_pid_ || id != domain_id_) {
+      auto it = c_.domains.find({pid, id});
+      if (it == c_.domains.end()) it = c_.domains.find({-1, id});
+      domain_ = it == c_.domains.end() ? NvtxDomain{} : it->second;
+      domain_pid_ = pid, domain_id_ = id;
+    }
+    const NvtxDomain domain = domain_;
     if (type == kNvtxMark) return mark(s, g, domain);
     if (s.isNull(1)) return;  // an unfinished range
     model::NvtxRange r;
@@ -347,6 +352,8 @@ class NvtxPass : Reader {
 
   model::Profile& p_;
   const NvtxContext& c_;
+  int64_t domain_pid_ = -2, domain_id_ = 0;  // the last row's (no row's at first)
+  NvtxDomain domain_;
   std::vector<RawFrame> raw_;
   std::vector<RawFrame> raw_frames_;  // parallel to p_.frames: the ids they were decoded from
   std::unordered_multimap<uint64_t, std::pair<uint32_t, uint32_t>> stacks_;  // hash -> (first, count)
@@ -393,9 +400,9 @@ class ProfileReader : Reader {
     // fills whatever the other two leave of both cores.
     std::vector<std::string> domain_warnings;
     std::optional<Database> third = second ? Database::openReadOnly(path_, error) : std::nullopt;
-    std::thread domains;
+    std::jthread domains;
     if (third)
-      domains = std::thread([&] { nsys::readNvtxDomainRows(*third, domain_rows_, domain_warnings, string_ids_); });
+      domains = std::jthread([&] { nsys::readNvtxDomainRows(*third, domain_rows_, domain_warnings, string_ids_); });
     readApiCalls();
     readMemoryUsage();
     orderCallsByCorrelation();
@@ -518,7 +525,7 @@ class ProfileReader : Reader {
       side.strings = p_.strings;
       size_t shared_strings = side.strings.size();
       ApiPass later(*second, side, string_ids_);
-      std::thread worker([&] { later.run(sql + " WHERE rowid > " + std::to_string(half), missing, runtime); });
+      std::jthread worker([&] { later.run(sql + " WHERE rowid > " + std::to_string(half), missing, runtime); });
       first.run(sql + " WHERE rowid <= " + std::to_string(half), missing, runtime);
       worker.join();
       mergeApiCalls(side, shared_strings);
@@ -600,7 +607,7 @@ class ProfileReader : Reader {
     auto& calls = p_.api_calls;
     if (calls.size() < 100'000) return std::stable_sort(calls.begin(), calls.end(), less);
     auto middle = calls.begin() + static_cast<std::ptrdiff_t>(calls.size() / 2);
-    std::thread second([&] { std::stable_sort(middle, calls.end(), less); });
+    std::jthread second([&] { std::stable_sort(middle, calls.end(), less); });
     std::stable_sort(calls.begin(), middle, less);
     second.join();
     std::inplace_merge(calls.begin(), middle, calls.end(), less);
