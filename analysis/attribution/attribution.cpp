@@ -714,7 +714,7 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   // The ranks' table (collectives paired across ranks) needs the profile alone: it is built on a
   // second core while this one indexes the calls, the stacks and the ranges.
   RankTable ranks;
-  std::thread rank_table([&] { ranks = buildRanks(profile); });
+  std::jthread rank_table([&] { ranks = buildRanks(profile); });
   CallsByCorrelation calls(profile);
   LineResolver resolver(profile, options);
   LaunchLinks links(profile, calls);

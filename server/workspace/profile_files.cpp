@@ -309,7 +309,7 @@ ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const Ope
     for (size_t i = next++; i < paths.size(); i = next++) results[i] = openProfile(paths[i], each);
   };
   size_t workers = std::min<size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
   work();
   for (auto& t : threads) t.join();

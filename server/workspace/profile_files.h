@@ -4,6 +4,7 @@
 // to the readers (analysis/ingest/profile_loader.h).
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <string>
 #include <thread>
@@ -25,9 +26,15 @@ class ModelStoreBeside {
   ModelStoreBeside(const ModelStoreBeside&) = delete;
   ModelStoreBeside& operator=(const ModelStoreBeside&) = delete;
   ~ModelStoreBeside() { wait(); }
+  // A write that fails (no memory, no room) leaves no entry: the cache only saves time.
   void start(std::function<void()> write) {
     wait();
-    thread_ = std::thread(std::move(write));
+    thread_ = std::thread([write = std::move(write)] {
+      try {
+        write();
+      } catch (const std::exception&) {
+      }
+    });
   }
   void wait() {
     if (thread_.joinable()) thread_.join();
