@@ -8,7 +8,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -711,14 +710,10 @@ void addCost(LineCost& into, const LineCost& from) {
 
 Attribution attribute(const model::Profile& profile, const Options& options) {
   Attribution out;
-  // The ranks' table (collectives paired across ranks) needs the profile alone: it is built on a
-  // second core while this one indexes the calls, the stacks and the ranges.
-  RankTable ranks;
-  std::jthread rank_table([&] { ranks = buildRanks(profile); });
   CallsByCorrelation calls(profile);
   LineResolver resolver(profile, options);
   LaunchLinks links(profile, calls);
-  rank_table.join();
+  RankTable ranks = buildRanks(profile);
   out.ranks = ranks.ranks;
   for (const auto& r : out.ranks) out.comm_ns += r.comm_ns, out.comm_exposed_ns += r.comm_exposed_ns;
   std::set<uint32_t> pids;  // calls come in long runs of one process: insert on a change only
