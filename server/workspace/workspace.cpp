@@ -293,9 +293,11 @@ void Workspace::loadProfiles(std::vector<std::string> candidates, const std::str
   }
   // The other ranks' reports of the same run load with it: those the setting's glob matched, or
   // in the workspace, `*rank<N>*` files beside it.
+  // What reloadIfNewer compares: the newest candidate, not the run's first report (its ranks'
+  // reports are in name order, and another rank's may be newer).
+  last_load_key_ = loadKey(candidates.front());
   std::vector<std::string> paths = sameRun(candidates.front(), candidates, settings_.profiles.empty());
   std::string path = paths.front();
-  last_load_key_ = loadKey(path);
   candidates.erase(
       std::remove_if(candidates.begin(), candidates.end(),
                      [&](const std::string& c) { return std::find(paths.begin(), paths.end(), c) != paths.end(); }),

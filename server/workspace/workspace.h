@@ -136,7 +136,7 @@ class Workspace {
   std::string profile_error_;
   uint64_t profile_generation_ = 0;          // bumps on every (re)load, and when compareWith's run changes
   bool loads_started_ = false;               // a load of the profiles has been asked for (loadProfiles)
-  std::string last_load_key_;                // the first file the last load read: its path and mtime
+  std::string last_load_key_;                // the newest candidate the last load began with: path, mtime
   std::vector<std::string> loaded_setting_;  // the `profiles` setting the last load used
   bool reload_profiles_ = false;             // a setting the loads depend on changed
   std::string progress_token_;               // of the running load, "" when none

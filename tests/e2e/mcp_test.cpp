@@ -262,6 +262,27 @@ TEST(Mcp, ANewerCaptureIsLoadedBeforeTheNextAnswer) {
   EXPECT_EQ(second["structuredContent"]["profile"], "newer.sqlite");
 }
 
+// A job of two ranks' reports, the second rank's written last: the run loads once, and the
+// walk before the next answer finds nothing newer (it once compared the newest file with the
+// run's first report, rank 0's, and loaded the run again before every answer).
+TEST(Mcp, ARunOfRanksLoadsOnceWhenItsLaterRankIsTheNewest) {
+  ScratchDir dir("mcp_ranks");
+  fs::copy_file(testing::dataProfile("multi/ddp/ddp_rank0.sqlite.xz"), dir / "ddp_rank0.sqlite");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  fs::copy_file(testing::dataProfile("multi/ddp/ddp_rank1.sqlite.xz"), dir / "ddp_rank1.sqlite");
+  Harness h(dir.path().string());
+  h.initialize();
+  json first = h.tool("ranks");
+  ASSERT_FALSE(first["isError"]) << first;
+  const auto* loaded = h.server().workspace().profile();
+  ASSERT_NE(loaded, nullptr);
+  EXPECT_EQ(loaded->parts.size(), 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // the walk runs once every 2 s at most
+  json second = h.tool("ranks");
+  ASSERT_FALSE(second["isError"]) << second;
+  EXPECT_EQ(h.server().workspace().profile(), loaded) << "the same load: nothing newer was found";
+}
+
 TEST(Mcp, AScriptInASubfolderIsFoundAndEditsMoveItsLines) {
   ScratchDir dir("mcp_subfolder");
   fs::create_directories(dir.path() / "train");
