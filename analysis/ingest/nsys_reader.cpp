@@ -532,13 +532,20 @@ class ProfileReader : Reader {
     }
   }
 
-  // Adds a pass's calls (names it interned past `shared` interned again here) and capture
-  // events after ours.
-  void mergeApiCalls(model::Profile& part, size_t shared) {
+  // A side pass's string ids as ours: the first `shared` are a copy of our table; those it
+  // interned after are interned here.
+  std::vector<model::StringId> idsOfPart(const model::Profile& part, size_t shared) {
     std::vector<model::StringId> ids(part.strings.size());
     for (size_t i = 0; i < ids.size(); ++i)
       ids[i] = i < shared ? static_cast<model::StringId>(i)
                           : p_.strings.intern(part.strings[static_cast<model::StringId>(i)]);
+    return ids;
+  }
+
+  // Adds a pass's calls (names it interned past `shared` interned again here) and capture
+  // events after ours.
+  void mergeApiCalls(model::Profile& part, size_t shared) {
+    std::vector<model::StringId> ids = idsOfPart(part, shared);
     p_.api_calls.reserve(p_.api_calls.size() + part.api_calls.size());
     for (auto c : part.api_calls) {
       c.name = ids[c.name];
@@ -789,10 +796,7 @@ class ProfileReader : Reader {
   // Adds a pass's ranges, marks, frames and capture events (ids it interned past `shared`
   // interned again here) after ours.
   void mergeNvtx(model::Profile& part, size_t shared) {
-    std::vector<model::StringId> ids(part.strings.size());
-    for (size_t i = 0; i < ids.size(); ++i)
-      ids[i] = i < shared ? static_cast<model::StringId>(i)
-                          : p_.strings.intern(part.strings[static_cast<model::StringId>(i)]);
+    std::vector<model::StringId> ids = idsOfPart(part, shared);
     p_.ranges.reserve(p_.ranges.size() + part.ranges.size());
     for (auto r : part.ranges) {
       r.text = ids[r.text], r.op = ids[r.op], r.domain = ids[r.domain];
