@@ -14,6 +14,7 @@
 
 #include "analysis/ingest/cuda_api.h"
 #include "analysis/ingest/nsys_activities.h"
+#include "analysis/ingest/nsys_api_calls.h"
 #include "analysis/ingest/nsys_rows.h"
 #include "analysis/ingest/nsys_sql.h"
 #include "analysis/ingest/sqlite.h"
@@ -35,8 +36,6 @@ using model::SyncKind;
 
 constexpr int64_t kNvtxMark = 34;
 // CUPTI_ACTIVITY_KIND_RUNTIME.eventClass: a driver call, and --cudabacktrace's twin row.
-constexpr int64_t kDriverClass = 1;
-constexpr int64_t kBacktraceClass = 67;
 constexpr const char* kBacktraceDomain = "Python Backtrace on CUDA";
 constexpr const char* kSamplingDomain = "Python Periodic Sampling";
 
@@ -127,51 +126,6 @@ struct NvtxContext {
   std::map<std::string, std::vector<PayloadLayout>> layouts;      // Python payload layouts by domain name
   std::map<std::pair<int64_t, int64_t>, RankFields> rank_fields;  // (domain, schema) -> where
   std::vector<std::pair<uint64_t, int64_t>> call_starts;          // kept API calls' (thread, start), sorted
-};
-
-// One pass over a table of CUDA API calls (a range of its rowids) into `out`. A large table is
-// read in two passes at once on two connections, each into its own profile; the second's calls
-// are added after the first's (ProfileReader::mergeApiCalls), so they keep the table's order.
-class ApiPass : Reader {
- public:
-  ApiPass(Database& db, model::Profile& out, const std::unordered_map<int64_t, model::StringId>& string_ids)
-      : Reader(db, out.info.warnings, string_ids), p_(out) {}
-
-  // `runtime`: the runtime API's table (the driver API's otherwise).
-  void run(const std::string& sql, const std::string& missing, bool runtime) {
-    forEachRow(sql, missing, "CUDA API calls", runtime, [&](Statement& s) { row(s, runtime); });
-  }
-
- private:
-  void row(Statement& s, bool runtime) {
-    model::ApiCall c;
-    c.start_ns = s.int64(0);
-    c.end_ns = std::max(c.start_ns, s.int64(1));
-    int64_t g = s.int64(2);
-    c.pid = static_cast<uint32_t>(pidOf(g));
-    c.tid = static_cast<uint32_t>(tidOf(g));
-    c.correlation = s.int64(3, -1);
-    model::StringId raw = str(s, 4);
-    // What the capture cost the host: each traced call, and each native stack.
-    int64_t event_class = s.int64(5, 0);
-    p_.capture.add(c.pid, c.start_ns,
-                   event_class == kBacktraceClass            ? model::CaptureEvent::NativeBacktrace
-                   : !runtime || event_class == kDriverClass ? model::CaptureEvent::DriverCall
-                                                             : model::CaptureEvent::RuntimeCall);
-    auto it = names_.find(raw);
-    if (it == names_.end()) {
-      std::string_view name = stripVersion(p_.strings[raw]);
-      uint8_t flags = static_cast<uint8_t>(syncKindOf(name)) << 1 | (launchesWork(name) ? 1 : 0);
-      it = names_.emplace(raw, std::make_pair(p_.strings.intern(name), flags)).first;
-    }
-    c.name = it->second.first;
-    c.sync = static_cast<SyncKind>(it->second.second >> 1);
-    c.launches = (it->second.second & 1) != 0;
-    p_.api_calls.push_back(c);
-  }
-
-  model::Profile& p_;
-  std::unordered_map<model::StringId, std::pair<model::StringId, uint8_t>> names_;  // raw -> stripped, flags
 };
 
 // One pass over NVTX events (a range of rowids) into `out`: ranges, Python marks with their
@@ -503,57 +457,7 @@ class ProfileReader : Reader {
   }
 
   // All rows first; --cudabacktrace twins and the filter are resolved afterwards.
-  // The runtime API's calls, then the driver API's; each table in two halves by rowid on two
-  // connections at once (as the NVTX events).
-  void readApiCalls() {
-    ApiPass first(db_, p_, string_ids_);
-    for (const char* table : {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"}) {
-      std::string missing;
-      bool runtime = std::strcmp(table, "CUPTI_ACTIVITY_KIND_RUNTIME") == 0;
-      std::string sql = nsys_sql::selectColumns(db_, table, nsys_sql::kRuntime, "", missing);
-      std::string error;
-      int64_t last_row = 0;  // stays 0 where rowids cannot be read (a view): one pass
-      auto st = sql.empty() ? std::nullopt : db_.prepare("SELECT max(rowid) FROM " + std::string(table), error);
-      if (st && st->step() == Statement::Step::Row) last_row = st->int64(0, 0);
-      auto second = last_row > 1 ? Database::openReadOnly(path_, error) : std::nullopt;
-      if (!second) {
-        first.run(sql, missing, runtime);
-        continue;
-      }
-      int64_t half = last_row / 2;
-      model::Profile side;
-      side.strings = p_.strings;
-      size_t shared_strings = side.strings.size();
-      ApiPass later(*second, side, string_ids_);
-      std::jthread worker([&] { later.run(sql + " WHERE rowid > " + std::to_string(half), missing, runtime); });
-      first.run(sql + " WHERE rowid <= " + std::to_string(half), missing, runtime);
-      worker.join();
-      mergeApiCalls(side, shared_strings);
-    }
-  }
-
-  // A side pass's string ids as ours: the first `shared` are a copy of our table; those it
-  // interned after are interned here.
-  std::vector<model::StringId> idsOfPart(const model::Profile& part, size_t shared) {
-    std::vector<model::StringId> ids(part.strings.size());
-    for (size_t i = 0; i < ids.size(); ++i)
-      ids[i] = i < shared ? static_cast<model::StringId>(i)
-                          : p_.strings.intern(part.strings[static_cast<model::StringId>(i)]);
-    return ids;
-  }
-
-  // Adds a pass's calls (names it interned past `shared` interned again here) and capture
-  // events after ours.
-  void mergeApiCalls(model::Profile& part, size_t shared) {
-    std::vector<model::StringId> ids = idsOfPart(part, shared);
-    p_.api_calls.reserve(p_.api_calls.size() + part.api_calls.size());
-    for (auto c : part.api_calls) {
-      c.name = ids[c.name];
-      p_.api_calls.push_back(c);
-    }
-    p_.capture.addAll(part.capture, [](uint32_t pid) { return pid; });
-    for (auto& w : part.info.warnings) warn(std::move(w));
-  }
+  void readApiCalls() { nsys::readApiCalls(db_, path_, p_, string_ids_); }
 
   // --cudabacktrace writes each backtraced call twice under one correlation id (an outer
   // unversioned row and the CUPTI row inside it): keep one call spanning both, starting where
@@ -796,7 +700,7 @@ class ProfileReader : Reader {
   // Adds a pass's ranges, marks, frames and capture events (ids it interned past `shared`
   // interned again here) after ours.
   void mergeNvtx(model::Profile& part, size_t shared) {
-    std::vector<model::StringId> ids = idsOfPart(part, shared);
+    std::vector<model::StringId> ids = nsys::idsOfPart(p_.strings, part, shared);
     p_.ranges.reserve(p_.ranges.size() + part.ranges.size());
     for (auto r : part.ranges) {
       r.text = ids[r.text], r.op = ids[r.op], r.domain = ids[r.domain];

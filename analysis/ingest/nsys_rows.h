@@ -15,6 +15,15 @@ namespace sightline::ingest::nsys {
 inline int64_t pidOf(int64_t global) { return (global >> 24) & 0xFFFFFF; }
 inline int64_t tidOf(int64_t global) { return global & 0xFFFFFF; }
 
+// A side pass's string ids as `into`'s: its first `shared` strings are a copy of `into`'s; those
+// it interned after are interned into `into`.
+inline std::vector<model::StringId> idsOfPart(model::StringTable& into, const model::Profile& part, size_t shared) {
+  std::vector<model::StringId> ids(part.strings.size());
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = i < shared ? static_cast<model::StringId>(i) : into.intern(part.strings[static_cast<model::StringId>(i)]);
+  return ids;
+}
+
 class Reader {
  public:
   Reader(Database& db, std::vector<std::string>& warnings, const std::unordered_map<int64_t, model::StringId>& strings)
