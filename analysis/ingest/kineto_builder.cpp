@@ -9,6 +9,7 @@
 
 #include "analysis/ingest/cuda_api.h"
 #include "analysis/ingest/kineto_reader.h"
+#include "analysis/model/sorted_runs.h"
 
 namespace sightline::ingest::kineto {
 
@@ -141,8 +142,8 @@ void mergeAt(std::vector<T>& rows, size_t at, Less less) {
 
 void Builder::presort() {
   std::jthread ranges_sorter([this] { p_.sortRanges(); });
-  std::stable_sort(p_.memory_uses.begin(), p_.memory_uses.end(), memoryUseBefore);
-  std::stable_sort(pending_.begin(), pending_.end(), pendingBefore);
+  model::stableSortRuns(p_.memory_uses.begin(), p_.memory_uses.end(), memoryUseBefore);
+  model::stableSortRuns(pending_.begin(), pending_.end(), pendingBefore);
   p_.sortRows();
   ranges_sorter.join();
   presorted_ = true;
@@ -160,8 +161,8 @@ void Builder::finish() {
     mergeAt(p_.memory_uses, runs_->memory_uses, memoryUseBefore);
     mergeAt(pending_, runs_->pending, pendingBefore);
   } else {
-    std::stable_sort(p_.memory_uses.begin(), p_.memory_uses.end(), memoryUseBefore);
-    std::stable_sort(pending_.begin(), pending_.end(), pendingBefore);
+    model::stableSortRuns(p_.memory_uses.begin(), p_.memory_uses.end(), memoryUseBefore);
+    model::stableSortRuns(pending_.begin(), pending_.end(), pendingBefore);
   }
   std::vector<std::pair<int64_t, int32_t>> by_id;
   by_id.reserve(pending_.size());

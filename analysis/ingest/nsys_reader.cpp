@@ -19,6 +19,7 @@
 #include "analysis/ingest/nsys_sql.h"
 #include "analysis/ingest/sqlite.h"
 #include "analysis/ingest/stream_captures.h"
+#include "analysis/model/sorted_runs.h"
 
 namespace sightline::ingest {
 namespace {
@@ -516,10 +517,10 @@ class ProfileReader : Reader {
       return std::tie(a.pid, a.correlation) < std::tie(b.pid, b.correlation);
     };
     auto& calls = p_.api_calls;
-    if (calls.size() < 100'000) return std::stable_sort(calls.begin(), calls.end(), less);
+    if (calls.size() < 100'000) return model::stableSortRuns(calls.begin(), calls.end(), less);
     auto middle = calls.begin() + static_cast<std::ptrdiff_t>(calls.size() / 2);
-    std::jthread second([&] { std::stable_sort(middle, calls.end(), less); });
-    std::stable_sort(calls.begin(), middle, less);
+    std::jthread second([&] { model::stableSortRuns(middle, calls.end(), less); });
+    model::stableSortRuns(calls.begin(), middle, less);
     second.join();
     std::inplace_merge(calls.begin(), middle, calls.end(), less);
   }

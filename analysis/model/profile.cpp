@@ -5,6 +5,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/model/sorted_runs.h"
+
 namespace sightline::model {
 
 StringId StringTable::intern(std::string_view s) {
@@ -145,9 +147,7 @@ template <class T, class Less>
 void mergeRuns(std::vector<T>& rows, std::vector<size_t> starts, Less less) {
   starts.push_back(rows.size());
   auto at = [&](size_t i) { return rows.begin() + static_cast<std::ptrdiff_t>(i); };
-  for (size_t r = 0; r + 1 < starts.size(); ++r)
-    if (!std::is_sorted(at(starts[r]), at(starts[r + 1]), less))
-      std::stable_sort(at(starts[r]), at(starts[r + 1]), less);
+  for (size_t r = 0; r + 1 < starts.size(); ++r) stableSortRuns(at(starts[r]), at(starts[r + 1]), less);
   while (starts.size() > 2) {
     std::vector<size_t> merged{starts[0]};
     for (size_t r = 0; r + 1 < starts.size(); r += 2) {
@@ -175,12 +175,12 @@ void addDistinct(const Rows& rows, Get get, std::vector<uint32_t>& out) {
 }  // namespace
 
 void Profile::sortRows() {
-  std::stable_sort(activities.begin(), activities.end(), activityBefore);
-  std::stable_sort(api_calls.begin(), api_calls.end(), apiCallBefore);
-  std::stable_sort(marks.begin(), marks.end(), markBefore);
+  stableSortRuns(activities.begin(), activities.end(), activityBefore);
+  stableSortRuns(api_calls.begin(), api_calls.end(), apiCallBefore);
+  stableSortRuns(marks.begin(), marks.end(), markBefore);
 }
 
-void Profile::sortRanges() { std::stable_sort(ranges.begin(), ranges.end(), rangeBefore); }
+void Profile::sortRanges() { stableSortRuns(ranges.begin(), ranges.end(), rangeBefore); }
 
 void Profile::mergeSortedRuns(const RowRuns& at) {
   mergeAt(activities, at.activities, activityBefore);
