@@ -320,7 +320,10 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   // Each rank's summary: of the one report loaded below, else read one report at a time.
   std::vector<join::RankSummary> summaries;
   if (parsed.profile_paths.size() > 1 || parsed.format == "summary") {
-    auto got = summarizeReports(parsed, sources, request, err);
+    // Joined together next: each report is read twice, the second time from the reopen cache.
+    cli::JoinRequest each = request;
+    each.read_again = parsed.format != "summary" && parsed.profile_paths.size() <= kMaxJoinedReports;
+    auto got = summarizeReports(parsed, sources, each, err);
     if (!got) return 2;
     summaries = std::move(*got);
   }

@@ -2,9 +2,11 @@
 // the summaries merged into the job, equal field by field to the reports read in one process;
 // rank identity, FSDP's communication per module, the straggler on a real capture.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -253,6 +255,32 @@ TEST(Job, FindsTheInjectedStragglerOfGeneratedJobs) {
     EXPECT_EQ(job["straggler"]["line"]["line"], truth[0]["line"][1]) << c.ranks;
     EXPECT_EQ(job["hosts"].size(), static_cast<size_t>((c.ranks + 7) / 8));
     EXPECT_EQ(job["duplicate_ranks"], 0);
+  }
+}
+
+// `report A B` reads each report alone for its rank's summary, then both together: the second
+// read comes from the reopen cache, also for reports that read in well under a second.
+TEST(Job, AJobsReportsAreReadFromTheirFilesOnce) {
+  std::vector<std::string> reports{repoProfile("tests/data/multi/ddp/ddp_rank0.sqlite.xz"),
+                                   repoProfile("tests/data/multi/ddp/ddp_rank1.sqlite.xz")};
+  auto modelsIn = [](const fs::path& cache) {
+    size_t n = 0;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(cache / "sightline", ec))
+      n += entry.path().filename().string().rfind("model-", 0) == 0 ? 1 : 0;
+    return n;
+  };
+  for (const char* format : {"json", "summary"}) {
+    fs::path cache = ::testing::TempDir() + "/job_cache_" + format;
+    fs::remove_all(cache);
+    fs::create_directories(cache);
+    std::string cmd = "env XDG_CACHE_HOME='" + cache.string() + "' " + binaryPath() + " report --format " + format +
+                      quoted(reports, "--profile") + " > /dev/null 2>&1";
+    int status = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
+    // A job's summaries alone (--format summary) read each report once: nothing is kept for them.
+    EXPECT_EQ(modelsIn(cache), std::string(format) == "json" ? 2u : 0u) << format;
+    fs::remove_all(cache);
   }
 }
 
