@@ -710,10 +710,24 @@ void addCost(LineCost& into, const LineCost& from) {
 
 Attribution attribute(const model::Profile& profile, const Options& options) {
   Attribution out;
-  CallsByCorrelation calls(profile);
-  LineResolver resolver(profile, options);
-  LaunchLinks links(profile, calls);
-  RankTable ranks = buildRanks(profile);
+  // Two parts that share nothing but the profile, at once where the caller lends a thread.
+  std::optional<LineResolver> resolved;
+  std::optional<CallsByCorrelation> correlated;
+  std::optional<LaunchLinks> linked;
+  RankTable ranks;
+  auto part = [&](size_t i) {
+    if (i == 0) return void(resolved.emplace(profile, options));
+    correlated.emplace(profile);
+    linked.emplace(profile, *correlated);
+    ranks = buildRanks(profile);
+  };
+  if (options.runner)
+    options.runner->runAll(2, part);
+  else
+    part(0), part(1);
+  LineResolver& resolver = *resolved;
+  const CallsByCorrelation& calls = *correlated;
+  LaunchLinks& links = *linked;
   out.ranks = ranks.ranks;
   for (const auto& r : out.ranks) out.comm_ns += r.comm_ns, out.comm_exposed_ns += r.comm_exposed_ns;
   std::set<uint32_t> pids;  // calls come in long runs of one process: insert on a change only

@@ -32,6 +32,7 @@
 
 #include "analysis/attribution/call_sites.h"
 #include "analysis/model/profile.h"
+#include "analysis/source/task_runner.h"
 
 namespace sightline::attribution {
 
@@ -248,6 +249,9 @@ struct Options {
   // The median step the same script takes without a profiler, from its own log (0: unknown):
   // the model's costs are scaled so the replayed steps take that long.
   int64_t logged_step_ns = 0;
+  // Threads the caller lends for parts that run at once (the core starts none); null: each part
+  // in turn on the calling thread. The result is the same either way.
+  source::TaskRunner* runner = nullptr;
 };
 
 // Steps: the steady ones give every per-step figure; warm-up steps (the first ones, and any

@@ -25,6 +25,7 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
   attribution_options.compiled = &compiled_;
   attribution_options.idle_gap_ns = options.idle_gap_ns;
   attribution_options.all_steps = options.all_steps;
+  attribution_options.runner = options.runner;
   attribution_options.logged_step_ns =
       options.measured && options.measured->median_ns > 0 ? options.measured->median_ns : options.logged_step_ns;
   if (options.compiled) {

@@ -72,6 +72,8 @@ struct JoinOptions {
   // marks and adds frames); its info and names may change at any time. The server's reopen
   // cache write, still reading the tables beside the join, is waited for here.
   std::function<void()> before_tables_change;
+  // Threads the caller lends to the attribution (attribution::Options::runner); null: none.
+  source::TaskRunner* runner = nullptr;
 };
 
 class ProfileJoin {

@@ -66,6 +66,7 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   join::JoinOptions options;
   options.idle_gap_ns = request.idle_gap_ns;
   options.all_steps = request.all_steps;
+  options.runner = &WorkerPool::shared();
   options.measured = request.measured;
   if (!options.measured) {
     std::string why;

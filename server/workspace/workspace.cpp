@@ -13,6 +13,7 @@
 #include "analysis/features/source_match.h"
 #include "server/lsp/uri.h"
 #include "server/platform/log.h"
+#include "server/platform/worker_pool.h"
 #include "server/workspace/local_files.h"
 #include "server/workspace/profile_files.h"
 
@@ -145,6 +146,7 @@ join::JoinOptions Workspace::joinOptions() const {
   join::JoinOptions options;
   options.idle_gap_ns = settings_.thresholds.gpu_idle_gap_ns;
   options.all_steps = settings_.all_steps;
+  options.runner = &WorkerPool::shared();
   return options;
 }
 

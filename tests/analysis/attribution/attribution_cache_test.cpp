@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <thread>
+#include <vector>
+
 #include "analysis/ingest/profile_loader.h"
 #include "tests/support/test_paths.h"
 
@@ -44,6 +48,35 @@ TEST(AttributionCache, EveryKindOfCaptureReadsBackTheSame) {
     EXPECT_EQ(back->step_summary.wall_ns, a.step_summary.wall_ns);
     EXPECT_EQ(back->ranks.size(), a.ranks.size());
     EXPECT_EQ(back->contexts, a.contexts);
+  }
+}
+
+// A runner that gives every task a thread of its own, counting the times it was lent.
+class ThreadPerTask final : public source::TaskRunner {
+ public:
+  void runAll(size_t count, const std::function<void(size_t)>& task) override {
+    ++lent;
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < count; ++i) threads.emplace_back([&task, i] { task(i); });
+    for (auto& t : threads) t.join();
+  }
+  int lent = 0;
+};
+
+// The parts of the attribution that run at once on lent threads give every field as in turn.
+TEST(AttributionCache, LentThreadsGiveTheSameAttribution) {
+  for (const std::string& file :
+       {testing::repoProfile("examples/train_small_naive.sqlite.xz"),
+        testing::dataProfile("multi/ddp/ddp_one.sqlite.xz"), testing::dataProfile("memory/gpt_mem.pt.trace.json.xz"),
+        testing::testDataPath("h200/kineto/train_small_naive.pt.trace.json.gz")}) {
+    SCOPED_TRACE(file);
+    model::Profile p = load(file);
+    ThreadPerTask runner;
+    Options options;
+    options.runner = &runner;
+    std::string at_once = encodeAttribution(attribute(p, options), kKey, {});
+    EXPECT_EQ(runner.lent, 1);
+    EXPECT_EQ(at_once, encodeAttribution(attribute(p), kKey, {}));
   }
 }
 
