@@ -2,6 +2,7 @@
 #include "analysis/ingest/kineto_builder.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <thread>
@@ -138,6 +139,49 @@ void mergeAt(std::vector<T>& rows, size_t at, Less less) {
     std::inplace_merge(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(at), rows.end(), less);
 }
 
+// Each Python id's first call (the lowest index of the calls that carry it). Kineto numbers
+// them from 0: a table indexed by id then, else (a crafted trace's ids) a sorted list searched.
+class FirstCallOfId {
+ public:
+  explicit FirstCallOfId(const std::vector<PendingCall>& calls) {
+    int64_t max_id = -1;
+    size_t with_id = 0;
+    for (const auto& pc : calls)
+      if (pc.id >= 0) max_id = std::max(max_id, pc.id), ++with_id;
+    if (max_id >= 0 && static_cast<uint64_t>(max_id) < 4 * uint64_t{with_id} + 1024) {
+      dense_.assign(static_cast<size_t>(max_id) + 1, -1);
+      for (size_t i = 0; i < calls.size(); ++i) {
+        if (calls[i].id < 0) continue;
+        int32_t& first = dense_[static_cast<size_t>(calls[i].id)];
+        if (first < 0)
+          first = static_cast<int32_t>(i);
+        else
+          ++shared_;
+      }
+      return;
+    }
+    sparse_.reserve(with_id);
+    for (size_t i = 0; i < calls.size(); ++i)
+      if (calls[i].id >= 0) sparse_.emplace_back(calls[i].id, static_cast<int32_t>(i));
+    std::sort(sparse_.begin(), sparse_.end());
+    for (size_t i = 1; i < sparse_.size(); ++i) shared_ += sparse_[i].first == sparse_[i - 1].first ? 1 : 0;
+  }
+  // The first call with `id`; -1 for none.
+  int32_t find(int64_t id) const {
+    if (id < 0) return -1;
+    if (!dense_.empty()) return static_cast<uint64_t>(id) < dense_.size() ? dense_[static_cast<size_t>(id)] : -1;
+    auto it = std::lower_bound(sparse_.begin(), sparse_.end(), std::make_pair(id, INT32_MIN));
+    return it != sparse_.end() && it->first == id ? it->second : -1;
+  }
+  // Calls whose id an earlier call has.
+  size_t shared() const { return shared_; }
+
+ private:
+  std::vector<int32_t> dense_;
+  std::vector<std::pair<int64_t, int32_t>> sparse_;
+  size_t shared_ = 0;
+};
+
 }  // namespace
 
 void Builder::presort() {
@@ -164,11 +208,7 @@ void Builder::finish() {
     model::stableSortRuns(p_.memory_uses.begin(), p_.memory_uses.end(), memoryUseBefore);
     model::stableSortRuns(pending_.begin(), pending_.end(), pendingBefore);
   }
-  std::vector<std::pair<int64_t, int32_t>> by_id;
-  by_id.reserve(pending_.size());
-  for (size_t i = 0; i < pending_.size(); ++i)
-    if (pending_[i].id >= 0) by_id.emplace_back(pending_[i].id, static_cast<int32_t>(i));
-  std::sort(by_id.begin(), by_id.end());
+  FirstCallOfId first_of_id(pending_);
   p_.calls.reserve(pending_.size());
   // A parent starts before its child (or with it, and ends no sooner): a link that does not is
   // dropped, so chains of parents always end (a crafted trace can point an event at itself, or
@@ -177,19 +217,15 @@ void Builder::finish() {
     const auto &x = pending_[static_cast<size_t>(a)].call, &y = pending_[static_cast<size_t>(b)].call;
     return std::tuple(x.start_ns, -x.end_ns, a) < std::tuple(y.start_ns, -y.end_ns, b);
   };
-  size_t dropped = 0, shared = 0;
+  size_t dropped = 0, shared = first_of_id.shared();
   p_.calls.reserve(p_.calls.size() + pending_.size());
-  for (size_t i = 1; i < by_id.size(); ++i) shared += by_id[i].first == by_id[i - 1].first ? 1 : 0;
   for (size_t i = 0; i < pending_.size(); ++i) {
     auto& pc = pending_[i];
-    if (pc.parent_id >= 0) {
-      auto it = std::lower_bound(by_id.begin(), by_id.end(), std::make_pair(pc.parent_id, INT32_MIN));
-      if (it != by_id.end() && it->first == pc.parent_id) {
-        if (before(it->second, static_cast<int32_t>(i)))
-          pc.call.parent = it->second;
-        else
-          ++dropped;
-      }
+    if (int32_t parent = first_of_id.find(pc.parent_id); parent >= 0) {
+      if (before(parent, static_cast<int32_t>(i)))
+        pc.call.parent = parent;
+      else
+        ++dropped;
     }
     p_.calls.push_back(pc.call);
   }

@@ -110,6 +110,49 @@ TEST(KinetoReader, GpuWorkJoinsItsLaunchAndPythonCallsKeepTheirParents) {
   EXPECT_EQ(p.info.gpus, std::vector<std::string>{"NVIDIA H200"});
 }
 
+// Python calls find their parent by id: Kineto's ids (0, 1, 2, ...) and a crafted trace's
+// (huge, far apart) link the same calls, with the same shared ids and rejected links.
+TEST(KinetoReader, PythonParentsLinkTheSameWhateverTheIds) {
+  auto trace = [](int64_t scale) {
+    struct Call {
+      int64_t id, parent, ts, dur;
+    };
+    std::vector<Call> calls{{0, -1, 1000, 1000}, {1, 0, 1100, 200}, {2, 1, 1150, 50},
+                            {1, 0, 1400, 100},   {3, 3, 1600, 10},  {4, 1, 1410, 10}};
+    json events = json::array();
+    auto id = [scale](int64_t v) { return v < 0 ? v : v * scale + 7; };
+    for (const auto& c : calls)
+      events.push_back({{"ph", "X"},
+                        {"cat", "python_function"},
+                        {"name", "train.py(1): f"},
+                        {"pid", 1},
+                        {"tid", 1},
+                        {"ts", c.ts},
+                        {"dur", c.dur},
+                        {"args", {{"Python id", id(c.id)}, {"Python parent id", id(c.parent)}}}});
+    return json{{"traceEvents", events}}.dump();
+  };
+  std::vector<std::vector<int32_t>> parents;
+  std::vector<std::vector<std::string>> warnings;
+  for (int64_t scale : {int64_t{1}, int64_t{1'000'000'000'000}}) {
+    auto loaded = loadKinetoTrace(writeTemp("ids" + std::to_string(scale) + ".json", trace(scale)));
+    ASSERT_TRUE(loaded.profile) << loaded.error;
+    std::vector<int32_t> of;
+    for (const auto& c : loaded.profile->calls) of.push_back(c.parent);
+    parents.push_back(of);
+    warnings.push_back(loaded.profile->info.warnings);
+  }
+  // In start order: id 2's and id 4's parent is the first call with id 1 (a parent starts no
+  // later than its child); the second call with id 1 is linked too; the call naming itself keeps none.
+  EXPECT_EQ(parents[0], (std::vector<int32_t>{-1, 0, 1, 0, 1, -1}));
+  EXPECT_EQ(parents[1], parents[0]);
+  EXPECT_EQ(warnings[1], warnings[0]);
+  std::string said;
+  for (const auto& w : warnings[0]) said += w + "\n";
+  EXPECT_NE(said.find("1 Python calls name a parent that does not enclose them"), std::string::npos) << said;
+  EXPECT_NE(said.find("1 Python calls share another call's id"), std::string::npos) << said;
+}
+
 TEST(KinetoReader, OldLayoutsLoadWithCallStacksAndStringThreads) {
   // PyTorch 1.9: Operator/Runtime/Kernel categories, "stream 7" tids, lowercase `external id`,
   // call-site lines in `Call stack`.
