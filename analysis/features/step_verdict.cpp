@@ -250,8 +250,8 @@ std::string changeText(const VerdictChange& c, const StepVerdict& v) {
                " (fewer, larger all-reduces with DDP's bucket_cap_mb, or launch independent compute before waiting)";
       return "overlap communication with compute, or even out the ranks: " + ms + " of NCCL time is exposed" + at +
              (v.ranks > 1 ? " (the ranks table shows which rank is slower)"
-                          : "; a slower rank makes this one wait here (profile every rank, nsys -o run_%q{RANK}, "
-                            "to see which)");
+                          : "; a slower rank makes this one wait here (load every rank's report with this one, "
+                            "one --profile each, to see which; nsys -o run_%q{RANK} writes one per rank)");
     case Change::Recompiles:
       return recompileText(v, ms);
     case Change::OutsideGraphs:

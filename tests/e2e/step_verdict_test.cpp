@@ -245,7 +245,7 @@ INSTANTIATE_TEST_SUITE_P(Bundled, RealCaptures,
 
 // DDP with a straggler (rank 1 does 8x the extra work): rank 0's GPU is "busy" in NCCL kernels
 // that wait for rank 1, so the verdict is communication-bound, not GPU- or sync-bound; the
-// advice to profile every rank appears only while one rank's report is loaded.
+// advice to load every rank's report appears only while one rank's report is loaded.
 TEST(StepVerdict, ExposedCommunicationOfAStraggler) {
   std::string r0 = repoProfile("tests/data/multi/ddp/ddp_rank0.sqlite.xz");
   std::string r1 = repoProfile("tests/data/multi/ddp/ddp_rank1.sqlite.xz");
@@ -258,7 +258,8 @@ TEST(StepVerdict, ExposedCommunicationOfAStraggler) {
   ASSERT_FALSE(v["changes"].empty());
   EXPECT_EQ(v["changes"][0]["change"], "overlap-communication");
   EXPECT_NE(v["changes"][0]["text"].get<std::string>().find("train_ddp.py:150"), std::string::npos);
-  EXPECT_NE(v["changes"][0]["text"].get<std::string>().find("profile every rank"), std::string::npos);
+  EXPECT_NE(v["changes"][0]["text"].get<std::string>().find("load every rank's report with this one"),
+            std::string::npos);
   auto both = runSightline(
       "report --format json --profile '" + r0 + "' --profile '" + r1 + "' tests/data/multi/ddp/train_ddp.py",
       sourcePath(""));
@@ -276,7 +277,7 @@ TEST(StepVerdict, ExposedCommunicationOfAStraggler) {
   std::string text = v2["changes"][0]["text"];
   EXPECT_NE(text.find("for rank 1 (vm, GPU 1), last to arrive at 100%"), std::string::npos) << text;
   EXPECT_NE(text.find("train_ddp.py:72 runs"), std::string::npos) << text;
-  EXPECT_EQ(text.find("profile every rank"), std::string::npos) << "both ranks are loaded already";
+  EXPECT_EQ(text.find("every rank's report"), std::string::npos) << "both ranks are loaded already";
   EXPECT_EQ(text.find("bucket_cap_mb"), std::string::npos) << text;
   json ranks = json::parse(both.out)["ranks"];
   ASSERT_EQ(ranks.size(), 2u);
