@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
+#include <span>
 
 #include "analysis/attribution/busy_intervals.h"
 #include "analysis/attribution/step_parts.h"
@@ -48,13 +48,48 @@ struct Replayed {
   int64_t start = -1, end = -1;
 };
 
+// The activities each API call launched, for the processes with steps, in activity order: one
+// array of them, grouped by call, and where each call's group starts.
+class LaunchedBy {
+ public:
+  LaunchedBy(const model::Profile& p, const std::vector<int64_t>& call_of, const Attribution& out)
+      : first_(p.api_calls.size() + 1, 0) {
+    uint32_t last_pid = 0;
+    bool last_has_steps = false, any = false;
+    auto counted = [&](uint32_t a) {
+      if (call_of[a] < 0 || static_cast<uint64_t>(call_of[a]) >= p.api_calls.size()) return false;
+      uint32_t pid = p.activities[a].pid;
+      if (!any || pid != last_pid) last_pid = pid, last_has_steps = out.process_steps.count(pid) > 0, any = true;
+      return last_has_steps;
+    };
+    for (uint32_t a = 0; a < p.activities.size(); ++a)
+      if (counted(a)) ++first_[static_cast<size_t>(call_of[a]) + 1];
+    for (size_t c = 1; c < first_.size(); ++c) first_[c] += first_[c - 1];
+    acts_.resize(first_.back());
+    std::vector<uint32_t> next(first_.begin(), first_.end() - 1);
+    for (uint32_t a = 0; a < p.activities.size(); ++a)
+      if (counted(a)) acts_[next[static_cast<size_t>(call_of[a])]++] = a;
+  }
+  // The activities `call` launched (none past the profile's calls).
+  std::span<const uint32_t> of(size_t call) const {
+    if (call + 1 >= first_.size()) return {};
+    return {acts_.data() + first_[call], first_[call + 1] - first_[call]};
+  }
+  // Every call's activities, call by call.
+  const std::vector<uint32_t>& all() const { return acts_; }
+
+ private:
+  std::vector<uint32_t> first_;
+  std::vector<uint32_t> acts_;
+};
+
 // One process's steps, replayed: the new start and end of every activity its calls in
 // [from, to) launched. A call keeps the time the host spent in it and before it, less the
 // capture's cost of the events there; cost that does not fit in one gap (a backtrace recorded
 // after its call returned) is taken from the next ones, up to the next sync. A sync ends when
 // the replayed GPU work before it does.
 void replayProcess(const ReplayInput& in, uint32_t pid, int64_t from, int64_t to, const CostCurve& cost,
-                   const std::unordered_map<uint32_t, std::vector<uint32_t>>& launched, std::vector<Replayed>& acts) {
+                   const LaunchedBy& launched, std::vector<Replayed>& acts) {
   const auto& p = in.profile;
   constexpr int64_t kMinCallNs = 4000;
   int64_t orig_prev = -1, now = 0, done = 0;
@@ -87,21 +122,18 @@ void replayProcess(const ReplayInput& in, uint32_t pid, int64_t from, int64_t to
       end_new = now + span - take;
       start_new = end_new - std::min(dur, end_new - now);
     }
-    auto l = launched.find(static_cast<uint32_t>(it - p.api_calls.begin()));
-    if (l != launched.end()) {
-      for (uint32_t a : l->second) {
-        const auto& act = p.activities[a];
-        int64_t& free = stream_free[{act.device, act.stream}];
-        int64_t s = std::max(waits ? start_new : end_new, free);
-        int64_t dropped = 0;
-        if (in.comm_wait && (*in.comm_wait)[a] > 0)
-          dropped = static_cast<int64_t>(static_cast<double>((*in.comm_wait)[a]) * (1 - in.wait_kept));
-        acts[a] = {s, s + std::max<int64_t>(0, act.duration() - dropped)};
-        free = acts[a].end;
-        done = std::max(done, free);
-        // A blocking copy returns when its copy is done.
-        if (call.sync == model::SyncKind::BlockingMemcpy) end_new = std::max(end_new, free);
-      }
+    for (uint32_t a : launched.of(static_cast<size_t>(it - p.api_calls.begin()))) {
+      const auto& act = p.activities[a];
+      int64_t& free = stream_free[{act.device, act.stream}];
+      int64_t s = std::max(waits ? start_new : end_new, free);
+      int64_t dropped = 0;
+      if (in.comm_wait && (*in.comm_wait)[a] > 0)
+        dropped = static_cast<int64_t>(static_cast<double>((*in.comm_wait)[a]) * (1 - in.wait_kept));
+      acts[a] = {s, s + std::max<int64_t>(0, act.duration() - dropped)};
+      free = acts[a].end;
+      done = std::max(done, free);
+      // A blocking copy returns when its copy is done.
+      if (call.sync == model::SyncKind::BlockingMemcpy) end_new = std::max(end_new, free);
     }
     now = std::max(now, end_new);
     orig_prev = std::max(orig_prev, call.end_ns);
@@ -136,11 +168,7 @@ void estimateUnprofiled(const ReplayInput& in, const CaptureCosts& costs, double
   u = UnprofiledSteps{};
   u.scale = scale;
   if (p.capture.empty()) return;
-  // The activities each call launched, for the processes with steps.
-  std::unordered_map<uint32_t, std::vector<uint32_t>> launched;
-  for (uint32_t a = 0; a < p.activities.size(); ++a)
-    if (in.call_of[a] >= 0 && out.process_steps.count(p.activities[a].pid))
-      launched[static_cast<uint32_t>(in.call_of[a])].push_back(a);
+  LaunchedBy launched(p, in.call_of, out);
   std::vector<Replayed> acts(p.activities.size());
   std::vector<int64_t> walls, busies;
   std::vector<double> shares;
@@ -174,18 +202,15 @@ void estimateUnprofiled(const ReplayInput& in, const CaptureCosts& costs, double
       int64_t best_orig = INT64_MAX;
       for (auto it = lo; it != p.api_calls.end() && it->start_ns < list[k].end_ns; ++it) {
         if (it->pid != pid) continue;
-        auto l = launched.find(static_cast<uint32_t>(it - p.api_calls.begin()));
-        if (l == launched.end()) continue;
-        for (uint32_t a : l->second)
+        for (uint32_t a : launched.of(static_cast<size_t>(it - p.api_calls.begin())))
           if (acts[a].start >= 0 && p.activities[a].start_ns < best_orig)
             best_orig = p.activities[a].start_ns, step_start[k] = acts[a].start;
       }
     }
     // Busy intervals of the replay, each with the activity that opens it.
     std::vector<std::pair<int64_t, uint32_t>> order;
-    for (const auto& [call, list_of] : launched)
-      for (uint32_t a : list_of)
-        if (p.activities[a].pid == pid && acts[a].start >= 0) order.emplace_back(acts[a].start, a);
+    for (uint32_t a : launched.all())
+      if (p.activities[a].pid == pid && acts[a].start >= 0) order.emplace_back(acts[a].start, a);
     std::sort(order.begin(), order.end());
     std::vector<BusyInterval> busy;
     for (const auto& [s, a] : order) addBusy(busy, s, acts[a].end, a);
