@@ -348,7 +348,7 @@ join::AttributionStore attributionStore(const std::vector<std::string>& paths, c
   };
   double min_s = options.model_cache_min_s;
   store.store = [fileOf, cache, limit, min_s](const std::string& key, const std::string& bytes, double seconds) {
-    if (seconds < min_s / 4 || !privateFolderProblem(cache).empty()) return;
+    if (seconds < min_s / 10 || !privateFolderProblem(cache).empty()) return;
     storePrivately(fileOf(key),
                    [&](std::FILE* out) { return std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size(); });
     pruneModels(cache, limit);

@@ -74,8 +74,9 @@ ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions
 // no private cache folder to hold it.
 std::string privateCacheFolder(const std::string& name, std::string& error, const OpenProfileOptions& options = {});
 // The reopen cache's store for the attribution of the profile read from `paths` (the same
-// folder and limit; an attribution that took a quarter of `model_cache_min_s` or longer is
-// kept, keyed by the profiles' keys and the attribution's inputs); empty when the cache is off.
+// folder and limit; an attribution that took a tenth of `model_cache_min_s` or longer is kept,
+// keyed by the profiles' keys and the attribution's inputs: reading it back takes a few
+// milliseconds); empty when the cache is off.
 join::AttributionStore attributionStore(const std::vector<std::string>& paths, const OpenProfileOptions& options = {});
 // Several reports of one run (one per rank) as one profile (model::mergeProfiles), read on as
 // many threads at once as there are cores; one path is openProfile. Fails with the first part,
