@@ -144,18 +144,12 @@ void mergeAt(std::vector<T>& rows, size_t at, Less less) {
 // where it is not yet, then neighbours merged in pairs until one is left. The order is one
 // stable sort's of the whole, in O(n log runs) rather than O(n log n).
 template <class T, class Less>
-void mergeRuns(std::vector<T>& rows, std::vector<size_t> starts, Less less) {
-  starts.push_back(rows.size());
-  auto at = [&](size_t i) { return rows.begin() + static_cast<std::ptrdiff_t>(i); };
-  for (size_t r = 0; r + 1 < starts.size(); ++r) stableSortRuns(at(starts[r]), at(starts[r + 1]), less);
-  while (starts.size() > 2) {
-    std::vector<size_t> merged{starts[0]};
-    for (size_t r = 0; r + 1 < starts.size(); r += 2) {
-      if (r + 2 < starts.size()) std::inplace_merge(at(starts[r]), at(starts[r + 1]), at(starts[r + 2]), less);
-      merged.push_back(starts[std::min(r + 2, starts.size() - 1)]);
-    }
-    starts = std::move(merged);
-  }
+void mergeRuns(std::vector<T>& rows, const std::vector<size_t>& starts, Less less) {
+  using It = typename std::vector<T>::iterator;
+  std::vector<It> at;
+  for (size_t s : starts) at.push_back(rows.begin() + static_cast<std::ptrdiff_t>(s));
+  for (size_t r = 0; r < at.size(); ++r) stableSortRuns(at[r], r + 1 < at.size() ? at[r + 1] : rows.end(), less);
+  if (!at.empty()) mergeNeighbourRuns(std::move(at), rows.end(), less);
 }
 
 // `get` of each row into `out`, a run of rows with the same value once (rows come in long runs
