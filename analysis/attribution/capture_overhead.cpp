@@ -162,13 +162,16 @@ const CaptureCosts& measuredCaptureCosts() {
   return costs;
 }
 
-void estimateUnprofiled(const ReplayInput& in, const CaptureCosts& costs, double scale, Attribution& out) {
+namespace {
+
+// estimateUnprofiled with each call's launches given (the same for every scale).
+void estimateWith(const ReplayInput& in, const LaunchedBy& launched, const CaptureCosts& costs, double scale,
+                  Attribution& out) {
   const auto& p = in.profile;
   UnprofiledSteps& u = out.step_summary.unprofiled;
   u = UnprofiledSteps{};
   u.scale = scale;
   if (p.capture.empty()) return;
-  LaunchedBy launched(p, in.call_of, out);
   std::vector<Replayed> acts(p.activities.size());
   std::vector<int64_t> walls, busies;
   std::vector<double> shares;
@@ -247,6 +250,12 @@ void estimateUnprofiled(const ReplayInput& in, const CaptureCosts& costs, double
   u.busy_share = median(shares);
 }
 
+}  // namespace
+
+void estimateUnprofiled(const ReplayInput& in, const CaptureCosts& costs, double scale, Attribution& out) {
+  estimateWith(in, LaunchedBy(in.profile, in.call_of, out), costs, scale, out);
+}
+
 // Of the waits in collectives, the share the late rank's own extra GPU work explains (per step,
 // beyond the other ranks' median; communication left out): a profiler slows the GPU's work next
 // to nothing, so those waits remain without it, and the rest do not. 1 where nothing was paired.
@@ -278,20 +287,22 @@ double waitExplained(const Attribution& out) {
 // scaled so the replay takes as long as the step the script's own log gives.
 void estimateWithoutProfiler(const ReplayInput& in, const Options& options, Attribution& out) {
   const CaptureCosts& costs = options.capture_costs ? *options.capture_costs : measuredCaptureCosts();
-  estimateUnprofiled(in, costs, 1.0, out);
+  const LaunchedBy launched(in.profile, in.call_of, out);  // built once for every scale tried
+  auto estimate = [&](double scale) { estimateWith(in, launched, costs, scale, out); };
+  estimate(1.0);
   auto& u = out.step_summary.unprofiled;
   if (u.estimated) chargeCaptureToSteps(in.profile, costs, 1.0, out);
   if (!u.estimated || options.logged_step_ns <= 0) return;
   // Fewer costs, longer steps: bisect the factor (0 keeps the capture's own steps).
   double lo = 0, hi = 4;
-  estimateUnprofiled(in, costs, hi, out);
+  estimate(hi);
   if (u.wall_ns > options.logged_step_ns) lo = hi;
   for (int i = 0; i < 14 && hi - lo > 1e-3; ++i) {
     double mid = (lo + hi) / 2;
-    estimateUnprofiled(in, costs, mid, out);
+    estimate(mid);
     (u.wall_ns > options.logged_step_ns ? lo : hi) = mid;
   }
-  estimateUnprofiled(in, costs, (lo + hi) / 2, out);
+  estimate((lo + hi) / 2);
   u.calibrated = true;
   u.logged_step_ns = options.logged_step_ns;
   chargeCaptureToSteps(in.profile, costs, u.scale, out);
