@@ -113,11 +113,37 @@ std::vector<std::optional<LineRef>> replayedKernelLines(const model::Profile& p,
   return replayed;
 }
 
+// A steady activity `a` on the line it is attributed to (`ref`), launched by `call`.
+void chargeLine(LineCost& cost, size_t a, const model::GpuActivity& act, const LineRef& ref, const RankTable& ranks,
+                const model::ApiCall& call) {
+  int64_t ns = act.duration();
+  size_t rank_count = ranks.ranks.size();
+  cost.gpu_ns += ns;
+  (ref.backward ? cost.backward_ns : cost.forward_ns) += ns;
+  cost.by_method[static_cast<size_t>(ref.method)] += ns;
+  if (rank_count > 1) {
+    cost.rank_ns.resize(rank_count);
+    cost.rank_ns[ranks.activity_rank[a]] += ns;
+  }
+  if (ranks.exposed_ns[a] >= 0) {
+    cost.comm_ns += ns;
+    cost.comm_exposed_ns += ranks.exposed_ns[a];
+    if (ranks.wait_ns[a] > 0) {
+      cost.comm_wait_ns += ranks.wait_ns[a];
+      cost.rank_wait_ns.resize(rank_count);
+      cost.rank_wait_ns[ranks.activity_rank[a]] += ranks.wait_ns[a];
+    }
+  }
+  auto& stat = cost.by_name[act.name];
+  ++stat.count;
+  stat.ns += ns;
+  chargeWork(cost, act, call, ns);
+}
+
 void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineResolver& resolver, const RankTable& ranks,
                       const StepWindow& window, Attribution& out) {
   out.activity_lines.resize(p.activities.size());
   out.activity_steps.assign(p.activities.size(), -1);
-  size_t rank_count = ranks.ranks.size();
   std::map<std::tuple<uint32_t, model::StringId, int32_t>, ContextCost> contexts;
   // (context, the line itself) -> one-off GPU time launched there
   std::map<std::tuple<uint32_t, model::StringId, int32_t>, int64_t> oneoff_contexts;
@@ -197,26 +223,7 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
     out.attributed_gpu_ns += ns;
     out.by_method[static_cast<size_t>(ref.method)] += ns;
     LineCost& cost = out.files[ref.file][ref.line];
-    cost.gpu_ns += ns;
-    (ref.backward ? cost.backward_ns : cost.forward_ns) += ns;
-    cost.by_method[static_cast<size_t>(ref.method)] += ns;
-    if (rank_count > 1) {
-      cost.rank_ns.resize(rank_count);
-      cost.rank_ns[ranks.activity_rank[a]] += ns;
-    }
-    if (ranks.exposed_ns[a] >= 0) {
-      cost.comm_ns += ns;
-      cost.comm_exposed_ns += ranks.exposed_ns[a];
-      if (ranks.wait_ns[a] > 0) {
-        cost.comm_wait_ns += ranks.wait_ns[a];
-        cost.rank_wait_ns.resize(rank_count);
-        cost.rank_wait_ns[ranks.activity_rank[a]] += ranks.wait_ns[a];
-      }
-    }
-    auto& stat = cost.by_name[act.name];
-    ++stat.count;
-    stat.ns += ns;
-    chargeWork(cost, act, p.api_calls[static_cast<size_t>(api)], ns);
+    chargeLine(cost, a, act, ref, ranks, p.api_calls[static_cast<size_t>(api)]);
     if (!ref.backward) {
       if (model::StringId op = resolver.forwardOpOf(static_cast<size_t>(api))) ++cost.autograd_ops[op];
     }
