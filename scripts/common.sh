@@ -59,10 +59,17 @@ build_vscode_extension() {
 ensure_vscode_test_tools() {
   # @vscode/ripgrep (inside code-server) downloads rg from GitHub unless its cache has it: give it
   # Debian's. The version numbers are those of code-server 4.100.3's pinned @vscode/ripgrep.
+  # An archive without rg (left by a run that had none) is made again; a new one is written
+  # aside and moved into place whole. The MCP test needs these tools before the VS Code test
+  # installs Chromium: what code-server's install needs (rg; libkrb5-dev for its kerberos
+  # module) is installed here, as a fresh machine has neither.
+  try_apt_packages libkrb5-dev ripgrep ||
+    { echo "apt-get install libkrb5-dev ripgrep failed (code-server's install needs them)" >&2; return 1; }
   local cache="${TMPDIR:-/tmp}/vscode-ripgrep-cache-1.15.11"
-  if [ ! -f "$cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" ]; then
+  local archive="$cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz"
+  if ! tar tzf "$archive" 2>/dev/null | grep -qx rg; then
     mkdir -p "$cache"
-    tar czf "$cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" -C /usr/bin rg
+    tar czf "$archive.part" -C /usr/bin rg && mv "$archive.part" "$archive"
   fi
   # As root, code-server's install scripts need unsafe-perm; one runs `npx node-gyp`.
   npm_config_unsafe_perm=true npm_config_yes=true npm_ci_once "$ROOT/editors/vscode/test"
