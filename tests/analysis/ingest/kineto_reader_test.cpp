@@ -287,6 +287,29 @@ TEST(KinetoReader, StringsWithEscapesAcrossSixteenByteBlocks) {
   }
 }
 
+// Skipped values (an op's shapes and strides): nesting, brackets and braces inside strings,
+// escaped quotes, runs longer than sixteen bytes; every cut before the end is short.
+TEST(KinetoReader, SkippedValuesEndWhereTheyClose) {
+  using namespace kineto;
+  for (std::string value :
+       {std::string(R"([[4096, 512], [], [], []])"), std::string(R"(["", "[512, 4096]", "[1, 512]", "]}"])"),
+        std::string(R"({"a": [1, {"b": "x\"]}"}], "c": {}})"), std::string(R"([[[[[[[[[[[]]]]]]]]]]])"),
+        "[" + std::string(100, '7') + ", " + std::string(37, ' ') + "\"" + std::string(40, '{') + "\"]",
+        std::string(R"({"k": "\\", "l": "\\\""})"), std::string("[\"\xc3\xa9]\", 1]")}) {
+    for (std::string after : {",", "}", "]"}) {
+      std::string block = value + after + "[[[";
+      Cursor c{block.data(), block.data() + block.size()};
+      ASSERT_EQ(skipValue(c), Status::Ok) << value;
+      EXPECT_EQ(c.p, block.data() + value.size()) << value;
+    }
+    for (size_t n = 0; n < value.size(); ++n) {
+      std::string cut = value.substr(0, n);
+      Cursor c{cut.data(), cut.data() + cut.size()};
+      EXPECT_EQ(skipValue(c), Status::Short) << cut;
+    }
+  }
+}
+
 TEST(KinetoReader, PythonFunctionNames) {
   auto f = parsePythonName("train_small.py(32): forward");
   EXPECT_EQ(f.kind, model::CallKind::Function);
