@@ -75,6 +75,38 @@ double measuredNs(const std::string& code, const LineCost& c) {
 // Below this per step (or in all, without steps) a confirmed habit costs too little to warn.
 constexpr double kSmallMeasuredNs = 100e3;
 
+// Whether a 0-based line passes non_blocking=True (spaces allowed around the `=`).
+bool copiesWithoutBlocking(const source::SourceFile& file, uint32_t line0) {
+  auto r = file.lines().lineRange(line0);
+  std::string_view text(file.text().data() + r.begin, r.end - r.begin);
+  for (size_t at = text.find("non_blocking"); at != std::string_view::npos; at = text.find("non_blocking", at + 1)) {
+    size_t i = at + 12;
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i >= text.size() || text[i] != '=') continue;
+    ++i;
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (text.substr(i, 4) == "True") return true;
+  }
+  return false;
+}
+
+// The pageable-memcpy message: the advice the line has not taken yet. A line that copies with
+// non_blocking=True is told so: CUDA still recorded its host memory as pageable.
+std::string pageableMessage(const attribution::LineCost& c, const source::SourceFile& file, uint32_t line0,
+                            const PerStep& s) {
+  std::string head = mib(static_cast<double>(c.pageable_bytes) / s.steps) +
+                     " per step copied between the GPU and pageable host memory here (" + s.ms(c.memcpy_ns) +
+                     " of copies)";
+  if (copiesWithoutBlocking(file, line0))
+    return head +
+           ", though this line copies with non_blocking=True: CUDA recorded the host memory as pageable, and from "
+           "pageable memory a non_blocking copy is staged and synchronous all the same; copy from pinned memory (a "
+           "DataLoader(pin_memory=True) batch, or the tensor .pin_memory() returns)";
+  return head +
+         ": such copies are staged and synchronous; load batches into pinned memory (DataLoader(pin_memory=True)) "
+         "and copy with non_blocking=True";
+}
+
 // The call on a 0-based line that best stands for its cost (a copy for copies), or the line's
 // text without indentation.
 source::ByteRange rangeOnLine(const source::SourceFile& file, const source::SourceIndex& index, uint32_t line,
@@ -683,11 +715,13 @@ std::vector<Finding> confirmWithProfile(std::vector<Finding> findings, const sou
     rankRules(c, costs, file, s, thresholds,
               [&](const std::string& code, std::string message) { add(code, line0, false, std::move(message)); });
     if (c.pageable_bytes > 0 && static_cast<double>(c.pageable_bytes) / s.steps >= thresholds.pageable_min_bytes) {
-      std::string message = mib(static_cast<double>(c.pageable_bytes) / s.steps) +
-                            " per step copied between the GPU and pageable host memory here (" + s.ms(c.memcpy_ns) +
-                            " of copies): such copies are staged and synchronous; load batches into pinned memory "
-                            "(DataLoader(pin_memory=True)) and copy with non_blocking=True";
-      add("pageable-memcpy", line0, true, message, pin_fixes);
+      size_t before = findings.size();
+      add("pageable-memcpy", line0, true, pageableMessage(c, file, line0, s), pin_fixes);
+      // A few KiB a step cost next to nothing, whatever their memory: a note, as for the other rules.
+      if (findings.size() > before && static_cast<double>(c.memcpy_ns) / s.steps < kSmallMeasuredNs) {
+        findings.back().message += ", too little to matter in this run";
+        findings.back().severity = std::max(findings.back().severity, Severity::Information);
+      }
     }
     if (c.sync_memcpys > 0 && !flagged.count({line, "sync-in-loop"})) {
       std::string message = std::to_string(c.sync_memcpys) + " synchronous copies (" +

@@ -218,6 +218,38 @@ TEST(ProfileDiagnostics, EvidenceAndProfileOnlyRules) {
     EXPECT_NE(x.code, "pageable-memcpy");
 }
 
+// Pageable copies on a line that already copies with non_blocking=True are told so, not told to
+// add it; a few KiB a step are a note.
+TEST(ProfileDiagnostics, PageableCopiesOnALineThatDoesNotBlock) {
+  Fixture f;
+  std::string text = f.file.text();
+  const std::string copy = "x = x.to(device)";
+  ASSERT_NE(text.find(copy), std::string::npos);
+  text.replace(text.find(copy), copy.size(), "x = x.to(device, non_blocking = True)");
+  source::SourceFile file(text);
+  auto index = source::buildSourceIndex(file);
+  RuleConfig config;
+  auto pageable = [&](const source::SourceFile& in, const source::SourceIndex& in_index) {
+    for (const auto& x : confirmWithProfile({}, in, in_index, f.costs, f.profile, verdictOf(f.costs), config))
+      if (x.code == "pageable-memcpy") return x;
+    return Finding{};
+  };
+  Finding told = pageable(file, index);
+  EXPECT_NE(told.message.find("0.20 ms/step of copies), though this line copies with non_blocking=True: CUDA "
+                              "recorded the host memory as pageable"),
+            std::string::npos)
+      << told.message;
+  EXPECT_EQ(told.message.find("and copy with non_blocking=True"), std::string::npos) << told.message;
+  EXPECT_EQ(told.severity, Severity::Warning);
+  Finding plain = pageable(f.file, f.index);
+  EXPECT_NE(plain.message.find("and copy with non_blocking=True"), std::string::npos) << plain.message;
+  EXPECT_EQ(plain.message.find("though this line"), std::string::npos) << plain.message;
+  f.costs.lines[102].memcpy_ns = 300'000;  // 0.03 ms a step
+  Finding small = pageable(f.file, f.index);
+  EXPECT_EQ(small.severity, Severity::Information);
+  EXPECT_NE(small.message.find(", too little to matter in this run"), std::string::npos) << small.message;
+}
+
 TEST(ProfileDiagnostics, LaunchBoundAndSyncApi) {
   Fixture f;
   auto& tiny = f.costs.lines[52];  // loss = F.cross_entropy(out, y)
