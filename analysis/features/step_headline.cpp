@@ -1,6 +1,7 @@
 // The headline's text, from the verdict's numbers.
 #include "analysis/features/step_headline.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "analysis/features/profile_view.h"
@@ -112,9 +113,11 @@ std::string measureCommand(const StepVerdict& v) {
   const auto& u = v.unprofiled;
   if (u.wall_ns) return {};
   std::string script = v.script.empty() ? "YOUR_SCRIPT.py" : v.script;
-  // Several ranks: the launcher's command as the run used it (torchrun's on one node).
+  // Several ranks: the launcher's command as the run used it (torchrun's on one node), also for
+  // a report of one rank of several.
+  int ranks = std::max(v.ranks, v.world_size);
   std::string command =
-      v.ranks > 1 ? "torchrun --nproc_per_node=" + std::to_string(v.ranks) + " " + script : "python " + script;
+      ranks > 1 ? "torchrun --nproc_per_node=" + std::to_string(ranks) + " " + script : "python " + script;
   return "sightline capture -- " + command;
 }
 

@@ -358,6 +358,7 @@ StepVerdict storyFigures(const join::StepStory& st) {
   v.comm_exposed_wait_ns = static_cast<double>(story->comm_exposed_wait_ns) / n;
   v.late = story->late;
   v.ranks = story->ranks;
+  v.world_size = story->world_size;
   v.triton_kernels = static_cast<double>(s.triton_kernels) / n;
   v.compiled = s.kernels > 0 && s.triton_kernels * 10 >= s.kernels;
   v.graphs = s.graph_launches > 0;

@@ -107,6 +107,9 @@ struct StepStory {
   };
   std::optional<LateRank> late;
   int ranks = 0;  // processes with GPU work in the profile
+  // The job's ranks as its processes record them (NCCL's, a trace's distributedInfo): a report of
+  // one rank of eight says 8 here and 1 in `ranks`. 0: not recorded.
+  int world_size = 0;
   struct OneOffStep {
     int index = 0;  // 1-based, in its process
     attribution::StepKind kind = attribution::StepKind::Warmup;

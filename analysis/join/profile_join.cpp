@@ -83,6 +83,13 @@ ProfileJoin::ProfileJoin(model::Profile profile, JoinEnvironment env, const Join
     story->memory_tracking = !profile_.memory_uses.empty();
     story_ = std::move(story);
   }
+  int32_t world_size = 0;
+  for (const auto& proc : profile_.info.processes) world_size = std::max(world_size, proc.world_size);
+  if (story_ && world_size > 0) {
+    auto story = std::make_shared<StepStory>(*story_);
+    story->world_size = world_size;
+    story_ = std::move(story);
+  }
   if (story_ && !story_->script.empty()) {
     auto story = std::make_shared<StepStory>(*story_);
     story->loaders = scriptLoadersOf(story->script, options.named);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/scratch_dir.h"
 #include "tests/support/test_paths.h"
 
 namespace sightline::testing {
@@ -286,6 +287,25 @@ TEST(StepVerdict, ExposedCommunicationOfAStraggler) {
   // Each rank's wait and transfer add up to its NCCL time.
   for (const auto& r : ranks)
     EXPECT_EQ(r["comm_wait_ns"].get<int64_t>() + r["comm_transfer_ns"].get<int64_t>(), r["comm_ns"].get<int64_t>());
+}
+
+// One rank's trace of a 2-rank DDP run, loaded alone without its steps file: the command that
+// measures the step is the launcher's for the job's two ranks (its distributedInfo), not
+// `python train_ddp.py`, which would start one process of a job that needs two.
+TEST(StepVerdict, OneRankOfAJobIsToldTheLaunchersCommand) {
+  ScratchDir dir("sightline_one_rank");
+  std::filesystem::copy_file(testDataPath("capture/runs/ddp_torch.rank0.pt.trace.json.gz"),
+                             dir / "ddp_torch.rank0.pt.trace.json.gz");
+  auto run = runSightline("report --format json --profile '" + (dir / "ddp_torch.rank0.pt.trace.json.gz") +
+                              "' tests/data/capture/train_ddp.py",
+                          sourcePath(""));
+  ASSERT_EQ(run.code, 0) << run.out;
+  json doc = json::parse(run.out);
+  EXPECT_EQ(doc["ranks"].size(), 1u);
+  json v = doc["verdict"];
+  std::string measure = v["unprofiled"].value("measure", "");
+  EXPECT_NE(measure.find("`sightline capture -- torchrun --nproc_per_node=2 train_ddp.py`"), std::string::npos)
+      << measure;
 }
 
 // A public 2-GPU training capture (nsys-ai's mfu_2gpu_before) without a straggler: each rank
