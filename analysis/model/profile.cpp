@@ -184,6 +184,71 @@ void Profile::mergeSortedRuns(const RowRuns& at) {
 
 void Profile::mergeSortedRanges(size_t at) { mergeAt(ranges, at, rangeBefore); }
 
+namespace {
+
+// The pids of a part, (old, new) by old: renumbered past the largest taken where an earlier part
+// has them; `used` gains the new ones.
+std::vector<std::pair<uint32_t, uint32_t>> renumberPids(const Profile& p, std::vector<uint32_t>& used) {
+  std::vector<uint32_t> mine;
+  auto pidOfRow = [](const auto& row) { return row.pid; };
+  addDistinct(p.activities, pidOfRow, mine);
+  addDistinct(p.api_calls, pidOfRow, mine);
+  addDistinct(p.ranges, pidOfRow, mine);
+  addDistinct(p.marks, pidOfRow, mine);
+  addDistinct(p.calls, pidOfRow, mine);
+  addDistinct(p.info.processes, pidOfRow, mine);
+  std::sort(mine.begin(), mine.end());
+  mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+  std::vector<std::pair<uint32_t, uint32_t>> renumbered;
+  uint32_t next = used.empty() ? 0 : *std::max_element(used.begin(), used.end());
+  for (uint32_t old : mine) {
+    bool taken = std::find(used.begin(), used.end(), old) != used.end();
+    uint32_t now = taken ? ++next : old;
+    next = std::max(next, now);
+    renumbered.emplace_back(old, now);
+  }
+  for (const auto& [old, now] : renumbered) used.push_back(now);
+  return renumbered;
+}
+
+// What the k-th part's info adds to the merged profile's (its processes apart).
+void mergeInfo(ProfileInfo& info, const ProfileInfo& part, size_t k, const std::string& name) {
+  if (k == 0)
+    info.format = part.format, info.tool_version = part.tool_version, info.schema_version = part.schema_version,
+    info.platform = part.platform;
+  // Reports of one machine list the same GPUs: each machine's list once.
+  if (std::search(info.gpus.begin(), info.gpus.end(), part.gpus.begin(), part.gpus.end()) == info.gpus.end() ||
+      part.gpus.empty())
+    info.gpus.insert(info.gpus.end(), part.gpus.begin(), part.gpus.end());
+  for (const auto& w : part.warnings) info.warnings.push_back(name + ": " + w);
+  for (const auto& c : part.capabilities)
+    if (std::find(info.capabilities.begin(), info.capabilities.end(), c) == info.capabilities.end())
+      info.capabilities.push_back(c);
+  info.has_blobs = info.has_blobs && part.has_blobs;
+}
+
+// Python calls in (pid, tid, start, longest first) order, parents renumbered to follow.
+void sortCallsByThread(std::vector<PythonCall>& calls) {
+  std::vector<uint32_t> order(calls.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    const auto &a = calls[x], &b = calls[y];
+    return std::tie(a.pid, a.tid, a.start_ns, b.end_ns) < std::tie(b.pid, b.tid, b.start_ns, a.end_ns);
+  });
+  std::vector<int32_t> where(order.size());
+  for (uint32_t i = 0; i < order.size(); ++i) where[order[i]] = static_cast<int32_t>(i);
+  std::vector<PythonCall> sorted;
+  sorted.reserve(order.size());
+  for (uint32_t i : order) {
+    PythonCall c = calls[i];
+    if (c.parent >= 0) c.parent = where[static_cast<size_t>(c.parent)];
+    sorted.push_back(c);
+  }
+  calls = std::move(sorted);
+}
+
+}  // namespace
+
 Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>& names) {
   if (parts.size() == 1) return std::move(parts.front());
   Profile out;
@@ -205,25 +270,7 @@ Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>
     std::vector<StringId> id(p.strings.size());
     for (StringId i = 0; i < p.strings.size(); ++i) id[i] = out.strings.intern(p.strings[i]);
     // Pids of this part, renumbered where an earlier part has them.
-    std::vector<uint32_t> mine;
-    auto pidOfRow = [](const auto& row) { return row.pid; };
-    addDistinct(p.activities, pidOfRow, mine);
-    addDistinct(p.api_calls, pidOfRow, mine);
-    addDistinct(p.ranges, pidOfRow, mine);
-    addDistinct(p.marks, pidOfRow, mine);
-    addDistinct(p.calls, pidOfRow, mine);
-    addDistinct(p.info.processes, pidOfRow, mine);
-    std::sort(mine.begin(), mine.end());
-    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    std::vector<std::pair<uint32_t, uint32_t>> renumbered;  // (old, new), by old
-    uint32_t next = used.empty() ? 0 : *std::max_element(used.begin(), used.end());
-    for (uint32_t old : mine) {
-      bool taken = std::find(used.begin(), used.end(), old) != used.end();
-      uint32_t now = taken ? ++next : old;
-      next = std::max(next, now);
-      renumbered.emplace_back(old, now);
-    }
-    for (const auto& [old, now] : renumbered) used.push_back(now);
+    std::vector<std::pair<uint32_t, uint32_t>> renumbered = renumberPids(p, used);
     // A pid no row of the part names (a capture's or memory use's alone) reads as 0.
     uint32_t last_old = UINT32_MAX, last_new = 0;
     auto pid = [&](uint32_t old) {
@@ -257,20 +304,8 @@ Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>
       if (c.parent >= 0) c.parent += calls;
       out.calls.push_back(c);
     }
-    auto& info = out.info;
-    if (k == 0)
-      info.format = p.info.format, info.tool_version = p.info.tool_version, info.schema_version = p.info.schema_version,
-      info.platform = p.info.platform;
-    // Reports of one machine list the same GPUs: each machine's list once.
-    if (std::search(info.gpus.begin(), info.gpus.end(), p.info.gpus.begin(), p.info.gpus.end()) == info.gpus.end() ||
-        p.info.gpus.empty())
-      info.gpus.insert(info.gpus.end(), p.info.gpus.begin(), p.info.gpus.end());
-    for (const auto& w : p.info.warnings) info.warnings.push_back(name + ": " + w);
-    for (const auto& c : p.info.capabilities)
-      if (std::find(info.capabilities.begin(), info.capabilities.end(), c) == info.capabilities.end())
-        info.capabilities.push_back(c);
-    info.has_blobs = info.has_blobs && p.info.has_blobs;
-    for (auto pr : p.info.processes) pr.pid = pid(pr.pid), info.processes.push_back(pr);
+    mergeInfo(out.info, p.info, k, name);
+    for (auto pr : p.info.processes) pr.pid = pid(pr.pid), out.info.processes.push_back(pr);
     for (auto u : p.memory_uses) u.pid = pid(u.pid), out.memory_uses.push_back(u);
     std::vector<GpuActivity>().swap(p.activities);  // the part's rows are in `out`: their memory goes back now
     std::vector<ApiCall>().swap(p.api_calls);
@@ -280,30 +315,16 @@ Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>
     if (out.memory.empty())
       out.memory = std::move(p.memory);
     else
-      info.warnings.push_back(name + ": a second memory snapshot in one profile: only the first one's memory is shown");
+      out.info.warnings.push_back(name +
+                                  ": a second memory snapshot in one profile: only the first one's memory is "
+                                  "shown");
   }
   // As sortAll() would order them: each part's rows are (mostly) in that order already.
   mergeRuns(out.activities, activity_runs, activityBefore);
   mergeRuns(out.api_calls, call_runs, apiCallBefore);
   mergeRuns(out.marks, mark_runs, markBefore);
   mergeRuns(out.ranges, range_runs, rangeBefore);
-  // Python calls in (pid, tid, start, longest first) order, parents renumbered to follow.
-  std::vector<uint32_t> order(out.calls.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
-    const auto &a = out.calls[x], &b = out.calls[y];
-    return std::tie(a.pid, a.tid, a.start_ns, b.end_ns) < std::tie(b.pid, b.tid, b.start_ns, a.end_ns);
-  });
-  std::vector<int32_t> where(order.size());
-  for (uint32_t i = 0; i < order.size(); ++i) where[order[i]] = static_cast<int32_t>(i);
-  std::vector<PythonCall> sorted;
-  sorted.reserve(order.size());
-  for (uint32_t i : order) {
-    PythonCall c = out.calls[i];
-    if (c.parent >= 0) c.parent = where[static_cast<size_t>(c.parent)];
-    sorted.push_back(c);
-  }
-  out.calls = std::move(sorted);
+  sortCallsByThread(out.calls);
   return out;
 }
 
