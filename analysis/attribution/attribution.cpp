@@ -254,6 +254,9 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const Step
   LineTally sync_lines, lost_lines;
   StepSummary& sum = out.step_summary;
   GraphLaunchNames isGraphLaunch(p);
+  std::unordered_map<uint32_t, size_t> rank_of;  // pid -> index into out.ranks, when there are several
+  if (out.ranks.size() > 1)
+    for (size_t r = 0; r < out.ranks.size(); ++r) rank_of.emplace(out.ranks[r].pid, r);
   for (size_t i = 0; i < p.api_calls.size(); ++i) {
     const auto& call = p.api_calls[i];
     if (!call.launches && call.sync == model::SyncKind::None) continue;
@@ -290,6 +293,10 @@ void chargeHostCalls(const model::Profile& p, LineResolver& resolver, const Step
       cost.sync_ns += call_ns;
       ++cost.syncs;
       ++cost.sync_apis[call.name];
+      if (auto r = rank_of.find(call.pid); r != rank_of.end()) {
+        cost.rank_syncs.resize(out.ranks.size()), cost.rank_sync_ns.resize(out.ranks.size());
+        ++cost.rank_syncs[r->second], cost.rank_sync_ns[r->second] += call_ns;
+      }
     }
   }
   sum.sync_lines = costliestFirst(sync_lines);

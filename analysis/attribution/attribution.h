@@ -71,6 +71,8 @@ struct LineCost {
   std::map<model::StringId, uint32_t> autograd_ops;  // forward op names seen for this line
   std::vector<int64_t> rank_ns;                      // gpu_ns per rank (Attribution::ranks), when there are several
   std::vector<int64_t> rank_wait_ns;  // of rank_ns, waiting in collectives for another rank (same size, or empty)
+  std::vector<uint32_t> rank_syncs;   // syncs per rank, when there are several and the line has some
+  std::vector<int64_t> rank_sync_ns;  // sync_ns per rank (same size as rank_syncs)
   int64_t comm_ns = 0;                // of gpu_ns: communication kernels (NCCL)
   int64_t comm_exposed_ns = 0;        // of comm_ns: while no other kernel ran on that GPU
   int64_t comm_wait_ns = 0;    // of comm_ns: waiting for another rank to arrive (collectives paired across ranks)

@@ -15,7 +15,7 @@ namespace sightline::attribution {
 // A field added to one of these structs must be added to its field list below too: these
 // sizes (libstdc++, 64-bit) catch a struct that grew without it.
 #if defined(__GLIBCXX__) && __SIZEOF_POINTER__ == 8
-static_assert(sizeof(LineCost) == 632, "LineCost changed: update its fields() and this size");
+static_assert(sizeof(LineCost) == 680, "LineCost changed: update its fields() and this size");
 static_assert(sizeof(RankInfo) == 368, "RankInfo changed: update its fields() and this size");
 static_assert(sizeof(StepSummary) == 680, "StepSummary changed: update its fields() and this size");
 static_assert(sizeof(Attribution) == 1200, "Attribution changed: update its fields() and this size");
@@ -27,11 +27,11 @@ namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'A', 'T', 'T', 'R', '\n', '\0'};
 constexpr uint32_t kFormat =
-    14;  // 14: ops between a call and one inside it (nestedLine); 13: the checksum in four lanes; 12: each activity's
-         // step; 11: busy less waiting for other ranks; 10: a thread that lost all its records keeps its steps; 9:
-         // exposed waiting, collective by collective; 8: the steps the medians stand on; 7: compute slowed beside
-         // collectives; 6: ranks' hosts and GPU UUIDs, collectives; 5: copies and fills without a GPU record are not
-         // lost launches
+    15;  // 15: syncs per rank; 14: ops between a call and one inside it (nestedLine); 13: the checksum in four lanes;
+         // 12: each activity's step; 11: busy less waiting for other ranks; 10: a thread that lost all its records
+         // keeps its steps; 9: exposed waiting, collective by collective; 8: the steps the medians stand on; 7: compute
+         // slowed beside collectives; 6: ranks' hosts and GPU UUIDs, collectives; 5: copies and fills without a GPU
+         // record are not lost launches
 
 template <class Ar>
 void fields(Ar& ar, KernelStat& s) {
@@ -42,10 +42,10 @@ void fields(Ar& ar, LineCost& c) {
   ar(c.gpu_ns, c.forward_ns, c.backward_ns, c.by_method, c.kernels, c.launches, c.by_name, c.memcpy_bytes,
      c.pageable_bytes, c.memcpy_ns, c.memcpy_bytes_by_kind, c.memset_ns, c.memsets, c.sync_memcpy_bytes,
      c.sync_memcpy_ns, c.sync_memcpys, c.idle_ns, c.idle_gaps, c.compile_idle_ns, c.sync_ns, c.syncs, c.sync_apis,
-     c.autograd_ops, c.rank_ns, c.rank_wait_ns, c.comm_ns, c.comm_exposed_ns, c.comm_wait_ns, c.lost_launches,
-     c.oneoff_ns, c.oneoff_idle_ns, c.oneoff_inclusive_ns, c.fused_with, c.memory_peak_bytes, c.memory_peak_by_phase,
-     c.memory_peak_ops, c.memory_step_bytes, c.memory_step_allocations, c.memory_reserved_bytes, c.memory_kept_count,
-     c.memory_kept_bytes, c.memory_kept_steps);
+     c.autograd_ops, c.rank_ns, c.rank_wait_ns, c.rank_syncs, c.rank_sync_ns, c.comm_ns, c.comm_exposed_ns,
+     c.comm_wait_ns, c.lost_launches, c.oneoff_ns, c.oneoff_idle_ns, c.oneoff_inclusive_ns, c.fused_with,
+     c.memory_peak_bytes, c.memory_peak_by_phase, c.memory_peak_ops, c.memory_step_bytes, c.memory_step_allocations,
+     c.memory_reserved_bytes, c.memory_kept_count, c.memory_kept_bytes, c.memory_kept_steps);
 }
 template <class Ar>
 void fields(Ar& ar, RankInfo& r) {
@@ -280,7 +280,9 @@ bool valid(const Attribution& a, const model::Profile& profile) {
         if (!id(f)) return false;
       for (const auto& [op, bytes] : c.memory_peak_ops)
         if (!id(op)) return false;
-      if (c.rank_ns.size() > a.ranks.size() || c.rank_wait_ns.size() > a.ranks.size()) return false;
+      if (c.rank_ns.size() > a.ranks.size() || c.rank_wait_ns.size() > a.ranks.size() ||
+          c.rank_syncs.size() > a.ranks.size() || c.rank_sync_ns.size() != c.rank_syncs.size())
+        return false;
     }
   }
   if (a.activity_lines.size() != profile.activities.size() || a.memory_use_lines.size() != profile.memory_uses.size() ||

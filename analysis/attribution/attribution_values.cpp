@@ -127,6 +127,10 @@ void addCost(LineCost& into, const LineCost& from) {
   for (const auto& [name, n] : from.autograd_ops) into.autograd_ops[name] += n;
   if (into.rank_ns.size() < from.rank_ns.size()) into.rank_ns.resize(from.rank_ns.size());
   for (size_t r = 0; r < from.rank_ns.size(); ++r) into.rank_ns[r] += from.rank_ns[r];
+  if (into.rank_syncs.size() < from.rank_syncs.size())
+    into.rank_syncs.resize(from.rank_syncs.size()), into.rank_sync_ns.resize(from.rank_syncs.size());
+  for (size_t r = 0; r < from.rank_syncs.size() && r < from.rank_sync_ns.size(); ++r)
+    into.rank_syncs[r] += from.rank_syncs[r], into.rank_sync_ns[r] += from.rank_sync_ns[r];
   if (into.rank_wait_ns.size() < from.rank_wait_ns.size()) into.rank_wait_ns.resize(from.rank_wait_ns.size());
   for (size_t r = 0; r < from.rank_wait_ns.size(); ++r) into.rank_wait_ns[r] += from.rank_wait_ns[r];
   into.comm_ns += from.comm_ns;

@@ -66,27 +66,38 @@ RankSummary rankOf(const ProfileJoin& join, const attribution::RankInfo& r, cons
   const model::Profile& p = join.profile();
   const attribution::Attribution& attr = join.attribution();
   RankSummary s;
+  // A report merged with others names the rank as that report alone would: its file, its own
+  // pid, its GPUs, warnings and options.
+  uint32_t own_pid = r.pid;
+  const model::ProfilePart* part = p.info.partOf(r.pid, &own_pid);
+  const auto& gpus = part ? part->gpus : p.info.gpus;
+  const auto& capabilities = part ? part->capabilities : p.info.capabilities;
   s.rank = r.rank, s.rank_source = r.rank_source, s.host = r.host, s.gpu_uuid = r.gpu_uuid;
-  s.devices = r.devices, s.pid = r.pid, s.process = r.process, s.report = report, s.format = p.info.format;
+  s.devices = r.devices, s.pid = own_pid, s.process = r.process;
+  s.report = part ? part->name : report, s.format = part ? part->format : p.info.format;
   s.steps_source = attr.steps_source;
-  if (r.devices.size() == 1 && r.devices.front() < p.info.gpus.size())
-    s.gpu_name = p.info.gpus[r.devices.front()];
-  else if (!p.info.gpus.empty())
-    s.gpu_name = p.info.gpus.front();
+  if (r.devices.size() == 1 && r.devices.front() < gpus.size())
+    s.gpu_name = gpus[r.devices.front()];
+  else if (!gpus.empty())
+    s.gpu_name = gpus.front();
   if (auto it = world_of.find(r.pid); it != world_of.end()) s.world_size = it->second;
   s.gpu_ns = r.gpu_ns, s.busy_ns = r.busy_ns, s.comm_ns = r.comm_ns, s.comm_exposed_ns = r.comm_exposed_ns;
   s.launches = r.launches, s.lost_launches = r.lost_launches;
-  s.warnings = p.info.warnings;
-  s.tool_version = p.info.tool_version;
+  s.warnings = part ? part->warnings : p.info.warnings;
+  s.tool_version = part ? part->tool_version : p.info.tool_version;
   for (const char* option : kRecordingOptions)
-    if (std::find(p.info.capabilities.begin(), p.info.capabilities.end(), option) != p.info.capabilities.end())
+    if (std::find(capabilities.begin(), capabilities.end(), option) != capabilities.end())
       s.profiler_options.push_back(option);
   if (s.profiler_options.empty()) s.profiler_options.push_back("kernels");  // known: nothing beyond them
   if (const auto& m = join.measured(); m && m->source == model::StepMeasurement::Source::Measured) {
     s.profiler = m->profiler, s.command = m->command;
     s.input_path = m->input_path, s.input_line = m->input_line;
+    // The rank alone in its report takes the one process measured.
+    auto ranks_here = part ? std::count_if(attr.ranks.begin(), attr.ranks.end(),
+                                           [&](const attribution::RankInfo& o) { return p.info.partOf(o.pid) == part; })
+                           : static_cast<std::ptrdiff_t>(attr.ranks.size());
     for (const auto& proc : m->processes)
-      if (proc.pid == r.pid || (attr.ranks.size() == 1 && m->processes.size() == 1)) {
+      if (proc.pid == own_pid || (ranks_here == 1 && m->processes.size() == 1)) {
         s.measured_ns = proc.timed_ns, s.measured_input_ns = proc.timed_input_ns;
         s.measured_peak_allocated_bytes = proc.peak_allocated_bytes;
         s.measured_peak_reserved_bytes = proc.peak_reserved_bytes;
@@ -111,11 +122,16 @@ std::vector<std::map<LineKey, SummaryLine>> tallyLines(const ProfileJoin& join, 
   const model::Profile& p = join.profile();
   const attribution::Attribution& attr = join.attribution();
   std::vector<std::map<LineKey, SummaryLine>> lines(out.size());
+  // Of a report of several ranks, each rank's steady time per line by kernel name (attribution
+  // keeps those per line of the whole report).
+  bool several = out.size() > 1;
+  std::vector<std::map<LineKey, std::unordered_map<model::StringId, int64_t>>> names(several ? out.size() : 0);
   // Runs of activities share a process and a line: the last lookups are kept (a million rows).
   uint32_t last_pid = UINT32_MAX;
   size_t rank = SIZE_MAX;
   LineKey last_key{};
   SummaryLine* last_line = nullptr;
+  std::unordered_map<model::StringId, int64_t>* last_names = nullptr;
   for (size_t i = 0; i < p.activities.size(); ++i) {
     const auto& a = p.activities[i];
     if (a.pid != last_pid) {
@@ -132,6 +148,7 @@ std::vector<std::map<LineKey, SummaryLine>> tallyLines(const ProfileJoin& join, 
     if (!last_line || last_key != LineKey{ref.file, ref.line}) {
       last_key = {ref.file, ref.line};
       last_line = &lines[rank][last_key];
+      last_names = several ? &names[rank][last_key] : nullptr;
     }
     auto& l = *last_line;
     if (l.step_ns.empty()) l.step_ns.assign(s.steps.size(), 0);
@@ -141,29 +158,35 @@ std::vector<std::map<LineKey, SummaryLine>> tallyLines(const ProfileJoin& join, 
     if (!steady) continue;
     l.ns += a.duration();
     if (ref.backward) l.backward_ns += a.duration();
+    if (last_names) (*last_names)[a.name] += a.duration();
   }
-  // Synchronizing calls, by line: attribution keeps them per line of the whole report, so only
-  // a report of one rank can give them to its rank.
-  if (out.size() == 1)
-    for (const auto& [file, by_line] : attr.files)
-      for (const auto& [line, cost] : by_line) {
-        if (cost.syncs == 0) continue;
-        auto& l = lines[0][{file, line}];
-        if (l.step_ns.empty()) l.step_ns.assign(out[0].steps.size(), 0);
-        l.syncs = cost.syncs, l.sync_ns = cost.sync_ns;
+  // Synchronizing calls, by line: of one rank, or of each of several (LineCost::rank_syncs).
+  for (const auto& [file, by_line] : attr.files)
+    for (const auto& [line, cost] : by_line)
+      for (size_t r = 0; r < out.size() && cost.syncs > 0; ++r) {
+        uint32_t syncs = several ? (r < cost.rank_syncs.size() ? cost.rank_syncs[r] : 0) : cost.syncs;
+        if (syncs == 0) continue;
+        auto& l = lines[r][{file, line}];
+        if (l.step_ns.empty()) l.step_ns.assign(out[r].steps.size(), 0);
+        l.syncs = syncs, l.sync_ns = several ? cost.rank_sync_ns[r] : cost.sync_ns;
       }
-  // Each line's costliest kernels by name, from attribution's per-line tallies.
-  for (auto& by_line : lines)
-    for (auto& [key, l] : by_line) {
-      auto file = attr.files.find(key.first);
-      if (file == attr.files.end()) continue;
-      auto cost = file->second.find(key.second);
-      if (cost == file->second.end()) continue;
-      std::vector<std::pair<int64_t, model::StringId>> named;
-      for (const auto& [name, stat] : cost->second.by_name) named.emplace_back(-stat.ns, name);
-      std::sort(named.begin(), named.end());
-      for (size_t i = 0; i < named.size() && i < kMaxLineKernels; ++i)
-        l.kernels.push_back(std::string(p.strings[named[i].second].substr(0, kMaxKernelName)));
+  // Each line's costliest kernels by name: most time first, then by name.
+  auto keepCostliest = [&](SummaryLine& l, std::vector<std::pair<int64_t, std::string_view>>& named) {
+    std::sort(named.begin(), named.end());
+    for (size_t i = 0; i < named.size() && i < kMaxLineKernels; ++i)
+      l.kernels.push_back(std::string(named[i].second.substr(0, kMaxKernelName)));
+  };
+  std::vector<std::pair<int64_t, std::string_view>> named;
+  for (size_t r = 0; r < lines.size(); ++r)
+    for (auto& [key, l] : lines[r]) {
+      named.clear();
+      if (several) {
+        for (const auto& [name, ns] : names[r][key]) named.emplace_back(-ns, p.strings[name]);
+      } else if (auto file = attr.files.find(key.first); file != attr.files.end()) {
+        if (auto cost = file->second.find(key.second); cost != file->second.end())
+          for (const auto& [name, stat] : cost->second.by_name) named.emplace_back(-stat.ns, p.strings[name]);
+      }
+      keepCostliest(l, named);
     }
   return lines;
 }

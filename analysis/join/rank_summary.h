@@ -29,11 +29,11 @@ struct SummaryLine {
   int64_t ns = 0, backward_ns = 0, comm_ns = 0;
   std::vector<int64_t> step_ns;
   std::string text;  // the line's source text where the report read the file (trimmed); "" unknown
-  // Synchronizing calls made on the line over the steady steps, and the host time blocked in
-  // them (a report of one rank; 0 in a report of several, which keeps them per line only).
+  // Synchronizing calls made on the line by this rank over the steady steps, and the host time
+  // blocked in them.
   int64_t syncs = 0, sync_ns = 0;
-  // Its costliest kernels by name (at most kMaxLineKernels, most first; of the whole report in a
-  // report of several ranks): a diff says when a line's kernels changed.
+  // Its costliest kernels by name on this rank, over the steady steps (at most kMaxLineKernels,
+  // most first): a diff says when a line's kernels changed.
   std::vector<std::string> kernels;
 };
 

@@ -249,6 +249,16 @@ void sortCallsByThread(std::vector<PythonCall>& calls) {
 
 }  // namespace
 
+const ProfilePart* ProfileInfo::partOf(uint32_t pid, uint32_t* own_pid) const {
+  for (const auto& part : parts)
+    for (const auto& [own, merged] : part.pids)
+      if (merged == pid) {
+        if (own_pid) *own_pid = own;
+        return &part;
+      }
+  return nullptr;
+}
+
 Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>& names) {
   if (parts.size() == 1) return std::move(parts.front());
   Profile out;
@@ -305,6 +315,8 @@ Profile mergeProfiles(std::vector<Profile> parts, const std::vector<std::string>
       out.calls.push_back(c);
     }
     mergeInfo(out.info, p.info, k, name);
+    out.info.parts.push_back(
+        {name, p.info.format, p.info.tool_version, p.info.gpus, p.info.warnings, p.info.capabilities, renumbered});
     for (auto pr : p.info.processes) pr.pid = pid(pr.pid), out.info.processes.push_back(pr);
     for (auto u : p.memory_uses) u.pid = pid(u.pid), out.memory_uses.push_back(u);
     std::vector<GpuActivity>().swap(p.activities);  // the part's rows are in `out`: their memory goes back now

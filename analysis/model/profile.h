@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analysis/model/memory.h"
@@ -222,6 +223,15 @@ class CaptureEvents {
   std::unordered_map<uint32_t, Process> processes_;
 };
 
+// A report merged into a profile of several (mergeProfiles), as it read alone: what a summary of
+// its ranks names (the file, its own pids, GPUs and warnings).
+struct ProfilePart {
+  std::string name;  // the report's file name
+  std::string format, tool_version;
+  std::vector<std::string> gpus, warnings, capabilities;
+  std::vector<std::pair<uint32_t, uint32_t>> pids;  // (its own pid, the merged profile's), by own pid
+};
+
 struct ProfileInfo {
   std::string format;        // "nsys-sqlite", "kineto-json"
   std::string tool_version;  // e.g. "2025.3.2.0"
@@ -235,6 +245,10 @@ struct ProfileInfo {
   bool has_blobs = true;                  // nsys: --include-blobs was used (or nothing needed it)
   int64_t utc_start_ns = 0;               // wall clock (ns since the Unix epoch) at the profile's time 0; 0: unknown
   std::vector<ProcessInfo> processes;     // any order; may be empty (the reader knew none)
+  std::vector<ProfilePart> parts;         // the reports merged into it; empty for one report's
+
+  // The merged report that holds process `pid`, and its pid there; nullptr in one report's.
+  const ProfilePart* partOf(uint32_t pid, uint32_t* own_pid = nullptr) const;
 };
 
 // Keys for joining the model's rows in memory: a thread, and an API call's correlation id within

@@ -42,7 +42,6 @@ std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::stri
   CompiledCodeReader compiled_reader(std::move(search));  // reads while the profile loads
   OpenProfileOptions open_options;
   open_options.names_read = compiled_reader.namesRead();
-  if (request.read_again) open_options.model_cache_min_s = 0;
   ingest::LoadResult loaded;
   ModelStoreBeside store;  // after `loaded`: it waits before the profile's tables go
   open_options.store_beside = &store;

@@ -36,9 +36,6 @@ struct JoinRequest {
   // The step of the run without the profiler (--step-log); without one, a steps file beside the
   // profile (sightline capture's, server/workspace/steps_file.h) is read when there is one.
   std::optional<model::StepMeasurement> measured;
-  // The profile is read again soon (one report of a job, summarized alone before the job's
-  // reports are joined together): its model goes into the reopen cache however fast it read.
-  bool read_again = false;
 };
 std::unique_ptr<join::ProfileJoin> loadJoinedProfile(const std::vector<std::string>& profile_paths,
                                                      const attribution::PathMapper& mapper,

@@ -25,6 +25,7 @@
 #include "server/render/job_json.h"
 #include "server/render/profile_text.h"
 #include "server/render/step_view_html.h"
+#include "server/workspace/local_files.h"
 #include "server/workspace/profiles.h"
 #include "server/workspace/steps_file.h"
 
@@ -317,18 +318,13 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
       return 2;
     }
   }
-  // Each rank's summary: of the one report loaded below, else read one report at a time.
-  std::vector<join::RankSummary> summaries;
-  if (parsed.profile_paths.size() > 1 || parsed.format == "summary") {
-    // Joined together next: each report is read twice, the second time from the reopen cache.
-    cli::JoinRequest each = request;
-    each.read_again = parsed.format != "summary" && parsed.profile_paths.size() <= kMaxJoinedReports;
-    auto got = summarizeReports(parsed, sources, each, err);
+  // Each rank's summary: of the reports loaded below (joined together), else of each report
+  // read one at a time (a summary, or more reports than are joined).
+  if (parsed.format == "summary" || parsed.profile_paths.size() > kMaxJoinedReports) {
+    auto got = summarizeReports(parsed, sources, request, err);
     if (!got) return 2;
-    summaries = std::move(*got);
+    return writeJobOnly(parsed, *got, out, err);
   }
-  if (parsed.format == "summary" || parsed.profile_paths.size() > kMaxJoinedReports)
-    return writeJobOnly(parsed, summaries, out, err);
   auto main = cli::loadJoinedProfile(parsed.profile_paths, parsed.mapper, sources, request, error);
   if (!main) {
     err << "sightline report: " << error << "\n";
@@ -359,9 +355,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}, {}, {}, {}};
   data.verdict = loadVerdict(main.get());
   markPhase("verdict: steps story and verdict");
-  data.summaries = parsed.profile_paths.size() > 1
-                       ? std::move(summaries)
-                       : join::summarizeRanks(*main, fs::path(parsed.profile_paths.front()).filename().string());
+  data.summaries = join::summarizeRanks(*main, fs::path(parsed.profile_paths.front()).filename().string());
+  if (parsed.profile_paths.size() > 1) addLineTexts(data.summaries, parsed.mapper);
   markPhase("rank summaries");
   if (data.summaries.size() > 1) data.job = features::buildJob(data.summaries);
   markPhase("job");
