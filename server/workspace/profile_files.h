@@ -64,7 +64,7 @@ struct OpenProfileOptions {
   double model_cache_min_s = 1.0;
   uint64_t model_cache_limit = uint64_t{2} << 30;
   // Where set, a model is stored on that thread rather than before openProfile returns (one
-  // profile: a merge of several stores each part first).
+  // profile: a merge of several stores each part first, each read of model_cache_min_s / N).
   ModelStoreBeside* store_beside = nullptr;
 };
 
