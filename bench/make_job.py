@@ -2,7 +2,7 @@
 """Makes an N-rank job of rank summaries from real ones, with stragglers of known truth.
 
     bench/make_job.py --ranks 1024 --out DIR SUMMARY.json [SUMMARY.json ...]
-        [--straggler RANK:STEPS:MS ...] [--ranks-per-node 8] [--seed 1]
+        [--straggler RANK:STEPS:MS ...] [--ranks-per-node 8] [--seed 1] [--repeat-steps K]
 
 Each SUMMARY.json is `sightline report --format summary` of one real rank's report. Rank i of
 the job is a copy of the template of the first rank (so that, as in a well-balanced job, no rank
@@ -11,7 +11,9 @@ waits for another on its own; each copy's collectives get up to 20 µs of jitter
 RANK:STEPS:MS (STEPS as 2,5,7 or 3-6) delays that rank's host by MS milliseconds in those steps:
 the first collective of each of those steps lasts MS longer on every other rank (they wait for
 it), and the template's costliest line runs MS longer on the straggler in those steps (the line
-that made it late). Writes DIR/rank<i>.json and DIR/truth.txt (the stragglers, as JSON).
+that made it late). --repeat-steps K runs the template's steps K times over, one after the
+other (a longer run of the same steps: their collectives and per-step line times with them).
+Writes DIR/rank<i>.json and DIR/truth.txt (the stragglers, as JSON).
 """
 import argparse, copy, json, os, random, uuid
 
@@ -27,6 +29,28 @@ def steps_of(text):
     return out
 
 
+def repeat_steps(s, k):
+    """The summary's steps run k times over, each run starting where the last one ended."""
+    if k <= 1 or not s["steps"]:
+        return
+    n, span = len(s["steps"]), s["steps"][-1][1] - s["steps"][0][0]
+    steps, collectives = [], []
+    for rep in range(k):
+        shift = rep * span
+        steps += [[st[0] + shift, st[1] + shift] + st[2:] for st in s["steps"]]
+        for c in s["collectives"]:
+            if c[0] < 0 and rep > 0:
+                continue  # outside every step: once
+            collectives.append([c[0] + rep * n if c[0] >= 0 else c[0], c[1], c[2], c[3] + shift, c[4] + shift] + c[5:])
+    s["steps"], s["collectives"] = steps, sorted(collectives, key=lambda c: (c[3], c[4]))
+    for line in s["lines"]:
+        for key in ("ns", "backward_ns", "comm_ns", "syncs", "sync_ns"):
+            if key in line:
+                line[key] *= k
+        if "step_ns" in line:
+            line["step_ns"] = line["step_ns"] * k
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ranks", type=int, required=True)
@@ -34,6 +58,7 @@ def main():
     ap.add_argument("--ranks-per-node", type=int, default=8)
     ap.add_argument("--straggler", action="append", default=[])
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--repeat-steps", type=int, default=1)
     ap.add_argument("summaries", nargs="+")
     args = ap.parse_args()
     rnd = random.Random(args.seed)
@@ -43,6 +68,7 @@ def main():
             doc = json.load(f)
         for s in doc["summaries"]:
             template = template or s
+    repeat_steps(template, args.repeat_steps)
     stragglers = {}
     for spec in args.straggler:
         rank, steps, delay = spec.split(":")

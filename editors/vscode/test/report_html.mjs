@@ -121,6 +121,42 @@ function labelColumn(label, qualifier) {
 // Every bundled capture (tests/data/captures.json) as a page: it renders without errors, its story
 // rows are the text report's header lines, in order, and each line of the annotated listing shows
 // the margin's time, share and one-off mark for that line.
+// A job of many steps (the template's run 40 times over, more columns than numbers fit under):
+// every text of the heat map lies inside its canvas, and the texts under it do not overlap.
+async function checkLongJob(browser, summary) {
+  const jobDir = join(tmp, "job_long");
+  execFileSync("python3", [join(root, "bench/make_job.py"), "--ranks", "4", "--out", jobDir, "--repeat-steps", "40",
+    summary]);
+  const html = join(out, "report-job-long.html");
+  execFileSync(server, ["report", "--format", "html", "--merge", jobDir, "-o", html]);
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  // Each text drawn on a canvas, with its box as the canvas measured it.
+  await page.addInitScript(() => {
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    window.slTexts = [];
+    CanvasRenderingContext2D.prototype.fillText = function (text, x, y) {
+      window.slTexts.push({ text, x, y, width: this.measureText(text).width, canvas: this.canvas.width });
+      return fill.apply(this, arguments);
+    };
+  });
+  await page.goto(pathToFileURL(html).href);
+  await page.waitForSelector("body[data-rendered=true]", { timeout: 10000 });
+  const texts = await page.evaluate(() => window.slTexts);
+  const columns = await page.$eval("#sl-job canvas", (c) => c.getAttribute("aria-label")).catch(() => "");
+  check(/over (\d+) step columns/.test(columns) && Number(columns.match(/over (\d+) step columns/)[1]) > 60,
+    "long job: the heat map has more columns than step numbers fit under", columns);
+  const outside = texts.filter((t) => t.x < 0 || t.x + t.width > t.canvas);
+  check(texts.length > 0 && outside.length === 0, "long job: every text of the heat map lies inside its canvas",
+    outside.map((t) => `"${t.text}" at ${t.x.toFixed(0)}-${(t.x + t.width).toFixed(0)} of ${t.canvas}`).join("; "));
+  const bottom = Math.max(...texts.map((t) => t.y));
+  const under = texts.filter((t) => t.y === bottom).sort((a, b) => a.x - b.x);
+  const overlapping = under.filter((t, i) => i > 0 && under[i - 1].x + under[i - 1].width > t.x);
+  check(under.length >= 3 && overlapping.length === 0, "long job: the caption and step numbers under it do not overlap",
+    under.map((t) => `"${t.text}" ${t.x.toFixed(0)}-${(t.x + t.width).toFixed(0)}`).join(", "));
+  await page.screenshot({ path: join(out, "report-job-long.png"), fullPage: true });
+  await page.close();
+}
+
 async function everyCapture(browser) {
   const { captures } = JSON.parse(readFileSync(join(root, "tests/data/captures.json"), "utf8"));
   for (const c of captures) {
@@ -426,6 +462,7 @@ async function main() {
       await page.screenshot({ path: join(out, "report-job1024.png"), fullPage: true });
       if (args.images) await page.locator("#sl-job").screenshot({ path: join(args.images, "step-view-job.png") });
       await page.close();
+      await checkLongJob(browser, summary);
     }
     await everyCapture(browser);
     await checkDiffPage(browser);

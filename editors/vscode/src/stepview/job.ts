@@ -50,12 +50,20 @@ export function jobChart(data: StepViewData, host: Host, tip: Tooltip, width: nu
         for (const c of stragglerSteps) ctx.strokeRect(label + c * cellW, 0, cellW, rowH * job.ranks.length);
     }
     ctx.fillStyle = fg;
-    ctx.fillText(`steps${job.stepsPerColumn > 1 ? ` (${job.stepsPerColumn} per column, slowest shown)` : ""}`, 0,
-      rowH * job.ranks.length + 13);
-    // Step numbers under the columns: each where they fit, else the first and the last.
+    // The caption within the labels' column (the columns' numbers start past it).
+    const captions = job.stepsPerColumn > 1
+      ? [`steps (${job.stepsPerColumn} per column, slowest shown)`, `steps (${job.stepsPerColumn} per column)`]
+      : ["steps"];
+    const caption = captions.find((t) => ctx.measureText(t).width <= label - 4) ?? captions[captions.length - 1];
+    ctx.fillText(caption, 0, rowH * job.ranks.length + 13);
+    // Step numbers under the columns: each where they fit, else the first and the last, which
+    // ends at the canvas's edge rather than past it.
     const every = cellW >= 24 ? 1 : Math.max(1, columns - 1);
-    for (let c = 0; c < columns; c += every)
-      ctx.fillText(String(c * job.stepsPerColumn + 1), label + c * cellW + 2, rowH * job.ranks.length + 13);
+    for (let c = 0; c < columns; c += every) {
+      const text = String(c * job.stepsPerColumn + 1);
+      const x = Math.max(label + 2, Math.min(label + c * cellW + 2, canvas.width - ctx.measureText(text).width - 1));
+      ctx.fillText(text, x, rowH * job.ranks.length + 13);
+    }
   }
   const at = (ev: MouseEvent): [number, number] => {
     const box = canvas.getBoundingClientRect();
