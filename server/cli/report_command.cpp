@@ -275,6 +275,50 @@ std::vector<MemoryChange> memoryChanges(const ReportData& d) {
   return out;
 }
 
+// `--merge`: summaries (or JSON reports) made apart, as one job, written once it is whole.
+int runMerge(const ReportArgs& parsed, std::ostream& out, std::ostream& err) {
+  std::ostringstream merged;
+  bool listed = true;
+  auto inputs = mergeInputs(parsed.merge_paths, err, listed);
+  if (!listed) return 2;
+  int code = parsed.format == "json" && allJsonReports(inputs) ? mergeReports(inputs, merged, err)
+                                                               : mergeSummaries(parsed, merged, err);
+  if (code != 0) return code;
+  std::string error, text = parsed.format == "text" ? terminalSafe(merged.str()) : merged.str();
+  bool ok = parsed.output.empty() ? writeOutputStream(out, text, error)
+                                  : writeOutputFile(parsed.output, text, reportInputs(parsed), error);
+  if (!ok) err << "sightline report: " << error << "\n";
+  return ok ? 0 : 2;
+}
+
+// --timing's profile set on `main`, and --compare's joined into `compare` and checked against
+// it; false (said on err) when one cannot be read or compared.
+bool joinOthers(const ReportArgs& parsed, const std::vector<cli::NamedFile>& sources, const cli::JoinRequest& request,
+                join::ProfileJoin& main, std::unique_ptr<join::ProfileJoin>& compare, std::ostream& err) {
+  std::string error;
+  if (!parsed.timing_path.empty()) {
+    auto timing = cli::loadJoinedProfile({parsed.timing_path}, parsed.mapper, sources, request, error);
+    if (!timing) {
+      err << "sightline report: --timing: " << error << "\n";
+      return false;
+    }
+    main.setTiming(*timing, fs::path(parsed.timing_path).filename().string());
+  }
+  if (parsed.compare_path.empty()) return true;
+  cli::JoinRequest compare_request = request;
+  compare_request.measured.reset();  // the log is of the main profile's run
+  compare = cli::loadJoinedProfile({parsed.compare_path}, parsed.mapper, sources, compare_request, error);
+  if (!compare) {
+    err << "sightline report: --compare: " << error << "\n";
+    return false;
+  }
+  if (std::string why = incomparable(main, *compare, parsed); !why.empty()) {
+    err << "sightline report: --compare: " << why << "\n";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace report
 
 int runReportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -294,20 +338,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     }
   }
   if (parsed.jobs == 0) parsed.jobs = std::max(1u, std::thread::hardware_concurrency());
-  if (!parsed.merge_paths.empty()) {
-    std::ostringstream merged;  // a merged summary is small: written only once it is whole
-    bool listed = true;
-    auto inputs = mergeInputs(parsed.merge_paths, err, listed);
-    if (!listed) return 2;
-    int code = parsed.format == "json" && allJsonReports(inputs) ? mergeReports(inputs, merged, err)
-                                                                 : mergeSummaries(parsed, merged, err);
-    if (code != 0) return code;
-    std::string error, text = parsed.format == "text" ? terminalSafe(merged.str()) : merged.str();
-    bool ok = parsed.output.empty() ? writeOutputStream(out, text, error)
-                                    : writeOutputFile(parsed.output, text, reportInputs(parsed), error);
-    if (!ok) err << "sightline report: " << error << "\n";
-    return ok ? 0 : 2;
-  }
+  if (!parsed.merge_paths.empty()) return runMerge(parsed, out, err);
   cli::JoinRequest request;
   request.all_steps = parsed.all_steps;
   request.compiled_code = parsed.compiled_code;
@@ -330,28 +361,8 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
     err << "sightline report: " << error << "\n";
     return 2;
   }
-  if (!parsed.timing_path.empty()) {
-    auto timing = cli::loadJoinedProfile({parsed.timing_path}, parsed.mapper, sources, request, error);
-    if (!timing) {
-      err << "sightline report: --timing: " << error << "\n";
-      return 2;
-    }
-    main->setTiming(*timing, fs::path(parsed.timing_path).filename().string());
-  }
   std::unique_ptr<join::ProfileJoin> compare;
-  if (!parsed.compare_path.empty()) {
-    cli::JoinRequest compare_request = request;
-    compare_request.measured.reset();  // the log is of the main profile's run
-    compare = cli::loadJoinedProfile({parsed.compare_path}, parsed.mapper, sources, compare_request, error);
-    if (!compare) {
-      err << "sightline report: --compare: " << error << "\n";
-      return 2;
-    }
-    if (std::string why = incomparable(*main, *compare, parsed); !why.empty()) {
-      err << "sightline report: --compare: " << why << "\n";
-      return 2;
-    }
-  }
+  if (!joinOthers(parsed, sources, request, *main, compare, err)) return 2;
   ReportData data{parsed, *main, compare.get(), sources, {}, {}, {}, {}, {}, {}, {}};
   data.verdict = loadVerdict(main.get());
   markPhase("verdict: steps story and verdict");
