@@ -124,7 +124,20 @@ void lateRankRows(const JobView& job, Story& out) {
 }
 
 // The rank the others wait for, the steps it held up, and what it ran longer in them.
-void stragglerRows(const JobView& job, const model::StepMeasurement* measured, Story& out) {
+// Why a rank's lines are unknown, and what to do, as `source` says.
+std::string unknownLinesRemedy(JobSource source) {
+  switch (source) {
+    case JobSource::Summaries:
+      return "its summary has none: name the script with --format summary, or capture Python stacks";
+    case JobSource::Reports:
+      return "no script was named: name it after the profiles, or capture Python stacks";
+    case JobSource::ReportsWithScripts:
+      break;
+  }
+  return "its profile's Python stacks reach none of the script's lines: capture them (sightline capture)";
+}
+
+void stragglerRows(const JobView& job, const model::StepMeasurement* measured, JobSource source, Story& out) {
   if (job.straggler < 0) {
     if (job.ranks.size() > 1 && job.paired_collectives > 0) {
       StoryLine line;
@@ -157,14 +170,13 @@ void stragglerRows(const JobView& job, const model::StepMeasurement* measured, S
     why << "in those steps it launches " << ms(job.straggler_gpu_extra_ns)
         << " ms/step more GPU work than the other ranks' median"
         << (job.straggler_lines_known ? ", spread over its lines"
-                                      : " (its lines are unknown: its summary has none; name the script with "
-                                        "--format summary, or capture Python stacks)");
+                                      : " (its lines are unknown: " + unknownLinesRemedy(source) + ")");
   else if (job.straggler_lines_known)
     why << "no line does measurably more GPU work on it in those steps: its host is slower (Python work, data, "
            "syncs), not its GPU";
   else
-    why << "it launches no more GPU work than the others in those steps; its lines are unknown (its summary has "
-           "none: name the script with --format summary, or capture Python stacks)";
+    why << "it launches no more GPU work than the others in those steps; its lines are unknown (" +
+               unknownLinesRemedy(source) + ")";
   out.push_back(storyRow("", std::move(why)));
   lateRankRows(job, out);
 }
@@ -235,10 +247,10 @@ void commRows(const JobView& job, Story& out) {
 }  // namespace
 
 Story jobStory(const JobView& job, const std::vector<join::RankSummary>& ranks,
-               const model::StepMeasurement* measured) {
+               const model::StepMeasurement* measured, JobSource source) {
   Story out;
   jobRows(job, ranks, out);
-  stragglerRows(job, measured, out);
+  stragglerRows(job, measured, source, out);
   spreadRows(job, out);
   commRows(job, out);
   return out;

@@ -287,7 +287,7 @@ Story reportStory(const ReportFacts& f) {
     const auto& u = f.verdict ? f.verdict->unprofiled : UnprofiledStep{};
     // A step measured without the profiler, by sightline capture or in the script's own log.
     bool measured = u.measurement && (u.source == StepSource::Measured || u.source == StepSource::StepLog);
-    append(out, jobStory(*f.job, *f.summaries, measured ? &*u.measurement : nullptr));
+    append(out, jobStory(*f.job, *f.summaries, measured ? &*u.measurement : nullptr, f.job_source));
   }
   stepsRows(attr, f.verdict, out);
   if (f.verdict) append(out, verdictStory(*f.verdict));

@@ -36,8 +36,14 @@ struct CompareFacts {
   std::vector<LineMemoryChange> lines;  // the largest change at the peak first
 };
 
+// Where a job's ranks come from, for what a rank whose lines are unknown is told to do: summaries
+// made apart (make them naming the script), reports loaded together without a script (name it
+// after them), or with the scripts named or open (the profile's Python stacks reach none).
+enum class JobSource { Summaries, Reports, ReportsWithScripts };
+
 struct ReportFacts {
   std::string profile_path;  // as shown (the paths, joined)
+  JobSource job_source = JobSource::ReportsWithScripts;
   const model::Profile* profile = nullptr;
   const attribution::Attribution* attr = nullptr;
   const StepVerdict* verdict = nullptr;  // null: no steps known
@@ -57,7 +63,7 @@ Story machineStory(const std::vector<std::string>& gpus, const attribution::Attr
 // communication per module and its advice (what `report --merge` prints). With the steps
 // sightline capture timed without the profiler (`measured`), a straggler is said to be as captured.
 Story jobStory(const JobView& job, const std::vector<join::RankSummary>& ranks,
-               const model::StepMeasurement* measured = nullptr);
+               const model::StepMeasurement* measured = nullptr, JobSource source = JobSource::Summaries);
 // GPU memory: the pool's growth, the peak, what holds it, an out-of-memory error and its chain.
 Story memoryStory(const join::MemoryStory& m);
 // When the memory peak came: "in step 3 of the 4 recorded (backward pass)", "in the optimizer

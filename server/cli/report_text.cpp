@@ -90,6 +90,7 @@ features::Story headerStory(const ReportData& d) {
   const model::Profile& profile = d.main.profile();
   features::ReportFacts facts;
   facts.profile_path = d.args.profile_path;
+  facts.job_source = d.sources.empty() ? features::JobSource::Reports : features::JobSource::ReportsWithScripts;
   facts.profile = &profile;
   facts.attr = &d.main.attribution();
   facts.verdict = d.verdict ? &*d.verdict : nullptr;

@@ -284,6 +284,24 @@ TEST(Job, AJobsReportsAreReadOnce) {
   }
 }
 
+// A straggler whose lines are unknown: the remedy fits how the job was loaded. Reports loaded
+// together without the script are told to name it after them; summaries made without it, to
+// make them naming it.
+TEST(Job, ARankWithoutLinesIsToldWhatFitsHowTheJobWasLoaded) {
+  std::vector<std::string> reports{repoProfile("tests/data/capture/runs/ddp_torch.rank0.pt.trace.json.gz"),
+                                   repoProfile("tests/data/capture/runs/ddp_torch.rank1.pt.trace.json.gz")};
+  auto together = runSightline("report" + quoted(reports, "--profile"), sourcePath(""));
+  ASSERT_EQ(together.code, 0) << together.out;
+  EXPECT_NE(together.out.find("its lines are unknown (no script was named: name it after the profiles"),
+            std::string::npos)
+      << together.out;
+  EXPECT_EQ(together.out.find("--format summary"), std::string::npos) << together.out;
+  auto merged = runSightline("report --merge '" + summarize(reports, "no_script") + "'", sourcePath(""));
+  ASSERT_EQ(merged.code, 0) << merged.out;
+  EXPECT_NE(merged.out.find("its summary has none: name the script with --format summary"), std::string::npos)
+      << merged.out;
+}
+
 // Summaries come from other machines: a damaged one is refused with its reason, never a crash.
 TEST(Job, DamagedSummariesAreRefused) {
   std::string dir = ::testing::TempDir() + "/job_damaged";
