@@ -246,8 +246,8 @@ void commRows(const JobView& job, Story& out) {
 
 }  // namespace
 
-Story jobStory(const JobView& job, const std::vector<join::RankSummary>& ranks,
-               const model::StepMeasurement* measured, JobSource source) {
+Story jobStory(const JobView& job, const std::vector<join::RankSummary>& ranks, const model::StepMeasurement* measured,
+               JobSource source) {
   Story out;
   jobRows(job, ranks, out);
   stragglerRows(job, measured, source, out);
