@@ -38,7 +38,8 @@ struct CompareFacts {
 
 // Where a job's ranks come from, for what a rank whose lines are unknown is told to do: summaries
 // made apart (make them naming the script), reports loaded together without a script (name it
-// after them), or with the scripts named or open (the profile's Python stacks reach none).
+// after them), or with the scripts named or in the editor (the profile's Python stacks reach
+// none of their lines).
 enum class JobSource { Summaries, Reports, ReportsWithScripts };
 
 struct ReportFacts {

@@ -367,7 +367,7 @@ int runReportCommand(const std::vector<std::string>& args, std::ostream& out, st
   data.verdict = loadVerdict(main.get());
   markPhase("verdict: steps story and verdict");
   data.summaries = join::summarizeRanks(*main, fs::path(parsed.profile_paths.front()).filename().string());
-  if (parsed.profile_paths.size() > 1) addLineTexts(data.summaries, parsed.mapper);
+  addLineTexts(data.summaries, parsed.mapper);  // as --format summary writes them
   markPhase("rank summaries");
   if (data.summaries.size() > 1) data.job = features::buildJob(data.summaries);
   markPhase("job");
