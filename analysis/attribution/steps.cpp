@@ -277,7 +277,7 @@ bool fromRepetition(const model::Profile& p, const std::vector<int64_t>& call_of
     out.process_steps[pid] = {count, medianNs(lengths), std::move(steps)};
     any = true;
   }
-  if (any) out.steps_source = "launches that repeat once per step (no Python stacks or step ranges)";
+  if (any) out.steps_source = "launches that repeat once per step (no step ranges, and no loop in Python backtraces)";
   return any;
 }
 
