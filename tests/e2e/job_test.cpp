@@ -302,6 +302,18 @@ TEST(Job, ARankWithoutLinesIsToldWhatFitsHowTheJobWasLoaded) {
       << merged.out;
 }
 
+// One report named twice is refused (its rank would be paired with itself), by any path to it.
+TEST(Job, AReportNamedTwiceIsRefused) {
+  std::string report = repoProfile("tests/data/capture/runs/ddp_torch.rank0.pt.trace.json.gz");
+  std::string other = fs::path(report).parent_path().string() + "/../runs/" + fs::path(report).filename().string();
+  std::string script = " '" + sourcePath("tests/data/multi/ddp/train_ddp.py") + "'";
+  for (const char* verb : {"report", "check"}) {
+    auto r = runSightline(std::string(verb) + quoted({report, other}, "--profile") + script, sourcePath(""));
+    EXPECT_EQ(r.code, 2) << verb << r.out;
+    EXPECT_NE(r.out.find(other + ": the same report as " + report), std::string::npos) << verb << r.out;
+  }
+}
+
 // Summaries come from other machines: a damaged one is refused with its reason, never a crash.
 TEST(Job, DamagedSummariesAreRefused) {
   std::string dir = ::testing::TempDir() + "/job_damaged";
