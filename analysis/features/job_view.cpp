@@ -413,7 +413,7 @@ void spreadLines(const std::vector<RankSummary>& in, JobView& job) {
 // advice where it moved data while nothing computed, measurably: only with every rank of the job
 // here (a rank alone cannot tell waiting from moving).
 void communicationByModule(const std::vector<RankSummary>& in, const Pairing& pairing, JobView& job) {
-  std::map<std::tuple<std::string, std::string, bool>, ModuleComm> modules;
+  std::map<std::tuple<std::string, std::string, join::CollectivePass>, ModuleComm> modules;
   for (const auto& jr : job.ranks) {
     const RankSummary& s = in[jr.summary];
     for (size_t c = 0; c < s.collectives.size(); ++c) {
@@ -423,8 +423,8 @@ void communicationByModule(const std::vector<RankSummary>& in, const Pairing& pa
                                ? s.names[static_cast<size_t>(col.module)]
                                : "";
       std::string kind = collectiveKind(s.names[col.name]);
-      auto& m = modules[{module, kind, col.backward}];
-      m.module = module, m.kind = kind, m.backward = col.backward;
+      auto& m = modules[{module, kind, col.pass}];
+      m.module = module, m.kind = kind, m.pass = col.pass;
       ++m.count;
       m.ns += col.durationNs(), m.exposed_ns += col.exposed_ns;
       int64_t w = pairing.waits[jr.summary][c];
@@ -450,11 +450,13 @@ void communicationByModule(const std::vector<RankSummary>& in, const Pairing& pa
     int64_t moving = m.exposed_ns - m.wait_ns;
     if (!job.complete || moving < advice_floor) continue;
     std::string change;
-    if (!m.module.empty() && m.kind == "all-gather")
-      change = m.backward ? "backward-prefetch" : "forward-prefetch";
+    bool backward = m.pass == join::CollectivePass::Backward;
+    bool forward = m.pass == join::CollectivePass::Forward;
+    if (!m.module.empty() && m.kind == "all-gather" && (forward || backward))
+      change = backward ? "backward-prefetch" : "forward-prefetch";
     else if (!m.module.empty() && m.kind == "reduce-scatter")
       change = "reduce-dtype";
-    else if (m.module.empty() && m.kind == "all-reduce" && m.backward)
+    else if (m.module.empty() && m.kind == "all-reduce" && backward)
       change = "ddp-buckets";
     if (!change.empty()) job.advice.push_back({i, change, moving});
   }

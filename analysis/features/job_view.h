@@ -39,7 +39,7 @@ struct LineSpread {
 struct ModuleComm {
   std::string module;  // "layers.0"; "" none named
   std::string kind;    // "all-gather", "reduce-scatter", "all-reduce", ...
-  bool backward = false;
+  join::CollectivePass pass = join::CollectivePass::Unknown;
   uint32_t count = 0;  // over every rank's steady steps
   // Per rank per steady step (mean over ranks): its time, the part no compute overlapped, and of
   // that the part spent waiting for the last rank.

@@ -210,8 +210,11 @@ void commRows(const JobView& job, Story& out) {
       out.push_back(storyRow(fsdp ? "FSDP" : "Comm", std::move(head)));
     }
     StoryLine line;
-    line << (m.module.empty() ? "(no module)" : m.module) + " " + m.kind + " in " +
-                (m.backward ? "backward" : "forward") + ": "
+    line << (m.module.empty() ? "(no module)" : m.module) + " " + m.kind +
+                (m.pass == join::CollectivePass::Other     ? " outside backward"
+                 : m.pass == join::CollectivePass::Unknown ? " (its pass unknown: no line)"
+                                                           : std::string(" in ") + join::collectivePassName(m.pass)) +
+                ": "
          << ms(m.exposed_ns) << " of " << ms(m.ns) << " exposed";
     if (m.wait_ns > 0) line << " (" << ms(m.wait_ns) << " waiting for other ranks)";
     out.push_back(storyRow("", std::move(line)));

@@ -41,6 +41,20 @@ FsdpPlace fsdpPlaceAt(const model::Profile& p, uint32_t pid, uint32_t tid, int64
 
 }  // namespace
 
+const char* collectivePassName(CollectivePass pass) {
+  switch (pass) {
+    case CollectivePass::Forward:
+      return "forward";
+    case CollectivePass::Backward:
+      return "backward";
+    case CollectivePass::Other:
+      return "other";
+    case CollectivePass::Unknown:
+      break;
+  }
+  return "unknown";
+}
+
 std::string fsdpModuleOf(std::string_view text) {
   if (text.rfind("FSDP::", 0) != 0) return "";
   text = text.substr(0, text.find(", op_id"));
@@ -245,13 +259,17 @@ std::vector<RankSummary> summarizeRanks(const ProfileJoin& join, const std::stri
     if (ref.file != 0)
       if (auto it = line_index[r->second].find({ref.file, ref.line}); it != line_index[r->second].end())
         sc.line = it->second;
-    sc.backward = ref.backward;
+    bool backward = ref.backward, fsdp = false;
     if (c.api >= 0) {
       const auto& call = p.api_calls[static_cast<size_t>(c.api)];
       FsdpPlace place = fsdpPlaceAt(p, call.pid, call.tid, call.start_ns);
       if (!place.module.empty()) sc.module = static_cast<int32_t>(intern(r->second, place.module));
-      sc.backward = sc.backward || place.backward;
+      backward = backward || place.backward, fsdp = !place.module.empty();
     }
+    sc.pass = backward        ? CollectivePass::Backward
+              : fsdp          ? CollectivePass::Forward
+              : ref.file != 0 ? CollectivePass::Other
+                              : CollectivePass::Unknown;
     RankSummary& rs = out[r->second];
     bool steady =
         sc.step >= 0 ? rs.steps[static_cast<size_t>(sc.step)].kind == attribution::StepKind::Steady : rs.steps.empty();

@@ -37,6 +37,12 @@ struct SummaryLine {
   std::vector<std::string> kernels;
 };
 
+// The pass a collective serves: backward (launched by it, or in one of FSDP's backward ranges),
+// forward (in FSDP's forward ranges), other (launched from a line outside backward: DDP's
+// forward broadcasts, a loss reduced for logging) or unknown (no line, no FSDP range).
+enum class CollectivePass : int8_t { Unknown = -2, Other = -1, Forward = 0, Backward = 1 };
+const char* collectivePassName(CollectivePass pass);  // "unknown", "other", "forward", "backward"
+
 // A communication kernel: (step, name, nth) pairs it with the same collective on other ranks.
 struct SummaryCollective {
   int32_t step = -1;  // index into RankSummary::steps; -1 outside every step
@@ -45,8 +51,8 @@ struct SummaryCollective {
   int64_t start_ns = 0, end_ns = 0;
   int64_t exposed_ns = 0;  // while no other kernel ran on its GPU
   int32_t line = -1;       // index into RankSummary::lines of the line that launched it; -1 none
-  bool backward = false;   // launched by the backward pass
-  int32_t module = -1;     // index into names: the FSDP module it serves ("layers.0"); -1 none
+  CollectivePass pass = CollectivePass::Unknown;
+  int32_t module = -1;  // index into names: the FSDP module it serves ("layers.0"); -1 none
   int64_t durationNs() const { return end_ns - start_ns; }
 };
 

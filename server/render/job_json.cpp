@@ -136,7 +136,7 @@ bool readLines(const json& o, join::RankSummary& s, std::string& error) {
   return true;
 }
 
-// collectives: [step, nth, name, start, end, exposed, line, backward, module]
+// collectives: [step, nth, name, start, end, exposed, line, pass, module]
 bool readCollectives(const json& o, join::RankSummary& s, std::string& error) {
   if (!o.contains("collectives")) return true;
   if (!o["collectives"].is_array() || o["collectives"].size() > kMaxItems)
@@ -158,8 +158,12 @@ bool readCollectives(const json& o, join::RankSummary& s, std::string& error) {
       return error = "a collective's times are not a span", false;
     if (!addTo(durations, col.end_ns - col.start_ns) || !addTo(exposed, col.exposed_ns))
       return error = kPastTheBound, false;
-    col.line = static_cast<int32_t>(line), col.backward = c[7].get<int64_t>() != 0,
-    col.module = static_cast<int32_t>(module);
+    int64_t pass = c[7].get<int64_t>();  // 1 backward, 0 forward, -1 other, -2 unknown
+    col.pass = pass > 0     ? join::CollectivePass::Backward
+               : pass == 0  ? join::CollectivePass::Forward
+               : pass == -1 ? join::CollectivePass::Other
+                            : join::CollectivePass::Unknown;
+    col.line = static_cast<int32_t>(line), col.module = static_cast<int32_t>(module);
     s.collectives.push_back(col);
   }
   return true;
@@ -282,7 +286,7 @@ json rankSummaryJson(const join::RankSummary& s) {
   json collectives = json::array();
   for (const auto& c : s.collectives)
     collectives.push_back(
-        {c.step, c.nth, c.name, c.start_ns, c.end_ns, c.exposed_ns, c.line, c.backward ? 1 : 0, c.module});
+        {c.step, c.nth, c.name, c.start_ns, c.end_ns, c.exposed_ns, c.line, static_cast<int>(c.pass), c.module});
   json out = {{"rank", s.rank >= 0 ? json(s.rank) : json(nullptr)},
               {"world_size", s.world_size >= 0 ? json(s.world_size) : json(nullptr)},
               {"rank_source", s.rank_source},
@@ -397,7 +401,7 @@ json jobJson(const features::JobView& job, const std::vector<join::RankSummary>&
   for (const auto& m : job.modules)
     modules.push_back({{"module", m.module},
                        {"kind", m.kind},
-                       {"pass", m.backward ? "backward" : "forward"},
+                       {"pass", join::collectivePassName(m.pass)},
                        {"count", m.count},
                        {"ns_per_step", m.ns},
                        {"exposed_ns_per_step", m.exposed_ns},
@@ -407,7 +411,7 @@ json jobJson(const features::JobView& job, const std::vector<join::RankSummary>&
     advice.push_back({{"change", a.change},
                       {"module", job.modules[a.module].module},
                       {"kind", job.modules[a.module].kind},
-                      {"pass", job.modules[a.module].backward ? "backward" : "forward"},
+                      {"pass", join::collectivePassName(job.modules[a.module].pass)},
                       {"moving_exposed_ns_per_step", a.moving_exposed_ns}});
   json kinds = json::array();
   for (size_t r = 0; r < job.step_kind.size(); ++r) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "tests/support/test_paths.h"
 
@@ -300,6 +301,24 @@ TEST(Job, ARankWithoutLinesIsToldWhatFitsHowTheJobWasLoaded) {
   ASSERT_EQ(merged.code, 0) << merged.out;
   EXPECT_NE(merged.out.find("its summary has none: name the script with --format summary"), std::string::npos)
       << merged.out;
+}
+
+// A collective's pass is said only where it is known: DDP's all-reduces without the script
+// (no line) are of an unknown pass, not "forward"; with it, those of loss.backward() are in
+// backward and the loss's own all_reduce outside it.
+TEST(Job, ACollectivesPassIsNamedOnlyWhereKnown) {
+  std::vector<std::string> reports{repoProfile("tests/data/capture/runs/ddp_torch.rank0.pt.trace.json.gz"),
+                                   repoProfile("tests/data/capture/runs/ddp_torch.rank1.pt.trace.json.gz")};
+  auto passes = [&](const std::string& script) {
+    std::set<std::string> out;
+    json doc = runJson("report --format json" + quoted(reports, "--profile") + script);
+    for (const auto& m : doc["job"]["modules"])
+      out.insert(m["kind"].get<std::string>() + " " + m["pass"].get<std::string>());
+    return out;
+  };
+  EXPECT_EQ(passes(""), (std::set<std::string>{"all-reduce unknown"}));
+  EXPECT_EQ(passes(" '" + sourcePath("tests/data/multi/ddp/train_ddp.py") + "'"),
+            (std::set<std::string>{"all-reduce backward", "all-reduce other"}));
 }
 
 // One report named twice is refused (its rank would be paired with itself), by any path to it.
