@@ -88,7 +88,7 @@ void NvtxPass::row(Statement& s) {
   if (text.empty()) text = p_.strings[str(s, 5)];
   AutogradText parsed;
   if (parseAutogradText(text, parsed)) {
-    autograd = autograd || parsed.seq >= 0;
+    autograd = true;  // --pytorch=autograd-nvtx: a seq only on ops that record for backward
     p_.capture.add(r.pid, r.start_ns, model::CaptureEvent::AutogradRange);
     if (parsed.shapes) p_.capture.add(r.pid, r.start_ns, model::CaptureEvent::ShapesRange);
     // Autograd ranges without a seq are kept only around a kept API call of their thread.

@@ -201,6 +201,19 @@ TEST(NsysReader, SaysWhichExportFlagKeepsTheFrames) {
       plain.profile->info.capabilities.end());
 }
 
+// --pytorch=autograd-nvtx names every op's range with its op_id, and a seq only where the op
+// records for backward: a capture of ops without one (no_grad) still used the option, and the
+// advice does not ask for it again.
+TEST(NsysReader, AutogradRangesWithoutSeqStillTellTheOption) {
+  SIGHTLINE_REQUIRE_PROFILE(path, "nsysai_h100_2gpu_1s.sqlite.xz");
+  auto loaded = loadNsysSqlite(path);
+  ASSERT_TRUE(loaded.profile);
+  const auto& info = loaded.profile->info;
+  EXPECT_NE(std::find(info.capabilities.begin(), info.capabilities.end(), "autograd-nvtx"), info.capabilities.end());
+  EXPECT_EQ(ingest::captureAdvice(info).find("--pytorch=autograd-nvtx"), std::string::npos)
+      << ingest::captureAdvice(info);
+}
+
 // The right tables with values of the wrong type (text where nsys writes integer ns): those
 // rows are left out and counted, never read as time 0 (which printed "-0.00 ms" reports).
 // The rank each process records in NCCL's communicator-init payload (schema entries "Rank",
