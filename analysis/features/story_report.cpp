@@ -3,6 +3,7 @@
 #include "analysis/features/story_report.h"
 
 #include <algorithm>
+#include <set>
 
 #include "analysis/features/profile_view.h"
 #include "analysis/features/story_verdict.h"
@@ -239,8 +240,14 @@ Story memoryStory(const join::MemoryStory& m) {
 Story machineStory(const std::vector<std::string>& gpus, const attribution::Attribution& attr) {
   Story out;
   if (!gpus.empty()) {
+    // A report lists its machine's GPUs: say how many the ranks ran on where that is fewer.
+    std::set<std::pair<std::string, uint32_t>> used;
+    for (const auto& r : attr.ranks)
+      for (uint32_t d : r.devices) used.emplace(r.host, d);
     StoryLine line;
-    line << gpuList(gpus);
+    line << gpuList(gpus) + (!used.empty() && used.size() < gpus.size()
+                                 ? " (the profile's work ran on " + std::to_string(used.size()) + ")"
+                                 : "");
     out.push_back(storyRow("GPUs", std::move(line)));
   }
   if (attr.ranks.size() <= 1) return out;

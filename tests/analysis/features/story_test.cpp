@@ -150,5 +150,22 @@ TEST(MemoryStory, PeakHoldersAndTheOutOfMemoryChain) {
   EXPECT_EQ(plainText(story[3].line), "called from gpt_mem.py:159 (<module>) → gpt_mem.py:73 (evaluate)");
 }
 
+// A report lists its machine's GPUs; where its ranks ran on fewer, the line says on how many
+// (a rank's report of a 2-GPU DDP run once read "2 x NVIDIA H200" as if it used both).
+TEST(Story, TheGpusLineSaysHowManyTheProfilesWorkRanOn) {
+  attribution::Attribution attr;
+  attr.ranks.resize(1);
+  attr.ranks[0].host = "node0", attr.ranks[0].devices = {1};
+  Story one = machineStory({"NVIDIA H200", "NVIDIA H200"}, attr);
+  const StoryRow* gpus = findRow(one, "GPUs");
+  ASSERT_NE(gpus, nullptr);
+  EXPECT_EQ(plainText(gpus->line), "2 × NVIDIA H200 (the profile's work ran on 1)");
+  attr.ranks.resize(2);
+  attr.ranks[1].host = "node0", attr.ranks[1].devices = {0};
+  Story both = machineStory({"NVIDIA H200", "NVIDIA H200"}, attr);
+  ASSERT_NE(findRow(both, "GPUs"), nullptr);
+  EXPECT_EQ(plainText(findRow(both, "GPUs")->line), "2 × NVIDIA H200");
+}
+
 }  // namespace
 }  // namespace sightline::features
