@@ -112,7 +112,8 @@ void lateRankRows(const JobView& job, Story& out) {
   for (const auto& l : job.late_ranks) {
     if (l.only_lines.empty()) continue;
     StoryLine line;
-    line << "in the steps it held up, " + label(l) + " launches GPU work at ";
+    line << "in the step" + std::string(l.steps.size() == 1 ? " " : "s ") + stepList(l.steps) + " that " + label(l) +
+                " held up, it launches GPU work at ";
     for (size_t i = 0; i < l.only_lines.size(); ++i) {
       if (i) line << (i + 1 == l.only_lines.size() ? " and " : ", ");
       line << C::place(l.only_lines[i].path, l.only_lines[i].line);
