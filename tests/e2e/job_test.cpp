@@ -317,7 +317,7 @@ TEST(Job, ACollectivesPassIsNamedOnlyWhereKnown) {
     return out;
   };
   EXPECT_EQ(passes(""), (std::set<std::string>{"all-reduce unknown"}));
-  EXPECT_EQ(passes(" '" + sourcePath("tests/data/multi/ddp/train_ddp.py") + "'"),
+  EXPECT_EQ(passes(" '" + sourcePath("tests/data/capture/train_ddp.py") + "'"),
             (std::set<std::string>{"all-reduce backward", "all-reduce other"}));
 }
 
@@ -325,7 +325,7 @@ TEST(Job, ACollectivesPassIsNamedOnlyWhereKnown) {
 TEST(Job, AReportNamedTwiceIsRefused) {
   std::string report = repoProfile("tests/data/capture/runs/ddp_torch.rank0.pt.trace.json.gz");
   std::string other = fs::path(report).parent_path().string() + "/../runs/" + fs::path(report).filename().string();
-  std::string script = " '" + sourcePath("tests/data/multi/ddp/train_ddp.py") + "'";
+  std::string script = " '" + sourcePath("tests/data/capture/train_ddp.py") + "'";
   for (const char* verb : {"report", "check"}) {
     auto r = runSightline(std::string(verb) + quoted({report, other}, "--profile") + script, sourcePath(""));
     EXPECT_EQ(r.code, 2) << verb << r.out;
