@@ -299,13 +299,16 @@ ingest::LoadResult openProfile(const std::string& path, const OpenProfileOptions
 
 ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const OpenProfileOptions& options) {
   if (paths.size() == 1) return openProfile(paths.front(), options);
-  // One report named twice would be two ranks paired with themselves.
-  for (size_t i = 0; i < paths.size(); ++i)
-    for (size_t j = i + 1; j < paths.size(); ++j) {
-      std::error_code ec;
-      if (paths[i] == paths[j] || std::filesystem::equivalent(paths[i], paths[j], ec))
-        return {std::nullopt, paths[j] + ": the same report as " + paths[i] + " (name each rank's report once)"};
-    }
+  // One report named twice would be two ranks paired with themselves (one stat per path: a job
+  // may name a thousand reports).
+  std::map<std::pair<dev_t, ino_t>, size_t> seen;
+  for (size_t j = 0; j < paths.size(); ++j) {
+    struct stat st {};
+    if (::stat(paths[j].c_str(), &st) != 0) continue;  // its open says why
+    auto [it, added] = seen.emplace(std::make_pair(st.st_dev, st.st_ino), j);
+    if (!added)
+      return {std::nullopt, paths[j] + ": the same report as " + paths[it->second] + " (name each rank's report once)"};
+  }
   OpenProfileOptions each = options;
   each.store_beside = nullptr;  // a part's tables go into the merge: stored before that
   // The parts read at once, so each is kept when the reports together took about
