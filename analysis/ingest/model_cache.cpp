@@ -19,7 +19,7 @@ namespace sightline::ingest {
 namespace {
 
 constexpr char kMagic[16] = {'S', 'I', 'G', 'H', 'T', 'L', 'I', 'N', 'E', '-', 'M', 'O', 'D', 'E', 'L', '\n'};
-constexpr uint32_t kFormat = 5;  // 5: the checksum in four lanes; 4: hosts and GPU UUIDs; 3: CUTLASS kernels by their
+constexpr uint32_t kFormat = 6;  // 6: a job's parts; 5: the checksum in four lanes; 4: hosts and GPU UUIDs; 3: CUTLASS kernels by their
                                  // demangled name; 2: snapshot frames interned
 
 // Sizes of the rows stored as bytes: a build whose structs differ reads none of another's.
@@ -226,6 +226,12 @@ ModelCacheImage::ModelCacheImage(const model::Profile& p, const std::string& key
   for (const auto& pr : p.info.processes)
     w.pod(pr.pid), w.str(pr.name), w.pod(pr.rank), w.pod(pr.world_size), w.str(pr.host), w.str(pr.rank_source),
         w.str(pr.gpu_uuid);
+  w.pod(static_cast<uint64_t>(p.info.parts.size()));
+  for (const auto& part : p.info.parts) {
+    w.str(part.name), w.str(part.format), w.str(part.tool_version), w.strs(part.gpus), w.strs(part.warnings),
+        w.strs(part.capabilities), w.pod(static_cast<uint64_t>(part.pids.size()));
+    for (const auto& [own, merged] : part.pids) w.pod(own), w.pod(merged);
+  }
   w.pod(static_cast<uint64_t>(p.strings.size()));
   for (model::StringId i = 0; i < p.strings.size(); ++i) w.str(p.strings[i]);
   w.rows(p.activities), w.rows(p.api_calls), w.rows(p.ranges), w.rows(p.marks), w.rows(p.frames);
@@ -272,6 +278,20 @@ bool readTables(Reader& r, model::Profile& p) {
         !r.str(pr.rank_source) || !r.str(pr.gpu_uuid))
       return false;
     info.processes.push_back(std::move(pr));
+  }
+  if (!r.pod(n)) return false;
+  for (uint64_t i = 0; i < n; ++i) {
+    model::ProfilePart part;
+    uint64_t pids = 0;
+    if (!r.str(part.name) || !r.str(part.format) || !r.str(part.tool_version) || !r.strs(part.gpus) ||
+        !r.strs(part.warnings) || !r.strs(part.capabilities) || !r.pod(pids))
+      return false;
+    for (uint64_t j = 0; j < pids; ++j) {
+      std::pair<uint32_t, uint32_t> pid;
+      if (!r.pod(pid.first) || !r.pod(pid.second)) return false;
+      part.pids.push_back(pid);
+    }
+    info.parts.push_back(std::move(part));
   }
   if (!r.pod(n)) return false;
   std::string s;

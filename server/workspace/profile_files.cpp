@@ -14,10 +14,13 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
+#include <thread>
 
 #include "analysis/ingest/model_cache.h"
 #include "analysis/ingest/nsys_reader.h"
@@ -210,6 +213,43 @@ void storeModel(const ingest::ModelCacheImage& image, const std::string& file) {
   });
 }
 
+// The reopen cache's entry `file` read back, when it holds the model stored under `key`; a
+// foreign, stale or damaged entry is removed (made again).
+std::optional<ingest::LoadResult> readEntry(const std::string& file, const std::string& key,
+                                            const ingest::LoadOptions& load) {
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return std::nullopt;
+  std::string why;
+  if (auto cached = ingest::readModelCache(file, key, why)) {
+    fs::last_write_time(file, fs::file_time_type::clock::now(), ec);  // recently used: pruned last
+    if (load.names_read) load.names_read(cached->strings);
+    if (load.progress) load.progress("read from the reopen cache", 60);
+    return ingest::LoadResult{std::move(cached), ""};
+  }
+  fs::remove(file, ec);  // another profile's key, another build's, or damaged: made again
+  return std::nullopt;
+}
+
+// `profile` stored as the entry `file` under `key`: beside the caller's join where it lends a
+// thread (OpenProfileOptions::store_beside), else now.
+void keepEntry(const model::Profile& profile, const std::string& key, const std::string& file,
+               const std::string& cache, const OpenProfileOptions& options) {
+  if (options.store_beside) {
+    options.store_beside->start([image = std::make_shared<ingest::ModelCacheImage>(profile, key), file, cache,
+                                 limit = options.model_cache_limit] {
+      storeModel(*image, file);
+      pruneModels(cache, limit);
+    });
+  } else {
+    storeModel(ingest::ModelCacheImage(profile, key), file);
+    pruneModels(cache, options.model_cache_limit);
+  }
+}
+
+double secondsSince(std::chrono::steady_clock::time_point began) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+}
+
 // `path` read through the reopen cache (OpenProfileOptions::model_cache).
 ingest::LoadResult loadCached(const std::string& path, const ingest::LoadOptions& load,
                               const OpenProfileOptions& options) {
@@ -222,32 +262,11 @@ ingest::LoadResult loadCached(const std::string& path, const ingest::LoadOptions
   }
   std::string key = modelKey(path);
   std::string file = entryFile(cache, "model", key);
-  std::error_code ec;
-  if (fs::exists(file, ec)) {
-    std::string why;
-    if (auto cached = ingest::readModelCache(file, key, why)) {
-      fs::last_write_time(file, fs::file_time_type::clock::now(), ec);  // recently used: pruned last
-      if (load.names_read) load.names_read(cached->strings);
-      if (load.progress) load.progress("read from the reopen cache", 60);
-      return {std::move(cached), ""};
-    }
-    fs::remove(file, ec);  // another profile's key, another build's, or damaged: made again
-  }
+  if (auto cached = readEntry(file, key, load)) return std::move(*cached);
   auto began = std::chrono::steady_clock::now();
   auto loaded = ingest::loadProfile(path, load);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  if (loaded.profile && seconds >= options.model_cache_min_s && modelKey(path) == key) {
-    if (options.store_beside) {
-      options.store_beside->start([image = std::make_shared<ingest::ModelCacheImage>(*loaded.profile, key), file, cache,
-                                   limit = options.model_cache_limit] {
-        storeModel(*image, file);
-        pruneModels(cache, limit);
-      });
-    } else {
-      storeModel(ingest::ModelCacheImage(*loaded.profile, key), file);
-      pruneModels(cache, options.model_cache_limit);
-    }
-  }
+  if (loaded.profile && secondsSince(began) >= options.model_cache_min_s && modelKey(path) == key)
+    keepEntry(*loaded.profile, key, file, cache, options);
   return loaded;
 }
 
@@ -309,17 +328,36 @@ ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const Ope
     if (!added)
       return {std::nullopt, paths[j] + ": the same report as " + paths[it->second] + " (name each rank's report once)"};
   }
+  // The job's merged model is the reopen cache's entry, not its parts: stored beside the join
+  // like one report's, and read back without a merge.
+  std::string cache = cacheDirOf(options);
+  bool cached = options.model_cache && privateFolderProblem(cache).empty();
+  auto jobKey = [&] {
+    std::string key = "job\n";
+    for (const auto& path : paths) key += modelKey(path) + "\n";
+    return key;
+  };
+  std::string key = cached ? jobKey() : "";
+  std::string file = cached ? entryFile(cache, "model", key) : "";
+  ingest::LoadOptions load;
+  load.progress = options.progress;
+  load.names_read = options.names_read;
+  if (cached)
+    if (auto hit = readEntry(file, key, load)) return std::move(*hit);
   OpenProfileOptions each = options;
-  each.store_beside = nullptr;  // a part's tables go into the merge: stored before that
-  // The parts read at once, so each is kept when the reports together took about
-  // `model_cache_min_s` to read: a job of two reports of 0.6 s each is reopened from the cache.
-  each.model_cache_min_s = options.model_cache_min_s / static_cast<double>(paths.size());
+  each.store_beside = nullptr;
+  each.model_cache_min_s = std::numeric_limits<double>::infinity();  // a part's own entry is read, never written
   // The parts at once, one per core: a reader fills both cores only while SQLite reads, and one
   // read from the reopen cache, or a trace's serial end, leaves the other core free.
   std::vector<ingest::LoadResult> results(paths.size());
+  std::vector<double> seconds(paths.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < paths.size(); i = next++) results[i] = openProfile(paths[i], each);
+    for (size_t i = next++; i < paths.size(); i = next++) {
+      auto began = std::chrono::steady_clock::now();
+      results[i] = openProfile(paths[i], each);
+      seconds[i] = secondsSince(began);
+    }
   };
   size_t workers = std::min<size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::jthread> threads;
@@ -335,6 +373,11 @@ ingest::LoadResult openProfiles(const std::vector<std::string>& paths, const Ope
   }
   ingest::LoadResult merged;
   merged.profile = model::mergeProfiles(std::move(parts), names);
+  // Kept when the reports took `model_cache_min_s` to read, one after another: a job of two
+  // reports of 0.6 s each, read at once, is reopened from the cache.
+  double read_s = std::accumulate(seconds.begin(), seconds.end(), 0.0);
+  if (cached && read_s >= options.model_cache_min_s && jobKey() == key)
+    keepEntry(*merged.profile, key, file, cache, options);
   return merged;
 }
 

@@ -63,8 +63,9 @@ struct OpenProfileOptions {
   bool model_cache = true;
   double model_cache_min_s = 1.0;
   uint64_t model_cache_limit = uint64_t{2} << 30;
-  // Where set, a model is stored on that thread rather than before openProfile returns (one
-  // profile: a merge of several stores each part first, each read of model_cache_min_s / N).
+  // Where set, a model is stored on that thread rather than before openProfile returns. A job
+  // of several reports (openProfiles) is kept as its merged model, when its reports took
+  // model_cache_min_s to read one after another; its parts' own entries are read, not written.
   ModelStoreBeside* store_beside = nullptr;
 };
 

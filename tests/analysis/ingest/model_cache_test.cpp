@@ -70,6 +70,43 @@ TEST_F(ModelCache, EveryFormatReadsBackAsTheSameProfile) {
   }
 }
 
+// A job's merged model keeps each report's part: its name, version, GPUs, warnings and the
+// pids it was given (a rank's summary is named from them).
+TEST_F(ModelCache, AJobsPartsReadBack) {
+  std::vector<model::Profile> parts;
+  for (const char* rank : {"multi/ddp/ddp_rank0.sqlite.xz", "multi/ddp/ddp_rank1.sqlite.xz"}) {
+    auto loaded = loadProfile(testing::dataProfile(rank));
+    ASSERT_TRUE(loaded.profile) << loaded.error;
+    parts.push_back(std::move(*loaded.profile));
+  }
+  parts.back().info.warnings.push_back("a warning of the second report");
+  model::Profile job = model::mergeProfiles(std::move(parts), {"r0.sqlite", "r1.sqlite"});
+  ASSERT_EQ(job.info.parts.size(), 2u);
+  std::string bytes = encode(job, "job");
+  std::string error;
+  auto back = readBack(bytes, "job", error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(encode(*back, "job"), bytes);
+  ASSERT_EQ(back->info.parts.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto &got = back->info.parts[i], &want = job.info.parts[i];
+    EXPECT_EQ(got.name, want.name);
+    EXPECT_EQ(got.format, want.format);
+    EXPECT_EQ(got.tool_version, want.tool_version);
+    EXPECT_EQ(got.gpus, want.gpus);
+    EXPECT_EQ(got.warnings, want.warnings);
+    EXPECT_EQ(got.capabilities, want.capabilities);
+    EXPECT_EQ(got.pids, want.pids);
+    EXPECT_FALSE(got.pids.empty());
+  }
+  EXPECT_EQ(back->info.parts[1].warnings, std::vector<std::string>{"a warning of the second report"});
+  uint32_t own = 0;
+  const model::ProfilePart* part = back->info.partOf(back->info.parts[1].pids.front().second, &own);
+  ASSERT_NE(part, nullptr);
+  EXPECT_EQ(part->name, "r1.sqlite");
+  EXPECT_EQ(own, back->info.parts[1].pids.front().first);
+}
+
 TEST_F(ModelCache, AnotherKeyIsRefused) {
   auto loaded = loadProfile(testing::repoProfile("examples/train_small_naive.sqlite.xz"));
   ASSERT_TRUE(loaded.profile);

@@ -279,6 +279,42 @@ TEST_F(ReopenCache, AModelStoredBesideTheJoinIsTheSameProfile) {
   EXPECT_EQ(a.strings[a.activities[7].name], b.strings[b.activities[7].name]);
 }
 
+// A job of several reports is kept as its merged model (written beside the join, read back
+// with each report's part), not as its parts; a part's own entry, where one exists, is read.
+TEST_F(ReopenCache, AJobIsKeptAsItsMergedModel) {
+  std::string second = (dir_ / "run2.sqlite").string();
+  fs::copy_file(profile(), second);
+  auto openJob = [&](ingest::LoadResult& out) {
+    messages_.clear();
+    ModelStoreBeside store;
+    options_.store_beside = &store;
+    out = openProfiles({profile(), second}, options_);
+    store.wait();
+    options_.store_beside = nullptr;
+    EXPECT_TRUE(out.profile) << out.error;
+    return std::count(messages_.begin(), messages_.end(), "read from the reopen cache");
+  };
+  ingest::LoadResult fresh, again;
+  EXPECT_EQ(openJob(fresh), 0);
+  ASSERT_EQ(models().size(), 1u) << "the job's model alone";
+  EXPECT_EQ(openJob(again), 1) << "the job's model, read once";
+  ASSERT_TRUE(fresh.profile && again.profile);
+  const auto& a = *fresh.profile;
+  const auto& b = *again.profile;
+  EXPECT_EQ(a.activities.size(), b.activities.size());
+  EXPECT_EQ(a.info.processes.size(), b.info.processes.size());
+  ASSERT_EQ(b.info.parts.size(), 2u);
+  EXPECT_EQ(b.info.parts[1].name, "run2.sqlite");
+  EXPECT_EQ(b.info.parts[1].pids, a.info.parts[1].pids);
+  EXPECT_NE(b.info.parts[0].pids, b.info.parts[1].pids) << "the second report's pid renumbered";
+  EXPECT_FALSE(openedFromCache()) << "no part was kept on its own";
+  // A report changed: the job is read again, its unchanged part from that part's own entry.
+  fs::last_write_time(second, fs::last_write_time(second) + std::chrono::seconds(5));
+  EXPECT_EQ(openJob(again), 1);
+  EXPECT_EQ(models().size(), 3u);
+  EXPECT_EQ(openJob(again), 1);
+}
+
 TEST_F(ReopenCache, AFolderOpenToOthersIsNeitherChangedNorUsed) {
   fs::create_directories(dir_ / "cache");
   ASSERT_EQ(::chmod((dir_ / "cache").c_str(), 0755), 0);
