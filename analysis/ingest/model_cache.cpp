@@ -19,8 +19,9 @@ namespace sightline::ingest {
 namespace {
 
 constexpr char kMagic[16] = {'S', 'I', 'G', 'H', 'T', 'L', 'I', 'N', 'E', '-', 'M', 'O', 'D', 'E', 'L', '\n'};
-constexpr uint32_t kFormat = 6;  // 6: a job's parts; 5: the checksum in four lanes; 4: hosts and GPU UUIDs; 3: CUTLASS kernels by their
-                                 // demangled name; 2: snapshot frames interned
+// 6: a job's parts; 5: the checksum in four lanes; 4: hosts and GPU UUIDs; 3: CUTLASS kernels by
+// their demangled name; 2: snapshot frames interned
+constexpr uint32_t kFormat = 6;
 
 // Sizes of the rows stored as bytes: a build whose structs differ reads none of another's.
 std::string layout() {

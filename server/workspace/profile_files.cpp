@@ -232,8 +232,8 @@ std::optional<ingest::LoadResult> readEntry(const std::string& file, const std::
 
 // `profile` stored as the entry `file` under `key`: beside the caller's join where it lends a
 // thread (OpenProfileOptions::store_beside), else now.
-void keepEntry(const model::Profile& profile, const std::string& key, const std::string& file,
-               const std::string& cache, const OpenProfileOptions& options) {
+void keepEntry(const model::Profile& profile, const std::string& key, const std::string& file, const std::string& cache,
+               const OpenProfileOptions& options) {
   if (options.store_beside) {
     options.store_beside->start([image = std::make_shared<ingest::ModelCacheImage>(profile, key), file, cache,
                                  limit = options.model_cache_limit] {
