@@ -6,6 +6,7 @@
 
 #include "analysis/attribution/thread_nesting.h"
 #include "analysis/attribution/user_files.h"
+#include "analysis/model/sorted_runs.h"
 
 namespace sightline::attribution {
 
@@ -31,7 +32,8 @@ AutogradRanges::AutogradRanges(const model::Profile& profile) : profile_(profile
     }
     if (r.seq >= 0 && !isBackwardOp(r)) forward_by_seq_.push_back({seqKey(r), r.start_ns, i});
   }
-  std::sort(forward_by_seq_.begin(), forward_by_seq_.end());
+  // In range order a process's seqs mostly rise: few runs to merge.
+  model::stableSortRuns(forward_by_seq_.begin(), forward_by_seq_.end(), std::less<>());
   indexThreads();
 }
 
@@ -44,17 +46,17 @@ void AutogradRanges::indexThreads() {
     starts_.clear();
     by_thread_.clear();
     starts_.reserve(ranges.size());
-    std::pair<uint32_t, uint32_t>* run = nullptr;  // the thread's [first, end) being read
+    ThreadRun* run = nullptr;  // the thread's run being read
     for (uint32_t k = 0; k < ranges.size(); ++k) {
       uint32_t i = at(k);
       bool continues = k > 0 && thread(at(k - 1)) == thread(i);
       if (continues && ranges[i].start_ns < starts_.back()) return false;
       if (!continues) {
-        auto [it, added] = by_thread_.emplace(thread(i), std::pair(k, k));
+        auto [it, added] = by_thread_.emplace(thread(i), ThreadRun{k, k, k});
         if (!added) return false;
         run = &it->second;
       }
-      run->second = k + 1;
+      run->end = k + 1;
       starts_.push_back(ranges[i].start_ns);
     }
     return true;
@@ -94,10 +96,25 @@ int AutogradRanges::backwardChildOf(int range) const {
 int AutogradRanges::innermostRange(uint32_t pid, uint32_t tid, int64_t t) const {
   auto it = by_thread_.find(model::threadKey(pid, tid));
   if (it == by_thread_.end()) return -1;
-  auto [first, end] = it->second;
-  auto pos = std::upper_bound(starts_.begin() + first, starts_.begin() + end, t);
-  if (pos == starts_.begin() + first) return -1;
+  const ThreadRun& run = it->second;
+  // The last start at or before t: galloping on from the last answer when t is past it (a
+  // thread's calls come in time order), else searching the whole run.
+  const auto begin = starts_.begin() + run.first, end = starts_.begin() + run.end;
+  auto lo = begin, hi = end;
+  if (auto known = starts_.begin() + run.last; known < end && *known <= t) {
+    for (ptrdiff_t step = 1;; step *= 2) {
+      auto probe = end - known > step ? known + step : end;
+      if (probe == end || *probe > t) {
+        lo = known + 1, hi = probe;
+        break;
+      }
+      known = probe;
+    }
+  }
+  auto pos = std::upper_bound(lo, hi, t);
+  if (pos == begin) return -1;
   auto k = static_cast<size_t>(pos - starts_.begin()) - 1;
+  run.last = static_cast<uint32_t>(k);
   int j = static_cast<int>(order_.empty() ? k : order_[k]);
   while (j >= 0 && profile_.ranges[static_cast<size_t>(j)].end_ns < t) j = parent_[static_cast<size_t>(j)];
   return j;

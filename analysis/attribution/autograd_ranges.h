@@ -55,7 +55,13 @@ class AutogradRanges {
   // (Profile::sortRanges; merged ranks too), and the runs are the profile's own; other
   // profiles go through `order_` (positions in `starts_` -> ranges; empty: the same).
   void indexThreads();
-  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> by_thread_;  // thread key -> [first, end)
+  // A thread's run [first, end) of `starts_`, and where its last search ended: a thread's calls
+  // are asked about in time order, so the next answer is mostly at or just after it.
+  struct ThreadRun {
+    uint32_t first = 0, end = 0;
+    mutable uint32_t last = 0;
+  };
+  std::unordered_map<uint64_t, ThreadRun> by_thread_;  // thread key -> its run
   std::vector<int64_t> starts_;
   std::vector<uint32_t> order_;
   struct SeqEntry {

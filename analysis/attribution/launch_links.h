@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -12,6 +13,7 @@
 
 #include "analysis/attribution/attribution.h"
 #include "analysis/model/profile.h"
+#include "analysis/model/sorted_runs.h"
 
 namespace sightline::attribution {
 
@@ -63,7 +65,8 @@ class CallsByCorrelation {
     for (uint32_t i = 0; i < p.api_calls.size(); ++i)
       if (p.api_calls[i].correlation > 0)
         entries_.emplace_back(model::correlationKey(p.api_calls[i].pid, p.api_calls[i].correlation), i);
-    std::sort(entries_.begin(), entries_.end());
+    // A process's calls, in time order, mostly come with rising correlation ids.
+    model::stableSortRuns(entries_.begin(), entries_.end(), std::less<>());
   }
   // The call that launched `activity`, or -1.
   int64_t callOf(const model::GpuActivity& activity) const { return callOf(activity.pid, activity.correlation); }

@@ -7,14 +7,16 @@
 #include <string_view>
 #include <tuple>
 
+#include "analysis/model/sorted_runs.h"
+
 namespace sightline::attribution {
 namespace {
 
 using Interval = std::pair<int64_t, int64_t>;
 
-// Sorted, disjoint union of intervals.
+// Sorted, disjoint union of intervals (a GPU's come mostly in order: few runs to merge).
 std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
+  model::stableSortRuns(v.begin(), v.end(), std::less<>());
   std::vector<Interval> out;
   for (const auto& i : v) {
     if (!out.empty() && i.first <= out.back().second)
@@ -74,7 +76,10 @@ bool isCommunicationKernel(std::string_view name) {
 RankTable buildRanks(const model::Profile& p) {
   RankTable t;
   std::map<uint32_t, std::set<uint32_t>> devices;  // pid -> devices it ran work on
-  for (const auto& a : p.activities) devices[a.pid].insert(a.device);
+  // Activities come in long runs of one GPU of one process: look up on a change only.
+  std::pair<uint32_t, uint32_t> last_gpu{~0u, ~0u};
+  for (const auto& a : p.activities)
+    if (std::pair(a.pid, a.device) != last_gpu) devices[a.pid].insert(a.device), last_gpu = {a.pid, a.device};
   std::map<uint32_t, const model::ProcessInfo*> info;
   for (const auto& proc : p.info.processes) info[proc.pid] = &proc;
   for (const auto& [pid, devs] : devices) {
@@ -107,14 +112,27 @@ RankTable buildRanks(const model::Profile& p) {
   std::map<std::pair<uint16_t, uint32_t>, std::vector<Interval>> compute_by_gpu;
   t.activity_rank.resize(p.activities.size());
   t.exposed_ns.assign(p.activities.size(), -1);
+  std::vector<int8_t> comm_name(p.strings.size(), -1);  // per kernel name: NCCL's (1) or not (0)
+  auto isComm = [&](const model::GpuActivity& a) {
+    if (a.kind != model::ActivityKind::Kernel) return false;
+    if (a.name >= comm_name.size()) comm_name.resize(a.name + 1, -1);
+    if (comm_name[a.name] < 0) comm_name[a.name] = isCommunicationKernel(p.strings[a.name]) ? 1 : 0;
+    return comm_name[a.name] == 1;
+  };
+  last_gpu = {~0u, ~0u};
+  uint16_t r = 0;
+  std::vector<Interval>*all_of = nullptr, *compute_of = nullptr;
   for (size_t i = 0; i < p.activities.size(); ++i) {
     const auto& a = p.activities[i];
-    uint16_t r = index[a.pid];
+    if (std::pair(a.pid, a.device) != last_gpu) {
+      last_gpu = {a.pid, a.device};
+      r = index[a.pid];
+      all_of = &all[r], compute_of = &compute_by_gpu[{r, a.device}];
+    }
     t.activity_rank[i] = r;
-    all[r].emplace_back(a.start_ns, a.end_ns);
-    bool comm = a.kind == model::ActivityKind::Kernel && isCommunicationKernel(p.strings[a.name]);
-    if (!comm && a.kind != model::ActivityKind::Memcpy && a.kind != model::ActivityKind::Memset)
-      compute_by_gpu[{r, a.device}].emplace_back(a.start_ns, a.end_ns);
+    all_of->emplace_back(a.start_ns, a.end_ns);
+    if (!isComm(a) && a.kind != model::ActivityKind::Memcpy && a.kind != model::ActivityKind::Memset)
+      compute_of->emplace_back(a.start_ns, a.end_ns);
     t.ranks[r].gpu_ns += a.duration();
   }
   for (auto& [r, v] : all) {
@@ -127,7 +145,7 @@ RankTable buildRanks(const model::Profile& p) {
   static const std::vector<Interval> kNone;
   for (size_t i = 0; i < p.activities.size(); ++i) {
     const auto& a = p.activities[i];
-    if (a.kind != model::ActivityKind::Kernel || !isCommunicationKernel(p.strings[a.name])) continue;
+    if (!isComm(a)) continue;
     uint16_t r = t.activity_rank[i];
     auto u = unions.find({r, a.device});
     int64_t exposed = uncovered(u == unions.end() ? kNone : u->second, a.start_ns, a.end_ns);
