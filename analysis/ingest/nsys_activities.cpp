@@ -79,7 +79,11 @@ class ActivityReader : Reader {
                       ActivityKind kind, Fill&& fill) {
     std::string missing;
     size_t untimed = 0;
-    forEachRow(nsys_sql::selectColumns(db_, table, columns, "", missing), missing, what, false, [&](Statement& s) {
+    std::string sql = nsys_sql::selectColumns(db_, table, columns, "", missing);
+    // Room for every row: the kernels of a whole run are millions, and a table grown by
+    // doubling moves them again and again. Pages no row touches are never mapped.
+    if (!sql.empty()) out_.activities.reserve(out_.activities.size() + rowsAtMost(table));
+    forEachRow(sql, missing, what, false, [&](Statement& s) {
       // nsys writes integer ns: a row whose times are text or real is not from it (a damaged or
       // hand-made file); it is left out, and counted, rather than read as time 0.
       if (!s.isInteger(0) || !s.isInteger(1)) {

@@ -24,6 +24,7 @@ class ApiPass : Reader {
  public:
   ApiPass(Database& db, model::Profile& out, const std::unordered_map<int64_t, model::StringId>& string_ids)
       : Reader(db, out.info.warnings, string_ids), p_(out) {}
+  using Reader::rowsAtMost;
 
   // `runtime`: the runtime API's table (the driver API's otherwise).
   void run(const std::string& sql, const std::string& missing, bool runtime) {
@@ -94,7 +95,12 @@ void readApiCalls(Database& db, const std::string& path, model::Profile& out,
       continue;
     }
     int64_t half = last_row / 2;
+    // Room for every row: a table of millions grown by doubling moves its rows again and
+    // again. Pages no row touches are never mapped.
+    size_t rows = first.rowsAtMost(table);
+    out.api_calls.reserve(out.api_calls.size() + rows);
     model::Profile side;
+    side.api_calls.reserve(rows / 2 + 1);
     side.strings = out.strings;
     size_t shared_strings = side.strings.size();
     ApiPass later(*second, side, string_ids);

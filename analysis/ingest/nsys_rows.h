@@ -3,6 +3,8 @@
 // could not read.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +56,22 @@ class Reader {
       }
       row(*stmt);
     }
+  }
+
+  // How many rows `table` can hold, for a vector's room: its largest rowid, bounded by the
+  // file's size (a row takes 8 bytes or more), since a rowid is any number a file gives; 0
+  // where either cannot be read.
+  size_t rowsAtMost(const std::string& table) const {
+    auto one = [&](const std::string& sql) -> int64_t {
+      std::string error;
+      auto st = db_.prepare(sql, error);
+      return st && st->step() == Statement::Step::Row ? st->int64(0, 0) : 0;
+    };
+    int64_t rows = one("SELECT max(rowid) FROM " + table);
+    if (rows <= 0) return 0;
+    int64_t pages = one("PRAGMA page_count"), page_size = one("PRAGMA page_size");
+    if (pages <= 0 || page_size <= 0 || pages > (int64_t{1} << 40) / page_size) return 0;
+    return static_cast<size_t>(std::min(rows, pages * page_size / 8));
   }
 
   model::StringId str(const Statement& s, int col) const {

@@ -299,6 +299,35 @@ TEST(NsysReader, RowsWithoutIntegerTimesAreLeftOutAndCounted) {
   std::filesystem::remove_all(dir);
 }
 
+// The reader makes room for a table's rows by its largest rowid: a file's rowid can be any
+// number, and one near 2^63 must not ask for that much memory (the room is bounded by the
+// file's size). The rows read are the same.
+TEST(NsysReader, AHugeRowidAsksForNoHugeRoom) {
+  auto dir = std::filesystem::temp_directory_path() / ("sightline-rowid-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "rowid.sqlite").string();
+  std::filesystem::copy_file(testing::repoProfile("examples/train_small_naive.sqlite.xz"), path,
+                             std::filesystem::copy_options::overwrite_existing);
+  auto before = loadNsysSqlite(path);
+  ASSERT_TRUE(before.profile) << before.error;
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
+    std::string sql = std::string("UPDATE ") + table +
+                      " SET rowid = 9223372036854775000 WHERE rowid = (SELECT max(rowid) FROM " + table + ")";
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    EXPECT_EQ(sqlite3_changes(db), 1) << table;
+  }
+  sqlite3_close(db);
+  auto after = loadNsysSqlite(path);
+  ASSERT_TRUE(after.profile) << after.error;
+  EXPECT_EQ(after.profile->activities.size(), before.profile->activities.size());
+  EXPECT_EQ(after.profile->api_calls.size(), before.profile->api_calls.size());
+  EXPECT_LT(after.profile->activities.capacity(), uint64_t{1} << 32);
+  EXPECT_EQ(after.profile->totalGpuNs(), before.profile->totalGpuNs());
+  std::filesystem::remove_all(dir);
+}
+
 // NVTX_EVENTS without a column the reader needs: its events are not read, quietly (the table
 // is read in two halves, and neither may run a query built on a missing column list).
 TEST(NsysReader, AnNvtxTableWithoutItsColumnsIsLeftOut) {
