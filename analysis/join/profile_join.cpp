@@ -182,7 +182,7 @@ attribution::Attribution ProfileJoin::attributeOnce(const AttributionStore& stor
   auto out = attribution::attribute(profile_, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   options.call_sites = call_sites;
-  if (store.store)
+  if (store.store && seconds >= store.keep_from_s)
     store.store(key, attribution::encodeAttribution(out, key, {answers.begin(), answers.end()}), seconds);
   return out;
 }

@@ -52,6 +52,8 @@ struct AttributionStore {
   std::string profile_key;
   std::function<std::optional<std::string>(const std::string& key)> load;
   std::function<void(const std::string& key, const std::string& bytes, double seconds)> store;
+  // An attribution that took less is neither encoded nor stored (attributing again is as quick).
+  double keep_from_s = 0;
 };
 
 struct JoinOptions {

@@ -403,8 +403,9 @@ join::AttributionStore attributionStore(const std::vector<std::string>& paths, c
     return bytes;
   };
   double min_s = options.model_cache_min_s;
-  store.store = [fileOf, cache, limit, min_s](const std::string& key, const std::string& bytes, double seconds) {
-    if (seconds < min_s / 10 || !privateFolderProblem(cache).empty()) return;
+  store.keep_from_s = min_s / 10;
+  store.store = [fileOf, cache, limit](const std::string& key, const std::string& bytes, double) {
+    if (!privateFolderProblem(cache).empty()) return;
     storePrivately(fileOf(key),
                    [&](std::FILE* out) { return std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size(); });
     pruneModels(cache, limit);

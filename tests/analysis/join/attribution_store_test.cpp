@@ -78,6 +78,22 @@ TEST(AttributionStore, ASecondJoinReusesTheStoredAttribution) {
   EXPECT_EQ(first->story()->summary.wall_ns, second->story()->summary.wall_ns);
 }
 
+// An attribution quicker than the store's threshold is not kept: attributing again costs no
+// more than reading it back would.
+TEST(AttributionStore, AQuickAttributionIsNotKept) {
+  MemoryStore store;
+  std::string text = readFile(testDataPath("h200/kineto/train_small.py"));
+  auto loaded = ingest::loadProfile(testDataPath("h200/kineto/train_small_naive.pt.trace.json.gz"));
+  ASSERT_TRUE(loaded.profile) << loaded.error;
+  JoinOptions options;
+  options.attribution_store = store.store("trace");
+  options.attribution_store.keep_from_s = 3600;
+  ProfileJoin join(std::move(*loaded.profile), JoinEnvironment{}, options);
+  EXPECT_EQ(store.loads, 1);
+  EXPECT_EQ(store.stores, 0);
+  EXPECT_TRUE(store.entries.empty());
+}
+
 TEST(AttributionStore, OtherInputsAttributeAfresh) {
   MemoryStore store;
   std::string text = readFile(testDataPath("h200/kineto/train_small.py"));
