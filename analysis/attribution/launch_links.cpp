@@ -8,8 +8,9 @@ namespace sightline::attribution {
 
 LaunchLinks::LaunchLinks(const model::Profile& p, const CallsByCorrelation& calls)
     : call_of(p.activities.size(), -1), has_activity(p.api_calls.size(), false), strings_(p.strings) {
+  size_t hint = 0;
   for (size_t a = 0; a < p.activities.size(); ++a) {
-    call_of[a] = calls.callOf(p.activities[a]);
+    call_of[a] = calls.callOf(p.activities[a].pid, p.activities[a].correlation, hint);
     if (call_of[a] >= 0) has_activity[static_cast<size_t>(call_of[a])] = true;
   }
   lostCopies(p);

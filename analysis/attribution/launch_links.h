@@ -71,9 +71,28 @@ class CallsByCorrelation {
   // The call that launched `activity`, or -1.
   int64_t callOf(const model::GpuActivity& activity) const { return callOf(activity.pid, activity.correlation); }
   int64_t callOf(uint32_t pid, int64_t correlation) const {
+    size_t from = 0;
+    return callOf(pid, correlation, from);
+  }
+  // The same, searching on from `hint` (where the last search ended) when the key lies past
+  // it: activities come in correlation order mostly, so the answer is mostly a step away.
+  int64_t callOf(uint32_t pid, int64_t correlation, size_t& hint) const {
     if (correlation <= 0) return -1;
     auto key = model::correlationKey(pid, correlation);
-    auto it = std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(key, uint32_t{0}));
+    auto lo = entries_.begin(), hi = entries_.end();
+    if (auto known = entries_.begin() + static_cast<std::ptrdiff_t>(std::min(hint, entries_.size()));
+        known < hi && known->first < key) {
+      for (std::ptrdiff_t step = 1;; step *= 2) {  // galloping: known->first < key throughout
+        auto probe = hi - known > step ? known + step : hi;
+        if (probe == hi || probe->first >= key) {
+          lo = known + 1, hi = probe;
+          break;
+        }
+        known = probe;
+      }
+    }
+    auto it = std::lower_bound(lo, hi, std::make_pair(key, uint32_t{0}));
+    hint = static_cast<size_t>(it - entries_.begin());
     return it != entries_.end() && it->first == key ? static_cast<int64_t>(it->second) : -1;
   }
 
