@@ -351,14 +351,19 @@ CompileOverlap compileOverlap(const std::vector<CompileWindow>& windows, uint32_
 // Gaps of at least `gap_ns` between GPU work on a device, charged to the host line that keeps
 // the GPU waiting (LineResolver::hostLineAt); a gap mostly inside a compilation, to the line
 // that called the function being compiled.
-void chargeIdleGaps(const model::Profile& p, const Options& options, const CallsByCorrelation& calls,
+void chargeIdleGaps(const model::Profile& p, const Options& options, const std::vector<int64_t>& call_of,
                     LineResolver& resolver, const StepWindow& window, Attribution& out) {
   int64_t gap_ns = options.idle_gap_ns;
   if (gap_ns <= 0 || p.activities.empty()) return;
   // A GPU is (process, device): processes of a report may each number their GPU 0.
   std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> by_device;  // activities are sorted by start
-  for (uint32_t a = 0; a < p.activities.size(); ++a)
-    by_device[{p.activities[a].pid, p.activities[a].device}].push_back(a);
+  std::vector<uint32_t>* gpu_list = nullptr;                                 // activities come in long runs of one GPU
+  std::pair<uint32_t, uint32_t> last_gpu{~0u, ~0u};
+  for (uint32_t a = 0; a < p.activities.size(); ++a) {
+    if (std::pair(p.activities[a].pid, p.activities[a].device) != last_gpu)
+      last_gpu = {p.activities[a].pid, p.activities[a].device}, gpu_list = &by_device[last_gpu];
+    gpu_list->push_back(a);
+  }
   for (const auto& [gpu, list] : by_device) {
     uint32_t device = gpu.second;
     int64_t busy_until = p.activities[list.front()].end_ns;
@@ -366,7 +371,7 @@ void chargeIdleGaps(const model::Profile& p, const Options& options, const Calls
       const auto& next = p.activities[list[i]];
       if (model::spanNs(busy_until, next.start_ns) >= gap_ns) {
         IdleGap gap{busy_until, next.start_ns, device, {}};
-        if (int64_t api = calls.callOf(next); api >= 0) gap.line = resolver.hostLineAt(static_cast<uint32_t>(api), gap);
+        if (int64_t api = call_of[list[i]]; api >= 0) gap.line = resolver.hostLineAt(static_cast<uint32_t>(api), gap);
         int64_t idle = model::spanNs(gap.start_ns, gap.end_ns);
         auto compiling = compileOverlap(options.compile_windows, gpu.first, gap.start_ns, gap.end_ns);
         if (compiling.ns * 2 >= idle && compiling.top) gap.line = compiling.line();
@@ -395,12 +400,12 @@ void chargeIdleGaps(const model::Profile& p, const Options& options, const Calls
 // code for a gap of at least `gap_ns` (host), else it could not launch fast enough (launch).
 std::pair<Wait, LineRef> classifyGap(const model::Profile& p, int64_t ga, int64_t gb, int64_t next, int64_t gap_ns,
                                      const std::vector<std::pair<int64_t, uint32_t>>& syncs,
-                                     const CallsByCorrelation& calls, LineResolver& resolver) {
+                                     const std::vector<int64_t>& call_of, LineResolver& resolver) {
   constexpr int64_t kSlackNs = 50'000;
   auto pos = std::lower_bound(syncs.begin(), syncs.end(), std::make_pair(ga - kSlackNs, uint32_t{0}));
   for (; pos != syncs.end() && pos->first <= gb; ++pos)
     if (p.api_calls[pos->second].start_ns < ga) return {Wait::Sync, resolver.lineOfCall(pos->second)};
-  int64_t api = next >= 0 ? calls.callOf(p.activities[static_cast<size_t>(next)]) : -1;
+  int64_t api = next >= 0 ? call_of[static_cast<size_t>(next)] : -1;
   if (api < 0) return {model::spanNs(ga, gb) >= gap_ns ? Wait::Host : Wait::Launch, LineRef{}};
   if (model::spanNs(ga, gb) >= gap_ns) {
     IdleGap gap{ga, gb, p.activities[static_cast<size_t>(next)].device, {}};
@@ -487,7 +492,7 @@ void finishSummary(StepSummary& sum, const std::vector<int64_t>& walls, const st
 
 // Per step: GPU busy time and idle time by cause; over the steady steps: wall and busy medians,
 // and GPU idle time by cause with its lines; the representative step's idle pieces.
-void summarizeSteps(const model::Profile& p, const Options& options, const CallsByCorrelation& calls,
+void summarizeSteps(const model::Profile& p, const Options& options, const std::vector<int64_t>& call_of,
                     LineResolver& resolver, std::vector<GapCause>& gap_cause, Attribution& out) {
   int64_t gap_ns = options.idle_gap_ns;
   StepSummary& sum = out.step_summary;
@@ -520,7 +525,7 @@ void summarizeSteps(const model::Profile& p, const Options& options, const Calls
       }
       if (piece > 0) {
         auto [wait, line] =
-            classifyGap(p, ga, gb, after ? int64_t{after->first} : -1, gap_ns, pid_syncs, calls, resolver);
+            classifyGap(p, ga, gb, after ? int64_t{after->first} : -1, gap_ns, pid_syncs, call_of, resolver);
         take(wait, line, piece);
         if (record && after) gap_cause[after->first].wait = static_cast<int8_t>(wait);
       }
@@ -661,9 +666,9 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   for (auto& r : out.ranks)
     if (auto it = out.process_steps.find(r.pid); it != out.process_steps.end())
       r.steps = it->second.count, r.median_step_ns = it->second.median_ns;
-  chargeIdleGaps(profile, options, calls, resolver, window, out);
+  chargeIdleGaps(profile, options, links.call_of, resolver, window, out);
   std::vector<GapCause> gap_cause(profile.activities.size());
-  summarizeSteps(profile, options, calls, resolver, gap_cause, out);
+  summarizeSteps(profile, options, links.call_of, resolver, gap_cause, out);
   splitStepBusy(profile, ranks, out);
   busyOfOwnWork(out);
   if (options.estimate_unprofiled)
