@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "analysis/attribution/search_near.h"
 #include "analysis/attribution/thread_nesting.h"
 #include "analysis/attribution/user_files.h"
 #include "analysis/model/sorted_runs.h"
@@ -78,7 +79,10 @@ bool AutogradRanges::isBackwardOp(const model::NvtxRange& r) const {
 int AutogradRanges::forwardRangeFor(const model::NvtxRange& backward) const {
   if (backward.seq < 0) return -1;
   SeqEntry probe{seqKey(backward), backward.start_ns, ~0u};
-  auto pos = std::upper_bound(forward_by_seq_.begin(), forward_by_seq_.end(), probe);
+  // From where the last search ended: the backward pass meets its ops in (reverse) seq order.
+  auto pos = upperBoundNear(forward_by_seq_.begin(), forward_by_seq_.end(),
+                            forward_by_seq_.begin() + static_cast<std::ptrdiff_t>(seq_hint_), probe);
+  seq_hint_ = static_cast<size_t>(pos - forward_by_seq_.begin());
   if (pos == forward_by_seq_.begin() || (pos - 1)->key != probe.key) return -1;
   return static_cast<int>((pos - 1)->range);
 }
@@ -97,21 +101,10 @@ int AutogradRanges::innermostRange(uint32_t pid, uint32_t tid, int64_t t) const 
   auto it = by_thread_.find(model::threadKey(pid, tid));
   if (it == by_thread_.end()) return -1;
   const ThreadRun& run = it->second;
-  // The last start at or before t: galloping on from the last answer when t is past it (a
-  // thread's calls come in time order), else searching the whole run.
+  // The last start at or before t, searched from the last answer (a thread's calls come in
+  // time order).
   const auto begin = starts_.begin() + run.first, end = starts_.begin() + run.end;
-  auto lo = begin, hi = end;
-  if (auto known = starts_.begin() + run.last; known < end && *known <= t) {
-    for (ptrdiff_t step = 1;; step *= 2) {
-      auto probe = end - known > step ? known + step : end;
-      if (probe == end || *probe > t) {
-        lo = known + 1, hi = probe;
-        break;
-      }
-      known = probe;
-    }
-  }
-  auto pos = std::upper_bound(lo, hi, t);
+  auto pos = upperBoundNear(begin, end, starts_.begin() + run.last, t);
   if (pos == begin) return -1;
   auto k = static_cast<size_t>(pos - starts_.begin()) - 1;
   run.last = static_cast<uint32_t>(k);

@@ -55,8 +55,7 @@ class AutogradRanges {
   // (Profile::sortRanges; merged ranks too), and the runs are the profile's own; other
   // profiles go through `order_` (positions in `starts_` -> ranges; empty: the same).
   void indexThreads();
-  // A thread's run [first, end) of `starts_`, and where its last search ended: a thread's calls
-  // are asked about in time order, so the next answer is mostly at or just after it.
+  // A thread's run [first, end) of `starts_`, and where its last search ended (search_near.h).
   struct ThreadRun {
     uint32_t first = 0, end = 0;
     mutable uint32_t last = 0;
@@ -71,6 +70,7 @@ class AutogradRanges {
     auto operator<=>(const SeqEntry&) const = default;
   };
   std::vector<SeqEntry> forward_by_seq_;  // forward ranges with a seq, by (pid, seq, start)
+  mutable size_t seq_hint_ = 0;           // where forwardRangeFor's last search ended
 };
 
 }  // namespace sightline::attribution
