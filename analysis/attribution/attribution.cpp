@@ -440,9 +440,15 @@ using WaitTally = std::map<std::tuple<Wait, model::StringId, int32_t>, WaitLine>
 std::map<uint32_t, std::vector<uint32_t>> activitiesOfSteppedProcesses(const model::Profile& p,
                                                                        const Attribution& out) {
   std::map<uint32_t, std::vector<uint32_t>> acts;
+  std::vector<uint32_t>* list = nullptr;  // activities come in long runs of one process
+  uint32_t last_pid = ~0u;
   for (uint32_t a = 0; a < p.activities.size(); ++a) {
-    auto it = out.process_steps.find(p.activities[a].pid);
-    if (it != out.process_steps.end() && !it->second.list.empty()) acts[p.activities[a].pid].push_back(a);
+    if (uint32_t pid = p.activities[a].pid; pid != last_pid) {
+      last_pid = pid;
+      auto it = out.process_steps.find(pid);
+      list = it != out.process_steps.end() && !it->second.list.empty() ? &acts[pid] : nullptr;
+    }
+    if (list) list->push_back(a);
   }
   return acts;
 }
@@ -507,6 +513,7 @@ void summarizeSteps(const model::Profile& p, const Options& options, const std::
     for (auto& r : out.ranks)
       if (r.pid == pid) rank = &r;
     std::vector<BusyInterval> busy;
+    busy.reserve(acts[pid].size());  // at most one each: grown by doubling, fresh pages again and again
     std::vector<int64_t> own_walls;  // this process's steady walls, as the headline's median takes them
     for (uint32_t a : acts[pid]) addBusy(busy, p.activities[a].start_ns, p.activities[a].end_ns, a);
     const auto& pid_syncs = syncs[pid];

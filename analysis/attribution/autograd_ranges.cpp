@@ -24,6 +24,8 @@ AutogradRanges::AutogradRanges(const model::Profile& profile) : profile_(profile
   parent_ = enclosingOnThread(ranges);
   op_range_.resize(ranges.size());
   std::unordered_map<model::StringId, bool> op_names;
+  forward_by_seq_.reserve(static_cast<size_t>(
+      std::count_if(ranges.begin(), ranges.end(), [](const model::NvtxRange& r) { return r.seq >= 0; })));
   for (uint32_t i = 0; i < ranges.size(); ++i) {
     const auto& r = ranges[i];
     if (r.op != 0) {

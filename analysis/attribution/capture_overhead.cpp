@@ -212,10 +212,12 @@ void estimateWith(const ReplayInput& in, const LaunchedBy& launched, const Captu
     }
     // Busy intervals of the replay, each with the activity that opens it.
     std::vector<std::pair<int64_t, uint32_t>> order;
+    order.reserve(launched.all().size());
     for (uint32_t a : launched.all())
       if (p.activities[a].pid == pid && acts[a].start >= 0) order.emplace_back(acts[a].start, a);
     std::sort(order.begin(), order.end());
     std::vector<BusyInterval> busy;
+    busy.reserve(order.size());
     for (const auto& [s, a] : order) addBusy(busy, s, acts[a].end, a);
     for (size_t k = first; k <= last && k + 1 < list.size(); ++k) {
       if (list[k].kind != StepKind::Steady || step_start[k] < 0 || step_start[k + 1] <= step_start[k]) continue;

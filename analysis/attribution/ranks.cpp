@@ -75,11 +75,16 @@ bool isCommunicationKernel(std::string_view name) {
 
 RankTable buildRanks(const model::Profile& p) {
   RankTable t;
-  std::map<uint32_t, std::set<uint32_t>> devices;  // pid -> devices it ran work on
-  // Activities come in long runs of one GPU of one process: look up on a change only.
+  // Activities come in long runs of one GPU of one process: counted per run.
+  std::map<std::pair<uint32_t, uint32_t>, size_t> per_gpu;  // (pid, device) -> its activities
   std::pair<uint32_t, uint32_t> last_gpu{~0u, ~0u};
-  for (const auto& a : p.activities)
-    if (std::pair(a.pid, a.device) != last_gpu) devices[a.pid].insert(a.device), last_gpu = {a.pid, a.device};
+  size_t* count = nullptr;
+  for (const auto& a : p.activities) {
+    if (std::pair(a.pid, a.device) != last_gpu) last_gpu = {a.pid, a.device}, count = &per_gpu[last_gpu];
+    ++*count;
+  }
+  std::map<uint32_t, std::set<uint32_t>> devices;  // pid -> devices it ran work on
+  for (const auto& [gpu, n] : per_gpu) devices[gpu.first].insert(gpu.second);
   std::map<uint32_t, const model::ProcessInfo*> info;
   for (const auto& proc : p.info.processes) info[proc.pid] = &proc;
   for (const auto& [pid, devs] : devices) {
@@ -110,6 +115,11 @@ RankTable buildRanks(const model::Profile& p) {
   // Busy time per rank, and compute intervals per GPU (pid, device) for exposure.
   std::map<uint16_t, std::vector<Interval>> all, compute;
   std::map<std::pair<uint16_t, uint32_t>, std::vector<Interval>> compute_by_gpu;
+  for (const auto& [gpu, n] : per_gpu) {  // room for every activity: no table grown by doubling
+    uint16_t rank = index[gpu.first];
+    all[rank].reserve(all[rank].capacity() + n);
+    compute_by_gpu[{rank, gpu.second}].reserve(n);
+  }
   t.activity_rank.resize(p.activities.size());
   t.exposed_ns.assign(p.activities.size(), -1);
   std::vector<int8_t> comm_name(p.strings.size(), -1);  // per kernel name: NCCL's (1) or not (0)
