@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <numeric>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/attribution/steps.h"
@@ -37,6 +38,12 @@ class Coverage {
     return before_[i] + model::spanNs(merged_[i].first, std::min(t, merged_[i].second));
   }
   int64_t within(int64_t a, int64_t b) const { return b > a ? upTo(b) - upTo(a) : 0; }
+  // Whether [a, b) overlaps the coverage (within(a, b) > 0), for spans asked in start order:
+  // `cursor` (0 at first) walks the intervals once.
+  bool overlaps(int64_t a, int64_t b, size_t& cursor) const {
+    while (cursor < merged_.size() && merged_[cursor].second <= a) ++cursor;
+    return b > a && cursor < merged_.size() && merged_[cursor].first < b;
+  }
 
  private:
   std::vector<std::pair<int64_t, int64_t>> merged_;
@@ -50,7 +57,7 @@ struct ProcessCoverage {
   Coverage collective_cover;
   // Compute kernels by start: (start, activity index), and each kernel name's fastest instance.
   std::vector<std::pair<int64_t, size_t>> kernels;
-  std::map<model::StringId, int64_t> fastest;
+  std::unordered_map<model::StringId, int64_t> fastest;
 };
 
 // Of each step's compute, what kernels that ran beside a collective took over their name's
@@ -58,9 +65,10 @@ struct ProcessCoverage {
 std::vector<std::pair<int64_t, int64_t>> slowedBesideCollectives(const model::Profile& p,
                                                                  const ProcessCoverage& cover) {
   std::vector<std::pair<int64_t, int64_t>> out;
+  size_t cursor = 0;
   for (const auto& [start, a] : cover.kernels) {
     const auto& act = p.activities[a];
-    if (cover.collective_cover.within(act.start_ns, act.end_ns) == 0) continue;
+    if (!cover.collective_cover.overlaps(act.start_ns, act.end_ns, cursor)) continue;
     int64_t excess = act.duration() - cover.fastest.at(act.name);
     if (excess > 0) out.emplace_back(start, excess);
   }
@@ -74,9 +82,11 @@ void splitStepBusy(const model::Profile& p, const RankTable& ranks, Attribution&
   for (const auto& [pid, steps] : out.process_steps)
     if (!steps.list.empty()) by_pid[pid];
   if (by_pid.empty()) return;
+  auto it = by_pid.end();
+  uint32_t last_pid = ~0u;  // activities come in long runs of one process: looked up on a change
   for (size_t a = 0; a < p.activities.size(); ++a) {
     const auto& act = p.activities[a];
-    auto it = by_pid.find(act.pid);
+    if (act.pid != last_pid) last_pid = act.pid, it = by_pid.find(act.pid);
     if (it == by_pid.end()) continue;
     bool comm = a < ranks.exposed_ns.size() && ranks.exposed_ns[a] >= 0;
     if (comm) {
