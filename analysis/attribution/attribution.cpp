@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -140,8 +141,9 @@ void chargeLine(LineCost& cost, size_t a, const model::GpuActivity& act, const L
   chargeWork(cost, act, call, ns);
 }
 
+// `replayed`: replayedKernelLines' lines, taken before the activities' own.
 void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineResolver& resolver, const RankTable& ranks,
-                      const StepWindow& window, Attribution& out) {
+                      const StepWindow& window, const std::vector<std::optional<LineRef>>& replayed, Attribution& out) {
   out.activity_lines.resize(p.activities.size());
   out.activity_steps.assign(p.activities.size(), -1);
   std::map<std::tuple<uint32_t, model::StringId, int32_t>, ContextCost> contexts;
@@ -151,7 +153,6 @@ void chargeActivities(const model::Profile& p, const LaunchLinks& links, LineRes
   LineTally compiled_lines;
   StepSummary& sum = out.step_summary;
   KernelKinds kinds(p.strings);
-  std::vector<std::optional<LineRef>> replayed = replayedKernelLines(p, links, resolver);
   for (size_t a = 0; a < p.activities.size(); ++a) {
     const auto& act = p.activities[a];
     int64_t ns = act.duration();
@@ -614,17 +615,23 @@ struct Indexes {
   RankTable ranks;
 };
 
-void buildIndexes(const model::Profile& profile, const Options& options, Indexes& out) {
-  auto part = [&](size_t i) {
-    if (i == 0) return void(out.resolver.emplace(profile, options));
-    out.calls.emplace(profile);
-    out.links.emplace(profile, *out.calls);
-    out.ranks = buildRanks(profile);
-  };
+// `a` and `b` at once where the caller lends a thread (Options::runner), else one after the
+// other. They must share nothing that either changes.
+void atOnce(const Options& options, const std::function<void()>& a, const std::function<void()>& b) {
   if (options.runner)
-    options.runner->runAll(2, part);
+    options.runner->runAll(2, [&](size_t i) { i == 0 ? a() : b(); });
   else
-    part(0), part(1);
+    a(), b();
+}
+
+void buildIndexes(const model::Profile& profile, const Options& options, Indexes& out) {
+  atOnce(
+      options, [&] { out.resolver.emplace(profile, options); },
+      [&] {
+        out.calls.emplace(profile);
+        out.links.emplace(profile, *out.calls);
+        out.ranks = buildRanks(profile);
+      });
 }
 
 }  // namespace
@@ -645,9 +652,23 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   for (const auto& c : profile.api_calls)
     if (c.pid != last) pids.insert(last = c.pid);
   out.processes = static_cast<uint32_t>(pids.size());
-  detectSteps(profile, options, resolver.backtraces(), links.call_of, out);
-  markLostSteps(profile, links, out);
-  countSteadySteps(out);
+  // The steps, found while the resolver puts every launch on its line (a third of the work on
+  // a large profile). The steps are told from the backtraces alone, which the resolver reads
+  // and never changes. The lines are resolved in chargeActivities' order (replayed kernels
+  // first, then each activity's call), so contexts are numbered as on one thread.
+  std::vector<std::optional<LineRef>> replayed;
+  atOnce(
+      options,
+      [&] {
+        replayed = replayedKernelLines(profile, links, resolver);
+        for (int64_t api : links.call_of)
+          if (api >= 0) resolver.lineOfCall(static_cast<size_t>(api));
+      },
+      [&] {
+        detectSteps(profile, options, resolver.backtraces(), links.call_of, out);
+        markLostSteps(profile, links, out);
+        countSteadySteps(out);
+      });
   StepWindow window(out);
   {
     std::vector<int32_t> step_of(profile.activities.size(), -1);
@@ -668,7 +689,7 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
       to.paired_collectives = from.paired_collectives, to.late_collectives = from.late_collectives;
     }
   }
-  chargeActivities(profile, links, resolver, ranks, window, out);
+  chargeActivities(profile, links, resolver, ranks, window, replayed, out);
   chargeHostCalls(profile, resolver, window, links, out);
   for (auto& r : out.ranks)
     if (auto it = out.process_steps.find(r.pid); it != out.process_steps.end())
@@ -676,10 +697,19 @@ Attribution attribute(const model::Profile& profile, const Options& options) {
   chargeIdleGaps(profile, options, links.call_of, resolver, window, out);
   std::vector<GapCause> gap_cause(profile.activities.size());
   summarizeSteps(profile, options, links.call_of, resolver, gap_cause, out);
-  splitStepBusy(profile, ranks, out);
-  busyOfOwnWork(out);
-  if (options.estimate_unprofiled)
-    estimateWithoutProfiler({profile, links.call_of, gap_cause, &ranks.wait_ns, waitExplained(out)}, options, out);
+  // The steps' parts and the estimate without the profiler at once: they read the steps as
+  // summarized and write apart (the parts each step's busy split and the summary's busy time;
+  // the estimate its own figures and each step's capture cost).
+  ReplayInput replay{profile, links.call_of, gap_cause, &ranks.wait_ns, waitExplained(out)};
+  atOnce(
+      options,
+      [&] {
+        splitStepBusy(profile, ranks, out);
+        busyOfOwnWork(out);
+      },
+      [&] {
+        if (options.estimate_unprofiled) estimateWithoutProfiler(replay, options, out);
+      });
   out.memory_use_lines.reserve(profile.memory_uses.size());
   out.memory_use_ops.reserve(profile.memory_uses.size());
   for (const auto& u : profile.memory_uses) {

@@ -116,7 +116,7 @@ void splitStepBusy(const model::Profile& p, const RankTable& ranks, Attribution&
       return slowed_before[static_cast<size_t>(
           std::lower_bound(slowed.begin(), slowed.end(), std::pair<int64_t, int64_t>{t, INT64_MIN}) - slowed.begin())];
     };
-    for (auto& step : out.process_steps[pid].list) {
+    for (auto& step : out.process_steps.at(pid).list) {  // at(): it runs beside the estimate
       int64_t s = step.window_start_ns, e = step.window_end_ns;
       if (e <= s) continue;
       int64_t compute = cover.compute.within(s, e);

@@ -75,7 +75,7 @@ TEST(AttributionCache, LentThreadsGiveTheSameAttribution) {
     Options options;
     options.runner = &runner;
     std::string at_once = encodeAttribution(attribute(p, options), kKey, {});
-    EXPECT_EQ(runner.lent, 1);
+    EXPECT_EQ(runner.lent, 3);  // the indexes, the lines beside the steps, the steps' parts beside the estimate
     EXPECT_EQ(at_once, encodeAttribution(attribute(p), kKey, {}));
   }
 }
