@@ -235,6 +235,7 @@ void addRanks(const std::vector<RankSummary>& in, const std::vector<size_t>& ord
     for (const auto& [step, ns] : pairing.caused_by_step[r]) jr.caused_wait_ns += ns;
     job.max_steps = std::max(job.max_steps, static_cast<int>(row.size()));
     job.max_steady_steps = std::max(job.max_steady_steps, jr.steady_steps);
+    job.min_steady_steps = job.ranks.empty() ? jr.steady_steps : std::min(job.min_steady_steps, jr.steady_steps);
     if (s.world_size > 0) job.world_size = std::max(job.world_size, s.world_size);
     job.step_wall_ns.push_back(std::move(row));
     job.step_kind.push_back(std::move(kinds));

@@ -79,6 +79,7 @@ struct JobView {
   size_t duplicate_ranks = 0;  // ranks whose (rank, host, GPU) another summary also has
   int max_steps = 0;           // the most steps of one rank (in the job's step numbering)
   int max_steady_steps = 0;    // the most steady steps of one rank
+  int min_steady_steps = 0;    // the fewest (a capture's window may cut one rank's last step)
   int world_size = 0;          // as the ranks record it (0: unknown)
   bool complete = false;       // two ranks or more, and every rank of world_size here
   // ranks × steps: each step's wall in ns (-1: the rank has no such step), and kinds. Steps are

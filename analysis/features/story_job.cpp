@@ -35,7 +35,8 @@ void jobRows(const JobView& job, const std::vector<join::RankSummary>& ranks, St
                    : "") +
               (hosts > 0 ? " on " + std::to_string(hosts) + (hosts == 1 ? " host" : " hosts") : "");
   if (job.steady_steps > 0)
-    head << ", " + std::to_string(job.max_steady_steps) + " steady steps per rank; median step "
+    head << ", " + (job.min_steady_steps < job.max_steady_steps ? std::to_string(job.min_steady_steps) + "–" : "") +
+                std::to_string(job.max_steady_steps) + " steady steps per rank; median step "
          << ms(job.median_step_ns) << " ms (as captured)";
   out.push_back(storyRow("Job", std::move(head)));
   if (!job.complete && job.world_size > 0 && static_cast<int>(job.ranks.size()) < job.world_size) {

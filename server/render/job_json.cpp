@@ -443,6 +443,7 @@ json jobJson(const features::JobView& job, const std::vector<join::RankSummary>&
           {"duplicate_ranks", job.duplicate_ranks},
           {"max_steps", job.max_steps},
           {"max_steady_steps", job.max_steady_steps},
+          {"min_steady_steps", job.min_steady_steps},
           {"world_size", job.world_size > 0 ? json(job.world_size) : json(nullptr)},
           {"complete", job.complete},
           {"step_wall_ns", job.step_wall_ns},

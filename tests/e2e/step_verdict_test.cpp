@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "tests/support/scratch_dir.h"
@@ -328,6 +329,16 @@ TEST(StepVerdict, RanksLateInTurnNameNoStraggler) {
   }
   auto text = runSightline("report --profile '" + profile + "' tests/data/multi/ddp/train_ddp.py", sourcePath(""));
   EXPECT_NE(text.out.find("waiting  moving  last in"), std::string::npos) << text.out;
+  // Its capture cut one rank's last step: the job's line gives the ranks' counts as they are
+  // (one 15, one 16), not the larger as every rank's.
+  std::set<int> steps;
+  for (const auto& r : doc["job"]["ranks"]) steps.insert(r["steady_steps"].get<int>());
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(doc["job"]["min_steady_steps"].get<int>(), *steps.begin());
+  EXPECT_EQ(doc["job"]["max_steady_steps"].get<int>(), *steps.rbegin());
+  std::string counts =
+      std::to_string(*steps.begin()) + "–" + std::to_string(*steps.rbegin()) + " steady steps per rank";
+  EXPECT_NE(text.out.find(counts), std::string::npos) << text.out;
 }
 
 // train_small: kernels average 50 µs, yet the GPU runs dry between them in the capture: with a
