@@ -29,6 +29,34 @@ int64_t sqlValue(const std::string& path, const std::string& sql) {
   return s->int64(0);
 }
 
+// A copy of a repo export in a folder of its own (removed with it), for a test to change.
+class ExportCopy {
+ public:
+  ExportCopy(const std::string& name, const std::string& export_path = "examples/train_small_naive.sqlite.xz")
+      : dir_(std::filesystem::temp_directory_path() / ("sightline-" + name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
+    std::filesystem::copy_file(testing::repoProfile(export_path), path(),
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  ~ExportCopy() { std::filesystem::remove_all(dir_); }
+  std::string path() const { return (dir_ / (dir_.filename().string() + ".sqlite")).string(); }
+  // Runs `sql` on the copy: the rows it changed, or -1 (the test fails, saying why).
+  int exec(const std::string& sql) const {
+    sqlite3* db = nullptr;
+    int changed = -1;
+    if (sqlite3_open(path().c_str(), &db) == SQLITE_OK &&
+        sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK)
+      changed = sqlite3_changes(db);
+    else
+      ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db);
+    sqlite3_close(db);
+    return changed;
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
 std::string sumIfPresent(const std::string& path, const char* table) {
   std::string error;
   auto db = Database::openReadOnly(path, error);
@@ -220,13 +248,7 @@ TEST(NsysReader, AutogradRangesWithoutSeqStillTellTheOption) {
 // "No. of ranks"), added to our 2-rank DDP report (its capture range opened after the init):
 // ranks swapped against the devices, so the names must come from the payload.
 TEST(NsysReader, ReadsRanksFromNcclInitPayloads) {
-  auto dir = std::filesystem::temp_directory_path() / ("sightline-ranks-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::string path = (dir / "ddp.sqlite").string();
-  std::filesystem::copy_file(testing::repoProfile("tests/data/multi/ddp/ddp_one.sqlite.xz"), path,
-                             std::filesystem::copy_options::overwrite_existing);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ExportCopy copy("ranks", "tests/data/multi/ddp/ddp_one.sqlite.xz");
   // Header {version, schema 16777227 = 0x0100000B, payload size 24, offset 32}, then
   // {communicator id u64, no. of ranks i32 = 2, rank i32, device i32, pad}.
   auto blob = [](int rank) {
@@ -254,9 +276,8 @@ TEST(NsysReader, ReadsRanksFromNcclInitPayloads) {
         blob(rank) + " FROM NVTX_EVENTS WHERE domainId = 2 AND " + pid_filter + ";";
     rank = 0;
   }
-  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_close(db);
-  auto loaded = loadNsysSqlite(path);
+  ASSERT_GE(copy.exec(sql), 0);
+  auto loaded = loadNsysSqlite(copy.path());
   ASSERT_TRUE(loaded.profile) << loaded.error;
   std::map<uint32_t, int32_t> ranks;
   for (const auto& p : loaded.profile->info.processes)
@@ -269,26 +290,15 @@ TEST(NsysReader, ReadsRanksFromNcclInitPayloads) {
       EXPECT_EQ(p.world_size, 2);
     }
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(NsysReader, RowsWithoutIntegerTimesAreLeftOutAndCounted) {
-  auto dir = std::filesystem::temp_directory_path() / ("sightline-types-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::string path = (dir / "typed.sqlite").string();
-  std::filesystem::copy_file(testing::repoProfile("examples/train_small_naive.sqlite.xz"), path,
-                             std::filesystem::copy_options::overwrite_existing);
-  auto before = loadNsysSqlite(path);
+  ExportCopy copy("types");
+  auto before = loadNsysSqlite(copy.path());
   ASSERT_TRUE(before.profile) << before.error;
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'x' WHERE rowid % 2 = 0", nullptr, nullptr,
-                         nullptr),
-            SQLITE_OK);
-  int changed = sqlite3_changes(db);
-  sqlite3_close(db);
+  int changed = copy.exec("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'x' WHERE rowid % 2 = 0");
   ASSERT_GT(changed, 0);
-  auto after = loadNsysSqlite(path);
+  auto after = loadNsysSqlite(copy.path());
   ASSERT_TRUE(after.profile) << after.error;
   EXPECT_EQ(after.profile->activities.size() + static_cast<size_t>(changed), before.profile->activities.size());
   bool warned = false;
@@ -296,57 +306,39 @@ TEST(NsysReader, RowsWithoutIntegerTimesAreLeftOutAndCounted) {
     warned =
         warned || (w.find(std::to_string(changed) + " kernels rows") == 0 && w.find("integer") != std::string::npos);
   EXPECT_TRUE(warned) << "warnings: " << ::testing::PrintToString(after.profile->info.warnings);
-  std::filesystem::remove_all(dir);
 }
 
 // The reader makes room for a table's rows by its largest rowid: a file's rowid can be any
 // number, and one near 2^63 must not ask for that much memory (the room is bounded by the
 // file's size). The rows read are the same.
 TEST(NsysReader, AHugeRowidAsksForNoHugeRoom) {
-  auto dir = std::filesystem::temp_directory_path() / ("sightline-rowid-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::string path = (dir / "rowid.sqlite").string();
-  std::filesystem::copy_file(testing::repoProfile("examples/train_small_naive.sqlite.xz"), path,
-                             std::filesystem::copy_options::overwrite_existing);
-  auto before = loadNsysSqlite(path);
+  ExportCopy copy("rowid");
+  auto before = loadNsysSqlite(copy.path());
   ASSERT_TRUE(before.profile) << before.error;
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
     std::string sql = std::string("UPDATE ") + table +
                       " SET rowid = 9223372036854775000 WHERE rowid = (SELECT max(rowid) FROM " + table + ")";
-    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-    EXPECT_EQ(sqlite3_changes(db), 1) << table;
+    EXPECT_EQ(copy.exec(sql), 1) << table;
   }
-  sqlite3_close(db);
-  auto after = loadNsysSqlite(path);
+  auto after = loadNsysSqlite(copy.path());
   ASSERT_TRUE(after.profile) << after.error;
   EXPECT_EQ(after.profile->activities.size(), before.profile->activities.size());
   EXPECT_EQ(after.profile->api_calls.size(), before.profile->api_calls.size());
   EXPECT_LT(after.profile->activities.capacity(), uint64_t{1} << 32);
   EXPECT_EQ(after.profile->totalGpuNs(), before.profile->totalGpuNs());
-  std::filesystem::remove_all(dir);
 }
 
 // NVTX_EVENTS without a column the reader needs: its events are not read, quietly (the table
 // is read in two halves, and neither may run a query built on a missing column list).
 TEST(NsysReader, AnNvtxTableWithoutItsColumnsIsLeftOut) {
-  auto dir = std::filesystem::temp_directory_path() / ("sightline-nvtxcols-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::string path = (dir / "nocols.sqlite").string();
-  std::filesystem::copy_file(testing::repoProfile("examples/train_small_naive.sqlite.xz"), path,
-                             std::filesystem::copy_options::overwrite_existing);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE NVTX_EVENTS DROP COLUMN eventType", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(db);
-  auto loaded = loadNsysSqlite(path);
+  ExportCopy copy("nvtxcols");
+  ASSERT_GE(copy.exec("ALTER TABLE NVTX_EVENTS DROP COLUMN eventType"), 0);
+  auto loaded = loadNsysSqlite(copy.path());
   ASSERT_TRUE(loaded.profile) << loaded.error;
   EXPECT_TRUE(loaded.profile->ranges.empty());
   EXPECT_TRUE(loaded.profile->marks.empty());
   EXPECT_FALSE(loaded.profile->activities.empty());
   for (const auto& w : loaded.profile->info.warnings) EXPECT_EQ(w.find("cannot read NVTX"), std::string::npos) << w;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(NsysReader, ReadsAWalExportWithoutTouchingWhatIsBesideIt) {
@@ -387,23 +379,13 @@ TEST(NsysReader, ReadsAWalExportWithoutTouchingWhatIsBesideIt) {
 
 TEST(NsysReader, ImplausibleTimesAreLeftOutAndCounted) {
   // One kernel ending at INT64_MAX ("GPU time 9223372036853 ms"), one ending before it starts.
-  namespace fs = std::filesystem;
-  auto dir = fs::temp_directory_path() / ("sightline-times-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::string path = (dir / "times.sqlite").string();
-  fs::copy_file(testing::repoProfile("examples/train_small_naive.sqlite.xz"), path,
-                fs::copy_options::overwrite_existing);
-  auto before = loadProfile(path);
+  ExportCopy copy("times");
+  auto before = loadProfile(copy.path());
   ASSERT_TRUE(before.profile) << before.error;
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 9223372036854775807 WHERE rowid = 10;"
-                         "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 10052272350 WHERE rowid = 20;",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
-  auto after = loadProfile(path);
+  ASSERT_GE(copy.exec("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 9223372036854775807 WHERE rowid = 10;"
+                      "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 10052272350 WHERE rowid = 20;"),
+            0);
+  auto after = loadProfile(copy.path());
   ASSERT_TRUE(after.profile) << after.error;
   EXPECT_EQ(after.profile->activities.size() + 2, before.profile->activities.size());
   int64_t longest = 0;
@@ -413,7 +395,6 @@ TEST(NsysReader, ImplausibleTimesAreLeftOutAndCounted) {
   for (const auto& w : after.profile->info.warnings)
     warned = warned || w.rfind("2 GPU activities with implausible", 0) == 0;
   EXPECT_TRUE(warned) << ::testing::PrintToString(after.profile->info.warnings);
-  fs::remove_all(dir);
 }
 
 TEST(NsysReader, BrokenFilesGiveErrorsNotCrashes) {
