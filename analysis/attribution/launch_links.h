@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/attribution/attribution.h"
+#include "analysis/attribution/search_near.h"
 #include "analysis/model/profile.h"
 #include "analysis/model/sorted_runs.h"
 
@@ -71,33 +72,28 @@ class CallsByCorrelation {
   // The call that launched `activity`, or -1.
   int64_t callOf(const model::GpuActivity& activity) const { return callOf(activity.pid, activity.correlation); }
   int64_t callOf(uint32_t pid, int64_t correlation) const {
-    size_t from = 0;
-    return callOf(pid, correlation, from);
+    if (correlation <= 0) return -1;
+    auto key = model::correlationKey(pid, correlation);
+    return found(std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(key, uint32_t{0})), key);
   }
-  // The same, searching on from `hint` (where the last search ended) when the key lies past
-  // it: activities come in correlation order mostly, so the answer is mostly a step away.
+  // The same, searched from `hint` (where the last search ended): activities come in
+  // correlation order mostly, so the answer is mostly a step away (search_near.h).
   int64_t callOf(uint32_t pid, int64_t correlation, size_t& hint) const {
     if (correlation <= 0) return -1;
     auto key = model::correlationKey(pid, correlation);
-    auto lo = entries_.begin(), hi = entries_.end();
-    if (auto known = entries_.begin() + static_cast<std::ptrdiff_t>(std::min(hint, entries_.size()));
-        known < hi && known->first < key) {
-      for (std::ptrdiff_t step = 1;; step *= 2) {  // galloping: known->first < key throughout
-        auto probe = hi - known > step ? known + step : hi;
-        if (probe == hi || probe->first >= key) {
-          lo = known + 1, hi = probe;
-          break;
-        }
-        known = probe;
-      }
-    }
-    auto it = std::lower_bound(lo, hi, std::make_pair(key, uint32_t{0}));
+    auto it = lowerBoundNear(entries_.begin(), entries_.end(),
+                             entries_.begin() + static_cast<std::ptrdiff_t>(std::min(hint, entries_.size())),
+                             std::make_pair(key, uint32_t{0}));
     hint = static_cast<size_t>(it - entries_.begin());
-    return it != entries_.end() && it->first == key ? static_cast<int64_t>(it->second) : -1;
+    return found(it, key);
   }
 
  private:
-  std::vector<std::pair<uint64_t, uint32_t>> entries_;
+  using Entries = std::vector<std::pair<uint64_t, uint32_t>>;
+  int64_t found(Entries::const_iterator it, uint64_t key) const {
+    return it != entries_.end() && it->first == key ? static_cast<int64_t>(it->second) : -1;
+  }
+  Entries entries_;
 };
 
 // Per activity, the API call that launched it (-1: none recorded); per call, whether any

@@ -36,4 +36,11 @@ It upperBoundNear(It first, It last, It hint, const T& value) {
   return upperBoundNear(first, last, hint, value, std::less<>());
 }
 
+// std::lower_bound(first, last, value), searched outward from `hint` likewise: the first row
+// not less than `value` is the first that `value` does not exceed.
+template <class It, class T>
+It lowerBoundNear(It first, It last, It hint, const T& value) {
+  return upperBoundNear(first, last, hint, value, [](const auto& v, const auto& row) { return !(row < v); });
+}
+
 }  // namespace sightline::attribution

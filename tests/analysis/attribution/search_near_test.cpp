@@ -1,5 +1,5 @@
-// upperBoundNear answers as std::upper_bound does, from any hint: before, at, after the answer,
-// at the end, over duplicates and empty ranges.
+// upperBoundNear and lowerBoundNear answer as std::upper_bound and std::lower_bound do, from any
+// hint: before, at, after the answer, at the end, over duplicates and empty ranges.
 #include "analysis/attribution/search_near.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 namespace sightline::attribution {
 namespace {
 
-TEST(SearchNear, AnswersAsUpperBoundFromEveryHint) {
+TEST(SearchNear, AnswersAsUpperAndLowerBoundFromEveryHint) {
   std::mt19937 random(7);
   for (int round = 0; round < 200; ++round) {
     std::vector<int> v(random() % 40);
@@ -22,6 +22,9 @@ TEST(SearchNear, AnswersAsUpperBoundFromEveryHint) {
         auto want = std::upper_bound(v.begin(), v.end(), value);
         auto got = upperBoundNear(v.begin(), v.end(), v.begin() + static_cast<std::ptrdiff_t>(hint), value);
         ASSERT_EQ(got - v.begin(), want - v.begin()) << "size " << v.size() << " value " << value << " hint " << hint;
+        auto low = lowerBoundNear(v.begin(), v.end(), v.begin() + static_cast<std::ptrdiff_t>(hint), value);
+        ASSERT_EQ(low - v.begin(), std::lower_bound(v.begin(), v.end(), value) - v.begin())
+            << "lower bound: size " << v.size() << " value " << value << " hint " << hint;
       }
   }
 }
